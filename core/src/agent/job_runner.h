@@ -1,0 +1,27 @@
+// The agent's main loop in local mode: one agent hosts the bootstrap store on loopback and, for
+// each execution of the plan, starts world_size fresh workers, monitors them and reports.
+// The agent never loads a plugin and never touches a device (design/process-model.md).
+#pragma once
+
+#include <string>
+
+#include "experiment/experiment.h"
+#include "plugin/plugin_info.h"
+
+namespace commbench {
+
+struct JobOptions {
+  std::string output_dir;  // overrides the experiment's output_dir when non-empty
+  std::string self_exe;    // this binary, for the workers
+  bool quiet = false;      // no console tables (files are still written)
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailures = 1;   // a run failed or #wrong > 0
+inline constexpr int kExitInvalid = 2;    // the experiment did not validate
+inline constexpr int kExitInterrupted = 130;
+
+// Runs the whole job; returns the process exit code.
+int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts);
+
+}  // namespace commbench

@@ -1,0 +1,168 @@
+#include "agent/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace commbench {
+namespace {
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    const std::string key = kv.substr(0, kv.find('='));
+    if (!overrides.count(key)) env.push_back(std::move(kv));
+  }
+  for (const auto& [k, v] : overrides) env.push_back(k + "=" + v);
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+void write_all(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(fmt::format("writing the worker's spec: {}", std::strerror(errno)));
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
+  int in_pipe[2], res_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(res_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  const int log_fd = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0)
+    throw std::runtime_error(fmt::format("cannot open log {}: {}", launch.log_path, std::strerror(errno)));
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+  posix_spawn_file_actions_adddup2(&fa, res_pipe[1], 3);
+  // Own process group: a terminal's Ctrl-C reaches the agent, which then stops workers in order.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+
+  std::vector<std::string> argv_s{launch.exe};
+  argv_s.insert(argv_s.end(), launch.args.begin(), launch.args.end());
+  std::vector<std::string> env_s = merged_environment(launch.env_overrides);
+  auto argv = c_strings(argv_s);
+  auto envp = c_strings(env_s);
+  const int rc = ::posix_spawn(&pid_, launch.exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(in_pipe[0]);
+  ::close(res_pipe[1]);
+  ::close(log_fd);
+  if (rc != 0) {
+    ::close(in_pipe[1]);
+    ::close(res_pipe[0]);
+    throw std::runtime_error(fmt::format("cannot start worker {}: {}", launch.exe, std::strerror(rc)));
+  }
+  result_fd_ = res_pipe[0];
+  ::fcntl(result_fd_, F_SETFL, ::fcntl(result_fd_, F_GETFL) | O_NONBLOCK);
+  // The spec is small (kilobytes); a worker that dies before reading it gives EPIPE, not a hang.
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    write_all(in_pipe[1], launch.stdin_data);
+  } catch (...) {
+    ::close(in_pipe[1]);
+    throw;
+  }
+  ::close(in_pipe[1]);
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (!exited_ && pid_ > 0) terminate(500);
+  if (result_fd_ >= 0) ::close(result_fd_);
+}
+
+bool WorkerProcess::read_lines(std::vector<std::string>& lines) {
+  if (result_fd_ < 0) return false;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(result_fd_, buf, sizeof(buf));
+    if (n > 0) {
+      partial_.append(buf, static_cast<size_t>(n));
+      size_t pos;
+      while ((pos = partial_.find('\n')) != std::string::npos) {
+        lines.push_back(partial_.substr(0, pos));
+        partial_.erase(0, pos + 1);
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    ::close(result_fd_);
+    result_fd_ = -1;
+    return false;
+  }
+}
+
+bool WorkerProcess::poll_exit() {
+  if (exited_) return true;
+  const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_) exited_ = true;
+  return exited_;
+}
+
+bool WorkerProcess::exited_cleanly() const {
+  return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0;
+}
+
+std::string WorkerProcess::describe_exit() const {
+  if (!exited_) return "still running";
+  if (WIFEXITED(status_)) return fmt::format("exit code {}", WEXITSTATUS(status_));
+  if (WIFSIGNALED(status_)) {
+    const int sig = WTERMSIG(status_);
+    const char* abbrev = sigabbrev_np(sig);
+    return fmt::format("killed by signal {} (SIG{}{})", sig, abbrev ? abbrev : "?",
+                       WCOREDUMP(status_) ? ", core dumped" : "");
+  }
+  return "ended";
+}
+
+void WorkerProcess::signal(int sig) {
+  if (!exited_ && pid_ > 0) ::kill(pid_, sig);
+}
+
+void WorkerProcess::terminate(int grace_ms) {
+  if (poll_exit()) return;
+  ::kill(pid_, SIGTERM);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    if (poll_exit()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status_, 0);
+  exited_ = true;
+}
+
+}  // namespace commbench

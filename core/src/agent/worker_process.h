@@ -1,0 +1,53 @@
+// A worker process started by the agent: posix_spawn of this same binary (never a bare fork of
+// a threaded process), its execution spec written to stdin, records read from a pipe on fd 3,
+// stdout and stderr appended to a per-rank log file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace commbench {
+
+struct WorkerLaunch {
+  std::string exe;                  // this binary
+  std::vector<std::string> args;    // after argv[0]
+  std::map<std::string, std::string> env_overrides;
+  std::string stdin_data;           // the execution spec
+  std::string log_path;             // stdout+stderr go here
+};
+
+class WorkerProcess {
+ public:
+  explicit WorkerProcess(const WorkerLaunch& launch);  // throws std::runtime_error on failure
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int result_fd() const { return result_fd_; }  // -1 once closed
+  // Reads what is available; appends complete lines to `lines`. Returns false at EOF.
+  bool read_lines(std::vector<std::string>& lines);
+  // Non-blocking reap; true once the process has exited (then status() is valid).
+  bool poll_exit();
+  bool exited() const { return exited_; }
+  int wait_status() const { return status_; }
+  // "exit code 3", "killed by signal 11 (SIGSEGV)"
+  std::string describe_exit() const;
+  bool exited_cleanly() const;
+  void signal(int sig);
+  // SIGTERM, wait up to grace_ms, then SIGKILL; always reaps.
+  void terminate(int grace_ms);
+
+ private:
+  pid_t pid_ = -1;
+  int result_fd_ = -1;
+  std::string partial_;
+  bool exited_ = false;
+  int status_ = 0;
+};
+
+}  // namespace commbench

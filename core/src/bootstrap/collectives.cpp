@@ -1,0 +1,174 @@
+// Bootstrap collectives over the store. Every collective takes the next sequence number and
+// works under "<prefix>/<kind>/<seq>/", so all ranks must call the same collectives in the same
+// order. Cleanup ("last reader deletes"): each rank that read the collective's keys ADDs 1 to
+// "<base>done"; the rank whose ADD returns the number of readers knows nobody will read them
+// again and deletes the whole "<base>" prefix, counter included. A long run therefore holds
+// only the keys of collectives still in flight. A collective that fails (timeout) leaves its
+// keys behind; the agent deletes the run's whole prefix when the run ends.
+#include "bootstrap/collectives.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "bootstrap/deadline.h"
+#include "bootstrap/wire_protocol.h"
+
+namespace commbench {
+namespace {
+
+constexpr size_t kMaxRanksInMessage = 8;
+
+// Time left for the next step of a multi-step collective, in the store's convention.
+Millis remaining(const Deadline& deadline) {
+  return Millis(deadline.remaining_ms());  // -1 = no limit
+}
+
+Bytes to_bytes(const void* data, size_t bytes) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  return Bytes(p, p + bytes);
+}
+
+// "rank 2 has" / "ranks 2, 5 and 3 more have", from keys ending in "/<rank>".
+std::string describe_missing_ranks(const std::vector<std::string>& keys) {
+  std::string ranks;
+  for (size_t i = 0; i < keys.size() && i < kMaxRanksInMessage; ++i) {
+    const auto slash = keys[i].rfind('/');
+    ranks += (i == 0 ? "" : ", ") + keys[i].substr(slash + 1);
+  }
+  if (keys.size() > kMaxRanksInMessage) {
+    ranks += fmt::format(" and {} more", keys.size() - kMaxRanksInMessage);
+  }
+  return fmt::format("{} {} {}", keys.size() == 1 ? "rank" : "ranks", ranks,
+                     keys.size() == 1 ? "has" : "have");
+}
+
+// Shared tail of every collective: count this rank as a reader of `base`, and delete it when
+// this was the last reader.
+void finish_reading(StoreClient& store, const std::string& base, int readers) {
+  if (store.add(base + "done", 1) == readers) store.delete_prefix(base);
+}
+
+}  // namespace
+
+Bootstrap::Bootstrap(StoreClient& store, std::string prefix, int rank, int world_size)
+    : store_(store), prefix_(std::move(prefix)), rank_(rank), world_size_(world_size) {
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw std::invalid_argument(fmt::format(
+        "bootstrap: rank {} is outside a world of {} ranks; ranks run from 0 to world_size-1", rank,
+        world_size));
+  }
+}
+
+std::string Bootstrap::next_key(const char* what) {
+  return fmt::format("{}/{}/{}/", prefix_, what, seq_++);
+}
+
+void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis timeout) {
+  const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = seq_;  // for messages; next_key() advances it
+  const std::string base = next_key("ag");
+  if (world_size_ == 1) {
+    if (bytes > 0) std::memmove(recv, send, bytes);
+    return;
+  }
+  store_.set(base + std::to_string(rank_), to_bytes(send, bytes));
+  std::vector<std::string> keys(static_cast<size_t>(world_size_));
+  for (int r = 0; r < world_size_; ++r) keys[static_cast<size_t>(r)] = base + std::to_string(r);
+
+  auto* out = static_cast<uint8_t*>(recv);
+  auto copy_block = [&](size_t r, const uint8_t* data, size_t size) {
+    if (size != bytes) {
+      throw StoreError(
+          StoreError::Code::Protocol,
+          fmt::format("allgather #{} under '{}': rank {} contributed {} bytes, rank {} "
+                      "{}; every rank must pass the same size",
+                      seq, prefix_, r, size, rank_, bytes));
+    }
+    if (bytes > 0) std::memcpy(out + r * bytes, data, bytes);
+  };
+  try {
+    store_.multi_get_each(keys, remaining(deadline), copy_block);
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+    throw StoreError(
+        StoreError::Code::Timeout,
+        fmt::format("allgather #{} under '{}' timed out after {} ms: {} not arrived; is it alive? "
+                    "(It may have crashed or hung, or called a different sequence of bootstrap "
+                    "collectives.)",
+                    seq, prefix_, timeout.count(), describe_missing_ranks(e.missing_keys())),
+        e.missing_keys());
+  }
+  finish_reading(store_, base, world_size_);
+}
+
+void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) {
+  if (root < 0 || root >= world_size_) {
+    throw std::invalid_argument(fmt::format(
+        "bootstrap broadcast: root {} is outside a world of {} ranks", root, world_size_));
+  }
+  const uint64_t seq = seq_;  // for messages; next_key() advances it
+  const std::string base = next_key("bc");
+  if (world_size_ == 1) return;
+  if (rank_ == root) {
+    // The root does not read, so it takes no part in the cleanup count.
+    store_.set(base + "value", to_bytes(buffer, bytes));
+    return;
+  }
+  Bytes value;
+  try {
+    value = store_.get(base + "value", timeout);
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout) throw;
+    throw StoreError(StoreError::Code::Timeout,
+                     fmt::format("broadcast #{} under '{}' timed out after {} ms: root rank {} has "
+                                 "not arrived; is it alive? (It may have crashed or hung, or "
+                                 "called a different sequence of bootstrap collectives.)",
+                                 seq, prefix_, timeout.count(), root),
+                     e.missing_keys());
+  }
+  if (value.size() != bytes) {
+    throw StoreError(StoreError::Code::Protocol,
+                     fmt::format("broadcast #{} under '{}': root rank {} sent {} bytes, rank {} "
+                                 "expects {}; every rank must pass the same size",
+                                 seq, prefix_, root, value.size(), rank_, bytes));
+  }
+  if (bytes > 0) std::memcpy(buffer, value.data(), bytes);
+  finish_reading(store_, base, world_size_ - 1);
+}
+
+void Bootstrap::barrier(Millis timeout) {
+  // A counter and one "open" key: O(world_size) work for the store, where an allgather of
+  // nothing would cost O(world_size^2).
+  const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = seq_;  // for messages; next_key() advances it
+  const std::string base = next_key("bar");
+  if (world_size_ == 1) return;
+  if (store_.add(base + "arrived", 1) == world_size_) store_.set(base + "open", {});
+  try {
+    store_.get(base + "open", remaining(deadline));
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout) throw;
+    int64_t arrived = -1;
+    wire::decode_counter(store_.get(base + "arrived", Millis(0)), arrived);
+    throw StoreError(
+        StoreError::Code::Timeout,
+        fmt::format("barrier #{} under '{}' timed out after {} ms: only {} of {} ranks "
+                    "arrived; the others are slow, hung or dead, or called a "
+                    "different sequence of bootstrap collectives",
+                    seq, prefix_, timeout.count(), arrived, world_size_),
+        e.missing_keys());
+  }
+  finish_reading(store_, base, world_size_);
+}
+
+void Bootstrap::kv_set(const std::string& key, const Bytes& value) {
+  store_.set(prefix_ + "/kv/" + key, value);
+}
+
+Bytes Bootstrap::kv_get(const std::string& key, Millis timeout) {
+  return store_.get(prefix_ + "/kv/" + key, timeout);
+}
+
+}  // namespace commbench

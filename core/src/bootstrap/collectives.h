@@ -1,0 +1,39 @@
+// Collectives over the bootstrap store, used to implement the ABI host services.
+// All ranks must call the same sequence of collectives; keys are namespaced by `prefix` and a
+// per-instance sequence number, so concurrent runs or repeated calls never collide.
+#pragma once
+
+#include <string>
+
+#include "bootstrap/store.h"
+
+namespace commbench {
+
+class Bootstrap {
+ public:
+  Bootstrap(StoreClient& store, std::string prefix, int rank, int world_size);
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+
+  // `recv` gets world_size * bytes, rank order.
+  void allgather(const void* send, size_t bytes, void* recv, Millis timeout);
+  void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
+  void barrier(Millis timeout);
+  // Run-scoped key/value (plugins' kv_set/kv_get): keys are prefixed, values opaque.
+  void kv_set(const std::string& key, const Bytes& value);
+  Bytes kv_get(const std::string& key, Millis timeout);
+
+  StoreClient& store() { return store_; }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  std::string next_key(const char* what);
+  StoreClient& store_;
+  std::string prefix_;
+  int rank_;
+  int world_size_;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace commbench

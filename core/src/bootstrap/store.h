@@ -1,0 +1,97 @@
+// The bootstrap store: a small TCP key-value service hosted by rank 0's agent (like torch's
+// TCPStore). Workers reach it through StoreClient; plugins only through the ABI host services,
+// which the worker implements with Bootstrap (bootstrap/collectives.h).
+//
+// Every blocking call takes a timeout and throws StoreError(Timeout) when it passes, so a rank
+// that never arrives cannot hang anybody. docs/bootstrap.md documents the wire protocol.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace commbench {
+
+using Bytes = std::vector<uint8_t>;
+using Millis = std::chrono::milliseconds;
+
+class StoreError : public std::runtime_error {
+ public:
+  enum class Code { Timeout, Connection, Protocol, Rejected };
+  StoreError(Code code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  // A Timeout that knows which keys never appeared (Bootstrap turns them into rank numbers).
+  StoreError(Code code, const std::string& what, std::vector<std::string> missing_keys)
+      : std::runtime_error(what), code_(code), missing_keys_(std::move(missing_keys)) {}
+  Code code() const { return code_; }
+  const std::vector<std::string>& missing_keys() const { return missing_keys_; }
+
+ private:
+  Code code_;
+  std::vector<std::string> missing_keys_;
+};
+
+struct StoreServerOptions {
+  std::string bind_host = "127.0.0.1";  // never 0.0.0.0 unless asked
+  uint16_t port = 0;                    // 0: pick a free port
+  std::string token;                    // non-empty: clients must present it
+  size_t max_message_bytes = 64u << 20; // larger messages are rejected
+  // Where the server reports rejected clients and malformed messages; empty: stderr.
+  std::function<void(const std::string&)> log;
+};
+
+// Serves on a background thread until stop() or destruction.
+class StoreServer {
+ public:
+  static std::unique_ptr<StoreServer> start(const StoreServerOptions& opts);
+  virtual ~StoreServer() = default;
+  virtual uint16_t port() const = 0;
+  virtual std::string host() const = 0;
+  virtual void stop() = 0;
+  // Number of keys currently held (for tests: keys of finished runs must be deleted).
+  virtual size_t key_count() const = 0;
+};
+
+// Not thread-safe: one thread at a time per client (each worker thread or rank connects its
+// own). A negative timeout means "no limit". Calls that do not wait for keys (set, add, check,
+// delete_prefix) give up after the larger of the connect timeout and 30 s. After a lost
+// connection, a rejection, a malformed reply, or a timeout the server itself did not answer, the
+// client is unusable: every later call throws StoreError(Connection); connect a new one. (A key
+// timeout or a refused request, e.g. ADD on a non-counter, leaves it usable.)
+class StoreClient {
+ public:
+  // Retries the connection until `timeout` (the server may start a moment later).
+  static std::unique_ptr<StoreClient> connect(const std::string& host, uint16_t port,
+                                              Millis timeout, const std::string& token = "");
+  virtual ~StoreClient() = default;
+
+  virtual void set(const std::string& key, const Bytes& value) = 0;
+  // Waits until the key exists; throws StoreError(Timeout) after `timeout`.
+  virtual Bytes get(const std::string& key, Millis timeout) = 0;
+  // Waits for all keys and returns their values in order (one round trip).
+  virtual std::vector<Bytes> multi_get(const std::vector<std::string>& keys, Millis timeout) = 0;
+  // multi_get that hands value i to sink(i, bytes) in order instead of returning copies; the
+  // bytes are only valid during the call. Bootstrap's allgather copies blocks straight into the
+  // caller's buffer this way (at 1024 ranks that saves a million allocations). The default
+  // implementation goes through multi_get, so other StoreClients need not override it.
+  using ValueSink = std::function<void(size_t index, const uint8_t* data, size_t size)>;
+  virtual void multi_get_each(const std::vector<std::string>& keys, Millis timeout,
+                              const ValueSink& sink) {
+    auto values = multi_get(keys, timeout);
+    for (size_t i = 0; i < values.size(); ++i) sink(i, values[i].data(), values[i].size());
+  }
+  // Atomically adds `delta` to the integer stored at key (missing = 0) and returns the result.
+  // Counters are 8-byte little-endian values: get() returns those bytes; ADD on a key holding
+  // anything else throws StoreError(Protocol).
+  virtual int64_t add(const std::string& key, int64_t delta) = 0;
+  // Non-blocking existence check.
+  virtual bool check(const std::string& key) = 0;
+  // Deletes every key that starts with `prefix`; returns how many.
+  virtual size_t delete_prefix(const std::string& prefix) = 0;
+};
+
+}  // namespace commbench

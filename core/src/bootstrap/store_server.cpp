@@ -1,0 +1,459 @@
+// StoreServer: one background thread running an epoll loop over non-blocking sockets. Blocking
+// GET/MULTI_GET requests are parked in StoreState until their keys appear or their deadline
+// passes; nothing is polled. Per connection at most one request is executed at a time (the
+// next is parsed only after the previous reply is fully written), which bounds every buffer:
+// input by max_message_bytes + 4, output by one reply.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "bootstrap/auth.h"
+#include "bootstrap/byte_codec.h"
+#include "bootstrap/server_connection.h"
+#include "bootstrap/socket.h"
+#include "bootstrap/store.h"
+#include "bootstrap/store_state.h"
+#include "bootstrap/wire_protocol.h"
+
+namespace commbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr ConnId kListenId = 0;
+constexpr ConnId kWakeId = 1;
+constexpr ConnId kFirstConnId = 2;
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kMaxReadPerWakeup = 1 << 20;      // fairness between busy connections
+constexpr size_t kKeepBufferCapacity = 64 * 1024;  // release bigger buffers once drained
+constexpr auto kAcceptPauseOnEmfile = std::chrono::milliseconds(100);
+
+class TcpStoreServer final : public StoreServer {
+ public:
+  explicit TcpStoreServer(const StoreServerOptions& opts);
+  ~TcpStoreServer() override { stop(); }
+
+  uint16_t port() const override { return port_; }
+  std::string host() const override { return opts_.bind_host; }
+  size_t key_count() const override { return key_count_.load(std::memory_order_relaxed); }
+  void stop() override;
+
+ private:
+  void run();
+  void accept_all();
+  void on_event(ConnId id, uint32_t events);
+  void read_input(StoreConnection& c);
+  void process_input(StoreConnection& c);
+  void execute(StoreConnection& c, wire::Request&& request);
+  void hello(StoreConnection& c, const wire::HelloRequest& m);
+  void wait_for(StoreConnection& c, wire::Opcode op, std::vector<std::string> keys,
+                uint32_t timeout_ms);
+  std::shared_ptr<const wire::Bytes> values_reply(wire::Opcode op,
+                                                  const std::vector<const wire::Bytes*>& values);
+  void send_shared(StoreConnection& c, std::shared_ptr<const wire::Bytes> reply);
+  void finish_woken(const std::vector<StoreState::WaiterId>& woken);
+  void expire_waiters();
+  void flush(StoreConnection& c);
+  void update_interest(StoreConnection& c);
+  void close_connection(ConnId id);
+  void pause_accepting(int err);
+  int wait_timeout_ms() const;
+  void log(const std::string& message) const;
+
+  StoreServerOptions opts_;
+  size_t input_cap_;  // most unparsed input one connection may hold
+  UniqueFd listen_fd_;
+  UniqueFd epoll_fd_;
+  UniqueFd wake_fd_;
+  uint16_t port_ = 0;
+  std::atomic<size_t> key_count_{0};
+  std::atomic<bool> stopping_{false};
+  std::once_flag stop_once_;
+  std::thread thread_;
+
+  // Owned by the loop thread.
+  StoreState state_;
+  std::unordered_map<ConnId, std::unique_ptr<StoreConnection>> conns_;
+  std::deque<ConnId> resume_;  // connections unparked this round: parse their next request
+  ConnId next_id_ = kFirstConnId;
+  std::vector<uint8_t> read_scratch_ = std::vector<uint8_t>(kReadChunk);
+  std::vector<const wire::Bytes*> values_;  // scratch for find_all
+  std::optional<Clock::time_point> accept_paused_until_;
+};
+
+TcpStoreServer::TcpStoreServer(const StoreServerOptions& opts) : opts_(opts) {
+  // The length field is a u32: a larger limit means no limit beyond that.
+  opts_.max_message_bytes = std::min<size_t>(opts_.max_message_bytes, UINT32_MAX);
+  input_cap_ = opts_.max_message_bytes + wire::kFrameHeaderBytes;
+  listen_fd_ = listen_tcp(opts_.bind_host, opts_.port);
+  port_ = bound_port(listen_fd_.get());
+  epoll_fd_ = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
+  wake_fd_ = UniqueFd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!epoll_fd_.valid() || !wake_fd_.valid()) {
+    throw StoreError(StoreError::Code::Connection,
+                     "bootstrap store cannot create its event loop: " + errno_text(errno));
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenId;
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, listen_fd_.get(), &ev);
+  ev.data.u64 = kWakeId;
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &ev);
+  thread_ = std::thread([this] { run(); });
+}
+
+void TcpStoreServer::stop() {
+  std::call_once(stop_once_, [this] {
+    stopping_ = true;
+    const uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_.get(), &one, sizeof(one));
+    if (thread_.joinable()) thread_.join();
+  });
+}
+
+void TcpStoreServer::log(const std::string& message) const {
+  if (opts_.log) {
+    opts_.log(message);
+  } else {
+    std::fprintf(stderr, "[commbench store %s] %s\n",
+                 format_endpoint(opts_.bind_host, port_).c_str(), message.c_str());
+  }
+}
+
+int TcpStoreServer::wait_timeout_ms() const {
+  std::optional<Clock::time_point> next = state_.next_deadline();
+  if (accept_paused_until_ && (!next || *accept_paused_until_ < *next)) next = accept_paused_until_;
+  if (!next) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, INT32_MAX));
+}
+
+void TcpStoreServer::run() {
+  std::vector<epoll_event> events(256);
+  while (!stopping_) {
+    const int n = ::epoll_wait(epoll_fd_.get(), events.data(), static_cast<int>(events.size()),
+                               wait_timeout_ms());
+    if (n < 0 && errno != EINTR) {
+      log("event loop failed: " + errno_text(errno) + "; the store stops serving");
+      break;
+    }
+    for (int i = 0; i < n; ++i) on_event(events[i].data.u64, events[i].events);
+    expire_waiters();
+    if (accept_paused_until_ && Clock::now() >= *accept_paused_until_) {
+      accept_paused_until_.reset();
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = kListenId;
+      ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
+    }
+    while (!resume_.empty()) {
+      auto it = conns_.find(resume_.front());
+      resume_.pop_front();
+      if (it != conns_.end()) process_input(*it->second);
+    }
+  }
+  // Closing every socket is what tells waiting clients the store is gone.
+  conns_.clear();
+  listen_fd_.reset();
+}
+
+void TcpStoreServer::on_event(ConnId id, uint32_t events) {
+  if (id == kListenId) return accept_all();
+  if (id == kWakeId) return;  // stop(): the loop condition sees stopping_
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;  // closed earlier in this round
+  StoreConnection& c = *it->second;
+  if (events & (EPOLLERR | EPOLLHUP)) return close_connection(id);
+  if (events & EPOLLOUT) {
+    flush(c);
+    if (!conns_.contains(id)) return;
+  }
+  if (events & EPOLLIN) {
+    read_input(c);
+  } else if (events & EPOLLRDHUP) {
+    close_connection(id);  // peer left while we were not reading from it (parked or backlogged)
+  }
+}
+
+void TcpStoreServer::accept_all() {
+  while (true) {
+    const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      if (errno == ECONNABORTED) continue;
+      return pause_accepting(errno);
+    }
+    set_nodelay(fd);
+    const ConnId id = next_id_++;
+    auto c = std::make_unique<StoreConnection>();
+    c->id = id;
+    c->fd = UniqueFd(fd);
+    c->peer = peer_name(fd);
+    update_interest(*conns_.emplace(id, std::move(c)).first->second);
+  }
+}
+
+void TcpStoreServer::pause_accepting(int err) {
+  // Level-triggered epoll would report the pending connection again at once: stop listening
+  // for a moment instead of spinning (EMFILE clears when some connection closes).
+  log(
+      fmt::format("cannot accept a connection: {} ({} open); raise the open-file limit "
+                  "(ulimit -n) for runs with many ranks",
+                  errno_text(err), conns_.size()));
+  accept_paused_until_ = Clock::now() + kAcceptPauseOnEmfile;
+  epoll_event ev{};
+  ev.data.u64 = kListenId;
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
+}
+
+void TcpStoreServer::read_input(StoreConnection& c) {
+  const ConnId id = c.id;
+  size_t read_now = 0;
+  while (c.buffered_input() < input_cap_ && read_now < kMaxReadPerWakeup) {
+    const size_t want = std::min(read_scratch_.size(), input_cap_ - c.buffered_input());
+    const ssize_t n = ::recv(c.fd.get(), read_scratch_.data(), want, 0);
+    if (n == 0) return close_connection(id);  // peer closed
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      return close_connection(id);
+    }
+    if (c.in_begin > 0 && c.in_begin * 2 >= c.in.size()) {  // drop consumed bytes first
+      c.in.erase(c.in.begin(), c.in.begin() + static_cast<ptrdiff_t>(c.in_begin));
+      c.in_begin = 0;
+    }
+    c.in.insert(c.in.end(), read_scratch_.begin(), read_scratch_.begin() + n);
+    read_now += static_cast<size_t>(n);
+    process_input(c);
+    if (!conns_.contains(id)) return;
+  }
+  update_interest(c);
+}
+
+void TcpStoreServer::process_input(StoreConnection& c) {
+  const ConnId id = c.id;
+  while (!c.busy()) {
+    std::span<const uint8_t> pending(c.in.data() + c.in_begin, c.buffered_input());
+    auto result = wire::parse_request(pending, opts_.max_message_bytes);
+    if (std::holds_alternative<wire::NeedMore>(result)) break;
+    if (auto* err = std::get_if<wire::ParseError>(&result)) {
+      log(fmt::format("closing connection from {}: {}", c.peer, err->message));
+      return close_connection(id);
+    }
+    auto& parsed = std::get<wire::Parsed<wire::Request>>(result);
+    c.in_begin += parsed.consumed;
+    execute(c, std::move(parsed.message));
+    if (!conns_.contains(id)) return;
+  }
+  if (c.in_begin == c.in.size()) {
+    c.in.clear();
+    c.in_begin = 0;
+    if (c.in.capacity() > kKeepBufferCapacity) wire::Bytes().swap(c.in);  // after a large SET
+  }
+  update_interest(c);
+}
+
+void TcpStoreServer::execute(StoreConnection& c, wire::Request&& request) {
+  if (auto* m = std::get_if<wire::HelloRequest>(&request)) return hello(c, *m);
+  if (!c.authenticated) {
+    log(fmt::format("closing connection from {}: the first message must be HELLO", c.peer));
+    return close_connection(c.id);
+  }
+  std::vector<StoreState::WaiterId> woken;
+  if (auto* m = std::get_if<wire::SetRequest>(&request)) {
+    state_.set(m->key, std::move(m->value), woken);
+    wire::encode_ok_empty(c.out);
+  } else if (auto* m = std::get_if<wire::GetRequest>(&request)) {
+    return wait_for(c, wire::Opcode::Get, {std::move(m->key)}, m->timeout_ms);
+  } else if (auto* m = std::get_if<wire::MultiGetRequest>(&request)) {
+    return wait_for(c, wire::Opcode::MultiGet, std::move(m->keys), m->timeout_ms);
+  } else if (auto* m = std::get_if<wire::AddRequest>(&request)) {
+    if (auto value = state_.add(m->key, m->delta, woken)) {
+      wire::encode_ok_int(c.out, *value);
+    } else {
+      wire::encode_failure(c.out, wire::Status::Error,
+                           fmt::format("key '{}' holds a {}-byte value, not an 8-byte counter; "
+                                       "use a separate key for ADD",
+                                       m->key, state_.find(m->key)->size()));
+    }
+  } else if (auto* m = std::get_if<wire::CheckRequest>(&request)) {
+    wire::encode_ok_bool(c.out, state_.find(m->key) != nullptr);
+  } else if (auto* m = std::get_if<wire::DeletePrefixRequest>(&request)) {
+    wire::encode_ok_count(c.out, state_.erase_prefix(m->prefix));
+  }
+  key_count_.store(state_.key_count(), std::memory_order_relaxed);
+  flush(c);
+  finish_woken(woken);
+}
+
+void TcpStoreServer::hello(StoreConnection& c, const wire::HelloRequest& m) {
+  if (c.authenticated) {
+    log(fmt::format("closing connection from {}: second HELLO on one connection", c.peer));
+    return close_connection(c.id);
+  }
+  std::string reason;
+  if (m.version != wire::kProtocolVersion) {
+    reason = fmt::format(
+        "protocol version mismatch (client {}, server {}); run the same "
+        "commbench build on every host",
+        m.version, wire::kProtocolVersion);
+  } else if (!opts_.token.empty() && !tokens_equal(opts_.token, m.token)) {
+    reason = "wrong or missing token; every agent of a job must use the job's token";
+  }
+  if (!reason.empty()) {
+    log(fmt::format("rejected client {}: {}", c.peer, reason));
+    wire::encode_failure(c.out, wire::Status::Rejected, reason);
+    c.close_after_flush = true;
+  } else {
+    c.authenticated = true;
+    wire::encode_ok_hello(c.out);
+  }
+  flush(c);
+}
+
+void TcpStoreServer::wait_for(StoreConnection& c, wire::Opcode op, std::vector<std::string> keys,
+                              uint32_t timeout_ms) {
+  if (state_.find_all(keys, values_)) return send_shared(c, values_reply(op, values_));
+  if (timeout_ms == 0) {
+    wire::encode_timeout(c.out, state_.missing(keys));
+    return flush(c);
+  }
+  c.parked_op = op;
+  c.parked_deadline = timeout_ms == wire::kNoTimeout
+                          ? Clock::time_point::max()
+                          : Clock::now() + std::chrono::milliseconds(timeout_ms);
+  state_.park(c.id, std::move(keys), c.parked_deadline);
+}
+
+std::shared_ptr<const wire::Bytes> TcpStoreServer::values_reply(
+    wire::Opcode op, const std::vector<const wire::Bytes*>& values) {
+  auto out = std::make_shared<wire::Bytes>();
+  // Size first, so an oversized reply becomes an error message instead of a huge buffer.
+  size_t body = 1 + 4;
+  for (const auto* v : values) body += 4 + v->size();
+  if (body > opts_.max_message_bytes) {
+    wire::encode_failure(*out, wire::Status::Error,
+                         fmt::format("the reply would be {} bytes, over the store's limit of {}; "
+                                     "fetch fewer or smaller values per call",
+                                     body, opts_.max_message_bytes));
+    return out;
+  }
+  out->reserve(wire::kFrameHeaderBytes + body);
+  wire::ResponseBuilder reply(*out, wire::Status::Ok);
+  wire::ByteWriter w(reply.payload());
+  if (op == wire::Opcode::MultiGet) w.u32(static_cast<uint32_t>(values.size()));
+  for (const auto* v : values) w.blob(v->data(), v->size());
+  reply.finish();
+  return out;
+}
+
+void TcpStoreServer::send_shared(StoreConnection& c, std::shared_ptr<const wire::Bytes> reply) {
+  c.shared_out = std::move(reply);
+  c.out_begin = 0;
+  flush(c);
+}
+
+void TcpStoreServer::finish_woken(const std::vector<StoreState::WaiterId>& woken) {
+  // Waiters woken by the same SET usually asked for the same keys (every rank of an allgather
+  // does): identical value pointers mean identical bytes, so such replies are built once.
+  std::shared_ptr<const wire::Bytes> reply;
+  std::optional<wire::Opcode> reply_op;
+  std::vector<const wire::Bytes*> reply_values;
+  for (StoreState::WaiterId id : woken) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) continue;
+    StoreConnection& c = *it->second;
+    std::vector<std::string> keys = state_.take(id);
+    if (!state_.find_all(keys, values_)) {  // a DELETE_PREFIX raced with the SET: wait on
+      state_.park(id, std::move(keys), c.parked_deadline);
+      continue;
+    }
+    const wire::Opcode op = *c.parked_op;
+    c.parked_op.reset();
+    if (!reply || reply_op != op || reply_values != values_) {
+      reply = values_reply(op, values_);
+      reply_op = op;
+      reply_values = values_;
+    }
+    send_shared(c, reply);
+    resume_.push_back(id);
+  }
+}
+
+void TcpStoreServer::expire_waiters() {
+  for (StoreState::WaiterId id : state_.expired(Clock::now())) {
+    auto it = conns_.find(id);
+    std::vector<std::string> keys = state_.take(id);
+    if (it == conns_.end()) continue;
+    StoreConnection& c = *it->second;
+    const wire::Opcode op = *c.parked_op;
+    c.parked_op.reset();
+    if (state_.find_all(keys, values_)) {  // completed at the last moment
+      send_shared(c, values_reply(op, values_));
+    } else {
+      wire::encode_timeout(c.out, state_.missing(keys));
+      flush(c);
+    }
+    resume_.push_back(id);
+  }
+}
+
+void TcpStoreServer::flush(StoreConnection& c) {
+  while (c.output_pending()) {
+    const wire::Bytes& buf = c.output();
+    const ssize_t n =
+        ::send(c.fd.get(), buf.data() + c.out_begin, buf.size() - c.out_begin, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      return close_connection(c.id);
+    }
+    c.out_begin += static_cast<size_t>(n);
+  }
+  if (!c.output_pending()) {
+    if (c.close_after_flush) return close_connection(c.id);
+    c.out_begin = 0;
+    c.out.clear();
+    c.shared_out.reset();
+    resume_.push_back(c.id);  // a backlogged request may now run
+  }
+  update_interest(c);
+}
+
+void TcpStoreServer::update_interest(StoreConnection& c) {
+  uint32_t want = EPOLLRDHUP;
+  if (c.buffered_input() < input_cap_ && !c.close_after_flush) want |= EPOLLIN;
+  if (c.output_pending()) want |= EPOLLOUT;
+  if (want == c.interest) return;
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.u64 = c.id;
+  ::epoll_ctl(epoll_fd_.get(), c.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd.get(), &ev);
+  c.interest = want;
+}
+
+void TcpStoreServer::close_connection(ConnId id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  if (it->second->parked_op) state_.cancel(id);
+  conns_.erase(it);  // closing the fd also removes it from the epoll set
+}
+
+}  // namespace
+
+std::unique_ptr<StoreServer> StoreServer::start(const StoreServerOptions& opts) {
+  return std::make_unique<TcpStoreServer>(opts);
+}
+
+}  // namespace commbench

@@ -1,0 +1,153 @@
+// The store's wire protocol: message types, encoders, and parsers. docs/bootstrap.md has the
+// byte layout. Everything here is a pure function over bytes (no sockets, no state), so the
+// parsers can be fuzzed directly (a libFuzzer target only needs parse_request/parse_response).
+//
+// Frame: u32 body_length (little-endian) | body. A request body starts with an opcode, a response
+// body with a status; the fields follow. Variable fields are u32 length + bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace commbench::wire {
+
+using Bytes = std::vector<uint8_t>;
+
+inline constexpr uint32_t kMagic = 0x54534243;  // "CBST" in little-endian byte order
+inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr size_t kFrameHeaderBytes = 4;
+// timeout_ms on the wire; this value means "wait without limit".
+inline constexpr uint32_t kNoTimeout = 0xFFFFFFFFu;
+
+enum class Opcode : uint8_t {
+  Hello = 1,
+  Set = 2,
+  Get = 3,
+  MultiGet = 4,
+  Add = 5,
+  Check = 6,
+  DeletePrefix = 7,
+};
+
+enum class Status : uint8_t {
+  Ok = 0,
+  Timeout = 1,   // payload: the indices of the keys still missing
+  Rejected = 2,  // payload: reason; the server closes the connection after it
+  Error = 3,     // payload: reason (e.g. ADD on a value that is not a counter)
+};
+
+// ------------------------------------------------------------------ requests
+
+struct HelloRequest {
+  uint32_t version = kProtocolVersion;
+  std::string token;
+};
+struct SetRequest {
+  std::string key;
+  Bytes value;
+};
+struct GetRequest {
+  uint32_t timeout_ms = kNoTimeout;
+  std::string key;
+};
+struct MultiGetRequest {
+  uint32_t timeout_ms = kNoTimeout;
+  std::vector<std::string> keys;
+};
+struct AddRequest {
+  std::string key;
+  int64_t delta = 0;
+};
+struct CheckRequest {
+  std::string key;
+};
+struct DeletePrefixRequest {
+  std::string prefix;
+};
+
+using Request = std::variant<HelloRequest, SetRequest, GetRequest, MultiGetRequest, AddRequest,
+                             CheckRequest, DeletePrefixRequest>;
+
+// ------------------------------------------------------------------ parse results
+
+// A whole message was decoded; `consumed` bytes (header included) may be dropped from the input.
+template <typename T>
+struct Parsed {
+  T message;
+  size_t consumed = 0;
+};
+// The input is a valid prefix of a message; read more bytes and call again.
+struct NeedMore {};
+// The input can never become a valid message; close the connection.
+struct ParseError {
+  std::string message;
+};
+
+using RequestParse = std::variant<Parsed<Request>, NeedMore, ParseError>;
+
+// Decodes the first request in `input`. A declared length above `max_message_bytes` is an error
+// as soon as the 4-byte header is visible, before any of the body arrives, so an attacker cannot
+// make the caller buffer more than max_message_bytes + 4 bytes.
+RequestParse parse_request(std::span<const uint8_t> input, size_t max_message_bytes);
+
+// Appends one framed request to `out`.
+void encode_request(const Request& request, Bytes& out);
+
+// ------------------------------------------------------------------ responses
+
+// A response frame split into status and the still-encoded payload, which only makes sense
+// together with the request it answers (see the decode_* helpers below).
+struct ResponseFrame {
+  Status status = Status::Ok;
+  std::span<const uint8_t> payload;  // points into the parsed input
+};
+
+using ResponseParse = std::variant<Parsed<ResponseFrame>, NeedMore, ParseError>;
+ResponseParse parse_response(std::span<const uint8_t> input, size_t max_message_bytes);
+
+// Builds a response frame in place: begin() reserves the header, the caller appends the payload
+// with a ByteWriter, finish() patches the length. Avoids copying large MULTI_GET payloads twice.
+class ResponseBuilder {
+ public:
+  ResponseBuilder(Bytes& out, Status status);
+  Bytes& payload() { return out_; }
+  // Returns the body size (status + payload) so the caller can enforce its message limit.
+  size_t finish();
+
+ private:
+  Bytes& out_;
+  size_t header_at_;
+};
+
+void encode_ok_empty(Bytes& out);
+void encode_ok_hello(Bytes& out);
+void encode_ok_int(Bytes& out, int64_t value);     // ADD
+void encode_ok_bool(Bytes& out, bool value);       // CHECK
+void encode_ok_count(Bytes& out, uint64_t count);  // DELETE_PREFIX
+void encode_timeout(Bytes& out, std::span<const uint32_t> missing_indices);
+void encode_failure(Bytes& out, Status status, std::string_view reason);  // REJECTED / ERROR
+
+// Payload decoders for the client; each returns false on a malformed payload.
+bool decode_value(std::span<const uint8_t> payload, Bytes& value);                 // GET
+bool decode_values(std::span<const uint8_t> payload, std::vector<Bytes>& values);  // MULTI_GET
+// MULTI_GET without copies: views into `payload`.
+bool decode_value_views(std::span<const uint8_t> payload,
+                        std::vector<std::span<const uint8_t>>& views);
+bool decode_int(std::span<const uint8_t> payload, int64_t& value);     // ADD
+bool decode_bool(std::span<const uint8_t> payload, bool& value);       // CHECK
+bool decode_count(std::span<const uint8_t> payload, uint64_t& count);  // DELETE_PREFIX
+bool decode_hello(std::span<const uint8_t> payload, uint32_t& version);
+bool decode_missing(std::span<const uint8_t> payload, std::vector<uint32_t>& indices);
+bool decode_reason(std::span<const uint8_t> payload, std::string& reason);
+
+// ADD keeps its counter as an 8-byte little-endian int64 value; GET returns those 8 bytes.
+Bytes encode_counter(int64_t value);
+bool decode_counter(std::span<const uint8_t> value, int64_t& out);
+
+const char* opcode_name(Opcode op);
+
+}  // namespace commbench::wire

@@ -1,0 +1,30 @@
+#include "cli/experiment_loading.h"
+
+#include <iostream>
+
+#include "experiment/capability_check.h"
+#include "plugin/probe.h"
+#include "plugin/search_path.h"
+
+namespace commbench {
+
+std::optional<LoadedExperiment> load_and_validate(const std::string& file,
+                                                  const std::vector<std::string>& plugin_dirs) {
+  ParseResult parsed = parse_experiment_file(file);
+  for (const auto& d : parsed.diagnostics) std::cerr << d.format() << "\n";
+  if (!parsed.experiment) return std::nullopt;
+
+  // The experiment's own plugin_path comes first: it is the most specific request.
+  std::vector<std::string> extra = parsed.experiment->plugin_path;
+  extra.insert(extra.end(), plugin_dirs.begin(), plugin_dirs.end());
+  const auto dirs = search_dir_paths(default_search_path(extra));
+  LoadedExperiment out{std::move(*parsed.experiment),
+                       discover_plugins(dirs, current_executable_path())};
+
+  const auto diags = check_against_plugins(out.experiment, out.plugins);
+  for (const auto& d : diags) std::cerr << d.format() << "\n";
+  if (has_errors(diags)) return std::nullopt;
+  return out;
+}
+
+}  // namespace commbench

@@ -1,0 +1,14 @@
+// Durations as users write them: "500ms", "1.5s", "2 min", or a plain number of seconds.
+// Units: ns, us, ms, s, min, h. ("m" is rejected: minutes or milliseconds?)
+#pragma once
+
+#include <string_view>
+
+#include "experiment/parsed.h"
+
+namespace commbench {
+
+// Seconds, >= 0. The error says what to write instead.
+Parsed<double> parse_duration(std::string_view text);
+
+}  // namespace commbench

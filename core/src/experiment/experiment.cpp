@@ -1,0 +1,237 @@
+// parse_experiment_*: TOML++ parses the text; this file reads the top-level keys, hands each
+// [[run]] (over [defaults]) to run_layer/run_resolve, and checks what spans runs.
+#include "experiment/experiment.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "experiment/did_you_mean.h"
+#include "experiment/experiment_json.h"
+#include "experiment/run_layer.h"
+#include "experiment/run_resolve.h"
+#include "experiment/toml_fields.h"
+
+namespace commbench {
+namespace {
+
+constexpr std::array<std::string_view, 6> kTopLevelKeys{"name",        "output_dir", "seed",
+                                                       "plugin_path", "defaults",   "run"};
+
+// Top-level keys that are not top-level settings. Run keys get a pointer to where they belong.
+void report_unknown_top_level_keys(DiagnosticSink& sink, const toml::table& root) {
+  const auto runs = run_keys();
+  for (auto&& [key, value] : root) {
+    const std::string_view k = key.str();
+    if (std::find(kTopLevelKeys.begin(), kTopLevelKeys.end(), k) != kTopLevelKeys.end()) continue;
+    const SourcePos at = sink.pos(key.source());
+    if (std::find(runs.begin(), runs.end(), k) != runs.end())
+      sink.error(at, fmt::format("'{}' is a run setting: move it into [defaults] (all runs) or a "
+                                 "[[run]] table",
+                                 k));
+    else
+      sink.error(at, fmt::format("unknown key '{}' at the top level{}", k,
+                                 did_you_mean(k, kTopLevelKeys)));
+  }
+}
+
+// plugin_path entries are relative to the experiment file's directory.
+std::vector<std::string> read_plugin_path(DiagnosticSink& sink, const toml::node& node,
+                                          const std::string& file) {
+  std::vector<std::string> dirs;
+  const auto* array = node.as_array();
+  if (!array) {
+    report_wrong_type(sink, node, "an array of directories", "plugin_path");
+    return dirs;
+  }
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(file).parent_path();
+  const fs::path base = fs::absolute(parent.empty() ? fs::path(".") : parent);
+  for (size_t i = 0; i < array->size(); ++i) {
+    auto dir = read_string(sink, *array->get(i), fmt::format("plugin_path[{}]", i));
+    if (!dir) continue;
+    if (dir->empty()) {
+      sink.error(sink.pos(*array->get(i)), "empty directory in 'plugin_path'");
+      continue;
+    }
+    dirs.push_back((base / *dir).lexically_normal().string());  // an absolute *dir wins
+  }
+  return dirs;
+}
+
+// Every [[run]] must have a distinct name (results are keyed by it).
+void check_unique_names(DiagnosticSink& sink, const std::vector<RunSpec>& runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (runs[i].name != runs[j].name) continue;
+      const SourcePos first = runs[j].pos_of("name");
+      sink.error(runs[i].pos_of("name"),
+                 fmt::format("duplicate run name '{}' (also the name of the run at line {}): give "
+                             "each [[run]] a distinct 'name'",
+                             runs[i].name, first.line));
+      break;
+    }
+  }
+}
+
+// Options in [defaults] for a backend no run uses are most likely a misspelt backend.
+void check_default_options_used(DiagnosticSink& sink, const RunLayer& defaults,
+                                const std::vector<RunSpec>& runs) {
+  for (const auto& [backend, opts] : defaults.options) {
+    const bool used = std::any_of(runs.begin(), runs.end(), [&](const RunSpec& r) {
+      return std::find(r.backends.begin(), r.backends.end(), backend) != r.backends.end();
+    });
+    if (used) continue;
+    auto it = defaults.where.find("options." + backend);
+    sink.error(it != defaults.where.end() ? it->second : defaults.pos,
+               fmt::format("options for '{}' in [defaults] but no run uses backend '{}'", backend,
+                           backend));
+  }
+}
+
+class ExperimentReader {
+ public:
+  ExperimentReader(DiagnosticSink& sink, const toml::table& root, const std::string& file)
+      : sink_(sink), root_(root), file_(file) {}
+
+  std::optional<Experiment> read() {
+    Experiment exp;
+    exp.file = file_;
+    report_unknown_top_level_keys(sink_, root_);
+    read_top_level(exp);
+    RunLayer defaults = read_defaults();
+    read_runs(exp, defaults);
+    if (sink_.has_errors()) return std::nullopt;
+    exp.as_parsed = experiment_to_json(exp);
+    return exp;
+  }
+
+ private:
+  SourcePos file_start() const { return SourcePos{file_, 1, 1}; }
+
+  void read_top_level(Experiment& exp) {
+    if (const toml::node* n = root_.get("name")) {
+      if (auto name = read_string(sink_, *n, "name")) {
+        if (name->empty()) sink_.error(sink_.pos(*n), "'name' is empty: name the experiment");
+        exp.name = *name;
+      }
+    } else {
+      sink_.error(file_start(), "'name' is required: add name = \"my-experiment\" at the top of "
+                                "the file");
+    }
+    if (const toml::node* n = root_.get("output_dir")) {
+      if (auto dir = read_string(sink_, *n, "output_dir")) {
+        if (dir->empty()) sink_.error(sink_.pos(*n), "'output_dir' is empty: leave it out for "
+                                                     "\"results\"");
+        exp.output_dir = *dir;
+      }
+    }
+    if (const toml::node* n = root_.get("seed"))
+      exp.seed = static_cast<uint64_t>(
+          read_integer(sink_, *n, "seed", 0, std::numeric_limits<int64_t>::max()).value_or(0));
+    if (const toml::node* n = root_.get("plugin_path"))
+      exp.plugin_path = read_plugin_path(sink_, *n, file_);
+  }
+
+  RunLayer read_defaults() {
+    const toml::node* node = root_.get("defaults");
+    if (!node) {
+      RunLayer none;  // no [defaults]: every run key falls through to the built-in defaults
+      none.pos = file_start();
+      return none;
+    }
+    const auto* table = node->as_table();
+    if (!table) {
+      report_wrong_type(sink_, *node, "a table", "defaults", " (write [defaults] on its own line)");
+      return RunLayer{};
+    }
+    return read_run_layer(*table, sink_.pos(*table, file_start()), sink_, /*is_defaults=*/true);
+  }
+
+  void read_runs(Experiment& exp, const RunLayer& defaults) {
+    const toml::node* node = root_.get("run");
+    const auto* array = node ? node->as_array() : nullptr;
+    if (!node || (array && array->empty())) {
+      sink_.error(node ? sink_.pos(*node) : file_start(),
+                  "no [[run]] table: add at least one [[run]] with backends, ops and sizes");
+      return;
+    }
+    if (!array || !array->is_array_of_tables()) {
+      report_wrong_type(sink_, *node, "an array of tables", "run",
+                        " (write each run as [[run]], with two brackets)");
+      return;
+    }
+    bool all_ok = true;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const auto& table = *array->get(i)->as_table();
+      RunLayer layer = read_run_layer(table, sink_.pos(table, file_start()), sink_, false);
+      auto run = resolve_run(layer, defaults, static_cast<int>(i), sink_);
+      if (run) exp.runs.push_back(std::move(*run));
+      all_ok = all_ok && run.has_value();
+    }
+    check_unique_names(sink_, exp.runs);
+    if (all_ok) check_default_options_used(sink_, defaults, exp.runs);
+  }
+
+  DiagnosticSink& sink_;
+  const toml::table& root_;
+  const std::string& file_;
+};
+
+}  // namespace
+
+const char* placement_name(Placement p) {
+  return p == Placement::InPlace ? "in_place" : "out_of_place";
+}
+
+SourcePos RunSpec::pos_of(const std::string& key) const {
+  // Most specific first: "options.gloo.algo", then "options.gloo", "options"; "ops[2]", "ops".
+  std::string k = key;
+  while (true) {
+    if (auto it = where.find(k); it != where.end()) return it->second;
+    const size_t cut = k.find_last_of("[.");
+    if (cut == std::string::npos || cut == 0) return pos;
+    k.resize(cut);
+  }
+}
+
+ParseResult parse_experiment_string(const std::string& text, const std::string& file_name) {
+  ParseResult result;
+  DiagnosticSink sink(file_name);
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(file_name));
+  } catch (const toml::parse_error& e) {
+    sink.error(sink.pos(e.source()), std::string(e.description()));
+    result.diagnostics = sink.take_sorted();
+    return result;
+  }
+  result.experiment = ExperimentReader(sink, root, file_name).read();
+  result.diagnostics = sink.take_sorted();
+  return result;
+}
+
+ParseResult parse_experiment_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path)) {
+    const std::string why = std::filesystem::is_directory(path) ? "it is a directory"
+                                                                : std::strerror(errno);
+    ParseResult result;
+    result.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error, SourcePos{path, 0, 0},
+                                            fmt::format("cannot read the experiment file: {}", why)});
+    return result;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_experiment_string(text.str(), path);
+}
+
+}  // namespace commbench

@@ -1,0 +1,84 @@
+// The experiment as parsed from a TOML file: what the user asked for, already type-checked.
+// Produced by parse_experiment(); consumed by the planner (plan/), which expands it into runs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commbench/backend.h"
+#include "common/diagnostic.h"
+#include "common/ops.h"
+
+namespace commbench {
+
+// A message size as written: bytes, or a count of elements (resolved per dtype).
+struct SizeSpec {
+  uint64_t value = 0;
+  bool elements = false;  // true: `value` elements; false: `value` bytes
+  std::string text;       // as written, for messages
+
+  // Bytes for dtype size `elem_size`.
+  uint64_t bytes(size_t elem_size) const { return elements ? value * elem_size : value; }
+};
+
+enum class Placement { OutOfPlace, InPlace };
+const char* placement_name(Placement p);
+
+struct RunSpec {
+  std::string name;  // from the file, or "run<index>" when not given
+  int index = 0;     // position among [[run]] tables, 0-based
+  SourcePos pos;     // where the [[run]] table starts
+
+  std::vector<std::string> backends;
+  std::vector<OpKind> ops;
+  std::vector<SizeSpec> sizes;  // explicit list or expanded min/max/factor
+  std::vector<cb_dtype> dtypes;
+  std::vector<cb_redop> redops;  // used by reduction ops only
+  cb_mem memory = CB_MEM_HOST;
+  int warmup = 5;
+  int iterations = 20;        // timed iterations per case (a minimum when min_time_s > 0)
+  double min_time_s = 0;      // > 0: run each case at least this long
+  int max_iterations = 100000;
+  std::vector<Placement> placements{Placement::OutOfPlace};
+  bool check = true;
+  std::vector<int> world_sizes;  // local mode: ranks to start; each value is one execution
+  std::map<std::string, std::string> env;  // extra environment of the workers
+  // backend name -> option key -> value (all values rendered as strings for the C ABI)
+  std::map<std::string, std::map<std::string, std::string>> options;
+  double timeout_s = 600;  // wall-clock limit of one execution (all its cases)
+  int root = 0;            // rooted collectives
+  int window = 64;         // unidir_bw: messages in flight
+  std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks
+
+  // Where each field (and each array element) was written, for messages found after parsing
+  // (e.g. capability checks). Keys: "backends", "backends[1]", "ops[0]", "sizes[2]", ...
+  std::map<std::string, SourcePos> where;
+  SourcePos pos_of(const std::string& key) const;
+};
+
+struct Experiment {
+  std::string name;
+  std::string file;        // path as given
+  std::string output_dir = "results";
+  uint64_t seed = 42;
+  std::vector<std::string> plugin_path;  // extra plugin directories (relative to the file)
+  std::vector<RunSpec> runs;
+  nlohmann::json as_parsed;  // canonical JSON of the above, recorded in summary.json
+};
+
+struct ParseResult {
+  std::optional<Experiment> experiment;  // set when there are no errors
+  std::vector<Diagnostic> diagnostics;   // errors and warnings, in file order
+};
+
+// Parse and validate a file. Never throws for bad input: every problem is a Diagnostic.
+ParseResult parse_experiment_file(const std::string& path);
+// Same, from text; `file_name` is used in messages.
+ParseResult parse_experiment_string(const std::string& text, const std::string& file_name);
+
+}  // namespace commbench

@@ -1,0 +1,66 @@
+#include "experiment/experiment_json.h"
+
+#include <string>
+
+#include "commbench/sdk/dtypes.hpp"
+
+namespace commbench {
+namespace {
+
+template <class T, class Name>
+nlohmann::json names(const std::vector<T>& values, Name name) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : values) out.push_back(std::string(name(v)));
+  return out;
+}
+
+nlohmann::json size_to_json(const SizeSpec& s) {
+  nlohmann::json j{{"text", s.text}};
+  j[s.elements ? "elements" : "bytes"] = s.value;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json run_to_json(const RunSpec& run) {
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const auto& s : run.sizes) sizes.push_back(size_to_json(s));
+  return nlohmann::json{
+      {"name", run.name},
+      {"index", run.index},
+      {"backends", run.backends},
+      {"ops", names(run.ops, [](OpKind k) { return op_info(k).name; })},
+      {"sizes", sizes},
+      {"dtypes", names(run.dtypes, sdk::dtype_name)},
+      {"redops", names(run.redops, sdk::redop_name)},
+      {"memory", std::string(sdk::mem_name(run.memory))},
+      {"warmup", run.warmup},
+      {"iterations", run.iterations},
+      {"min_time_s", run.min_time_s},
+      {"max_iterations", run.max_iterations},
+      {"placements", names(run.placements, placement_name)},
+      {"check", run.check},
+      {"world_sizes", run.world_sizes},
+      {"env", run.env},
+      {"options", run.options},
+      {"timeout_s", run.timeout_s},
+      {"root", run.root},
+      {"window", run.window},
+      {"peers", run.peers},
+  };
+}
+
+nlohmann::json experiment_to_json(const Experiment& exp) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& r : exp.runs) runs.push_back(run_to_json(r));
+  return nlohmann::json{
+      {"name", exp.name},
+      {"file", exp.file},
+      {"output_dir", exp.output_dir},
+      {"seed", exp.seed},
+      {"plugin_path", exp.plugin_path},
+      {"runs", runs},
+  };
+}
+
+}  // namespace commbench

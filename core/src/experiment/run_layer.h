@@ -1,0 +1,62 @@
+// One layer of run settings: what a single TOML table ([defaults] or one [[run]]) writes.
+// A run is the [[run]] layer over the [defaults] layer over built-in defaults (run_resolve.h).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "experiment/experiment.h"
+#include "experiment/toml_fields.h"
+
+namespace commbench {
+
+// Every key a [[run]] table accepts ([defaults] accepts all but `name`). Singular aliases
+// (backend, op, dtype, redop, world_size) stand for one-element lists.
+std::span<const std::string_view> run_keys();
+
+struct RunLayer {
+  SourcePos pos;  // the table's header
+  // Canonical names ("backends" also for `backend`) of the keys the table writes, valid or not:
+  // a key written with a bad value still overrides the layer below, so its error is not
+  // followed by confusing errors about the inherited value.
+  std::set<std::string> written;
+
+  std::optional<std::string> name;
+  std::optional<std::vector<std::string>> backends;
+  std::optional<std::vector<OpKind>> ops;
+  std::optional<std::vector<SizeSpec>> sizes;
+  std::optional<std::vector<cb_dtype>> dtypes;
+  std::optional<std::vector<cb_redop>> redops;
+  std::optional<cb_mem> memory;
+  std::optional<int> warmup;
+  std::optional<int> iterations;
+  std::optional<double> min_time_s;
+  std::optional<int> max_iterations;
+  std::optional<std::vector<Placement>> placements;
+  std::optional<bool> check;
+  std::optional<std::vector<int>> world_sizes;
+  std::optional<double> timeout_s;
+  std::optional<int> root;
+  std::optional<int> window;
+  std::optional<std::vector<int>> peers;
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::map<std::string, std::string>> options;
+
+  WhereMap where;  // positions of what this layer writes (keys as in RunSpec::where)
+
+  bool writes(const std::string& key) const { return written.count(key) > 0; }
+};
+
+// Reads the run keys of `table`, reporting every problem to `sink`. `is_defaults` makes `name`
+// an error (each run names itself).
+RunLayer read_run_layer(const toml::table& table, SourcePos header, DiagnosticSink& sink,
+                        bool is_defaults);
+
+}  // namespace commbench

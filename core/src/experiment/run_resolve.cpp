@@ -1,0 +1,233 @@
+#include "experiment/run_resolve.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "experiment/sizes.h"
+
+namespace commbench {
+namespace {
+
+bool any_op(const std::vector<OpKind>& ops, bool (*pred)(const OpInfo&)) {
+  return std::any_of(ops.begin(), ops.end(), [&](OpKind k) { return pred(op_info(k)); });
+}
+
+bool only_barrier(const std::vector<OpKind>& ops) {
+  return std::all_of(ops.begin(), ops.end(), [](OpKind k) { return k == OpKind::Barrier; });
+}
+
+// Merges the layers field by field into a RunSpec, remembering which fields are unusable
+// because the layer that decides them wrote a bad value (already reported).
+class Merger {
+ public:
+  Merger(const RunLayer& run, const RunLayer& defaults, RunSpec& spec)
+      : run_(run), defaults_(defaults), spec_(spec) {}
+
+  // The layer that decides `key`: the run's if it writes the key, else [defaults]' if they do.
+  const RunLayer* source(const std::string& key) const {
+    if (run_.writes(key)) return &run_;
+    if (defaults_.writes(key)) return &defaults_;
+    return nullptr;
+  }
+
+  // Takes `field` from the deciding layer, if any; otherwise `out` keeps its built-in default.
+  // Returns false when the deciding layer's value is invalid.
+  template <class T>
+  bool take(std::optional<T> RunLayer::*field, const std::string& key, T& out) {
+    const RunLayer* from = source(key);
+    if (!from) return true;
+    copy_where(*from, key);
+    if (!(from->*field)) {
+      usable_ = false;
+      return false;
+    }
+    out = *(from->*field);
+    return true;
+  }
+
+  void merge_env() {
+    for (const RunLayer* layer : {&defaults_, &run_}) {
+      copy_where(*layer, "env");
+      for (const auto& [k, v] : layer->env) spec_.env[k] = v;
+    }
+  }
+
+  // Options of a backend the run does not use: an error in the run's own table; inherited from
+  // [defaults] they are dropped (defaults may carry options for every backend of the file).
+  void merge_options(DiagnosticSink& sink) {
+    const auto& backends = spec_.backends;
+    auto uses = [&](const std::string& b) {
+      return std::find(backends.begin(), backends.end(), b) != backends.end();
+    };
+    for (const auto& [backend, opts] : defaults_.options) {
+      if (!uses(backend)) continue;
+      copy_where(defaults_, "options." + backend);
+      for (const auto& [k, v] : opts) spec_.options[backend][k] = v;
+    }
+    for (const auto& [backend, opts] : run_.options) {
+      if (!uses(backend)) {
+        sink.error(pos_in(run_, "options." + backend),
+                   fmt::format("options for '{}' but the run's backends are [{}]", backend,
+                               fmt::join(backends, ", ")));
+        continue;
+      }
+      copy_where(run_, "options." + backend);
+      for (const auto& [k, v] : opts) spec_.options[backend][k] = v;
+    }
+  }
+
+  bool usable() const { return usable_; }
+
+  static SourcePos pos_in(const RunLayer& layer, const std::string& key) {
+    auto it = layer.where.find(key);
+    return it != layer.where.end() ? it->second : layer.pos;
+  }
+
+ private:
+  // Copies the positions of `key` and of its elements/sub-keys ("key[i]", "key.x").
+  void copy_where(const RunLayer& from, const std::string& key) {
+    for (auto it = from.where.lower_bound(key); it != from.where.end(); ++it) {
+      const std::string& k = it->first;
+      if (k.compare(0, key.size(), key) != 0) break;
+      if (k.size() == key.size() || k[key.size()] == '[' || k[key.size()] == '.')
+        spec_.where[k] = it->second;
+    }
+  }
+
+  const RunLayer& run_;
+  const RunLayer& defaults_;
+  RunSpec& spec_;
+  bool usable_ = true;
+};
+
+void require(const Merger& m, const RunLayer& run, const std::string& key, std::string_view example,
+             DiagnosticSink& sink) {
+  if (m.source(key)) return;
+  sink.error(run.pos, fmt::format("'{}' is required: add e.g. {} to this [[run]] or to [defaults]",
+                                  key, example));
+}
+
+// Every size in bytes must hold a whole number of elements of every dtype; element counts must
+// stay addressable in bytes.
+void check_sizes_against_dtypes(const RunSpec& spec, DiagnosticSink& sink) {
+  for (size_t i = 0; i < spec.sizes.size(); ++i) {
+    const SizeSpec& size = spec.sizes[i];
+    const SourcePos at = spec.pos_of(fmt::format("sizes[{}]", i));
+    for (cb_dtype d : spec.dtypes) {
+      const size_t esize = sdk::dtype_size(d);
+      if (!size.elements && size.value % esize != 0)
+        sink.error(at, fmt::format("size {} B is not a multiple of {}'s {}-byte element size",
+                                   size.value, sdk::dtype_name(d), esize));
+      if (size.elements && size.value > kMaxSize / esize)
+        sink.error(at, fmt::format("size {} of {} is more than 2^63-1 bytes", size.text,
+                                   sdk::dtype_name(d)));
+    }
+  }
+}
+
+// p2p patterns need two ranks; root and peers must be ranks of every world size.
+void check_world_sizes(const RunSpec& spec, const RunLayer& run, const Merger& m,
+                       DiagnosticSink& sink) {
+  for (size_t w = 0; w < spec.world_sizes.size(); ++w) {
+    const int ws = spec.world_sizes[w];
+    for (size_t j = 0; j < spec.ops.size(); ++j) {
+      const OpInfo& op = op_info(spec.ops[j]);
+      if (ws >= op.min_world_size) continue;
+      // Point at the number the user should change: the run's own world size if it set one,
+      // else the op (the world size is inherited and may suit the other runs).
+      const SourcePos at = run.writes("world_sizes") ? spec.pos_of(fmt::format("world_sizes[{}]", w))
+                                                     : spec.pos_of(fmt::format("ops[{}]", j));
+      sink.error(at, fmt::format("world size {} is too small for '{}': it needs at least {} ranks",
+                                 ws, op.name, op.min_world_size));
+    }
+    if (m.source("root") && spec.root >= ws)
+      sink.error(spec.pos_of("root"),
+                 fmt::format("'root' {} is not a rank of world size {} (ranks are 0..{})",
+                             spec.root, ws, ws - 1));
+    if (m.source("peers")) {
+      for (size_t p = 0; p < spec.peers.size(); ++p)
+        if (spec.peers[p] >= ws)
+          sink.error(spec.pos_of(fmt::format("peers[{}]", p)),
+                     fmt::format("peer {} is not a rank of world size {} (ranks are 0..{})",
+                                 spec.peers[p], ws, ws - 1));
+    }
+  }
+}
+
+// Settings the run's own table writes but none of its ops reads: probably a mistake.
+void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink) {
+  const auto& ops = spec.ops;
+  auto warn = [&](const char* key, const std::string& why) {
+    if (run.writes(key))
+      sink.warning(spec.pos_of(key), fmt::format("'{}' has no effect: {}", key, why));
+  };
+  if (!any_op(ops, [](const OpInfo& o) { return o.reduction; }))
+    warn("redops", "none of this run's ops is a reduction");
+  if (!any_op(ops, [](const OpInfo& o) { return o.rooted; }))
+    warn("root", "none of this run's ops takes a root (broadcast, reduce, gather, scatter)");
+  if (std::find(ops.begin(), ops.end(), OpKind::UnidirBw) == ops.end())
+    warn("window", "only unidir_bw uses it");
+  if (std::find(ops.begin(), ops.end(), OpKind::PingPong) == ops.end() &&
+      std::find(ops.begin(), ops.end(), OpKind::UnidirBw) == ops.end())
+    warn("peers", "only pingpong and unidir_bw use it");
+  if (only_barrier(ops)) warn("sizes", "barrier moves no data");
+}
+
+}  // namespace
+
+std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults, int index,
+                                   DiagnosticSink& sink) {
+  const size_t errors_before = sink.error_count();
+  RunSpec spec;
+  spec.index = index;
+  spec.pos = run.pos;
+  spec.name = run.name.value_or(fmt::format("run{}", index));
+  spec.world_sizes = {2};
+  spec.dtypes = {CB_DTYPE_F32};
+  spec.redops = {CB_REDOP_SUM};
+  spec.timeout_s = 600;
+
+  Merger m(run, defaults, spec);
+  m.take(&RunLayer::name, "name", spec.name);
+  const bool backends_ok = m.take(&RunLayer::backends, "backends", spec.backends);
+  const bool ops_ok = m.take(&RunLayer::ops, "ops", spec.ops);
+  const bool sizes_ok = m.take(&RunLayer::sizes, "sizes", spec.sizes);
+  const bool dtypes_ok = m.take(&RunLayer::dtypes, "dtypes", spec.dtypes);
+  m.take(&RunLayer::redops, "redops", spec.redops);
+  m.take(&RunLayer::memory, "memory", spec.memory);
+  m.take(&RunLayer::warmup, "warmup", spec.warmup);
+  const bool iterations_ok = m.take(&RunLayer::iterations, "iterations", spec.iterations);
+  const bool max_iterations_ok = m.take(&RunLayer::max_iterations, "max_iterations", spec.max_iterations);
+  m.take(&RunLayer::min_time_s, "min_time", spec.min_time_s);
+  m.take(&RunLayer::placements, "placement", spec.placements);
+  m.take(&RunLayer::check, "check", spec.check);
+  const bool world_sizes_ok = m.take(&RunLayer::world_sizes, "world_sizes", spec.world_sizes);
+  const bool root_ok = m.take(&RunLayer::root, "root", spec.root);
+  const bool peers_ok = m.take(&RunLayer::peers, "peers", spec.peers);
+  m.take(&RunLayer::timeout_s, "timeout", spec.timeout_s);
+  m.take(&RunLayer::window, "window", spec.window);
+  m.merge_env();
+
+  require(m, run, "backends", "backends = [\"gloo\"]", sink);
+  require(m, run, "ops", "ops = [\"allreduce\"]", sink);
+  if (backends_ok && m.source("backends")) m.merge_options(sink);
+  if (ops_ok && m.source("ops") && !only_barrier(spec.ops))
+    require(m, run, "sizes", "sizes = [\"4KiB\", \"1MiB\"]", sink);
+
+  if (iterations_ok && max_iterations_ok && spec.max_iterations < spec.iterations) {
+    const char* key = m.source("max_iterations") ? "max_iterations" : "iterations";
+    sink.error(spec.pos_of(key), fmt::format("'max_iterations' ({}) is less than 'iterations' ({})",
+                                             spec.max_iterations, spec.iterations));
+  }
+  if (ops_ok && world_sizes_ok && root_ok && peers_ok) check_world_sizes(spec, run, m, sink);
+  if (ops_ok && sizes_ok && dtypes_ok && !only_barrier(spec.ops)) check_sizes_against_dtypes(spec, sink);
+  if (ops_ok) warn_unused(spec, run, sink);
+
+  if (!m.usable() || sink.error_count() > errors_before) return std::nullopt;
+  return spec;
+}
+
+}  // namespace commbench

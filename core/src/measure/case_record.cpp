@@ -1,0 +1,80 @@
+#include "measure/case_record.h"
+
+namespace commbench {
+namespace {
+
+// JSON keys are the struct's field names, one for one, so that results.jsonl, summary.json and
+// the C++ struct read the same. Declaration order is kept for the ordered_json flavour.
+template <class Json>
+void write_case(Json& j, const CaseRecord& r) {
+  j = Json::object();
+  j["experiment"] = r.experiment;
+  j["run"] = r.run;
+  j["run_index"] = r.run_index;
+  j["backend"] = r.backend;
+  j["world_size"] = r.world_size;
+  j["op"] = r.op;
+  j["bytes"] = r.bytes;
+  j["count"] = r.count;
+  j["dtype"] = r.dtype;
+  j["redop"] = r.redop;
+  j["placement"] = r.placement;
+  j["memory"] = r.memory;
+  j["root"] = r.root;
+  j["status"] = r.status;
+  j["reason"] = r.reason;
+  j["timing"] = r.timing;
+  j["warmup"] = r.warmup;
+  j["iterations"] = r.iterations;
+  j["time_us"] = r.time_us;
+  j["algbw_gbps"] = r.algbw_gbps;
+  j["busbw_gbps"] = r.busbw_gbps;
+  j["wrong"] = r.wrong;
+  j["rank_mean_us"] = r.rank_mean_us;
+  j["samples_us"] = r.samples_us;
+}
+
+// A missing (older writer) or null (NaN written by nlohmann) field keeps the struct's default;
+// a field of the wrong type throws nlohmann's type_error, which names the expected type.
+template <class T>
+void read_field(const nlohmann::json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  it->get_to(out);
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const CaseRecord& r) { write_case(j, r); }
+void to_json(nlohmann::ordered_json& j, const CaseRecord& r) { write_case(j, r); }
+
+void from_json(const nlohmann::json& j, CaseRecord& r) {
+  r = CaseRecord{};
+  // Unknown keys ("type", "schema_version", fields added by newer versions) are ignored.
+  read_field(j, "experiment", r.experiment);
+  read_field(j, "run", r.run);
+  read_field(j, "run_index", r.run_index);
+  read_field(j, "backend", r.backend);
+  read_field(j, "world_size", r.world_size);
+  read_field(j, "op", r.op);
+  read_field(j, "bytes", r.bytes);
+  read_field(j, "count", r.count);
+  read_field(j, "dtype", r.dtype);
+  read_field(j, "redop", r.redop);
+  read_field(j, "placement", r.placement);
+  read_field(j, "memory", r.memory);
+  read_field(j, "root", r.root);
+  read_field(j, "status", r.status);
+  read_field(j, "reason", r.reason);
+  read_field(j, "timing", r.timing);
+  read_field(j, "warmup", r.warmup);
+  read_field(j, "iterations", r.iterations);
+  read_field(j, "time_us", r.time_us);
+  read_field(j, "algbw_gbps", r.algbw_gbps);
+  read_field(j, "busbw_gbps", r.busbw_gbps);
+  read_field(j, "wrong", r.wrong);
+  read_field(j, "rank_mean_us", r.rank_mean_us);
+  read_field(j, "samples_us", r.samples_us);
+}
+
+}  // namespace commbench

@@ -1,0 +1,53 @@
+// One measured case (or one that was skipped or failed): the unit every reporter consumes and
+// every line of results.jsonl holds. docs/output.md documents the fields; bump kSchemaVersion
+// on any incompatible change.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stats/summary.h"
+
+namespace commbench {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+struct CaseRecord {
+  // identity
+  std::string experiment;
+  std::string run;       // run name
+  int run_index = 0;
+  std::string backend;
+  int world_size = 0;
+  std::string op;        // "allreduce", "pingpong", ...
+  uint64_t bytes = 0;    // per-rank message size (count * dtype size)
+  uint64_t count = 0;    // elements per rank (ABI count semantics)
+  std::string dtype;     // "f32", ...
+  std::string redop;     // "" for non-reductions
+  std::string placement; // "out_of_place" | "in_place"
+  std::string memory;    // "host" | "host_pinned" | "cuda"
+  int root = 0;
+
+  // outcome
+  std::string status = "ok";  // "ok" | "unsupported" | "failed"
+  std::string reason;         // why, when not ok
+  std::string timing = "host";  // timing mode label ("host": steady_clock per iteration)
+  int warmup = 0;
+  int iterations = 0;
+  SampleSummary time_us;      // over iterations of (max over ranks of the iteration's time)
+  double algbw_gbps = 0;      // from time_us.mean
+  double busbw_gbps = 0;
+  int64_t wrong = -1;         // mismatched elements over all ranks; -1 = not checked
+  std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers
+  std::vector<double> samples_us;    // per-iteration max over ranks, in order
+};
+
+void to_json(nlohmann::json& j, const CaseRecord& r);
+// Same fields in declaration order (identity, outcome, arrays last), for files people read.
+void to_json(nlohmann::ordered_json& j, const CaseRecord& r);
+void from_json(const nlohmann::json& j, CaseRecord& r);
+
+}  // namespace commbench

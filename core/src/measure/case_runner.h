@@ -1,0 +1,32 @@
+// Measures one case on every rank: buffers, correctness check, warm-up, timed iterations with a
+// synchronised start, then cross-rank aggregation of the per-iteration times. Collective over
+// the ranks of the execution: every rank calls it with the same case.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include "bootstrap/collectives.h"
+#include "measure/case_record.h"
+#include "plan/plan.h"
+#include "worker/backend_session.h"
+
+namespace commbench {
+
+struct CaseEnvironment {
+  BackendSession& session;
+  Bootstrap& bootstrap;
+  const Execution& exec;
+  cb_capabilities caps;
+  std::chrono::steady_clock::time_point deadline;  // the execution's timeout
+};
+
+// Returns the record on rank 0, nullopt on other ranks. Throws PluginError / StoreError for
+// failures that break the communicator (the execution then fails).
+std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec);
+
+// Why the backend cannot run this case according to its capabilities ("" = it can).
+std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& spec, cb_mem memory);
+
+}  // namespace commbench

@@ -1,0 +1,133 @@
+#include "measure/op_executor.h"
+
+#include <chrono>
+#include <vector>
+
+namespace commbench {
+
+OpExecutor::OpExecutor(BackendSession& session, const Execution& exec, const CaseSpec& spec,
+                       int rank, const OpBuffers& buffers)
+    : session_(session), exec_(exec), spec_(spec), rank_(rank), buf_(buffers) {}
+
+double OpExecutor::now_us() const {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+cb_op_args OpExecutor::base_args() const {
+  cb_op_args a{};
+  a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
+  a.op = op_info(spec_.op).abi_op;
+  a.sendbuf = buf_.send;
+  a.recvbuf = buf_.recv;
+  a.count = spec_.count;
+  a.dtype = spec_.dtype;
+  a.redop = spec_.redop.value_or(CB_REDOP_SUM);
+  a.root = spec_.root;
+  a.mem_type = exec_.memory;
+  return a;
+}
+
+void OpExecutor::post_and_wait(const cb_op_args& args, int32_t timeout_ms) {
+  cb_request* req = session_.post(args);
+  try {
+    session_.wait(req, timeout_ms);
+  } catch (...) {
+    session_.release(req);
+    throw;
+  }
+  session_.release(req);
+}
+
+double OpExecutor::run_once(int32_t timeout_ms) {
+  const int world = exec_.world_size;
+  const int a = exec_.peers[0], b = exec_.peers[1];
+  cb_op_args send = base_args();
+  send.op = CB_OP_SEND;
+  cb_op_args recv = base_args();
+  recv.op = CB_OP_RECV;
+
+  switch (spec_.op) {
+    case OpKind::PingPong: {
+      if (rank_ != a && rank_ != b) return 0;
+      const int peer = rank_ == a ? b : a;
+      send.peer = recv.peer = peer;
+      const double t0 = now_us();
+      if (rank_ == a) {
+        post_and_wait(send, timeout_ms);
+        post_and_wait(recv, timeout_ms);
+      } else {
+        post_and_wait(recv, timeout_ms);
+        post_and_wait(send, timeout_ms);
+      }
+      return (now_us() - t0) / 2;  // half round trip
+    }
+    case OpKind::UnidirBw: {
+      if (rank_ != a && rank_ != b) return 0;
+      const int window = exec_.window > 0 ? exec_.window : 1;
+      cb_op_args ack = base_args();
+      ack.sendbuf = buf_.ack;
+      ack.recvbuf = buf_.ack;
+      ack.count = 1;
+      ack.dtype = CB_DTYPE_UINT8;
+      ack.tag = 1;
+      std::vector<cb_request*> reqs;
+      reqs.reserve(static_cast<size_t>(window));
+      const double t0 = now_us();
+      cb_op_args data = rank_ == a ? send : recv;
+      data.peer = rank_ == a ? b : a;
+      try {
+        for (int i = 0; i < window; ++i) reqs.push_back(session_.post(data));
+        for (cb_request* r : reqs) session_.wait(r, timeout_ms);
+      } catch (...) {
+        for (cb_request* r : reqs) session_.release(r);
+        throw;
+      }
+      for (cb_request* r : reqs) session_.release(r);
+      // The receiver's acknowledgement closes the window, so the sender's time covers delivery.
+      ack.op = rank_ == a ? CB_OP_RECV : CB_OP_SEND;
+      ack.peer = data.peer;
+      post_and_wait(ack, timeout_ms);
+      return (now_us() - t0) / window;
+    }
+    case OpKind::SendRecvRing: {
+      send.peer = (rank_ + 1) % world;
+      recv.peer = (rank_ + world - 1) % world;
+      const double t0 = now_us();
+      cb_request* r1 = nullptr;
+      cb_request* r2 = nullptr;
+      try {
+        // Receive first: a backend whose send waits for the receiver cannot deadlock the ring.
+        if (session_.has_groups()) session_.group_start();
+        r1 = session_.post(recv);
+        r2 = session_.post(send);
+        if (session_.has_groups()) session_.group_end();
+        session_.wait(r1, timeout_ms);
+        session_.wait(r2, timeout_ms);
+      } catch (...) {
+        if (r1) session_.release(r1);
+        if (r2) session_.release(r2);
+        throw;
+      }
+      session_.release(r1);
+      session_.release(r2);
+      return now_us() - t0;
+    }
+    default: {
+      const cb_op_args args = base_args();
+      const double t0 = now_us();
+      cb_request* req = session_.post(args);
+      try {
+        session_.wait(req, timeout_ms);
+      } catch (...) {
+        session_.release(req);
+        throw;
+      }
+      const double t1 = now_us();  // releasing the request is bookkeeping, not the op
+      session_.release(req);
+      return t1 - t0;
+    }
+  }
+}
+
+}  // namespace commbench

@@ -1,0 +1,38 @@
+// Executes one iteration of a case: a single collective post, or the send/recv choreography of a
+// point-to-point pattern. Owns nothing; buffers come from the case runner.
+#pragma once
+
+#include <cstdint>
+
+#include "plan/plan.h"
+#include "worker/backend_session.h"
+
+namespace commbench {
+
+struct OpBuffers {
+  void* send = nullptr;
+  void* recv = nullptr;
+  void* ack = nullptr;  // 64-byte scratch for the unidir_bw window acknowledgement
+};
+
+class OpExecutor {
+ public:
+  OpExecutor(BackendSession& session, const Execution& exec, const CaseSpec& spec, int rank,
+             const OpBuffers& buffers);
+  // Runs one iteration; returns this rank's time for the quantity the pattern reports, in
+  // microseconds (collectives: the op; pingpong: half the round trip; unidir_bw: per message).
+  double run_once(int32_t timeout_ms);
+
+ private:
+  double now_us() const;
+  void post_and_wait(const cb_op_args& args, int32_t timeout_ms);
+  cb_op_args base_args() const;
+
+  BackendSession& session_;
+  const Execution& exec_;
+  const CaseSpec& spec_;
+  int rank_;
+  OpBuffers buf_;
+};
+
+}  // namespace commbench

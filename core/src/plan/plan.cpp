@@ -1,0 +1,142 @@
+#include "plan/plan.h"
+
+#include "commbench/sdk/dtypes.hpp"
+
+namespace commbench {
+
+bool op_supports_in_place(OpKind op) {
+  switch (op) {
+    case OpKind::Allreduce: case OpKind::Allgather: case OpKind::Reducescatter:
+    case OpKind::Broadcast: case OpKind::Reduce: case OpKind::Gather: case OpKind::Scatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// Cases of one op, sizes innermost so each (op, dtype, redop, placement) group reads as a table.
+void add_cases(const RunSpec& run, OpKind op, std::vector<CaseSpec>& out) {
+  const OpInfo& info = op_info(op);
+  if (op == OpKind::Barrier) {
+    out.push_back(CaseSpec{op, 0, 0, CB_DTYPE_UINT8, std::nullopt, Placement::OutOfPlace, 0});
+    return;
+  }
+  std::vector<std::optional<cb_redop>> redops;
+  if (info.reduction)
+    for (cb_redop r : run.redops) redops.emplace_back(r);
+  else
+    redops.emplace_back(std::nullopt);
+  for (cb_dtype dtype : run.dtypes) {
+    const size_t esize = sdk::dtype_size(dtype);
+    for (const auto& redop : redops) {
+      for (Placement placement : run.placements) {
+        if (placement == Placement::InPlace && !op_supports_in_place(op)) continue;
+        for (const SizeSpec& size : run.sizes) {
+          CaseSpec c;
+          c.op = op;
+          c.bytes = size.bytes(esize);
+          c.count = c.bytes / esize;
+          c.dtype = dtype;
+          c.redop = redop;
+          c.placement = placement;
+          c.root = info.rooted ? run.root : 0;
+          out.push_back(c);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Execution> plan_job(const Experiment& exp) {
+  std::vector<Execution> plan;
+  for (const RunSpec& run : exp.runs) {
+    std::vector<CaseSpec> cases;
+    for (OpKind op : run.ops) add_cases(run, op, cases);
+    for (const std::string& backend : run.backends) {
+      for (int world : run.world_sizes) {
+        Execution e;
+        e.index = static_cast<int>(plan.size());
+        e.run_index = run.index;
+        e.run = run.name;
+        e.experiment = exp.name;
+        e.backend = backend;
+        e.world_size = world;
+        e.memory = run.memory;
+        e.warmup = run.warmup;
+        e.iterations = run.iterations;
+        e.min_time_s = run.min_time_s;
+        e.max_iterations = run.max_iterations;
+        e.check = run.check;
+        e.timeout_s = run.timeout_s;
+        e.window = run.window;
+        e.peers[0] = run.peers.size() > 0 ? run.peers[0] : 0;
+        e.peers[1] = run.peers.size() > 1 ? run.peers[1] : 1;
+        e.seed = exp.seed;
+        e.env = run.env;
+        if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
+        e.cases = cases;
+        plan.push_back(std::move(e));
+      }
+    }
+  }
+  return plan;
+}
+
+void to_json(nlohmann::json& j, const Execution& e) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const CaseSpec& c : e.cases) {
+    nlohmann::json jc{{"op", op_info(c.op).name}, {"bytes", c.bytes}, {"count", c.count},
+                      {"dtype", sdk::dtype_name(c.dtype)},
+                      {"placement", placement_name(c.placement)}, {"root", c.root}};
+    if (c.redop) jc["redop"] = sdk::redop_name(*c.redop);
+    cases.push_back(std::move(jc));
+  }
+  j = nlohmann::json{{"index", e.index}, {"run_index", e.run_index}, {"run", e.run},
+                     {"experiment", e.experiment}, {"backend", e.backend},
+                     {"world_size", e.world_size}, {"memory", sdk::mem_name(e.memory)},
+                     {"warmup", e.warmup}, {"iterations", e.iterations},
+                     {"min_time_s", e.min_time_s}, {"max_iterations", e.max_iterations},
+                     {"check", e.check}, {"timeout_s", e.timeout_s}, {"window", e.window},
+                     {"peers", {e.peers[0], e.peers[1]}}, {"seed", e.seed}, {"env", e.env},
+                     {"options", e.options}, {"cases", std::move(cases)}};
+}
+
+void from_json(const nlohmann::json& j, Execution& e) {
+  e.index = j.at("index");
+  e.run_index = j.at("run_index");
+  e.run = j.at("run");
+  e.experiment = j.at("experiment");
+  e.backend = j.at("backend");
+  e.world_size = j.at("world_size");
+  e.memory = sdk::parse_mem(j.at("memory").get<std::string>()).value();
+  e.warmup = j.at("warmup");
+  e.iterations = j.at("iterations");
+  e.min_time_s = j.at("min_time_s");
+  e.max_iterations = j.at("max_iterations");
+  e.check = j.at("check");
+  e.timeout_s = j.at("timeout_s");
+  e.window = j.at("window");
+  e.peers[0] = j.at("peers").at(0);
+  e.peers[1] = j.at("peers").at(1);
+  e.seed = j.at("seed");
+  e.env = j.at("env").get<std::map<std::string, std::string>>();
+  e.options = j.at("options").get<std::map<std::string, std::string>>();
+  e.cases.clear();
+  for (const auto& jc : j.at("cases")) {
+    CaseSpec c;
+    c.op = parse_op_kind(jc.at("op").get<std::string>()).value();
+    c.bytes = jc.at("bytes");
+    c.count = jc.at("count");
+    c.dtype = sdk::parse_dtype(jc.at("dtype").get<std::string>()).value();
+    if (jc.contains("redop")) c.redop = sdk::parse_redop(jc.at("redop").get<std::string>()).value();
+    c.placement = jc.at("placement") == "in_place" ? Placement::InPlace : Placement::OutOfPlace;
+    c.root = jc.at("root");
+    e.cases.push_back(c);
+  }
+}
+
+}  // namespace commbench

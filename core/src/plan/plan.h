@@ -1,0 +1,60 @@
+// Expands an experiment into executions (one [[run]] x one backend x one world size, each in
+// fresh worker processes) and each execution into cases (op x dtype x redop x placement x size).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commbench/backend.h"
+#include "common/ops.h"
+#include "experiment/experiment.h"
+
+namespace commbench {
+
+struct CaseSpec {
+  OpKind op = OpKind::Allreduce;
+  uint64_t bytes = 0;  // per-rank message size = count * dtype size
+  uint64_t count = 0;  // elements, ABI count semantics
+  cb_dtype dtype = CB_DTYPE_F32;
+  std::optional<cb_redop> redop;  // reductions only
+  Placement placement = Placement::OutOfPlace;
+  int root = 0;
+};
+
+// Everything a worker needs, serialised to JSON on its stdin.
+struct Execution {
+  int index = 0;  // among all executions of the job
+  int run_index = 0;
+  std::string run;
+  std::string experiment;
+  std::string backend;
+  int world_size = 0;
+  cb_mem memory = CB_MEM_HOST;
+  int warmup = 0;
+  int iterations = 0;
+  double min_time_s = 0;
+  int max_iterations = 0;
+  bool check = true;
+  double timeout_s = 0;
+  int window = 64;
+  int peers[2] = {0, 1};
+  uint64_t seed = 0;
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> options;  // this backend's options
+  std::vector<CaseSpec> cases;
+};
+
+// Every in-place layout the ABI defines (see cb_op_args); others run out-of-place only.
+bool op_supports_in_place(OpKind op);
+
+std::vector<Execution> plan_job(const Experiment& exp);
+
+void to_json(nlohmann::json& j, const Execution& e);
+void from_json(const nlohmann::json& j, Execution& e);
+
+}  // namespace commbench

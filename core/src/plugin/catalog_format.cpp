@@ -1,0 +1,93 @@
+#include "plugin/catalog_format.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "plugin/capability_names.h"
+
+namespace commbench {
+namespace {
+
+struct CapabilityRow {
+  const char* label;
+  CapabilitySet set;
+  uint64_t cb_capabilities::*mask;
+};
+constexpr CapabilityRow kRows[] = {
+    {"ops", CapabilitySet::Ops, &cb_capabilities::ops},
+    {"dtypes", CapabilitySet::Dtypes, &cb_capabilities::dtypes},
+    {"reduce dtypes", CapabilitySet::ReduceDtypes, &cb_capabilities::reduce_dtypes},
+    {"reduce ops", CapabilitySet::Redops, &cb_capabilities::redops},
+    {"memory", CapabilitySet::MemTypes, &cb_capabilities::mem_types},
+    {"flags", CapabilitySet::Flags, &cb_capabilities::flags},
+};
+
+void append_plugin(std::string& out, const PluginInfo& p) {
+  if (p.ok()) {
+    out += fmt::format("{} {} (ABI {}.{})\n", p.name, p.version.empty() ? "(no version)" : p.version,
+                       p.abi_major, p.abi_minor);
+    if (!p.description.empty()) out += fmt::format("  {}\n", p.description);
+    out += fmt::format("  {:<15}{}\n", "path", p.path);
+    for (const auto& row : kRows) {
+      auto names = capability_names(row.set, p.caps.*row.mask);
+      out += fmt::format("  {:<15}{}\n", row.label, names.empty() ? "-" : fmt::format("{}", fmt::join(names, " ")));
+    }
+  } else {
+    out += fmt::format("{} (cannot be used)\n", p.name);
+    out += fmt::format("  {:<15}{}\n", "path", p.path);
+    out += fmt::format("  {:<15}{}\n", "error", p.load_error);
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string format_plugin_listing(const PluginListing& listing) {
+  std::string out;
+  if (listing.plugins.empty())
+    out += "No plugins found. Build them, or point COMMBENCH_PLUGIN_PATH (or --plugin-path) at the "
+           "directory holding libcommbench_backend_<name>.so files.\n\n";
+  for (const auto& [name, info] : listing.plugins) append_plugin(out, info);
+
+  if (!listing.shadowed.empty()) {
+    out += "Shadowed (a plugin of the same name earlier on the search path is used instead):\n";
+    for (const auto& s : listing.shadowed)
+      out += fmt::format("  {}  (shadowed by {})\n", s.file.path, s.shadowed_by);
+    out += "\n";
+  }
+
+  out += "Search path (first match of a name wins):\n";
+  int index = 1;
+  for (const auto& dir : listing.search_path) {
+    std::error_code ec;
+    bool exists = std::filesystem::is_directory(dir.path, ec);
+    out += fmt::format("  {}. {}  [{}{}]\n", index++, dir.path, dir.origin, exists ? "" : ", missing");
+  }
+  return out;
+}
+
+nlohmann::json plugin_listing_json(const PluginListing& listing) {
+  nlohmann::json search_path = nlohmann::json::array();
+  for (const auto& dir : listing.search_path)
+    search_path.push_back({{"path", dir.path}, {"origin", dir.origin}});
+  nlohmann::json plugins = nlohmann::json::array();
+  for (const auto& [name, info] : listing.plugins) plugins.push_back(to_json(info));
+  nlohmann::json shadowed = nlohmann::json::array();
+  for (const auto& s : listing.shadowed)
+    shadowed.push_back({{"name", s.file.name}, {"path", s.file.path}, {"shadowed_by", s.shadowed_by}});
+  return {{"search_path", std::move(search_path)}, {"plugins", std::move(plugins)},
+          {"shadowed", std::move(shadowed)}};
+}
+
+std::string format_plugin_listing(const PluginCatalog& catalog, const std::vector<SearchDir>& search_path,
+                                  bool json) {
+  PluginListing listing;
+  listing.search_path = search_path;
+  listing.plugins = catalog;
+  listing.shadowed = scan_plugin_dirs(search_dir_paths(search_path)).shadowed;
+  if (!json) return format_plugin_listing(listing);
+  return plugin_listing_json(listing).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace commbench

@@ -1,0 +1,116 @@
+#include "plugin/loader.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include <boost/dll/shared_library.hpp>
+#include <fmt/format.h>
+
+namespace commbench {
+namespace {
+
+// The functions without which the worker cannot run a single case.
+struct MandatoryFunction {
+  const char* name;
+  bool (*present)(const cb_backend_api&);
+};
+#define CB_MANDATORY(field) {#field, [](const cb_backend_api& a) { return a.field != nullptr; }}
+constexpr MandatoryFunction kMandatoryFunctions[] = {
+    CB_MANDATORY(error_code),   CB_MANDATORY(error_message), CB_MANDATORY(error_destroy),
+    CB_MANDATORY(get_capabilities), CB_MANDATORY(init),      CB_MANDATORY(finalize),
+    CB_MANDATORY(comm_create),  CB_MANDATORY(comm_destroy),  CB_MANDATORY(post),
+    CB_MANDATORY(test),         CB_MANDATORY(wait),          CB_MANDATORY(request_free),
+};
+#undef CB_MANDATORY
+
+// What to do about a dlopen failure, from the loader's text.
+std::string_view dl_error_hint(std::string_view reason) {
+  if (reason.find("cannot open shared object file") != std::string_view::npos)
+    return " (a library the plugin needs is missing: install it or add its directory to "
+           "LD_LIBRARY_PATH)";
+  if (reason.find("undefined symbol") != std::string_view::npos)
+    return " (the plugin was linked incompletely or against another version of a library)";
+  if (reason.find("ELF") != std::string_view::npos || reason.find("too short") != std::string_view::npos)
+    return " (not a shared library for this machine: remove it from the plugin directory)";
+  return "";
+}
+
+// Boost.DLL reports every dlopen failure as "bad file descriptor"; dlerror() still holds the
+// useful text ("libnccl.so.2: cannot open shared object file", "undefined symbol: ...").
+std::string last_dl_error(const boost::system::error_code& ec) {
+  const char* text = dlerror();
+  return text != nullptr ? std::string(text) : ec.message();
+}
+
+}  // namespace
+
+cb_backend_api adopt_api_table(const cb_backend_api* table, const std::string& path) {
+  if (table == nullptr)
+    throw PluginLoadError(fmt::format(
+        "plugin {}: {}() returned NULL; the plugin must return a pointer to its static "
+        "function table", path, CB_ENTRY_SYMBOL));
+
+  // struct_size and abi_major are the frozen head of the table: safe to read from any plugin.
+  constexpr size_t kHeadSize = CB_STRUCT_SIZE(cb_backend_api, abi_minor);
+  if (table->struct_size < kHeadSize)
+    throw PluginLoadError(fmt::format(
+        "plugin {}: its function table reports struct_size {} (less than the {} bytes every "
+        "version has); set struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end)", path, table->struct_size,
+        kHeadSize));
+  if (table->abi_major != CB_ABI_MAJOR)
+    throw PluginLoadError(fmt::format(
+        "plugin {} was built for ABI {}, this commbench speaks ABI {}: rebuild it against "
+        "commbench's backend.h", path, table->abi_major, CB_ABI_MAJOR));
+
+  cb_backend_api api{};
+  std::memcpy(&api, table, std::min(table->struct_size, sizeof(cb_backend_api)));
+
+  std::vector<std::string_view> missing;
+  for (const auto& f : kMandatoryFunctions)
+    if (!f.present(api)) missing.push_back(f.name);
+  if (!missing.empty())
+    throw PluginLoadError(fmt::format(
+        "plugin {} does not provide the mandatory function(s) {} (its table has struct_size {}); "
+        "every ABI {} plugin must set them", path, fmt::join(missing, ", "), table->struct_size,
+        CB_ABI_MAJOR));
+  if (api.name == nullptr || *api.name == '\0')
+    throw PluginLoadError(fmt::format("plugin {} has no name in its function table", path));
+  return api;
+}
+
+LoadedPlugin load_plugin(const std::string& path) {
+  // Checked up front: dlopen's "cannot open shared object file" is ambiguous between this file
+  // and one of its dependencies.
+  std::error_code fs_ec;
+  if (!std::filesystem::is_regular_file(path, fs_ec))
+    throw PluginLoadError(fmt::format("plugin {} does not exist or is not a file", path));
+
+  // Deliberately leaked: see load_plugin() in loader.h for why a plugin is never unloaded.
+  auto* library = new boost::dll::shared_library();
+  boost::system::error_code ec;
+  library->load(boost::dll::fs::path(path),
+                boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec) {
+    std::string reason = last_dl_error(ec);
+    delete library;  // nothing was loaded
+    throw PluginLoadError(fmt::format("cannot load plugin {}: {}{}", path, reason, dl_error_hint(reason)));
+  }
+  if (!library->has(CB_ENTRY_SYMBOL))
+    throw PluginLoadError(fmt::format(
+        "{} is not a commbench ABI {} plugin: it does not export {}() (export it with CB_EXPORT "
+        "and extern \"C\"; a plugin for another ABI major exports another symbol)",
+        path, CB_ABI_MAJOR, CB_ENTRY_SYMBOL));
+
+  auto entry = library->get<const cb_backend_api*()>(CB_ENTRY_SYMBOL);
+  LoadedPlugin plugin;
+  plugin.path = path;
+  plugin.api = adopt_api_table(entry(), path);
+  return plugin;
+}
+
+}  // namespace commbench

@@ -1,0 +1,129 @@
+#include "plugin/probe.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "plugin/captured_process.h"
+#include "plugin/loader.h"
+
+namespace commbench {
+namespace {
+
+// The last non-empty line of a probe's stderr: usually the one that explains a crash
+// ("terminate called after ...", an assertion, the plugin's own last words).
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of("\r\n \t");
+  if (end == std::string::npos) return "";
+  size_t start = text.find_last_of('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return text.substr(start, end - start + 1);
+}
+
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+PluginInfo failed_probe(const std::string& path, std::string why) {
+  PluginInfo info;
+  info.path = path;
+  info.load_error = std::move(why);
+  return info;
+}
+
+}  // namespace
+
+int run_probe(const std::string& path) {
+  // Keep the real stdout for the JSON and point fd 1 at stderr while the plugin is loaded:
+  // a library that prints a banner from a constructor must not corrupt the answer.
+  std::fflush(stdout);
+  const int json_fd = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  const int answer_fd = json_fd >= 0 ? json_fd : STDOUT_FILENO;
+
+  nlohmann::json answer;
+  int exit_code = kProbeExitOk;
+  try {
+    LoadedPlugin plugin = load_plugin(path);
+    PluginInfo info;
+    info.name = plugin.api.name;
+    info.path = path;
+    info.version = plugin.api.version ? plugin.api.version : "";
+    info.description = plugin.api.description ? plugin.api.description : "";
+    info.abi_major = plugin.api.abi_major;
+    info.abi_minor = plugin.api.abi_minor;
+    info.caps = query_capabilities(plugin.api, nullptr);
+    answer = to_json(info);
+  } catch (const std::exception& e) {
+    answer = {{"load_error", e.what()}};
+    exit_code = kProbeExitLoadError;
+  }
+  std::fflush(stdout);
+  // `replace`: a plugin's strings (or a loader message) need not be valid UTF-8.
+  write_all(answer_fd, answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (json_fd >= 0) {  // give stdout back, so calling this in a longer-lived process is harmless
+    ::dup2(json_fd, STDOUT_FILENO);
+    ::close(json_fd);
+  }
+  return exit_code;
+}
+
+PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
+                        std::chrono::milliseconds timeout) {
+  CapturedRun run = run_captured({self_exe, "__probe", path}, timeout);
+  const bool answered = run.end == CapturedRun::End::Exited &&
+                        (run.exit_code == kProbeExitOk || run.exit_code == kProbeExitLoadError);
+  if (!answered) {
+    std::string detail = last_line(run.err);
+    return failed_probe(path, fmt::format("probing the plugin failed: the probe process ({} __probe) {}{}{}",
+                                          self_exe, describe_end(run, timeout),
+                                          detail.empty() ? "" : ": ", detail));
+  }
+  nlohmann::json j = nlohmann::json::parse(run.out, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    return failed_probe(path, fmt::format("the probe process ({} __probe) printed no valid JSON: '{}'",
+                                          self_exe, last_line(run.out)));
+  try {
+    PluginInfo info = plugin_info_from_json(j);
+    info.path = path;
+    return info;
+  } catch (const std::exception& e) {
+    return failed_probe(path, fmt::format("the probe's answer is malformed: {}", e.what()));
+  }
+}
+
+PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std::string& self_exe,
+                           std::chrono::milliseconds timeout) {
+  PluginListing listing;
+  listing.search_path = search_path;
+  PluginScan scan = scan_plugin_dirs(search_dir_paths(search_path));
+  listing.shadowed = std::move(scan.shadowed);
+  for (const PluginFile& file : scan.found) {
+    PluginInfo info = probe_plugin(file.path, self_exe, timeout);
+    // Experiments name backends by file name: a table that says otherwise is a packaging mistake
+    // that would make results carry one name and the listing another.
+    if (info.ok() && info.name != file.name)
+      info.load_error = fmt::format(
+          "the file is named for backend '{}' but the plugin calls itself '{}': rename the file "
+          "to {} or fix the name in the plugin's table", file.name, info.name,
+          plugin_file_name(info.name));
+    info.name = file.name;
+    listing.plugins.emplace(file.name, std::move(info));
+  }
+  return listing;
+}
+
+PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe) {
+  std::vector<SearchDir> search_path;
+  for (const auto& d : dirs) search_path.push_back({d, "given"});
+  return list_plugins(search_path, self_exe).plugins;
+}
+
+}  // namespace commbench

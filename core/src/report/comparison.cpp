@@ -1,0 +1,62 @@
+#include "report/comparison.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace commbench {
+namespace {
+
+size_t index_of(std::vector<std::string>& names, const std::string& name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end()) return static_cast<size_t>(it - names.begin());
+  names.push_back(name);
+  return names.size() - 1;
+}
+
+bool same_table(const ComparisonTable& t, const CaseRecord& r) {
+  return std::tie(t.op, t.dtype, t.redop, t.placement, t.world_size) ==
+         std::tie(r.op, r.dtype, r.redop, r.placement, r.world_size);
+}
+
+}  // namespace
+
+ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
+                               const std::vector<CaseRecord>& records) {
+  ComparisonSet set;
+  set.backends = backend_order;
+  for (const auto& r : records) index_of(set.backends, r.backend);
+
+  for (const auto& r : records) {
+    auto table = std::find_if(set.tables.begin(), set.tables.end(),
+                              [&](const ComparisonTable& t) { return same_table(t, r); });
+    if (table == set.tables.end()) {
+      set.tables.push_back({r.op, r.dtype, r.redop, r.placement, r.world_size, {}});
+      table = std::prev(set.tables.end());
+    }
+    auto row = std::find_if(table->rows.begin(), table->rows.end(),
+                            [&](const ComparisonRow& x) { return x.bytes == r.bytes; });
+    if (row == table->rows.end()) {
+      table->rows.push_back(
+          {r.bytes, r.count, std::vector<const CaseRecord*>(set.backends.size())});
+      row = std::prev(table->rows.end());
+    }
+    // First record wins if a backend measured the same case twice (it should not).
+    auto& slot = row->by_backend[index_of(set.backends, r.backend)];
+    if (!slot) slot = &r;
+  }
+  for (auto& t : set.tables)
+    std::sort(t.rows.begin(), t.rows.end(),
+              [](const ComparisonRow& a, const ComparisonRow& b) { return a.bytes < b.bytes; });
+  return set;
+}
+
+std::optional<double> time_ratio(const ComparisonRow& row, size_t backend) {
+  if (backend >= row.by_backend.size() || row.by_backend.empty()) return std::nullopt;
+  const CaseRecord* ref = row.by_backend[0];
+  const CaseRecord* other = row.by_backend[backend];
+  if (!ref || !other || ref->status != "ok" || other->status != "ok") return std::nullopt;
+  if (!(ref->time_us.mean > 0)) return std::nullopt;
+  return other->time_us.mean / ref->time_us.mean;
+}
+
+}  // namespace commbench

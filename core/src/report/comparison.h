@@ -1,0 +1,41 @@
+// Side-by-side backend comparison of one [[run]]: the same case (op, dtype, redop, placement,
+// world size, size) measured by each backend, with time ratios against the first backend.
+// Built once here, rendered by the console and Markdown reporters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/case_record.h"
+
+namespace commbench {
+
+struct ComparisonRow {
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  // One entry per ComparisonSet::backends; nullptr where that backend has no record.
+  std::vector<const CaseRecord*> by_backend;
+};
+
+struct ComparisonTable {
+  std::string op, dtype, redop, placement;
+  int world_size = 0;
+  std::vector<ComparisonRow> rows;  // ascending size
+};
+
+struct ComparisonSet {
+  std::vector<std::string> backends;  // column order; backends[0] is the reference
+  std::vector<ComparisonTable> tables;
+};
+
+// `backend_order` is the run's backend list (RunSpec::backends); backends found only in the
+// records are appended in order of appearance. Pointers refer into `records`.
+ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
+                               const std::vector<CaseRecord>& records);
+
+// time(backend i) / time(backend 0) for a row; nullopt unless both were measured.
+std::optional<double> time_ratio(const ComparisonRow& row, size_t backend);
+
+}  // namespace commbench

@@ -1,0 +1,199 @@
+#include "report/console_reporter.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "report/comparison.h"
+#include "report/format.h"
+
+namespace commbench {
+namespace {
+
+// Column widths of the per-execution table; rows and headers share them so they line up.
+constexpr int kOp = 15, kSize = 12, kCount = 12, kType = 7, kRedop = 6, kPlace = 6, kTime = 11,
+              kBw = 12, kWrong = 7, kPct = 11, kCv = 7;
+
+std::string table_header() {
+  return fmt::format(
+      "#{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", "op",
+      kOp - 1, "size(B)", kSize, "count", kCount, "type", kType, "redop", kRedop, "place", kPlace,
+      "time(us)", kTime, "algbw(GB/s)", kBw, "busbw(GB/s)", kBw, "#wrong", kWrong, "p50(us)", kPct,
+      "p99(us)", kPct, "CV%", kCv);
+}
+
+// The identifying columns every row starts with.
+std::string row_prefix(const CaseRecord& r) {
+  return fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", r.op, kOp, r.bytes, kSize, r.count,
+                     kCount, r.dtype, kType, redop_or_dash(r.redop), kRedop,
+                     short_placement(r.placement), kPlace);
+}
+
+std::string case_row(const CaseRecord& r) {
+  if (r.status != "ok")
+    return fmt::format("{}  {}: {}", row_prefix(r), r.status, r.reason.empty() ? "-" : r.reason);
+  // "!" right after CV marks a noisy case; the legend is printed after the table.
+  return fmt::format("{}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{}", row_prefix(r),
+                     format_time_us(r.time_us.mean), kTime, format_gbps(r.algbw_gbps), kBw,
+                     format_gbps(r.busbw_gbps), kBw, format_wrong(r.wrong), kWrong,
+                     format_time_us(r.time_us.p50), kPct, format_time_us(r.time_us.p99), kPct,
+                     format_cv_percent(r.time_us.cv), kCv, is_noisy(r) ? " !" : "");
+}
+
+std::string count_of(int n, const char* noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+std::string ranks(int n) { return count_of(n, "rank"); }
+
+}  // namespace
+
+ConsoleReporter::ConsoleReporter(std::FILE* out, std::FILE* progress, ProgressMode mode)
+    : out_(out), progress_(progress) {
+  switch (mode) {
+    case ProgressMode::Always:
+      progress_enabled_ = progress_ != nullptr;
+      break;
+    case ProgressMode::Never:
+      progress_enabled_ = false;
+      break;
+    case ProgressMode::Auto:
+      progress_enabled_ = progress_ != nullptr && ::isatty(::fileno(progress_)) == 1;
+      break;
+  }
+}
+
+void ConsoleReporter::print(const std::string& line) {
+  clear_progress();
+  fmt::print(out_, "{}\n", line);
+  std::fflush(out_);  // lines appear as measured, also when stdout is a pipe or a file
+}
+
+void ConsoleReporter::show_progress(const std::string& text) {
+  if (!progress_enabled_) return;
+  // \r back to column 0, ESC[K erases the previous (possibly longer) line.
+  fmt::print(progress_, "\r\x1b[K{}", text);
+  std::fflush(progress_);
+  progress_visible_ = true;
+}
+
+void ConsoleReporter::clear_progress() {
+  if (!progress_visible_) return;
+  fmt::print(progress_, "\r\x1b[K");
+  std::fflush(progress_);
+  progress_visible_ = false;
+}
+
+void ConsoleReporter::job_started(const JobInfo& job) {
+  output_dir_ = job.output_dir;
+  print(fmt::format("# commbench {} | experiment '{}' ({}) | host {} | {}", job.commbench_version,
+                    job.experiment, job.file, job.host, job.started_at));
+  print(fmt::format("# results: {}", job.output_dir));
+}
+
+void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
+  exec_ = exec;
+  cases_seen_ = 0;
+  exec_has_noisy_ = false;
+  table_context_.clear();
+  print("#");
+  print(fmt::format("# [exec {}/{}] run '{}' | backend {} | {} | {} cases", exec.exec_index + 1,
+                    exec.exec_total, exec.run, exec.backend, ranks(exec.world_size),
+                    exec.case_total));
+  show_progress(fmt::format("[exec {}/{}] {}, {} — starting", exec.exec_index + 1, exec.exec_total,
+                            exec.backend, ranks(exec.world_size)));
+}
+
+void ConsoleReporter::case_done(const CaseRecord& r) {
+  ++cases_seen_;
+  // Memory and timing mode label the numbers below them; repeat the header if they change.
+  const std::string context = fmt::format(
+      "# memory {} | timing {} (per iteration: slowest rank; time = mean over iterations)",
+      r.memory, r.timing);
+  if (context != table_context_) {
+    table_context_ = context;
+    print(context);
+    print(table_header());
+  }
+  exec_has_noisy_ = exec_has_noisy_ || is_noisy(r);
+  print(case_row(r));
+  show_progress(fmt::format("[exec {}/{}] {} {} {} {} — case {}/{}", exec_.exec_index + 1,
+                            exec_.exec_total, r.backend, r.op, human_size(r.bytes), r.dtype,
+                            cases_seen_, exec_.case_total));
+}
+
+void ConsoleReporter::execution_done(const ExecutionOutcome& o) {
+  if (exec_has_noisy_)
+    print(fmt::format("# ! = CV above {:.0f}%: timings vary; add iterations or quiet the machine",
+                      kNoisyCv * 100));
+  const std::string where =
+      fmt::format("run '{}', backend {}, {}", o.info.run, o.info.backend, ranks(o.info.world_size));
+  const std::string rank = o.failed_rank >= 0 ? fmt::format(" (rank {})", o.failed_rank) : "";
+  if (o.status == "ok")
+    print(fmt::format("# done: {}/{} cases in {:.1f} s", o.cases_done, o.info.case_total,
+                      o.elapsed_s));
+  else if (o.status == "unavailable")
+    print(fmt::format("# UNAVAILABLE: {}: {}{} — skipped", where, o.reason, rank));
+  else
+    print(fmt::format("# {}: {}: {}{} — after {}/{} cases, {:.1f} s",
+                      o.status == "interrupted" ? "INTERRUPTED" : "FAILED", where, o.reason, rank,
+                      o.cases_done, o.info.case_total, o.elapsed_s));
+}
+
+void ConsoleReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>& records) {
+  const ComparisonSet set = compare_backends(run.backends, records);
+  if (set.backends.size() < 2 || set.tables.empty()) return;
+  const std::string& ref = set.backends[0];
+  print("#");
+  print(
+      fmt::format("# Comparison for run '{}': time (us) and busbw (GB/s) per backend; "
+                  "ratio = backend time / {} time",
+                  run.name, ref));
+  for (const auto& t : set.tables) {
+    print(fmt::format("# {} {} {} {}, {}", t.op, t.dtype, redop_or_dash(t.redop),
+                      short_placement(t.placement), ranks(t.world_size)));
+    std::string header = fmt::format("#{:>{}}", "size(B)", kSize - 1);
+    for (const auto& b : set.backends)
+      header += fmt::format("{:>{}}{:>{}}", b + " time", kBw + 2, b + " busbw", kBw + 2);
+    for (size_t i = 1; i < set.backends.size(); ++i)
+      header += fmt::format("{:>{}}", set.backends[i] + "/" + ref, kBw + 2);
+    print(header);
+    for (const auto& row : t.rows) {
+      std::string line = fmt::format("{:>{}}", row.bytes, kSize);
+      for (const auto* r : row.by_backend) {
+        if (r && r->status == "ok")
+          line += fmt::format("{:>{}}{:>{}}", format_time_us(r->time_us.mean), kBw + 2,
+                              format_gbps(r->busbw_gbps), kBw + 2);
+        else
+          line += fmt::format("{:>{}}{:>{}}", r ? r->status : "-", kBw + 2, "-", kBw + 2);
+      }
+      for (size_t i = 1; i < set.backends.size(); ++i) {
+        const auto ratio = time_ratio(row, i);
+        line += fmt::format("{:>{}}", ratio ? fmt::format("{:.2f}x", *ratio) : "-", kBw + 2);
+      }
+      print(line);
+    }
+  }
+}
+
+void ConsoleReporter::job_done(const JobResult& result) {
+  int ok_execs = 0, ok_cases = 0, unsupported = 0, noisy = 0;
+  int64_t wrong = 0;
+  for (const auto& e : result.executions) ok_execs += e.status == "ok";
+  for (const auto& c : result.cases) {
+    ok_cases += c.status == "ok";
+    unsupported += c.status == "unsupported";
+    noisy += is_noisy(c);
+    if (c.wrong > 0) wrong += c.wrong;
+  }
+  const int execs = static_cast<int>(result.executions.size());
+  const int cases = static_cast<int>(result.cases.size());
+  print("#");
+  print(fmt::format(
+      "# Summary: {} ({} ok, {} not ok) | {} ({} ok, {} unsupported, {} failed) | "
+      "#wrong {} | {} with CV > {:.0f}%",
+      count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases, "case"), ok_cases,
+      unsupported, cases - ok_cases - unsupported, wrong, count_of(noisy, "case"), kNoisyCv * 100));
+  print(fmt::format("# Results in: {}", output_dir_));
+  print(fmt::format("# Exit code {}: {}", result.exit_code, exit_reason(result)));
+}
+
+}  // namespace commbench

@@ -1,0 +1,71 @@
+#include "report/format.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace commbench {
+
+bool is_noisy(const CaseRecord& r) { return r.status == "ok" && r.time_us.cv > kNoisyCv; }
+
+std::string human_size(uint64_t bytes) {
+  static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024.0 && unit + 1 < kUnits.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (value == std::floor(value)) return fmt::format("{:.0f} {}", value, kUnits[unit]);
+  return fmt::format("{:.2f} {}", value, kUnits[unit]);
+}
+
+std::string format_time_us(double us) { return fmt::format("{:.2f}", us); }
+std::string format_gbps(double gbps) { return fmt::format("{:.2f}", gbps); }
+std::string format_cv_percent(double cv) { return fmt::format("{:.1f}", cv * 100.0); }
+std::string format_wrong(int64_t wrong) { return wrong < 0 ? "-" : fmt::format("{}", wrong); }
+
+std::string short_placement(std::string_view placement) {
+  if (placement == "out_of_place") return "out";
+  if (placement == "in_place") return "in";
+  return std::string(placement);
+}
+
+std::string redop_or_dash(std::string_view redop) {
+  return redop.empty() ? "-" : std::string(redop);
+}
+
+std::string exit_reason(const JobResult& result) {
+  int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0;
+  int64_t wrong = 0;
+  for (const auto& e : result.executions) {
+    if (e.status == "failed") ++failed_execs;
+    if (e.status == "unavailable") ++unavailable;
+    if (e.status == "interrupted") ++interrupted;
+  }
+  for (const auto& c : result.cases) {
+    if (c.status == "failed") ++failed_cases;
+    if (c.wrong > 0) wrong += c.wrong;
+  }
+  std::vector<std::string> why;
+  auto plural = [](int64_t n, const char* one, const char* many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+  };
+  if (failed_execs) why.push_back(plural(failed_execs, "execution failed", "executions failed"));
+  if (interrupted)
+    why.push_back(plural(interrupted, "execution interrupted", "executions interrupted"));
+  if (unavailable)
+    why.push_back(plural(unavailable, "backend unavailable", "backend executions unavailable"));
+  if (failed_cases) why.push_back(plural(failed_cases, "case failed", "cases failed"));
+  if (wrong)
+    why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
+  if (result.exit_code == 0)
+    return why.empty() ? "every execution completed and every check passed"
+                       : fmt::format("success, with notes: {}", fmt::join(why, "; "));
+  return why.empty() ? "see the messages above" : fmt::format("{}", fmt::join(why, "; "));
+}
+
+}  // namespace commbench

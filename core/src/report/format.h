@@ -1,0 +1,31 @@
+// Number and label formatting shared by the human-readable reporters (console, Markdown), so
+// both print the same thing for the same record.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "measure/case_record.h"
+#include "report/reporter.h"
+
+namespace commbench {
+
+// Cases whose coefficient of variation is above this are flagged (seed 003 asks for CV < 5%).
+inline constexpr double kNoisyCv = 0.05;
+
+bool is_noisy(const CaseRecord& r);  // measured, and CV above kNoisyCv
+
+// 1023 -> "1023 B", 4096 -> "4 KiB", 10'000'000 -> "9.54 MiB" (binary units: KiB = 1024 B).
+std::string human_size(uint64_t bytes);
+std::string format_time_us(double us);                    // "1234.57"
+std::string format_gbps(double gbps);                     // "12.35"
+std::string format_cv_percent(double cv);                 // 0.0234 -> "2.3"
+std::string format_wrong(int64_t wrong);                  // -1 (not checked) -> "-"
+std::string short_placement(std::string_view placement);  // "out_of_place" -> "out"
+std::string redop_or_dash(std::string_view redop);
+
+// Why the job ends with its exit code, in words: "1 execution failed; 12 mismatched elements".
+std::string exit_reason(const JobResult& result);
+
+}  // namespace commbench

@@ -1,0 +1,54 @@
+#include "report/jsonl_reporter.h"
+
+#include <nlohmann/json.hpp>
+
+#include "report/execution_json.h"
+
+namespace commbench {
+namespace {
+
+// {"type": ..., "schema_version": 1, <fields of body>}: the two tags first so a reader can
+// dispatch on a line before reading the rest.
+template <class T>
+std::string tagged_line(const char* type, const T& body) {
+  nlohmann::ordered_json line;
+  line["type"] = type;
+  line["schema_version"] = kResultsSchemaVersion;
+  nlohmann::ordered_json fields = body;
+  for (auto& [key, value] : fields.items()) line[key] = value;
+  // Invalid UTF-8 (a plugin's error message, say) is replaced rather than thrown on: losing a
+  // result line over one bad byte would be worse.
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace
+
+JsonlReporter::JsonlReporter(const std::filesystem::path& output_dir)
+    : file_(output_dir / kFileName) {}
+
+void JsonlReporter::job_started(const JobInfo& job) {
+  nlohmann::ordered_json j;
+  j["experiment"] = job.experiment;
+  j["file"] = job.file;
+  j["started_at"] = job.started_at;
+  j["host"] = job.host;
+  j["commbench_version"] = job.commbench_version;
+  file_.write_line(tagged_line("job", j));
+}
+
+void JsonlReporter::case_done(const CaseRecord& record) {
+  file_.write_line(tagged_line("case", record));
+}
+
+void JsonlReporter::execution_done(const ExecutionOutcome& outcome) {
+  file_.write_line(tagged_line("execution", outcome));
+}
+
+void JsonlReporter::job_done(const JobResult& result) {
+  nlohmann::ordered_json j;
+  j["finished_at"] = result.finished_at;
+  j["exit_code"] = result.exit_code;
+  file_.write_line(tagged_line("job_end", j));
+}
+
+}  // namespace commbench

@@ -1,0 +1,29 @@
+// results.jsonl: one JSON object per line, written and flushed as each event arrives, so a crash
+// loses nothing already measured. Lines: "job" (first), "case", "execution", "job_end" (last;
+// its absence means the job did not finish). docs/output.md has every field.
+#pragma once
+
+#include <filesystem>
+
+#include "report/output_file.h"
+#include "report/reporter.h"
+
+namespace commbench {
+
+class JsonlReporter : public Reporter {
+ public:
+  // Creates <output_dir>/results.jsonl. Throws std::runtime_error if it cannot.
+  explicit JsonlReporter(const std::filesystem::path& output_dir);
+
+  void job_started(const JobInfo& job) override;
+  void case_done(const CaseRecord& record) override;
+  void execution_done(const ExecutionOutcome& outcome) override;
+  void job_done(const JobResult& result) override;
+
+  static constexpr const char* kFileName = "results.jsonl";
+
+ private:
+  LineFile file_;
+};
+
+}  // namespace commbench

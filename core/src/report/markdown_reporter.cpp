@@ -1,0 +1,239 @@
+#include "report/markdown_reporter.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "report/comparison.h"
+#include "report/format.h"
+#include "report/output_file.h"
+
+namespace commbench {
+namespace {
+
+// Table cells cannot hold '|' or line breaks.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+struct Column {
+  std::string title;
+  bool numeric;  // right-aligned
+};
+
+void append_table(std::string& md, const std::vector<Column>& columns,
+                  const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::string> titles, rules;
+  for (const auto& c : columns) {
+    titles.push_back(cell(c.title));
+    rules.push_back(c.numeric ? "---:" : "---");
+  }
+  md += fmt::format("| {} |\n|{}|\n", fmt::join(titles, " | "), fmt::join(rules, "|"));
+  for (const auto& row : rows) md += fmt::format("| {} |\n", fmt::join(row, " | "));
+  md += "\n";
+}
+
+std::string not_measured(const CaseRecord& r) {
+  return cell(r.reason.empty() ? r.status : fmt::format("{}: {}", r.status, r.reason));
+}
+
+std::string cv_cell(const CaseRecord& r) {
+  const std::string cv = format_cv_percent(r.time_us.cv) + "%";
+  return is_noisy(r) ? "**" + cv + "** ⚠" : cv;
+}
+
+void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& result) {
+  std::set<int> worlds;
+  for (const auto& e : result.executions) worlds.insert(e.info.world_size);
+  std::vector<std::string> backends;
+  if (job.plugins.is_object())
+    for (auto& [name, info] : job.plugins.items()) {
+      const std::string version = info.is_object() ? info.value("version", "") : "";
+      backends.push_back(version.empty() ? name : fmt::format("{} {}", name, version));
+    }
+  md += fmt::format("# commbench results: {}\n\n", job.experiment);
+  md += fmt::format("- **Experiment file:** `{}`\n", job.file);
+  md += fmt::format("- **Started:** {}  **Finished:** {}\n", job.started_at, result.finished_at);
+  md += fmt::format("- **Host:** {}\n", job.host);
+  md += fmt::format("- **commbench:** {}\n", job.commbench_version);
+  md += fmt::format("- **Backends:** {}\n",
+                    backends.empty() ? "-" : fmt::format("{}", fmt::join(backends, ", ")));
+  md += fmt::format("- **World sizes:** {}\n", fmt::join(worlds, ", "));
+  md += fmt::format("- **Exit code:** {} ({})\n", result.exit_code, exit_reason(result));
+  md += fmt::format("- **Output folder:** `{}`\n\n", job.output_dir);
+  md +=
+      "Times are per operation in microseconds. Each iteration's time is the slowest rank's; "
+      "`time` is the mean over iterations, p50/p99 are percentiles over iterations, "
+      "CV = stddev / mean (⚠ above 5%). algbw and busbw (decimal GB/s) follow nccl-tests and "
+      "use the mean time; see docs/metrics.md.\n\n";
+}
+
+void append_executions(std::string& md, const std::vector<const ExecutionOutcome*>& execs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto* e : execs)
+    rows.push_back({e->info.backend, fmt::format("{}", e->info.world_size), e->status,
+                    fmt::format("{}/{}", e->cases_done, e->info.case_total),
+                    fmt::format("{:.1f}", e->elapsed_s),
+                    e->failed_rank >= 0 ? fmt::format("{}", e->failed_rank) : "-",
+                    e->reason.empty() ? "-" : cell(e->reason)});
+  append_table(md,
+               {{"backend", false},
+                {"ranks", true},
+                {"status", false},
+                {"cases", true},
+                {"elapsed (s)", true},
+                {"failed rank", true},
+                {"reason", false}},
+               rows);
+}
+
+// One table per (backend, world size, op, dtype, redop, placement), in order of appearance.
+void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& cases) {
+  using Key = std::tuple<std::string, int, std::string, std::string, std::string, std::string>;
+  std::vector<std::pair<Key, std::vector<const CaseRecord*>>> groups;
+  for (const auto* c : cases) {
+    Key key{c->backend, c->world_size, c->op, c->dtype, c->redop, c->placement};
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(c);
+  }
+  for (auto& [key, members] : groups) {
+    // Sizes ascending whatever order the plan ran them in (e.g. shuffled to avoid drift bias).
+    std::stable_sort(members.begin(), members.end(),
+                     [](const CaseRecord* a, const CaseRecord* b) { return a->bytes < b->bytes; });
+    const auto& [backend, world, op, dtype, redop, placement] = key;
+    md += fmt::format("### {} · {} ranks · {} · {} · {} · {}\n\n", backend, world, op, dtype,
+                      redop_or_dash(redop), placement);
+    std::vector<std::vector<std::string>> rows;
+    for (const auto* r : members) {
+      if (r->status != "ok") {
+        rows.push_back({human_size(r->bytes), fmt::format("{}", r->bytes),
+                        fmt::format("{}", r->count), not_measured(*r), "-", "-", "-", "-", "-",
+                        format_wrong(r->wrong)});
+        continue;
+      }
+      rows.push_back({human_size(r->bytes), fmt::format("{}", r->bytes),
+                      fmt::format("{}", r->count), format_time_us(r->time_us.mean),
+                      format_gbps(r->algbw_gbps), format_gbps(r->busbw_gbps),
+                      format_time_us(r->time_us.p50), format_time_us(r->time_us.p99), cv_cell(*r),
+                      format_wrong(r->wrong)});
+    }
+    append_table(md,
+                 {{"size", true},
+                  {"bytes", true},
+                  {"count", true},
+                  {"time (us)", true},
+                  {"algbw (GB/s)", true},
+                  {"busbw (GB/s)", true},
+                  {"p50 (us)", true},
+                  {"p99 (us)", true},
+                  {"CV", true},
+                  {"#wrong", true}},
+                 rows);
+  }
+}
+
+void append_comparison(std::string& md, const std::vector<std::string>& order,
+                       const std::vector<CaseRecord>& records) {
+  const ComparisonSet set = compare_backends(order, records);
+  if (set.backends.size() < 2) return;
+  const std::string& ref = set.backends[0];
+  for (const auto& t : set.tables) {
+    md += fmt::format("### Comparison · {} · {} · {} · {} · {} ranks\n\n", t.op, t.dtype,
+                      redop_or_dash(t.redop), t.placement, t.world_size);
+    std::vector<Column> columns{{"size", true}};
+    for (const auto& b : set.backends) {
+      columns.push_back({b + " time (us)", true});
+      columns.push_back({b + " busbw (GB/s)", true});
+    }
+    for (size_t i = 1; i < set.backends.size(); ++i)
+      columns.push_back({fmt::format("{} / {} time", set.backends[i], ref), true});
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& row : t.rows) {
+      std::vector<std::string> cells{human_size(row.bytes)};
+      for (const auto* r : row.by_backend) {
+        if (r && r->status == "ok") {
+          cells.push_back(format_time_us(r->time_us.mean));
+          cells.push_back(format_gbps(r->busbw_gbps));
+        } else {
+          cells.push_back(r ? cell(r->status) : "-");
+          cells.push_back("-");
+        }
+      }
+      for (size_t i = 1; i < set.backends.size(); ++i) {
+        const auto ratio = time_ratio(row, i);
+        cells.push_back(ratio ? fmt::format("{:.2f}×", *ratio) : "-");
+      }
+      rows.push_back(std::move(cells));
+    }
+    append_table(md, columns, rows);
+  }
+}
+
+}  // namespace
+
+std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
+                                    const std::map<int, std::vector<std::string>>& backend_order) {
+  std::string md;
+  append_job_metadata(md, job, result);
+
+  std::set<int> runs;
+  for (const auto& e : result.executions) runs.insert(e.info.run_index);
+  for (const auto& c : result.cases) runs.insert(c.run_index);
+
+  for (int run : runs) {
+    std::vector<const ExecutionOutcome*> execs;
+    std::vector<const CaseRecord*> cases;
+    std::vector<CaseRecord> run_records;
+    std::string name;
+    std::vector<std::string> order;
+    for (const auto& e : result.executions)
+      if (e.info.run_index == run) {
+        execs.push_back(&e);
+        name = e.info.run;
+        if (std::find(order.begin(), order.end(), e.info.backend) == order.end())
+          order.push_back(e.info.backend);
+      }
+    for (const auto& c : result.cases)
+      if (c.run_index == run) {
+        cases.push_back(&c);
+        run_records.push_back(c);
+        if (name.empty()) name = c.run;
+      }
+    if (auto it = backend_order.find(run); it != backend_order.end()) order = it->second;
+
+    md += fmt::format("## Run `{}`\n\n", name);
+    if (!execs.empty()) append_executions(md, execs);
+    append_case_tables(md, cases);
+    append_comparison(md, order, run_records);
+  }
+  return md;
+}
+
+MarkdownReporter::MarkdownReporter(std::filesystem::path output_dir)
+    : output_dir_(std::move(output_dir)) {}
+
+void MarkdownReporter::job_started(const JobInfo& job) { job_ = job; }
+
+void MarkdownReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>&) {
+  backend_order_[run.index] = run.backends;
+}
+
+void MarkdownReporter::job_done(const JobResult& result) {
+  write_file_atomically(output_dir_ / kFileName,
+                        render_markdown_summary(job_, result, backend_order_));
+}
+
+}  // namespace commbench

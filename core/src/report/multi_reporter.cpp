@@ -1,0 +1,43 @@
+#include "report/multi_reporter.h"
+
+#include <exception>
+
+namespace commbench {
+
+void MultiReporter::add(std::unique_ptr<Reporter> reporter) {
+  if (reporter) reporters_.push_back(std::move(reporter));
+}
+
+template <class F>
+void MultiReporter::each(F&& call) {
+  std::exception_ptr first;
+  for (auto& r : reporters_) {
+    try {
+      call(*r);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void MultiReporter::job_started(const JobInfo& job) {
+  each([&](Reporter& r) { r.job_started(job); });
+}
+void MultiReporter::execution_started(const ExecutionInfo& exec) {
+  each([&](Reporter& r) { r.execution_started(exec); });
+}
+void MultiReporter::case_done(const CaseRecord& record) {
+  each([&](Reporter& r) { r.case_done(record); });
+}
+void MultiReporter::execution_done(const ExecutionOutcome& outcome) {
+  each([&](Reporter& r) { r.execution_done(outcome); });
+}
+void MultiReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>& records) {
+  each([&](Reporter& r) { r.run_done(run, records); });
+}
+void MultiReporter::job_done(const JobResult& result) {
+  each([&](Reporter& r) { r.job_done(result); });
+}
+
+}  // namespace commbench

@@ -1,0 +1,32 @@
+// Fans every event out to several reporters, in the order they were added.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "report/reporter.h"
+
+namespace commbench {
+
+class MultiReporter : public Reporter {
+ public:
+  void add(std::unique_ptr<Reporter> reporter);
+  size_t size() const { return reporters_.size(); }
+
+  // If one reporter throws (a full disk), the others still get the event, so one broken
+  // output does not cost the rest; the first exception is rethrown afterwards.
+  void job_started(const JobInfo& job) override;
+  void execution_started(const ExecutionInfo& exec) override;
+  void case_done(const CaseRecord& record) override;
+  void execution_done(const ExecutionOutcome& outcome) override;
+  void run_done(const RunSpec& run, const std::vector<CaseRecord>& records) override;
+  void job_done(const JobResult& result) override;
+
+ private:
+  template <class F>
+  void each(F&& call);
+
+  std::vector<std::unique_ptr<Reporter>> reporters_;
+};
+
+}  // namespace commbench

@@ -1,0 +1,69 @@
+// Reporters turn events of a job into outputs (console, results.jsonl, results.csv,
+// summary.json, summary.md). One interface, many implementations, like google/benchmark's.
+// The agent calls them in this order:
+//   job_started, { execution_started, case_done*, execution_done }*, run_done per [[run]], job_done
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiment/experiment.h"
+#include "measure/case_record.h"
+
+namespace commbench {
+
+struct JobInfo {
+  std::string experiment;      // name
+  std::string file;            // experiment file
+  std::string output_dir;      // this job's folder (already created)
+  std::string started_at;      // ISO 8601 local time with offset
+  std::string host;            // hostname
+  std::string commbench_version;
+  nlohmann::json experiment_json;  // Experiment::as_parsed
+  nlohmann::json plugins;          // name -> PluginInfo json for the backends used
+  nlohmann::json environment;      // launcher, clock resolution, ...
+};
+
+// One execution = one [[run]] x one backend x one world size, in fresh worker processes.
+struct ExecutionInfo {
+  int run_index = 0;
+  std::string run;
+  std::string backend;
+  int world_size = 0;
+  int exec_index = 0;  // 0-based among all executions of the job
+  int exec_total = 0;
+  int case_total = 0;  // cases this execution will measure
+};
+
+struct ExecutionOutcome {
+  ExecutionInfo info;
+  std::string status = "ok";  // "ok" | "failed" | "unavailable" | "interrupted"
+  std::string reason;         // for failures: rank, signal/exit code/timeout, phase
+  int failed_rank = -1;
+  double elapsed_s = 0;
+  int cases_done = 0;
+  nlohmann::json metadata;    // backend/host facts reported by the workers
+};
+
+struct JobResult {
+  std::vector<CaseRecord> cases;
+  std::vector<ExecutionOutcome> executions;
+  std::string finished_at;
+  int exit_code = 0;
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void job_started(const JobInfo&) {}
+  virtual void execution_started(const ExecutionInfo&) {}
+  virtual void case_done(const CaseRecord&) {}
+  virtual void execution_done(const ExecutionOutcome&) {}
+  // All records of one [[run]] (every backend and world size): where comparisons are printed.
+  virtual void run_done(const RunSpec&, const std::vector<CaseRecord>&) {}
+  virtual void job_done(const JobResult&) {}
+};
+
+}  // namespace commbench

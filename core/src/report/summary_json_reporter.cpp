@@ -1,0 +1,82 @@
+#include "report/summary_json_reporter.h"
+
+#include <set>
+
+#include "report/execution_json.h"
+#include "report/output_file.h"
+
+namespace commbench {
+namespace {
+
+// Every world size the job actually used, ascending.
+nlohmann::ordered_json world_sizes(const JobResult& result) {
+  std::set<int> sizes;
+  for (const auto& e : result.executions) sizes.insert(e.info.world_size);
+  for (const auto& c : result.cases) sizes.insert(c.world_size);
+  sizes.erase(0);
+  return nlohmann::ordered_json(std::vector<int>(sizes.begin(), sizes.end()));
+}
+
+// name -> the plugin's static info (JobInfo::plugins) plus "metadata": the facts its workers
+// reported, merged over the backend's executions, later ones winning on equal keys (each
+// execution's own metadata stays in "executions").
+nlohmann::ordered_json backends(const JobInfo& job, const JobResult& result) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (job.plugins.is_object())
+    for (auto& [name, info] : job.plugins.items()) {
+      out[name] =
+          info.is_object() ? nlohmann::ordered_json(info) : nlohmann::ordered_json::object();
+      out[name]["metadata"] = nlohmann::ordered_json::object();
+    }
+  for (const auto& e : result.executions) {
+    auto& entry = out[e.info.backend];
+    if (!entry.is_object()) entry = nlohmann::ordered_json::object();
+    auto& merged = entry["metadata"];
+    if (!merged.is_object()) merged = nlohmann::ordered_json::object();
+    // Deep merge (RFC 7396): {"ranks": {"0": ...}} from several executions accumulate.
+    if (e.metadata.is_object()) merged.merge_patch(nlohmann::ordered_json(e.metadata));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& result) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = kResultsSchemaVersion;
+
+  auto& j = doc["job"];
+  j["name"] = job.experiment;
+  j["file"] = job.file;
+  j["output_dir"] = job.output_dir;
+  j["started_at"] = job.started_at;
+  j["finished_at"] = result.finished_at;
+  j["host"] = job.host;
+  j["commbench_version"] = job.commbench_version;
+  j["world_sizes"] = world_sizes(result);
+  j["backends"] = backends(job, result);
+  j["environment"] = job.environment.is_null() ? nlohmann::ordered_json::object()
+                                               : nlohmann::ordered_json(job.environment);
+
+  doc["experiment"] = job.experiment_json;
+  doc["executions"] = nlohmann::ordered_json::array();
+  for (const auto& e : result.executions) doc["executions"].push_back(e);
+  doc["results"] = nlohmann::ordered_json::array();
+  for (const auto& c : result.cases) doc["results"].push_back(c);
+  doc["exit_code"] = result.exit_code;
+  return doc;
+}
+
+SummaryJsonReporter::SummaryJsonReporter(std::filesystem::path output_dir)
+    : output_dir_(std::move(output_dir)) {}
+
+void SummaryJsonReporter::job_started(const JobInfo& job) { job_ = job; }
+
+void SummaryJsonReporter::job_done(const JobResult& result) {
+  const auto doc = make_summary_json(job_, result);
+  write_file_atomically(
+      output_dir_ / kFileName,
+      doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace commbench

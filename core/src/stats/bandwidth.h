@@ -1,0 +1,24 @@
+// algbw and busbw as nccl-tests defines them (docs/metrics.md).
+#pragma once
+
+#include <cstdint>
+
+#include "common/ops.h"
+
+namespace commbench {
+
+// Bytes that algbw divides by time, given the per-rank message size `bytes` (count * dtype size)
+// and `world` ranks: e.g. allreduce -> bytes, allgather -> bytes * world.
+double algbw_bytes(OpKind op, uint64_t bytes, int world);
+// busbw = algbw * factor: allreduce 2(n-1)/n, allgather/reducescatter/alltoall/gather/scatter
+// (n-1)/n, broadcast/reduce/p2p 1, barrier 0.
+double busbw_factor(OpKind op, int world);
+
+struct Bandwidth {
+  double algbw_gbps = 0;  // decimal GB/s (1e9 bytes per second)
+  double busbw_gbps = 0;
+};
+// time_us: the time of one operation (for p2p patterns: of one message).
+Bandwidth bandwidth(OpKind op, uint64_t bytes, int world, double time_us);
+
+}  // namespace commbench

@@ -1,0 +1,50 @@
+// One plugin's backend and communicator inside a worker, with every ABI call checked: a
+// non-NULL cb_error becomes a PluginError (plugin/plugin_error.h) with its status and message.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commbench/backend.h"
+#include "plugin/plugin_error.h"
+
+namespace commbench {
+
+class BackendSession {
+ public:
+  // `api` must outlive the session (the plugin is never unloaded).
+  explicit BackendSession(const cb_backend_api& api) : api_(api) {}
+  ~BackendSession();
+  BackendSession(const BackendSession&) = delete;
+  BackendSession& operator=(const BackendSession&) = delete;
+
+  void init(const cb_host_services* host);
+  void create_comm(int32_t timeout_ms);
+  cb_capabilities capabilities() const;  // the set this process really has
+  std::vector<std::pair<std::string, std::string>> metadata() const;
+
+  void* alloc(cb_mem mem, size_t bytes);  // plugin allocator if it has one, else host memory
+  void free(cb_mem mem, void* ptr);
+
+  cb_request* post(const cb_op_args& args);
+  void wait(cb_request* req, int32_t timeout_ms);
+  void release(cb_request* req) { api_.request_free(req); }
+  bool has_groups() const { return api_.group_start && api_.group_end; }
+  void group_start();
+  void group_end();
+
+  // Tear down without waiting for peers (after a failure); safe to call more than once.
+  void abort() noexcept;
+  void shutdown();  // comm_destroy + finalize
+
+  const cb_backend_api& api() const { return api_; }
+
+ private:
+  void check(cb_error* err, const char* what) const { commbench::check(api_, err, what); }
+  const cb_backend_api& api_;
+  cb_backend* backend_ = nullptr;
+  cb_comm* comm_ = nullptr;
+};
+
+}  // namespace commbench

@@ -1,0 +1,136 @@
+#include "worker/worker_main.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "bootstrap/collectives.h"
+#include "commbench/sdk/dtypes.hpp"
+#include "measure/case_runner.h"
+#include "plan/plan.h"
+#include "plugin/loader.h"
+#include "worker/backend_session.h"
+#include "worker/host_services.h"
+#include "worker/result_channel.h"
+
+namespace po = boost::program_options;
+
+namespace commbench {
+namespace {
+
+struct WorkerArgs {
+  int rank = 0, world = 1, local_rank = 0, local_world = 1;
+  std::string store, plugin;
+  int result_fd = 3;
+};
+
+WorkerArgs parse_args(int argc, char** argv) {
+  WorkerArgs a;
+  po::options_description d("worker");
+  d.add_options()("rank", po::value(&a.rank)->required())("world", po::value(&a.world)->required())(
+      "local-rank", po::value(&a.local_rank))("local-world", po::value(&a.local_world))(
+      "store", po::value(&a.store)->required())("plugin", po::value(&a.plugin)->required())(
+      "result-fd", po::value(&a.result_fd));
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, d), vm);
+  po::notify(vm);
+  return a;
+}
+
+std::string describe_case(const CaseSpec& c) {
+  return fmt::format("{} {} B {}{}{}", op_info(c.op).name, c.bytes, sdk::dtype_name(c.dtype),
+                     c.redop ? " " : "", c.redop ? sdk::redop_name(*c.redop) : "");
+}
+
+int32_t ms_until(std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now()).count();
+  return static_cast<int32_t>(std::clamp<int64_t>(left, 1, INT32_MAX));
+}
+
+}  // namespace
+
+int worker_main(int argc, char** argv) {
+  WorkerArgs args;
+  try {
+    args = parse_args(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "commbench worker: " << e.what() << " (workers are started by `commbench run`)\n";
+    return 2;
+  }
+  ResultChannel out(args.result_fd, args.rank);
+  std::string phase = "startup";
+  std::unique_ptr<BackendSession> session;
+  try {
+    const std::string spec_text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    const Execution exec = nlohmann::json::parse(spec_text).get<Execution>();
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(exec.timeout_s * 1000));
+
+    phase = "connect to store";
+    const auto colon = args.store.rfind(':');
+    const char* token = std::getenv("COMMBENCH_STORE_TOKEN");
+    auto store = StoreClient::connect(args.store.substr(0, colon),
+                                      static_cast<uint16_t>(std::stoi(args.store.substr(colon + 1))),
+                                      Millis(ms_until(deadline)), token ? token : "");
+    Bootstrap bootstrap(*store, fmt::format("exec{}", exec.index), args.rank, args.world);
+
+    phase = "load plugin";
+    out.phase(phase);
+    static const LoadedPlugin plugin = load_plugin(args.plugin);
+    HostServices host(bootstrap, args.local_rank, args.local_world, exec.options);
+    session = std::make_unique<BackendSession>(plugin.api);
+
+    phase = "init";
+    out.phase(phase);
+    try {
+      session->init(host.get());
+    } catch (const PluginError& e) {
+      if (e.status() != CB_ERR_UNAVAILABLE) throw;
+      out.send({{"type", "unavailable"}, {"reason", e.what()}});
+      session.reset();
+      return kWorkerExitUnavailable;
+    }
+    phase = "communicator creation";
+    out.phase(phase);
+    session->create_comm(ms_until(deadline));
+
+    nlohmann::json meta{{"pid", ::getpid()}, {"plugin", args.plugin}};
+    char hostname[256] = {0};
+    ::gethostname(hostname, sizeof(hostname) - 1);
+    meta["host"] = hostname;
+    for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
+    out.send({{"type", "meta"}, {"metadata", meta}});
+
+    CaseEnvironment env{*session, bootstrap, exec, session->capabilities(), deadline};
+    for (size_t i = 0; i < exec.cases.size(); ++i) {
+      const CaseSpec& c = exec.cases[i];
+      phase = fmt::format("case {}/{} ({})", i + 1, exec.cases.size(), describe_case(c));
+      out.phase("case", static_cast<int>(i), describe_case(c));
+      if (auto rec = run_case(env, c)) {
+        nlohmann::json j = *rec;
+        j["type"] = "case";
+        j["case_index"] = i;
+        out.send(std::move(j));
+      }
+    }
+    phase = "finalisation";
+    out.phase(phase);
+    session->shutdown();
+    out.send({{"type", "done"}});
+    return 0;
+  } catch (const std::exception& e) {
+    out.send({{"type", "error"}, {"phase", phase}, {"message", e.what()}});
+    std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
+    if (session) session->abort();
+    return kWorkerExitFailed;
+  }
+}
+
+}  // namespace commbench

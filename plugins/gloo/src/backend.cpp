@@ -1,0 +1,79 @@
+#include "backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <gloo/config.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "errors.h"
+
+void cb_backend::log(cb_log_level level, const std::string& message) const {
+  if (host.log != nullptr) host.log(host.ctx, level, message.c_str());
+}
+
+namespace commbench::gloo_backend {
+namespace {
+
+cb_host_services copy_host_services(const cb_host_services& given) {
+  if (given.struct_size < CB_STRUCT_SIZE(cb_host_services, kv_get))
+    fail(CB_ERR_INVALID_ARGUMENT,
+         "host services struct is too small (" + std::to_string(given.struct_size) +
+             " bytes): the gloo plugin needs the bootstrap and key/value services of ABI 1.0");
+  cb_host_services host{};
+  std::memcpy(&host, &given, std::min(given.struct_size, sizeof(host)));
+  if (host.bootstrap_broadcast == nullptr || host.kv_set == nullptr || host.kv_get == nullptr)
+    fail(CB_ERR_INVALID_ARGUMENT,
+         "host services lack bootstrap_broadcast, kv_set or kv_get, which gloo's rendezvous needs");
+  if (host.world_size < 1 || host.rank < 0 || host.rank >= host.world_size)
+    fail(CB_ERR_INVALID_ARGUMENT, "host services give rank " + std::to_string(host.rank) +
+                                      " of world size " + std::to_string(host.world_size));
+  return host;
+}
+
+std::shared_ptr<gloo::transport::Device> create_tcp_device(const GlooOptions& options) {
+  gloo::transport::tcp::attr attr;
+  attr.hostname = options.hostname;
+  attr.iface = options.iface;
+  try {
+    return gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& e) {
+    const std::string where = options.iface.empty() ? "hostname '" + options.hostname + "'"
+                                                    : "interface '" + options.iface + "'";
+    fail(CB_ERR_INVALID_ARGUMENT,
+         "gloo cannot create a TCP device on " + where + ": " + e.what() +
+             "; set the gloo option hostname to an address of this host, or iface to one of "
+             "its interfaces (see `ip addr`)");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
+  auto backend = std::make_unique<cb_backend>();
+  backend->host = copy_host_services(given);
+  if (backend->host.num_options > 0 && backend->host.options == nullptr)
+    fail(CB_ERR_INVALID_ARGUMENT, "host services give options count but no options");
+  backend->options = parse_options(backend->host.options, backend->host.num_options);
+  backend->device = create_tcp_device(backend->options);
+  backend->log(CB_LOG_DEBUG, "gloo: TCP device " + backend->device->str() + ", allreduce algorithm " +
+                                 std::string(algorithm_name(backend->options.allreduce_algorithm)));
+  return backend;
+}
+
+void emit_metadata(const cb_backend& backend,
+                   void (*emit)(void* ctx, const char* key, const char* value), void* ctx) {
+  const GlooOptions& o = backend.options;
+  const std::string version = std::to_string(GLOO_VERSION_MAJOR) + "." +
+                              std::to_string(GLOO_VERSION_MINOR) + "." +
+                              std::to_string(GLOO_VERSION_PATCH);
+  emit(ctx, "gloo_version", version.c_str());
+  emit(ctx, "transport", o.transport.c_str());
+  emit(ctx, "hostname", o.hostname.c_str());
+  emit(ctx, "iface", o.iface.c_str());
+  emit(ctx, "allreduce_algorithm", std::string(algorithm_name(o.allreduce_algorithm)).c_str());
+  emit(ctx, "timeout_ms", std::to_string(o.timeout.count()).c_str());
+  if (backend.device) emit(ctx, "device", backend.device->str().c_str());
+}
+
+}  // namespace commbench::gloo_backend

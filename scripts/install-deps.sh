@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what commbench needs to build and test, from Debian 12 packages. Does nothing (and
+# needs no network) when everything is already there. Why each package is needed: README.md.
+set -euo pipefail
+
+packages=(
+  cmake g++ ninja-build pkg-config python3
+  libtomlplusplus-dev            # experiment files
+  libboost-dev libboost-program-options-dev libboost-filesystem-dev  # Boost.DLL, CLI
+  nlohmann-json3-dev libfmt-dev  # records and formatting
+  libgloo-dev                    # the gloo backend
+  libgtest-dev libgmock-dev      # unit and integration tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

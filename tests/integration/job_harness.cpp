@@ -1,0 +1,88 @@
+#include "job_harness.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace commbench::testing {
+namespace fs = std::filesystem;
+
+static std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+CommandResult run_commbench(const std::vector<std::string>& args, const fs::path& cwd) {
+  std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(COMMBENCH_BIN);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " 2>&1 </dev/null";
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+JobDir::JobDir() {
+  std::random_device rd;
+  dir_ = fs::temp_directory_path() / ("commbench-it-" + std::to_string(rd()));
+  fs::create_directories(dir_);
+}
+
+JobDir::~JobDir() {
+  std::error_code ec;
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir_, ec);  // keep evidence of failures
+}
+
+fs::path JobDir::write(const std::string& name, const std::string& text) const {
+  const fs::path p = dir_ / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+CommandResult JobDir::run(const fs::path& file, const std::vector<std::string>& extra) const {
+  std::vector<std::string> args{"run", file.string(), "-o", (dir_ / "out").string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_commbench(args, dir_);
+}
+
+fs::path JobDir::job_folder() const {
+  std::vector<fs::path> found;
+  if (fs::exists(dir_ / "out"))
+    for (const auto& e : fs::directory_iterator(dir_ / "out")) found.push_back(e.path());
+  EXPECT_EQ(found.size(), 1u) << "expected exactly one job folder under " << dir_ / "out";
+  return found.empty() ? fs::path() : found[0];
+}
+
+std::vector<nlohmann::json> JobDir::records(const std::string& type) const {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(job_folder() / "results.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.value("type", "") == type) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace commbench::testing

@@ -1,0 +1,41 @@
+// Runs the real commbench binary in a temporary folder and reads back what it wrote.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace commbench::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr interleaved
+  double seconds = 0;
+};
+
+// Runs `commbench <args>` from `cwd`, capturing output.
+CommandResult run_commbench(const std::vector<std::string>& args, const std::filesystem::path& cwd);
+
+class JobDir {
+ public:
+  // A fresh temporary folder holding experiment files and results.
+  JobDir();
+  ~JobDir();
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path write(const std::string& name, const std::string& text) const;
+  // Runs `commbench run FILE -o <tmp>/out [extra]`.
+  CommandResult run(const std::filesystem::path& file, const std::vector<std::string>& extra = {}) const;
+  // The single job folder under out/ (fails the test if there is not exactly one).
+  std::filesystem::path job_folder() const;
+  // Every line of results.jsonl of the job, parsed.
+  std::vector<nlohmann::json> records(const std::string& type = "case") const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+std::string read_text(const std::filesystem::path& p);
+
+}  // namespace commbench::testing

@@ -1,0 +1,121 @@
+// A plugin that crashes and one that hangs, each followed by a Gloo run in the same job: the bad
+// runs are reported failed (rank, cause) within their timeout, and the Gloo results still appear.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+std::string experiment(const std::string& bad_backend, const std::string& options, int timeout_s) {
+  return fmt::format(R"(
+name = "faults"
+plugin_path = ["{}"]
+[[run]]
+name = "bad"
+backends = ["{}"]
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 3
+warmup = 1
+iterations = 20
+timeout = "{}s"
+[run.options.{}]
+{}
+[[run]]
+name = "good"
+backends = ["gloo"]
+ops = ["allreduce"]
+sizes = ["4KiB", "64KiB"]
+world_size = 2
+iterations = 3
+)", COMMBENCH_TEST_PLUGIN_DIR, bad_backend, timeout_s, bad_backend, options);
+}
+
+void expect_gloo_results(const JobDir& dir) {
+  size_t good = 0;
+  for (const auto& c : dir.records())
+    if (c["run"] == "good" && c["status"] == "ok" && c["wrong"] == 0) ++good;
+  EXPECT_EQ(good, 2u);
+}
+
+TEST(Failures, CrashingRankIsReportedAndTheJobGoesOn) {
+  JobDir dir;
+  const auto file = dir.write("crash.toml", experiment("crash", "crash_rank = 1\ncrash_after = 5\nmode = \"segv\"", 60));
+  const CommandResult r = dir.run(file);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1);
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("SIGSEGV"), std::string::npos) << reason;
+  EXPECT_EQ(execs[1]["status"], "ok");
+  expect_gloo_results(dir);
+  EXPECT_LT(r.seconds, 45.0);  // a crash is noticed at once, not at the 60 s timeout
+}
+
+TEST(Failures, AbortAndNonZeroExitAreReported) {
+  for (const auto& [mode, needle] : {std::pair{"abort", "SIGABRT"}, std::pair{"exit", "exit code 7"}}) {
+    JobDir dir;
+    const auto file = dir.write("crash.toml", experiment("crash", fmt::format("crash_rank = 2\ncrash_after = 2\nmode = \"{}\"", mode), 60));
+    const CommandResult r = dir.run(file, {"--quiet"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const auto execs = dir.records("execution");
+    ASSERT_EQ(execs.size(), 2u);
+    EXPECT_EQ(execs[0]["failed_rank"], 2);
+    EXPECT_NE(execs[0]["reason"].get<std::string>().find(needle), std::string::npos) << execs[0].dump();
+    expect_gloo_results(dir);
+  }
+}
+
+TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
+  JobDir dir;
+  const int timeout_s = 4;
+  const auto file = dir.write("hang.toml", experiment("hang", "hang_rank = 1\nhang_after = 3", timeout_s));
+  const CommandResult r = dir.run(file);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1);
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("timed out"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("rank 1 stuck"), std::string::npos) << reason;
+  EXPECT_LT(execs[0]["elapsed_s"].get<double>(), timeout_s + 2.0 + 2.0);  // + SIGTERM grace
+  EXPECT_EQ(execs[1]["status"], "ok");
+  expect_gloo_results(dir);
+}
+
+TEST(Failures, MeasuredCasesSurviveALaterCrash) {
+  JobDir dir;
+  // Two sizes succeed before the crash (crash_after counts posts across cases).
+  const auto file = dir.write("partial.toml", fmt::format(R"(
+name = "partial"
+plugin_path = ["{}"]
+[[run]]
+backends = ["crash"]
+ops = ["allreduce"]
+sizes = ["1KiB", "2KiB", "4KiB", "8KiB"]
+world_size = 2
+warmup = 0
+iterations = 2
+check = false
+[run.options.crash]
+crash_rank = 0
+crash_after = 6
+mode = "segv"
+)", COMMBENCH_TEST_PLUGIN_DIR));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto cases = dir.records();
+  EXPECT_GE(cases.size(), 1u) << r.output;
+  EXPECT_LT(cases.size(), 4u);
+  for (const auto& c : cases) EXPECT_EQ(c["status"], "ok");
+}
+
+}  // namespace
+}  // namespace commbench::testing

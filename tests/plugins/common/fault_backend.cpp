@@ -1,0 +1,205 @@
+#include "fault_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+// The ABI declares these as incomplete C structs; the plugin gives them their bodies.
+struct cb_error {
+  cb_status code;
+  std::string message;
+};
+struct cb_backend {
+  const cb_host_services* host;
+};
+struct cb_comm {
+  cb_backend* backend;
+  int32_t timeout_ms;  // from comm_create, used for every bootstrap call of an op
+  uint64_t posts = 0;
+};
+struct cb_request {};  // ops complete inside post(); nothing to track
+
+namespace cbtest {
+namespace {
+
+// Returned when even the error object cannot be allocated; error_destroy never frees it.
+cb_error g_out_of_memory{CB_ERR_RESOURCE_EXHAUSTED, "out of memory"};
+
+cb_error* make_error(cb_status code, std::string message) {
+  try {
+    return new cb_error{code, std::string(kPluginName) + ": " + std::move(message)};
+  } catch (...) {
+    return &g_out_of_memory;
+  }
+}
+
+cb_error* host_error(cb_status status, const char* call) {
+  if (status == CB_OK) return nullptr;
+  return make_error(status, std::string("host ") + call + " failed");
+}
+
+cb_request g_done_request;  // every post completes synchronously: one shared finished request
+
+cb_status err_code(const cb_error* e) { return e->code; }
+const char* err_message(const cb_error* e) { return e->message.c_str(); }
+void err_destroy(cb_error* e) {
+  if (e != &g_out_of_memory) delete e;
+}
+
+cb_error* get_capabilities(const cb_backend*, cb_capabilities* out) {
+  // Write only the fields the host's struct has room for (it may be an older host), and leave
+  // its struct_size alone.
+  cb_capabilities caps{};
+  caps.struct_size = out->struct_size;
+  caps.ops = CB_BIT(CB_OP_ALLREDUCE) | CB_BIT(CB_OP_BARRIER);
+  caps.dtypes = CB_BIT(CB_DTYPE_F32);
+  caps.reduce_dtypes = CB_BIT(CB_DTYPE_F32);
+  caps.redops = CB_BIT(CB_REDOP_SUM);
+  caps.mem_types = CB_BIT(CB_MEM_HOST);
+  caps.flags = CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
+  std::memcpy(out, &caps, std::min(out->struct_size, CB_STRUCT_SIZE(cb_capabilities, flags)));
+  return nullptr;
+}
+
+cb_error* init(const cb_host_services* host, cb_backend** out) {
+  Options options;
+  for (size_t i = 0; i < host->num_options; ++i) {
+    const cb_option& o = host->options[i];
+    bool known = false;
+    for (const auto& k : kOptionKeys) known = known || k == o.key;
+    if (!known) {
+      std::string list;
+      for (const auto& k : kOptionKeys) list += (list.empty() ? "" : ", ") + k;
+      return make_error(CB_ERR_INVALID_ARGUMENT,
+                        std::string("unknown option '") + o.key + "' (known: " + list + ")");
+    }
+    options[o.key] = o.value;
+  }
+  try {
+    configure(options, *host);
+  } catch (const std::invalid_argument& e) {
+    return make_error(CB_ERR_INVALID_ARGUMENT, e.what());
+  }
+  *out = new cb_backend{host};
+  return nullptr;
+}
+
+cb_error* finalize(cb_backend* backend) {
+  delete backend;
+  return nullptr;
+}
+
+cb_error* comm_create(cb_backend* backend, int32_t timeout_ms, cb_comm** out) {
+  // Collective by contract: a barrier proves every rank got this far.
+  const cb_host_services* h = backend->host;
+  if (cb_error* e = host_error(h->bootstrap_barrier(h->ctx, timeout_ms), "bootstrap_barrier")) return e;
+  *out = new cb_comm{backend, timeout_ms};
+  return nullptr;
+}
+
+cb_error* comm_destroy(cb_comm* comm) {
+  delete comm;
+  return nullptr;
+}
+
+// allgather every rank's vector, then sum in rank order (identical result on every rank).
+cb_error* allreduce_f32(cb_comm* comm, const cb_op_args& a) {
+  const cb_host_services* h = comm->backend->host;
+  const size_t bytes = a.count * sizeof(float);
+  std::vector<float> all(a.count * static_cast<size_t>(h->world_size));
+  if (cb_error* e = host_error(
+          h->bootstrap_allgather(h->ctx, a.sendbuf, bytes, all.data(), comm->timeout_ms),
+          "bootstrap_allgather"))
+    return e;
+  auto* recv = static_cast<float*>(a.recvbuf);
+  for (size_t i = 0; i < a.count; ++i) {
+    float sum = 0;
+    for (int32_t r = 0; r < h->world_size; ++r) sum += all[static_cast<size_t>(r) * a.count + i];
+    recv[i] = sum;
+  }
+  after_allreduce(*h, recv, a.count);
+  return nullptr;
+}
+
+cb_error* post(cb_comm* comm, const cb_op_args* args, cb_request** out) {
+  before_post(*comm->backend->host, comm->posts++);
+  try {
+    cb_error* e = nullptr;
+    if (args->op == CB_OP_BARRIER) {
+      const cb_host_services* h = comm->backend->host;
+      e = host_error(h->bootstrap_barrier(h->ctx, comm->timeout_ms), "bootstrap_barrier");
+    } else if (args->op == CB_OP_ALLREDUCE && args->dtype == CB_DTYPE_F32 &&
+               args->redop == CB_REDOP_SUM && args->mem_type == CB_MEM_HOST) {
+      e = allreduce_f32(comm, *args);
+    } else {
+      return make_error(CB_ERR_UNIMPLEMENTED, "only f32 sum allreduce and barrier on host memory");
+    }
+    if (e != nullptr) return e;
+  } catch (const std::bad_alloc&) {
+    return make_error(CB_ERR_RESOURCE_EXHAUSTED, "out of memory in post");
+  }
+  *out = &g_done_request;
+  return nullptr;
+}
+
+cb_error* test(cb_request*, int32_t* done) {
+  *done = 1;
+  return nullptr;
+}
+cb_error* wait(cb_request*, int32_t) { return nullptr; }
+void request_free(cb_request*) {}
+
+cb_error* get_metadata(const cb_backend*, void (*emit)(void*, const char*, const char*), void* ctx) {
+  emit(ctx, "transport", "commbench bootstrap store (test plugin)");
+  return nullptr;
+}
+
+}  // namespace
+
+int64_t int_option(const Options& options, const std::string& key, int64_t fallback) {
+  auto it = options.find(key);
+  if (it == options.end()) return fallback;
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size())
+    throw std::invalid_argument("option " + key + "='" + it->second + "' is not an integer");
+  return value;
+}
+
+}  // namespace cbtest
+
+extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
+  using namespace cbtest;
+  static const cb_backend_api api = [] {
+    cb_backend_api a{};
+    a.struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end);
+    a.abi_major = CB_ABI_MAJOR;
+    a.abi_minor = CB_ABI_MINOR;
+    a.name = kPluginName;
+    a.version = "1.0";
+    a.description = kPluginDescription;
+    a.error_code = err_code;
+    a.error_message = err_message;
+    a.error_destroy = err_destroy;
+    a.get_capabilities = get_capabilities;
+    a.init = init;
+    a.finalize = finalize;
+    a.get_metadata = get_metadata;
+    a.comm_create = comm_create;
+    a.comm_destroy = comm_destroy;
+    a.post = post;
+    a.test = test;
+    a.wait = wait;
+    a.request_free = request_free;
+    return a;
+  }();
+  return &api;
+}

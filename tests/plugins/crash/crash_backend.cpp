@@ -1,0 +1,64 @@
+// Test plugin "crash": a working backend (see ../common/fault_backend.h) in which one rank dies
+// on purpose, to prove that a crashing worker fails its run and nothing else.
+//
+// Options ([run.options.crash] in an experiment):
+//   crash_rank  = rank that dies (default 1)
+//   crash_after = posts that rank completes before dying (default 3: it dies in its 4th post)
+//   mode        = "segv" (SIGSEGV, default) | "abort" (SIGABRT) | "exit" (exit code 7)
+//   corrupt     = true: crash_rank adds 1 to element 0 of every allreduce result instead of
+//                 crashing (proves that #wrong is counted and fails the job)
+#include <csignal>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "../common/fault_backend.h"
+
+namespace cbtest {
+namespace {
+
+enum class CrashMode { Segv, Abort, Exit };
+int64_t g_crash_rank = 1;
+int64_t g_crash_after = 3;
+CrashMode g_mode = CrashMode::Segv;
+bool g_corrupt = false;
+
+}  // namespace
+
+const char* const kPluginName = "crash";
+const char* const kPluginDescription = "test plugin: one rank crashes on purpose at a chosen post";
+const std::vector<std::string> kOptionKeys = {"crash_rank", "crash_after", "mode", "corrupt"};
+
+void configure(const Options& options, const cb_host_services&) {
+  g_crash_rank = int_option(options, "crash_rank", 1);
+  g_crash_after = int_option(options, "crash_after", 3);
+  if (g_crash_after < 0) throw std::invalid_argument("option crash_after must be >= 0");
+  auto corrupt = options.find("corrupt");
+  g_corrupt = corrupt != options.end() && corrupt->second == "true";
+  auto mode = options.find("mode");
+  std::string m = mode == options.end() ? "segv" : mode->second;
+  if (m == "segv") g_mode = CrashMode::Segv;
+  else if (m == "abort") g_mode = CrashMode::Abort;
+  else if (m == "exit") g_mode = CrashMode::Exit;
+  else throw std::invalid_argument("option mode='" + m + "' must be segv, abort or exit");
+}
+
+void after_allreduce(const cb_host_services& host, float* result, size_t count) {
+  if (g_corrupt && host.rank == g_crash_rank && count > 0) result[0] += 1.0f;
+}
+
+void before_post(const cb_host_services& host, uint64_t post_index) {
+  if (g_corrupt) return;
+  if (host.rank != g_crash_rank || post_index != static_cast<uint64_t>(g_crash_after)) return;
+  std::string what = "crash: rank " + std::to_string(host.rank) + " crashing on purpose in post " +
+                     std::to_string(post_index);
+  host.log(host.ctx, CB_LOG_ERROR, what.c_str());
+  switch (g_mode) {
+    case CrashMode::Segv: std::raise(SIGSEGV); break;
+    case CrashMode::Abort: std::abort();
+    case CrashMode::Exit: std::exit(7);
+  }
+  std::abort();  // SIGSEGV was caught and ignored by someone: still die
+}
+
+}  // namespace cbtest

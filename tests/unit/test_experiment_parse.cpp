@@ -1,0 +1,285 @@
+// Parsing good experiment files: every field, defaults merging, size shapes, positions, JSON.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "experiment/experiment.h"
+
+namespace commbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kGoodDir = fs::path(COMMBENCH_TEST_DATA_DIR) / "experiments" / "good";
+
+Experiment parse_good(const std::string& name) {
+  const ParseResult r = parse_experiment_file((kGoodDir / name).string());
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.format();
+  if (!r.experiment) throw std::runtime_error(name + " did not parse");
+  return *r.experiment;
+}
+
+// Parses text that must be valid; returns the experiment (warnings allowed, returned too).
+Experiment parse_ok(const std::string& text, std::vector<Diagnostic>* warnings = nullptr) {
+  ParseResult r = parse_experiment_string(text, "inline.toml");
+  for (const auto& d : r.diagnostics)
+    if (d.severity == Diagnostic::Severity::Error) ADD_FAILURE() << d.format();
+  if (warnings) *warnings = r.diagnostics;
+  if (!r.experiment) throw std::runtime_error("inline text did not parse");
+  return *r.experiment;
+}
+
+std::vector<uint64_t> size_values(const RunSpec& run) {
+  std::vector<uint64_t> out;
+  for (const auto& s : run.sizes) out.push_back(s.value);
+  return out;
+}
+
+TEST(ExperimentParse, FullSchemaSetsEveryField) {
+  const Experiment exp = parse_good("full_schema.toml");
+  EXPECT_EQ(exp.name, "full-schema");
+  EXPECT_EQ(exp.output_dir, "out/full");
+  EXPECT_EQ(exp.seed, 7u);
+  ASSERT_EQ(exp.runs.size(), 1u);
+  const RunSpec& r = exp.runs[0];
+  EXPECT_EQ(r.name, "everything");
+  EXPECT_EQ(r.index, 0);
+  EXPECT_EQ(r.backends, (std::vector<std::string>{"gloo", "mock"}));
+  EXPECT_EQ(r.ops, (std::vector<OpKind>{OpKind::Broadcast, OpKind::PingPong, OpKind::UnidirBw,
+                                       OpKind::Reduce}));
+  EXPECT_EQ(size_values(r), (std::vector<uint64_t>{1024, 8192, 1572864, 1000000}));
+  EXPECT_EQ(r.dtypes, (std::vector<cb_dtype>{CB_DTYPE_F32, CB_DTYPE_INT64}));
+  EXPECT_EQ(r.redops, std::vector<cb_redop>{CB_REDOP_MAX});
+  EXPECT_EQ(r.memory, CB_MEM_HOST_PINNED);
+  EXPECT_EQ(r.warmup, 2);
+  EXPECT_EQ(r.iterations, 7);
+  EXPECT_DOUBLE_EQ(r.min_time_s, 0.25);
+  EXPECT_EQ(r.max_iterations, 500);
+  EXPECT_EQ(r.placements, (std::vector<Placement>{Placement::InPlace, Placement::OutOfPlace}));
+  EXPECT_FALSE(r.check);
+  EXPECT_EQ(r.world_sizes, (std::vector<int>{2, 4}));
+  EXPECT_DOUBLE_EQ(r.timeout_s, 120);
+  EXPECT_EQ(r.root, 1);
+  EXPECT_EQ(r.window, 16);
+  EXPECT_EQ(r.peers, (std::vector<int>{1, 0}));
+}
+
+TEST(ExperimentParse, EnvAndOptionValuesAreRenderedAsTomlWritesThem) {
+  const RunSpec r = parse_good("full_schema.toml").runs[0];
+  EXPECT_EQ(r.env, (std::map<std::string, std::string>{
+                       {"GLOO_LOG_LEVEL", "DEBUG"}, {"RETRIES", "3"}, {"VERBOSE", "true"}}));
+  ASSERT_EQ(r.options.count("gloo"), 1u);
+  EXPECT_EQ(r.options.at("gloo"), (std::map<std::string, std::string>{
+                                      {"algorithm", "ring_chunked"},
+                                      {"chunks", "4"},
+                                      {"ratio", "0.5"},
+                                      {"pin", "false"}}));
+  EXPECT_EQ(r.options.count("mock"), 0u);
+}
+
+TEST(ExperimentParse, PluginPathIsResolvedAgainstTheFilesDirectory) {
+  const Experiment exp = parse_good("full_schema.toml");
+  ASSERT_EQ(exp.plugin_path.size(), 2u);
+  EXPECT_EQ(exp.plugin_path[0], (fs::absolute(kGoodDir) / "plugins").lexically_normal().string());
+  EXPECT_EQ(exp.plugin_path[1], "/opt/commbench/plugins");
+}
+
+TEST(ExperimentParse, WhereRecordsElementPositions) {
+  const RunSpec r = parse_good("full_schema.toml").runs[0];
+  EXPECT_EQ(r.pos.line, 7);  // [[run]]
+  EXPECT_EQ(r.pos_of("backends[1]").line, 9);
+  EXPECT_EQ(r.pos_of("backends[1]").column, 21);
+  EXPECT_EQ(r.pos_of("ops[2]").column, 33);
+  EXPECT_EQ(r.pos_of("memory").line, 14);
+  EXPECT_EQ(r.pos_of("memory").column, 10);
+  EXPECT_EQ(r.pos_of("options.gloo.chunks").line, 30);
+  EXPECT_NE(r.pos_of("sizes[3]").file.find("full_schema.toml"), std::string::npos);
+  // Unknown element keys fall back to the key, then to the [[run]] header.
+  EXPECT_EQ(r.pos_of("ops[9]").line, r.pos_of("ops").line);
+  EXPECT_EQ(r.pos_of("no_such_key").line, 7);
+}
+
+TEST(ExperimentParse, BuiltInDefaults) {
+  const Experiment exp = parse_ok(R"(
+name = "defaults"
+[[run]]
+backend = "gloo"
+op = "allreduce"
+sizes = [4096]
+)");
+  EXPECT_EQ(exp.output_dir, "results");
+  EXPECT_EQ(exp.seed, 42u);
+  EXPECT_TRUE(exp.plugin_path.empty());
+  const RunSpec& r = exp.runs[0];
+  EXPECT_EQ(r.name, "run0");
+  EXPECT_EQ(r.dtypes, std::vector<cb_dtype>{CB_DTYPE_F32});
+  EXPECT_EQ(r.redops, std::vector<cb_redop>{CB_REDOP_SUM});
+  EXPECT_EQ(r.memory, CB_MEM_HOST);
+  EXPECT_EQ(r.warmup, 5);
+  EXPECT_EQ(r.iterations, 20);
+  EXPECT_EQ(r.min_time_s, 0);
+  EXPECT_EQ(r.max_iterations, 100000);
+  EXPECT_EQ(r.placements, std::vector<Placement>{Placement::OutOfPlace});
+  EXPECT_TRUE(r.check);
+  EXPECT_EQ(r.world_sizes, std::vector<int>{2});
+  EXPECT_DOUBLE_EQ(r.timeout_s, 600);
+  EXPECT_EQ(r.root, 0);
+  EXPECT_EQ(r.window, 64);
+  EXPECT_EQ(r.peers, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(r.env.empty());
+  EXPECT_TRUE(r.options.empty());
+}
+
+TEST(ExperimentParse, RunsOverrideDefaultsKeyByKey) {
+  const Experiment exp = parse_good("defaults_merge.toml");
+  ASSERT_EQ(exp.runs.size(), 3u);
+  const RunSpec& inherits = exp.runs[0];
+  EXPECT_EQ(inherits.ops, (std::vector<OpKind>{OpKind::Allreduce, OpKind::Allgather}));
+  EXPECT_EQ(inherits.iterations, 3);
+  EXPECT_EQ(inherits.warmup, 1);
+  EXPECT_EQ(inherits.env.at("A"), "from-defaults");
+  // Defaults' options for a backend the run does not use are dropped, not an error.
+  EXPECT_EQ(inherits.options.count("ucx"), 0u);
+  EXPECT_EQ(inherits.options.at("gloo").at("algorithm"), "ring");
+  // Positions of inherited values point into [defaults].
+  EXPECT_EQ(inherits.pos_of("ops[1]").line, 6);
+
+  const RunSpec& overrides = exp.runs[1];
+  EXPECT_EQ(overrides.ops, std::vector<OpKind>{OpKind::Reducescatter});
+  EXPECT_EQ(overrides.iterations, 9);
+  EXPECT_EQ(overrides.warmup, 1);
+  EXPECT_EQ(overrides.env, (std::map<std::string, std::string>{
+                               {"A", "from-defaults"}, {"B", "from-run"}, {"C", "from-run"}}));
+  EXPECT_EQ(overrides.options.at("gloo"), (std::map<std::string, std::string>{
+                                              {"algorithm", "halving_doubling"},
+                                              {"timeout_ms", "1000"}}));
+  EXPECT_EQ(overrides.pos_of("ops[0]").line, 24);
+
+  const RunSpec& both = exp.runs[2];
+  EXPECT_EQ(both.name, "run2");
+  EXPECT_EQ(both.index, 2);
+  EXPECT_EQ(both.options.at("ucx").at("tls"), "tcp");
+}
+
+TEST(ExperimentParse, SizeShapes) {
+  const Experiment exp = parse_good("size_shapes.toml");
+  ASSERT_EQ(exp.runs.size(), 4u);
+  EXPECT_EQ(size_values(exp.runs[0]), (std::vector<uint64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20}));
+  EXPECT_EQ(exp.runs[0].sizes[1].text, "4KiB");
+
+  const RunSpec& elements = exp.runs[1];
+  EXPECT_EQ(size_values(elements), (std::vector<uint64_t>{1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}));
+  for (const auto& s : elements.sizes) EXPECT_TRUE(s.elements);
+  EXPECT_EQ(elements.sizes[0].bytes(sdk::dtype_size(CB_DTYPE_BF16)), 2u << 20);
+
+  const RunSpec& list = exp.runs[2];
+  EXPECT_EQ(size_values(list), (std::vector<uint64_t>{1, 3, 1536, 2000000, 4096, 1024}));
+  EXPECT_EQ(list.sizes[3].text, "2 MB");
+  EXPECT_FALSE(list.sizes[3].elements);
+  EXPECT_TRUE(list.sizes[4].elements);
+  EXPECT_TRUE(list.sizes[5].elements);
+}
+
+TEST(ExperimentParse, BarrierOnlyRunsNeedNoSizes) {
+  const RunSpec r = parse_good("size_shapes.toml").runs[3];
+  EXPECT_EQ(r.ops, std::vector<OpKind>{OpKind::Barrier});
+  EXPECT_TRUE(r.sizes.empty());
+  EXPECT_EQ(r.world_sizes, (std::vector<int>{1, 3}));
+}
+
+TEST(ExperimentParse, DurationsAcceptNumbersAndUnits) {
+  const Experiment exp = parse_ok(R"(
+name = "durations"
+[defaults]
+backend = "gloo"
+op = "allreduce"
+sizes = ["4KiB"]
+[[run]]
+min_time = 2
+timeout = 1.5
+[[run]]
+min_time = "500 us"
+timeout = "1h"
+)");
+  EXPECT_DOUBLE_EQ(exp.runs[0].min_time_s, 2);
+  EXPECT_DOUBLE_EQ(exp.runs[0].timeout_s, 1.5);
+  EXPECT_DOUBLE_EQ(exp.runs[1].min_time_s, 500e-6);
+  EXPECT_DOUBLE_EQ(exp.runs[1].timeout_s, 3600);
+}
+
+TEST(ExperimentParse, WarningsDoNotStopTheExperiment) {
+  std::vector<Diagnostic> diags;
+  const Experiment exp = parse_ok(R"(
+name = "warn"
+[[run]]
+backend = "gloo"
+op = "allgather"
+sizes = ["4KiB"]
+redops = ["max"]
+)", &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].severity, Diagnostic::Severity::Warning);
+  EXPECT_EQ(diags[0].format(),
+            "inline.toml:7:10: warning: 'redops' has no effect: none of this run's ops is a reduction");
+  EXPECT_EQ(exp.runs.size(), 1u);
+}
+
+TEST(ExperimentParse, DiagnosticsFromOneRunDoNotHideOthers) {
+  const ParseResult r = parse_experiment_string(R"(
+name = "many"
+[[run]]
+backend = "gloo"
+op = "allreduce"
+sizes = ["4Kb"]
+[[run]]
+backend = "gloo"
+op = "allreduce"
+sizes = ["4KiB"]
+warmup = "x"
+)", "many.toml");
+  EXPECT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 2u);
+  EXPECT_EQ(r.diagnostics[0].pos.line, 6);
+  EXPECT_EQ(r.diagnostics[1].pos.line, 11);
+}
+
+TEST(ExperimentParse, MissingFileIsOneDiagnosticWithoutLine) {
+  const ParseResult r = parse_experiment_file("/nonexistent/experiment.toml");
+  EXPECT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].pos.line, 0);
+  EXPECT_EQ(r.diagnostics[0].format(),
+            "/nonexistent/experiment.toml: error: cannot read the experiment file: No such file or "
+            "directory");
+}
+
+TEST(ExperimentParse, DirectoryInsteadOfFile) {
+  const ParseResult r = parse_experiment_file(kGoodDir.string());
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].message, "cannot read the experiment file: it is a directory");
+}
+
+TEST(ExperimentParse, AsParsedIsTheResolvedExperiment) {
+  const Experiment exp = parse_good("size_shapes.toml");
+  const nlohmann::json& j = exp.as_parsed;
+  EXPECT_EQ(j.at("name"), "size-shapes");
+  EXPECT_EQ(j.at("seed"), 42);
+  ASSERT_EQ(j.at("runs").size(), 4u);
+  const auto& list = j.at("runs").at(2);
+  EXPECT_EQ(list.at("ops"), nlohmann::json::array({"allgather"}));  // inherited from [defaults]
+  EXPECT_EQ(list.at("dtypes"), nlohmann::json::array({"uint8"}));
+  EXPECT_EQ(list.at("sizes").at(2), (nlohmann::json{{"text", "1.5KiB"}, {"bytes", 1536}}));
+  EXPECT_EQ(list.at("sizes").at(4), (nlohmann::json{{"text", "4096 elements"}, {"elements", 4096}}));
+  EXPECT_EQ(list.at("timeout_s"), 600.0);
+  EXPECT_EQ(list.at("placements"), nlohmann::json::array({"out_of_place"}));
+  EXPECT_EQ(list.at("memory"), "host");
+}
+
+TEST(ExperimentParse, PlacementNames) {
+  EXPECT_STREQ(placement_name(Placement::OutOfPlace), "out_of_place");
+  EXPECT_STREQ(placement_name(Placement::InPlace), "in_place");
+}
+
+}  // namespace
+}  // namespace commbench

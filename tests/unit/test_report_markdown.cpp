@@ -1,0 +1,141 @@
+#include <gtest/gtest.h>
+
+#include "report/comparison.h"
+#include "report/format.h"
+#include "report/markdown_reporter.h"
+#include "test_report_helpers.h"
+
+namespace commbench {
+namespace {
+
+using test::make_case;
+using test::make_exec;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(ReportFormat, HumanSizesUseBinaryUnits) {
+  EXPECT_EQ(human_size(0), "0 B");
+  EXPECT_EQ(human_size(1023), "1023 B");
+  EXPECT_EQ(human_size(4096), "4 KiB");
+  EXPECT_EQ(human_size(1 << 20), "1 MiB");
+  EXPECT_EQ(human_size(10'000'000), "9.54 MiB");
+  EXPECT_EQ(human_size(uint64_t{1} << 30), "1 GiB");
+}
+
+TEST(ReportFormat, ExitReasonNamesEachCause) {
+  JobResult r;
+  EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");
+  r.exit_code = 1;
+  ExecutionOutcome failed;
+  failed.status = "failed";
+  r.executions = {failed, failed};
+  CaseRecord wrong = make_case("gloo", "allreduce", 64, 1);
+  wrong.wrong = 12;
+  r.cases = {wrong};
+  EXPECT_EQ(exit_reason(r), "2 executions failed; 12 mismatched elements (#wrong)");
+}
+
+TEST(ReportComparison, AlignsBackendsPerSizeAndComputesRatios) {
+  const std::vector<CaseRecord> records{
+      make_case("gloo", "allreduce", 1 << 20, 100), make_case("gloo", "allreduce", 4096, 10),
+      make_case("mpi", "allreduce", 4096, 5), make_case("mpi", "allreduce", 1 << 20, 150)};
+  const auto set = compare_backends({"gloo", "mpi"}, records);
+  ASSERT_EQ(set.backends, (std::vector<std::string>{"gloo", "mpi"}));
+  ASSERT_EQ(set.tables.size(), 1u);
+  const auto& rows = set.tables[0].rows;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].bytes, 4096u);  // ascending size
+  EXPECT_EQ(rows[0].by_backend[1]->backend, "mpi");
+  EXPECT_NEAR(*time_ratio(rows[0], 1), 0.5, 1e-12);
+  EXPECT_NEAR(*time_ratio(rows[1], 1), 1.5, 1e-12);
+}
+
+TEST(ReportComparison, MissingBackendHasNoRatio) {
+  const std::vector<CaseRecord> records{make_case("gloo", "allreduce", 4096, 10)};
+  const auto set = compare_backends({"gloo", "nccl"}, records);
+  ASSERT_EQ(set.tables.size(), 1u);
+  EXPECT_EQ(set.tables[0].rows[0].by_backend[1], nullptr);
+  EXPECT_FALSE(time_ratio(set.tables[0].rows[0], 1).has_value());
+}
+
+class ReportMarkdown : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    job.experiment = "gloo-vs-mpi";
+    job.file = "cmp.toml";
+    job.output_dir = "results/gloo-vs-mpi-20250101-000000";
+    job.plugins = {{"gloo", {{"version", "0.3"}}}, {"mpi", {{"version", "4.1"}}}};
+    result.cases = {make_case("gloo", "allreduce", 1 << 20, 100),
+                    make_case("mpi", "allreduce", 1 << 20, 150)};
+    ExecutionOutcome ok_gloo, failed;
+    ok_gloo.info = make_exec("gloo", 0, 3, 1);
+    ok_gloo.cases_done = 1;
+    ExecutionOutcome ok_mpi = ok_gloo;
+    ok_mpi.info = make_exec("mpi", 1, 3, 1);
+    failed.info = make_exec("crashy", 2, 3, 1);
+    failed.status = "failed";
+    failed.reason = "rank 2 killed by signal 11 (SIGSEGV)";
+    failed.failed_rank = 2;
+    result.executions = {ok_gloo, ok_mpi, failed};
+    result.exit_code = 1;
+  }
+  JobInfo job;
+  JobResult result;
+};
+
+TEST_F(ReportMarkdown, ComparisonHasBothBackendsAndTheRatio) {
+  const std::string md = render_markdown_summary(job, result, {{0, {"gloo", "mpi"}}});
+  EXPECT_TRUE(contains(md, "### Comparison · allreduce · f32 · sum · out_of_place · 4 ranks"))
+      << md;
+  EXPECT_TRUE(contains(md, "gloo time (us)")) << md;
+  EXPECT_TRUE(contains(md, "mpi time (us)")) << md;
+  EXPECT_TRUE(contains(md, "mpi / gloo time")) << md;
+  EXPECT_TRUE(contains(md, "| 1 MiB | 100.00 |")) << md;  // human size, gloo's mean time
+  EXPECT_TRUE(contains(md, "1.50×")) << md;
+}
+
+TEST_F(ReportMarkdown, PerGroupTablesJobMetadataAndFailures) {
+  const std::string md = render_markdown_summary(job, result, {});
+  EXPECT_TRUE(contains(md, "# commbench results: gloo-vs-mpi")) << md;
+  EXPECT_TRUE(contains(md, "gloo 0.3, mpi 4.1")) << md;
+  EXPECT_TRUE(contains(md, "### gloo · 4 ranks · allreduce · f32 · sum · out_of_place")) << md;
+  EXPECT_TRUE(contains(md, "### mpi · 4 ranks · allreduce · f32 · sum · out_of_place")) << md;
+  EXPECT_TRUE(contains(md,
+                       "| size | bytes | count | time (us) | algbw (GB/s) | busbw (GB/s) | "
+                       "p50 (us) | p99 (us) | CV | #wrong |"))
+      << md;
+  EXPECT_TRUE(contains(md, "| 1 MiB | 1048576 | 262144 |")) << md;
+  EXPECT_TRUE(contains(md, "| crashy | 4 | failed |")) << md;
+  EXPECT_TRUE(contains(md, "rank 2 killed by signal 11 (SIGSEGV)")) << md;
+  EXPECT_TRUE(contains(md, "**Exit code:** 1 (1 execution failed)")) << md;
+}
+
+TEST_F(ReportMarkdown, NoisyCasesAreMarkedAndPipesEscaped) {
+  result.cases[0].time_us.cv = 0.072;
+  result.cases[1].status = "unsupported";
+  result.cases[1].reason = "needs a|b";
+  const std::string md = render_markdown_summary(job, result, {});
+  EXPECT_TRUE(contains(md, "**7.2%** ⚠")) << md;
+  EXPECT_TRUE(contains(md, "unsupported: needs a\\|b")) << md;
+}
+
+TEST_F(ReportMarkdown, ReporterWritesSummaryMdAtJobDone) {
+  test::TempDir tmp;
+  MarkdownReporter reporter(tmp.path());
+  reporter.job_started(job);
+  RunSpec run;
+  run.name = "sweep";
+  run.index = 0;
+  run.backends = {"mpi", "gloo"};  // file order decides the reference backend
+  reporter.run_done(run, result.cases);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "summary.md"));
+  reporter.job_done(result);
+  const std::string md = test::read_file(tmp.path() / "summary.md");
+  EXPECT_TRUE(contains(md, "gloo / mpi time")) << md;
+  EXPECT_TRUE(contains(md, "0.67×")) << md;
+}
+
+}  // namespace
+}  // namespace commbench
