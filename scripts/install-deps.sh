@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-filesystem-dev  # Boost.DLL, CLI
   nlohmann-json3-dev libfmt-dev  # records and formatting
   libgloo-dev                    # the gloo backend
+  libucx-dev ucx-utils           # the ucx backend; ucx_perftest for bench/run_ucx_bench.sh
   libgtest-dev libgmock-dev      # unit and integration tests
 )
 

@@ -1,31 +1,40 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/ops.h"
 #include "stats/bandwidth.h"
 
 namespace commbench {
 namespace {
 
-// The table of docs/metrics.md, written out per op: does algbw count n blocks, and the busbw
-// factor as a function of n.
+// The table of docs/metrics.md, written out per op: how many messages of `bytes` algbw counts,
+// and the busbw factor, as functions of n.
 struct Expected {
   OpKind op;
-  bool n_blocks;
+  double (*blocks)(double n);
   double (*factor)(double n);
 };
 
+double one(double) { return 1.0; }
+double n_blocks(double n) { return n; }
+
 const Expected kTable[] = {
-    {OpKind::Allreduce, false, [](double n) { return 2 * (n - 1) / n; }},
-    {OpKind::Allgather, true, [](double n) { return (n - 1) / n; }},
-    {OpKind::Reducescatter, true, [](double n) { return (n - 1) / n; }},
-    {OpKind::Alltoall, true, [](double n) { return (n - 1) / n; }},
-    {OpKind::Gather, true, [](double n) { return (n - 1) / n; }},
-    {OpKind::Scatter, true, [](double n) { return (n - 1) / n; }},
-    {OpKind::Broadcast, false, [](double) { return 1.0; }},
-    {OpKind::Reduce, false, [](double) { return 1.0; }},
-    {OpKind::PingPong, false, [](double) { return 1.0; }},
-    {OpKind::UnidirBw, false, [](double) { return 1.0; }},
-    {OpKind::SendRecvRing, false, [](double) { return 1.0; }},
+    {OpKind::Allreduce, one, [](double n) { return 2 * (n - 1) / n; }},
+    {OpKind::Allgather, n_blocks, [](double n) { return (n - 1) / n; }},
+    {OpKind::Reducescatter, n_blocks, [](double n) { return (n - 1) / n; }},
+    {OpKind::Alltoall, n_blocks, [](double n) { return (n - 1) / n; }},
+    {OpKind::Gather, n_blocks, [](double n) { return (n - 1) / n; }},
+    {OpKind::Scatter, n_blocks, [](double n) { return (n - 1) / n; }},
+    {OpKind::Broadcast, one, [](double) { return 1.0; }},
+    {OpKind::Reduce, one, [](double) { return 1.0; }},
+    {OpKind::PingPong, one, [](double) { return 1.0; }},
+    {OpKind::UnidirBw, one, [](double) { return 1.0; }},
+    {OpKind::SendRecvRing, one, [](double) { return 1.0; }},
+    {OpKind::AllPairs, one, [](double) { return 1.0; }},
+    // Both directions at once (osu_bibw), and one message per pair of n/2 (osu_mbw_mr).
+    {OpKind::BidirBw, [](double) { return 2.0; }, [](double) { return 1.0; }},
+    {OpKind::MsgRate, [](double n) { return std::floor(n / 2); }, [](double) { return 1.0; }},
 };
 
 TEST(StatsBandwidth, EveryOpAtWorldSizes1248) {
@@ -34,7 +43,7 @@ TEST(StatsBandwidth, EveryOpAtWorldSizes1248) {
   for (const auto& e : kTable) {
     for (int n : {1, 2, 4, 8}) {
       const std::string what = std::string(op_info(e.op).name) + " n=" + std::to_string(n);
-      const double moved = e.n_blocks ? double(bytes) * n : double(bytes);
+      const double moved = double(bytes) * e.blocks(n);
       EXPECT_DOUBLE_EQ(algbw_bytes(e.op, bytes, n), moved) << what;
       EXPECT_DOUBLE_EQ(busbw_factor(e.op, n), e.factor(n)) << what;
       const Bandwidth bw = bandwidth(e.op, bytes, n, time_us);
@@ -72,6 +81,17 @@ TEST(StatsBandwidth, HandComputedExamples) {
   bw = bandwidth(OpKind::PingPong, 4096, 2, 2.0);
   EXPECT_DOUBLE_EQ(bw.algbw_gbps, 2.048);
   EXPECT_DOUBLE_EQ(bw.busbw_gbps, 2.048);
+}
+
+TEST(StatsBandwidth, MessageRateCountsMessagesPerPatternTime) {
+  // 8 messages in flight, 0.5 us per message: unidir 2 M msg/s; bidir moves two per time unit;
+  // msg_rate on 6 ranks has 3 pairs; pingpong is not a message-rate pattern.
+  EXPECT_DOUBLE_EQ(message_rate_mps(OpKind::UnidirBw, 2, 0.5), 2.0);
+  EXPECT_DOUBLE_EQ(message_rate_mps(OpKind::BidirBw, 2, 0.5), 4.0);
+  EXPECT_DOUBLE_EQ(message_rate_mps(OpKind::MsgRate, 6, 0.5), 6.0);
+  EXPECT_DOUBLE_EQ(message_rate_mps(OpKind::MsgRate, 7, 0.5), 6.0);  // odd rank sits out
+  EXPECT_EQ(message_rate_mps(OpKind::PingPong, 2, 0.5), 0.0);
+  EXPECT_EQ(message_rate_mps(OpKind::UnidirBw, 2, 0.0), 0.0);  // no time, no rate
 }
 
 TEST(StatsBandwidth, WorldOfOneGivesZeroBusbwForCollectivesThatMoveNothing) {

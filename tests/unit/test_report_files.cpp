@@ -171,7 +171,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       "count",       "dtype",       "redop",       "placement",   "memory",      "root",
       "status",      "reason",      "timing",      "warmup",      "iterations",  "time_us_mean",
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
-      "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong"};
+      "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",
+      // appended later in schema 1 (additive): all_pairs's pair, windowed patterns' rate
+      "src",         "dst",         "msg_rate_mps"};
   EXPECT_EQ(rows[0], expected);
 }
 

@@ -26,6 +26,8 @@ CaseRecord every_field_set() {
   r.placement = "in_place";
   r.memory = "host_pinned";
   r.root = 2;
+  r.src = 3;
+  r.dst = 1;
   r.status = "failed";
   r.reason = "rank 3: timeout\nafter 10 s";
   r.timing = "cuda_event";
@@ -34,6 +36,7 @@ CaseRecord every_field_set() {
   r.time_us = {4, 1.5, 0.5, 1.25, 2.5, 2.75, 3.0, 0.75, 0.5};
   r.algbw_gbps = 12.5;
   r.busbw_gbps = 10.9375;
+  r.msg_rate_mps = 2.5;
   r.wrong = 17;
   r.rank_mean_us = {1.0, 1.5, 2.0};
   r.samples_us = {0.5, 1.0, 1.5, 3.0};
@@ -54,6 +57,8 @@ void expect_equal(const CaseRecord& a, const CaseRecord& b) {
   EXPECT_EQ(a.placement, b.placement);
   EXPECT_EQ(a.memory, b.memory);
   EXPECT_EQ(a.root, b.root);
+  EXPECT_EQ(a.src, b.src);
+  EXPECT_EQ(a.dst, b.dst);
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
   EXPECT_EQ(a.timing, b.timing);
@@ -70,6 +75,7 @@ void expect_equal(const CaseRecord& a, const CaseRecord& b) {
   EXPECT_EQ(a.time_us.cv, b.time_us.cv);
   EXPECT_EQ(a.algbw_gbps, b.algbw_gbps);
   EXPECT_EQ(a.busbw_gbps, b.busbw_gbps);
+  EXPECT_EQ(a.msg_rate_mps, b.msg_rate_mps);
   EXPECT_EQ(a.wrong, b.wrong);
   EXPECT_EQ(a.rank_mean_us, b.rank_mean_us);
   EXPECT_EQ(a.samples_us, b.samples_us);
@@ -95,7 +101,8 @@ TEST(ReportCaseJson, KeysAreTheStructFieldNames) {
       "experiment", "run",        "run_index",  "backend", "world_size",   "op",
       "bytes",      "count",      "dtype",      "redop",   "placement",    "memory",
       "root",       "status",     "reason",     "timing",  "warmup",       "iterations",
-      "time_us",    "algbw_gbps", "busbw_gbps", "wrong",   "rank_mean_us", "samples_us"};
+      "time_us",    "algbw_gbps", "busbw_gbps", "wrong",   "rank_mean_us", "samples_us",
+      "src",        "dst",        "msg_rate_mps"};
   std::set<std::string> keys;
   for (auto& [k, v] : j.items()) keys.insert(k);
   EXPECT_EQ(keys, expected);

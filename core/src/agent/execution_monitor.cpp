@@ -28,6 +28,7 @@ struct RankState {
 
 void handle_line(const std::string& line, int rank, std::vector<RankState>& ranks,
                  ExecutionResult& res, Reporter& reporter) {
+  const ExecutionInfo& info = res.outcome.info;
   nlohmann::json m = nlohmann::json::parse(line, nullptr, false);
   if (m.is_discarded() || !m.is_object()) return;  // a plugin printing to fd 3 must not kill us
   const std::string type = m.value("type", "");
@@ -40,6 +41,8 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     reporter.case_done(rec);
     res.cases.push_back(std::move(rec));
     res.outcome.cases_done = static_cast<int>(res.cases.size());
+  } else if (type == "transfers") {
+    reporter.transfers_logged(info, m.value("entries", nlohmann::json::array()).get<std::vector<TransferLogEntry>>());
   } else if (type == "meta") {
     res.outcome.metadata["ranks"][std::to_string(rank)] = m.value("metadata", nlohmann::json::object());
   } else if (type == "error") {

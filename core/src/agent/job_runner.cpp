@@ -19,6 +19,7 @@
 #include "plan/plan.h"
 #include "report/console_reporter.h"
 #include "report/csv_reporter.h"
+#include "report/execution_log_reporter.h"
 #include "report/jsonl_reporter.h"
 #include "report/markdown_reporter.h"
 #include "report/multi_reporter.h"
@@ -101,6 +102,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   if (!opts.quiet) reporter.add(std::make_unique<ConsoleReporter>(stdout, stderr));
   reporter.add(std::make_unique<JsonlReporter>(job_dir));
   reporter.add(std::make_unique<CsvReporter>(job_dir));
+  reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
   reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
   reporter.add(std::make_unique<MarkdownReporter>(job_dir));
 
@@ -133,7 +135,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     for (const Execution& exec : plan) {
       if (exec.run_index != run.index || interrupted) continue;
       ExecutionInfo info{exec.run_index, exec.run, exec.backend, exec.world_size, exec.index,
-                         static_cast<int>(plan.size()), static_cast<int>(exec.cases.size())};
+                         static_cast<int>(plan.size()), expected_records(exec)};
       reporter.execution_started(info);
       ExecutionResult res;
       try {

@@ -4,7 +4,7 @@
 
 namespace commbench {
 namespace {
-constexpr std::array<OpInfo, 12> kOps{{
+constexpr std::array<OpInfo, 15> kOps{{
     {OpKind::Allreduce, "allreduce", CB_OP_ALLREDUCE, true, false, false, 1},
     {OpKind::Allgather, "allgather", CB_OP_ALLGATHER, false, false, false, 1},
     {OpKind::Reducescatter, "reducescatter", CB_OP_REDUCESCATTER, true, false, false, 1},
@@ -17,6 +17,9 @@ constexpr std::array<OpInfo, 12> kOps{{
     {OpKind::PingPong, "pingpong", CB_OP_SEND, false, false, true, 2},
     {OpKind::UnidirBw, "unidir_bw", CB_OP_SEND, false, false, true, 2},
     {OpKind::SendRecvRing, "sendrecv", CB_OP_SEND, false, false, true, 2},
+    {OpKind::BidirBw, "bidir_bw", CB_OP_SEND, false, false, true, 2},
+    {OpKind::MsgRate, "msg_rate", CB_OP_SEND, false, false, true, 2},
+    {OpKind::AllPairs, "all_pairs", CB_OP_SEND, false, false, true, 2},
 }};
 }  // namespace
 

@@ -15,7 +15,13 @@ enum class OpKind {
   PingPong,      // two ranks, half round-trip latency
   UnidirBw,      // two ranks, `window` sends in flight, one ack per window
   SendRecvRing,  // every rank sends to rank+1 and receives from rank-1 at once
+  BidirBw,       // two ranks, `window` messages in flight in each direction at once
+  MsgRate,       // ranks paired (i, i+n/2), `window` sends per pair at once; messages per second
+  AllPairs,      // every directed (src, dst) pair, one message at a time (measure/all_pairs.h)
 };
+
+// Pairs of msg_rate in a world of n ranks (an odd last rank sits out).
+inline int msg_rate_pairs(int world) { return world / 2; }
 
 struct OpInfo {
   OpKind kind;

@@ -168,11 +168,11 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     warn("redops", "none of this run's ops is a reduction");
   if (!any_op(ops, [](const OpInfo& o) { return o.rooted; }))
     warn("root", "none of this run's ops takes a root (broadcast, reduce, gather, scatter)");
-  if (std::find(ops.begin(), ops.end(), OpKind::UnidirBw) == ops.end())
-    warn("window", "only unidir_bw uses it");
-  if (std::find(ops.begin(), ops.end(), OpKind::PingPong) == ops.end() &&
-      std::find(ops.begin(), ops.end(), OpKind::UnidirBw) == ops.end())
-    warn("peers", "only pingpong and unidir_bw use it");
+  auto has = [&](OpKind k) { return std::find(ops.begin(), ops.end(), k) != ops.end(); };
+  if (!has(OpKind::UnidirBw) && !has(OpKind::BidirBw) && !has(OpKind::MsgRate))
+    warn("window", "only unidir_bw, bidir_bw and msg_rate use it");
+  if (!has(OpKind::PingPong) && !has(OpKind::UnidirBw) && !has(OpKind::BidirBw))
+    warn("peers", "only pingpong, unidir_bw and bidir_bw use it");
   if (only_barrier(ops)) warn("sizes", "barrier moves no data");
 }
 

@@ -21,6 +21,8 @@ void write_case(Json& j, const CaseRecord& r) {
   j["placement"] = r.placement;
   j["memory"] = r.memory;
   j["root"] = r.root;
+  j["src"] = r.src;
+  j["dst"] = r.dst;
   j["status"] = r.status;
   j["reason"] = r.reason;
   j["timing"] = r.timing;
@@ -29,6 +31,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["time_us"] = r.time_us;
   j["algbw_gbps"] = r.algbw_gbps;
   j["busbw_gbps"] = r.busbw_gbps;
+  j["msg_rate_mps"] = r.msg_rate_mps;
   j["wrong"] = r.wrong;
   j["rank_mean_us"] = r.rank_mean_us;
   j["samples_us"] = r.samples_us;
@@ -64,6 +67,8 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "placement", r.placement);
   read_field(j, "memory", r.memory);
   read_field(j, "root", r.root);
+  read_field(j, "src", r.src);
+  read_field(j, "dst", r.dst);
   read_field(j, "status", r.status);
   read_field(j, "reason", r.reason);
   read_field(j, "timing", r.timing);
@@ -72,6 +77,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "time_us", r.time_us);
   read_field(j, "algbw_gbps", r.algbw_gbps);
   read_field(j, "busbw_gbps", r.busbw_gbps);
+  read_field(j, "msg_rate_mps", r.msg_rate_mps);
   read_field(j, "wrong", r.wrong);
   read_field(j, "rank_mean_us", r.rank_mean_us);
   read_field(j, "samples_us", r.samples_us);

@@ -30,6 +30,8 @@ struct CaseRecord {
   std::string placement; // "out_of_place" | "in_place"
   std::string memory;    // "host" | "host_pinned" | "cuda"
   int root = 0;
+  int src = -1;          // all_pairs: the sending rank; -1 for every other op
+  int dst = -1;          // all_pairs: the receiving rank; -1 for every other op
 
   // outcome
   std::string status = "ok";  // "ok" | "unsupported" | "failed"
@@ -40,6 +42,7 @@ struct CaseRecord {
   SampleSummary time_us;      // over iterations of (max over ranks of the iteration's time)
   double algbw_gbps = 0;      // from time_us.mean
   double busbw_gbps = 0;
+  double msg_rate_mps = 0;    // windowed p2p patterns: millions of messages per second; else 0
   int64_t wrong = -1;         // mismatched elements over all ranks; -1 = not checked
   std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers
   std::vector<double> samples_us;    // per-iteration max over ranks, in order

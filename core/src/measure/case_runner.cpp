@@ -23,12 +23,6 @@ struct RankOutcome {
   int64_t wrong;
 };
 
-int32_t remaining_ms(const CaseEnvironment& env) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      env.deadline - std::chrono::steady_clock::now());
-  return static_cast<int32_t>(std::clamp<int64_t>(left.count(), 1, INT32_MAX));
-}
-
 // Buffers of one case, laid out per the ABI's in-place rules; freed on scope exit.
 class CaseBuffers {
  public:
@@ -72,27 +66,27 @@ class CaseBuffers {
   uint64_t send_elems_ = 0, recv_elems_ = 0;
 };
 
-// Synchronised start: the backend's own barrier when it has one (cheapest), else the store's.
+}  // namespace
+
+int32_t remaining_ms(const CaseEnvironment& env) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      env.deadline - std::chrono::steady_clock::now());
+  return static_cast<int32_t>(std::clamp<int64_t>(left.count(), 1, INT32_MAX));
+}
+
 void sync_start(CaseEnvironment& env) {
   if (env.caps.ops & CB_BIT(CB_OP_BARRIER)) {
     cb_op_args a{};
     a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
     a.op = CB_OP_BARRIER;
     a.mem_type = env.exec.memory;
-    cb_request* r = env.session.post(a);
-    try {
-      env.session.wait(r, remaining_ms(env));
-    } catch (...) {
-      env.session.release(r);
-      throw;
-    }
-    env.session.release(r);
+    env.session.complete(a, remaining_ms(env));
   } else {
     env.bootstrap.barrier(Millis(remaining_ms(env)));
   }
 }
 
-CaseRecord make_record(const Execution& e, const CaseSpec& c) {
+CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   CaseRecord r;
   r.experiment = e.experiment;
   r.run = e.run;
@@ -110,6 +104,8 @@ CaseRecord make_record(const Execution& e, const CaseSpec& c) {
   r.warmup = e.warmup;
   return r;
 }
+
+namespace {
 
 // Iterations for this case: fixed, or enough to fill min_time (rank 0 decides for everybody
 // from its own warm-up, since every rank must run the same number of collectives).
@@ -154,7 +150,7 @@ std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& c, c
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
-  CaseRecord rec = make_record(e, spec);
+  CaseRecord rec = make_case_record(e, spec);
   std::string reason = unsupported_reason(env.caps, spec, e.memory);
 
   RankOutcome mine{reason.empty() ? kOk : kUnsupported, 0, e.check ? 0 : -1};
@@ -225,6 +221,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Bandwidth bw = bandwidth(spec.op, spec.bytes, world, rec.time_us.mean);
   rec.algbw_gbps = bw.algbw_gbps;
   rec.busbw_gbps = bw.busbw_gbps;
+  rec.msg_rate_mps = message_rate_mps(spec.op, world, rec.time_us.mean);
   if (e.check) {
     rec.wrong = 0;
     for (const auto& o : all) rec.wrong += o.wrong;

@@ -22,6 +22,14 @@ struct CaseEnvironment {
   std::chrono::steady_clock::time_point deadline;  // the execution's timeout
 };
 
+// Milliseconds left until the execution's deadline (at least 1).
+int32_t remaining_ms(const CaseEnvironment& env);
+// Synchronised start: the backend's own barrier when it has one (cheapest), else the store's.
+void sync_start(CaseEnvironment& env);
+
+// A record with the case's identity filled in (no outcome yet).
+CaseRecord make_case_record(const Execution& e, const CaseSpec& c);
+
 // Returns the record on rank 0, nullopt on other ranks. Throws PluginError / StoreError for
 // failures that break the communicator (the execution then fails).
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec);

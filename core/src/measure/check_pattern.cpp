@@ -142,6 +142,20 @@ int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t recv_elems
       each(0, [&](uint64_t i) { return move_value(c, prev, i); });
       break;
     }
+    case OpKind::BidirBw:
+      if (c.rank == c.peers[0] || c.rank == c.peers[1]) {
+        const int other = c.rank == c.peers[0] ? c.peers[1] : c.peers[0];
+        each(0, [&](uint64_t i) { return move_value(c, other, i); });
+      }
+      break;
+    case OpKind::MsgRate: {
+      // Ranks n/2 .. 2*(n/2)-1 receive from their partner in the first half.
+      const int pairs = msg_rate_pairs(c.world);
+      if (c.rank >= pairs && c.rank < 2 * pairs)
+        each(0, [&](uint64_t i) { return move_value(c, c.rank - pairs, i); });
+      break;
+    }
+    case OpKind::AllPairs:  // checked by the all-pairs driver (measure/all_pairs.h)
     case OpKind::Barrier:
       break;
   }

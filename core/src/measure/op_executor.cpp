@@ -29,14 +29,53 @@ cb_op_args OpExecutor::base_args() const {
 }
 
 void OpExecutor::post_and_wait(const cb_op_args& args, int32_t timeout_ms) {
-  cb_request* req = session_.post(args);
+  session_.complete(args, timeout_ms);
+}
+
+void OpExecutor::wait_all(std::vector<cb_request*>& reqs, int32_t timeout_ms) {
   try {
-    session_.wait(req, timeout_ms);
+    for (cb_request* r : reqs) session_.wait(r, timeout_ms);
   } catch (...) {
-    session_.release(req);
+    for (cb_request* r : reqs) session_.release(r);
+    reqs.clear();
     throw;
   }
-  session_.release(req);
+  for (cb_request* r : reqs) session_.release(r);
+  reqs.clear();
+}
+
+double OpExecutor::windowed(int peer, bool send, bool recv, bool ack_from_receiver,
+                            int32_t timeout_ms) {
+  const int window = exec_.window > 0 ? exec_.window : 1;
+  cb_op_args data = base_args();
+  data.peer = peer;
+  std::vector<cb_request*> reqs;
+  reqs.reserve(2 * static_cast<size_t>(window));
+  auto post_all = [&](cb_op op) {
+    data.op = op;
+    try {
+      for (int i = 0; i < window; ++i) reqs.push_back(session_.post(data));
+    } catch (...) {
+      for (cb_request* r : reqs) session_.release(r);
+      throw;
+    }
+  };
+  const double t0 = now_us();
+  if (recv) post_all(CB_OP_RECV);  // receives first: a rendezvous send then finds its match
+  if (send) post_all(CB_OP_SEND);
+  wait_all(reqs, timeout_ms);
+  if (ack_from_receiver) {
+    cb_op_args ack = base_args();
+    ack.sendbuf = buf_.ack;
+    ack.recvbuf = buf_.ack;
+    ack.count = 1;
+    ack.dtype = CB_DTYPE_UINT8;
+    ack.tag = 1;
+    ack.peer = peer;
+    ack.op = send ? CB_OP_RECV : CB_OP_SEND;
+    post_and_wait(ack, timeout_ms);
+  }
+  return now_us() - t0;
 }
 
 double OpExecutor::run_once(int32_t timeout_ms) {
@@ -65,30 +104,21 @@ double OpExecutor::run_once(int32_t timeout_ms) {
     case OpKind::UnidirBw: {
       if (rank_ != a && rank_ != b) return 0;
       const int window = exec_.window > 0 ? exec_.window : 1;
-      cb_op_args ack = base_args();
-      ack.sendbuf = buf_.ack;
-      ack.recvbuf = buf_.ack;
-      ack.count = 1;
-      ack.dtype = CB_DTYPE_UINT8;
-      ack.tag = 1;
-      std::vector<cb_request*> reqs;
-      reqs.reserve(static_cast<size_t>(window));
-      const double t0 = now_us();
-      cb_op_args data = rank_ == a ? send : recv;
-      data.peer = rank_ == a ? b : a;
-      try {
-        for (int i = 0; i < window; ++i) reqs.push_back(session_.post(data));
-        for (cb_request* r : reqs) session_.wait(r, timeout_ms);
-      } catch (...) {
-        for (cb_request* r : reqs) session_.release(r);
-        throw;
-      }
-      for (cb_request* r : reqs) session_.release(r);
-      // The receiver's acknowledgement closes the window, so the sender's time covers delivery.
-      ack.op = rank_ == a ? CB_OP_RECV : CB_OP_SEND;
-      ack.peer = data.peer;
-      post_and_wait(ack, timeout_ms);
-      return (now_us() - t0) / window;
+      return windowed(rank_ == a ? b : a, rank_ == a, rank_ == b, true, timeout_ms) / window;
+    }
+    case OpKind::BidirBw: {
+      if (rank_ != a && rank_ != b) return 0;
+      const int window = exec_.window > 0 ? exec_.window : 1;
+      // Each side's receives complete only once the other side's data is here: no ack needed.
+      return windowed(rank_ == a ? b : a, true, true, false, timeout_ms) / window;
+    }
+    case OpKind::MsgRate: {
+      const int pairs = msg_rate_pairs(world);
+      if (rank_ >= 2 * pairs) return 0;
+      const int window = exec_.window > 0 ? exec_.window : 1;
+      const bool sender = rank_ < pairs;
+      return windowed(sender ? rank_ + pairs : rank_ - pairs, sender, !sender, true, timeout_ms) /
+             window;
     }
     case OpKind::SendRecvRing: {
       send.peer = (rank_ + 1) % world;

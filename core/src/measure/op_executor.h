@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "plan/plan.h"
 #include "worker/backend_session.h"
@@ -24,6 +25,11 @@ class OpExecutor {
   double run_once(int32_t timeout_ms);
 
  private:
+  // `window` sends to and/or receives from `peer` in flight at once, all completed; then, when
+  // `ack_from_receiver`, the receiving side acknowledges with one byte so that the sender's
+  // time covers delivery. Returns the elapsed time in microseconds.
+  double windowed(int peer, bool send, bool recv, bool ack_from_receiver, int32_t timeout_ms);
+  void wait_all(std::vector<cb_request*>& reqs, int32_t timeout_ms);
   double now_us() const;
   void post_and_wait(const cb_op_args& args, int32_t timeout_ms);
   cb_op_args base_args() const;

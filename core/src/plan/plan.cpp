@@ -4,6 +4,13 @@
 
 namespace commbench {
 
+int expected_records(const Execution& exec) {
+  int n = 0;
+  for (const CaseSpec& c : exec.cases)
+    n += c.op == OpKind::AllPairs ? exec.world_size * (exec.world_size - 1) : 1;
+  return n;
+}
+
 bool op_supports_in_place(OpKind op) {
   switch (op) {
     case OpKind::Allreduce: case OpKind::Allgather: case OpKind::Reducescatter:

@@ -54,6 +54,9 @@ bool op_supports_in_place(OpKind op);
 
 std::vector<Execution> plan_job(const Experiment& exp);
 
+// Records an execution produces: one per case, except all_pairs, one per directed pair per size.
+int expected_records(const Execution& exec);
+
 void to_json(nlohmann::json& j, const Execution& e);
 void from_json(const nlohmann::json& j, Execution& e);
 

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include <fmt/format.h>
+
+#include "report/format.h"
+
 namespace commbench {
 namespace {
 
@@ -34,10 +38,12 @@ ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
       table = std::prev(set.tables.end());
     }
     auto row = std::find_if(table->rows.begin(), table->rows.end(),
-                            [&](const ComparisonRow& x) { return x.bytes == r.bytes; });
+                            [&](const ComparisonRow& x) {
+                              return x.bytes == r.bytes && x.src == r.src && x.dst == r.dst;
+                            });
     if (row == table->rows.end()) {
-      table->rows.push_back(
-          {r.bytes, r.count, std::vector<const CaseRecord*>(set.backends.size())});
+      table->rows.push_back({r.bytes, r.count, r.src, r.dst,
+                             std::vector<const CaseRecord*>(set.backends.size())});
       row = std::prev(table->rows.end());
     }
     // First record wins if a backend measured the same case twice (it should not).
@@ -46,8 +52,16 @@ ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
   }
   for (auto& t : set.tables)
     std::sort(t.rows.begin(), t.rows.end(),
-              [](const ComparisonRow& a, const ComparisonRow& b) { return a.bytes < b.bytes; });
+              [](const ComparisonRow& a, const ComparisonRow& b) {
+                return std::tie(a.bytes, a.src, a.dst) < std::tie(b.bytes, b.src, b.dst);
+              });
   return set;
+}
+
+std::string row_label(const ComparisonRow& row) {
+  std::string label = human_size(row.bytes);
+  if (row.src >= 0) label += fmt::format(" {}→{}", row.src, row.dst);
+  return label;
 }
 
 std::optional<double> time_ratio(const ComparisonRow& row, size_t backend) {

@@ -15,6 +15,7 @@ namespace commbench {
 struct ComparisonRow {
   uint64_t bytes = 0;
   uint64_t count = 0;
+  int src = -1, dst = -1;  // all_pairs: one row per directed pair and size
   // One entry per ComparisonSet::backends; nullptr where that backend has no record.
   std::vector<const CaseRecord*> by_backend;
 };
@@ -22,7 +23,7 @@ struct ComparisonRow {
 struct ComparisonTable {
   std::string op, dtype, redop, placement;
   int world_size = 0;
-  std::vector<ComparisonRow> rows;  // ascending size
+  std::vector<ComparisonRow> rows;  // ascending size (then src, dst)
 };
 
 struct ComparisonSet {
@@ -34,6 +35,9 @@ struct ComparisonSet {
 // records are appended in order of appearance. Pointers refer into `records`.
 ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
                                const std::vector<CaseRecord>& records);
+
+// "4 KiB", or "4 KiB 0→1" for an all_pairs row.
+std::string row_label(const ComparisonRow& row);
 
 // time(backend i) / time(backend 0) for a row; nullopt unless both were measured.
 std::optional<double> time_ratio(const ComparisonRow& row, size_t backend);

@@ -23,7 +23,9 @@ std::string table_header() {
 
 // The identifying columns every row starts with.
 std::string row_prefix(const CaseRecord& r) {
-  return fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", r.op, kOp, r.bytes, kSize, r.count,
+  // all_pairs rows name their pair where the op would be: the op is in the table's context.
+  const std::string op = r.src >= 0 ? fmt::format("pair {}->{}", r.src, r.dst) : r.op;
+  return fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", op, kOp, r.bytes, kSize, r.count,
                      kCount, r.dtype, kType, redop_or_dash(r.redop), kRedop,
                      short_placement(r.placement), kPlace);
 }
@@ -158,6 +160,7 @@ void ConsoleReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>
     print(header);
     for (const auto& row : t.rows) {
       std::string line = fmt::format("{:>{}}", row.bytes, kSize);
+      if (row.src >= 0) line = fmt::format("{:>{}}", fmt::format("{} {}->{}", row.bytes, row.src, row.dst), kSize);
       for (const auto* r : row.by_backend) {
         if (r && r->status == "ok")
           line += fmt::format("{:>{}}{:>{}}", format_time_us(r->time_us.mean), kBw + 2,

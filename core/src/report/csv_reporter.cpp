@@ -17,7 +17,8 @@ const std::vector<std::string>& CsvReporter::columns() {
       "count",       "dtype",       "redop",       "placement",   "memory",      "root",
       "status",      "reason",      "timing",      "warmup",      "iterations",  "time_us_mean",
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
-      "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong"};
+      "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
+      "msg_rate_mps"};
   return kColumns;
 }
 
@@ -51,7 +52,11 @@ std::string csv_row(const CaseRecord& r) {
       measured_number(t.stddev), measured_number(t.cv), measured_number(r.algbw_gbps),
       measured_number(r.busbw_gbps),
       // -1 means "not checked": empty, so that a sum of the column counts real mismatches only.
-      r.wrong < 0 ? std::string() : fmt::format("{}", r.wrong)};
+      r.wrong < 0 ? std::string() : fmt::format("{}", r.wrong),
+      // Columns appended after schema 1's first release (additive, docs/output.md).
+      r.src < 0 ? std::string() : fmt::format("{}", r.src),
+      r.dst < 0 ? std::string() : fmt::format("{}", r.dst),
+      measured && r.msg_rate_mps > 0 ? number(r.msg_rate_mps) : std::string()};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 

@@ -9,40 +9,20 @@
 
 #include "report/comparison.h"
 #include "report/format.h"
+#include "report/markdown_table.h"
+#include "report/pair_matrix.h"
 #include "report/output_file.h"
 
 namespace commbench {
 namespace {
 
-// Table cells cannot hold '|' or line breaks.
-std::string cell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
+using Column = MarkdownColumn;
 
-struct Column {
-  std::string title;
-  bool numeric;  // right-aligned
-};
+std::string cell(std::string_view text) { return markdown_cell(text); }
 
 void append_table(std::string& md, const std::vector<Column>& columns,
                   const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::string> titles, rules;
-  for (const auto& c : columns) {
-    titles.push_back(cell(c.title));
-    rules.push_back(c.numeric ? "---:" : "---");
-  }
-  md += fmt::format("| {} |\n|{}|\n", fmt::join(titles, " | "), fmt::join(rules, "|"));
-  for (const auto& row : rows) md += fmt::format("| {} |\n", fmt::join(row, " | "));
-  md += "\n";
+  append_markdown_table(md, columns, rows);
 }
 
 std::string not_measured(const CaseRecord& r) {
@@ -104,6 +84,7 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
   using Key = std::tuple<std::string, int, std::string, std::string, std::string, std::string>;
   std::vector<std::pair<Key, std::vector<const CaseRecord*>>> groups;
   for (const auto* c : cases) {
+    if (c->src >= 0) continue;  // all_pairs records: in the pair matrices
     Key key{c->backend, c->world_size, c->op, c->dtype, c->redop, c->placement};
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
     if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
@@ -162,7 +143,7 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
       columns.push_back({fmt::format("{} / {} time", set.backends[i], ref), true});
     std::vector<std::vector<std::string>> rows;
     for (const auto& row : t.rows) {
-      std::vector<std::string> cells{human_size(row.bytes)};
+      std::vector<std::string> cells{row_label(row)};
       for (const auto* r : row.by_backend) {
         if (r && r->status == "ok") {
           cells.push_back(format_time_us(r->time_us.mean));
@@ -217,6 +198,7 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
     md += fmt::format("## Run `{}`\n\n", name);
     if (!execs.empty()) append_executions(md, execs);
     append_case_tables(md, cases);
+    append_pair_matrices(md, cases);
     append_comparison(md, order, run_records);
   }
   return md;

@@ -27,6 +27,11 @@ void MultiReporter::job_started(const JobInfo& job) {
 void MultiReporter::execution_started(const ExecutionInfo& exec) {
   each([&](Reporter& r) { r.execution_started(exec); });
 }
+void MultiReporter::transfers_logged(const ExecutionInfo& exec,
+                                     const std::vector<TransferLogEntry>& entries) {
+  each([&](Reporter& r) { r.transfers_logged(exec, entries); });
+}
+
 void MultiReporter::case_done(const CaseRecord& record) {
   each([&](Reporter& r) { r.case_done(record); });
 }

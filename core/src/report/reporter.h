@@ -1,7 +1,8 @@
 // Reporters turn events of a job into outputs (console, results.jsonl, results.csv,
 // summary.json, summary.md). One interface, many implementations, like google/benchmark's.
 // The agent calls them in this order:
-//   job_started, { execution_started, case_done*, execution_done }*, run_done per [[run]], job_done
+//   job_started, { execution_started, (case_done | transfers_logged)*, execution_done }*,
+//   run_done per [[run]], job_done
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiment/experiment.h"
+#include "measure/all_pairs.h"
 #include "measure/case_record.h"
 
 namespace commbench {
@@ -60,6 +62,8 @@ class Reporter {
   virtual void job_started(const JobInfo&) {}
   virtual void execution_started(const ExecutionInfo&) {}
   virtual void case_done(const CaseRecord&) {}
+  // One repetition of an all_pairs sweep: its timed transfers in execution order.
+  virtual void transfers_logged(const ExecutionInfo&, const std::vector<TransferLogEntry>&) {}
   virtual void execution_done(const ExecutionOutcome&) {}
   // All records of one [[run]] (every backend and world size): where comparisons are printed.
   virtual void run_done(const RunSpec&, const std::vector<CaseRecord>&) {}

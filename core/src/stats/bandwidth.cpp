@@ -23,7 +23,14 @@ double algbw_bytes(OpKind op, uint64_t bytes, int world) {
     case OpKind::PingPong:
     case OpKind::UnidirBw:
     case OpKind::SendRecvRing:
+    case OpKind::AllPairs:
       return b;
+    // Both directions at once: the aggregate, as osu_bibw reports it.
+    case OpKind::BidirBw:
+      return 2.0 * b;
+    // Every pair moves one message per message time: the aggregate, as osu_mbw_mr reports it.
+    case OpKind::MsgRate:
+      return b * msg_rate_pairs(world);
     case OpKind::Barrier:
       return 0;  // moves no payload
   }
@@ -51,6 +58,9 @@ double busbw_factor(OpKind op, int world) {
     case OpKind::PingPong:
     case OpKind::UnidirBw:
     case OpKind::SendRecvRing:
+    case OpKind::BidirBw:
+    case OpKind::MsgRate:
+    case OpKind::AllPairs:
       return 1.0;
     case OpKind::Barrier:
       return 0;
@@ -67,6 +77,20 @@ Bandwidth bandwidth(OpKind op, uint64_t bytes, int world, double time_us) {
   bw.algbw_gbps = algbw_bytes(op, bytes, world) / time_us / 1e3;
   bw.busbw_gbps = bw.algbw_gbps * busbw_factor(op, world);
   return bw;
+}
+
+double messages_per_time(OpKind op, int world) {
+  switch (op) {
+    case OpKind::UnidirBw: return 1;
+    case OpKind::BidirBw: return 2;
+    case OpKind::MsgRate: return msg_rate_pairs(world);
+    default: return 0;
+  }
+}
+
+double message_rate_mps(OpKind op, int world, double time_us) {
+  if (!(time_us > 0)) return 0;
+  return messages_per_time(op, world) / time_us;  // messages per microsecond = millions per second
 }
 
 }  // namespace commbench

@@ -21,4 +21,10 @@ struct Bandwidth {
 // time_us: the time of one operation (for p2p patterns: of one message).
 Bandwidth bandwidth(OpKind op, uint64_t bytes, int world, double time_us);
 
+// Messages delivered per unit of the pattern's time: unidir_bw 1, bidir_bw 2 (both
+// directions), msg_rate one per pair; 0 for patterns that are not about message rate.
+double messages_per_time(OpKind op, int world);
+// Millions of messages per second for the windowed patterns, 0 for the others.
+double message_rate_mps(OpKind op, int world, double time_us);
+
 }  // namespace commbench

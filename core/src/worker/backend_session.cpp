@@ -56,6 +56,17 @@ void BackendSession::free(cb_mem mem, void* ptr) {
   std::free(ptr);
 }
 
+void BackendSession::complete(const cb_op_args& args, int32_t timeout_ms) {
+  cb_request* req = post(args);
+  try {
+    wait(req, timeout_ms);
+  } catch (...) {
+    release(req);
+    throw;
+  }
+  release(req);
+}
+
 cb_request* BackendSession::post(const cb_op_args& args) {
   cb_request* req = nullptr;
   check(api_.post(comm_, &args, &req), "post");

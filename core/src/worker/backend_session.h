@@ -30,6 +30,8 @@ class BackendSession {
   cb_request* post(const cb_op_args& args);
   void wait(cb_request* req, int32_t timeout_ms);
   void release(cb_request* req) { api_.request_free(req); }
+  // post, wait, release: one op to completion (the request is released on every path).
+  void complete(const cb_op_args& args, int32_t timeout_ms);
   bool has_groups() const { return api_.group_start && api_.group_end; }
   void group_start();
   void group_end();

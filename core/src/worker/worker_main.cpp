@@ -12,6 +12,7 @@
 
 #include "bootstrap/collectives.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "measure/all_pairs.h"
 #include "measure/case_runner.h"
 #include "plan/plan.h"
 #include "plugin/loader.h"
@@ -109,8 +110,31 @@ int worker_main(int argc, char** argv) {
     out.send({{"type", "meta"}, {"metadata", meta}});
 
     CaseEnvironment env{*session, bootstrap, exec, session->capabilities(), deadline};
+    // all_pairs cases are one sweep (shuffled over pairs and sizes together), run first.
+    std::vector<CaseSpec> sweep;
+    for (const CaseSpec& c : exec.cases)
+      if (c.op == OpKind::AllPairs) sweep.push_back(c);
+    if (!sweep.empty()) {
+      phase = "all_pairs sweep";
+      out.phase(phase);
+      AllPairsSink sink;
+      sink.record = [&](CaseRecord rec) {
+        nlohmann::json j = rec;
+        j["type"] = "case";
+        out.send(std::move(j));
+      };
+      sink.transfers = [&](const std::vector<TransferLogEntry>& entries) {
+        out.send({{"type", "transfers"}, {"entries", entries}});
+      };
+      sink.progress = [&](const std::string& what) {
+        phase = what;
+        out.phase(what);
+      };
+      run_all_pairs(env, sweep, sink);
+    }
     for (size_t i = 0; i < exec.cases.size(); ++i) {
       const CaseSpec& c = exec.cases[i];
+      if (c.op == OpKind::AllPairs) continue;
       phase = fmt::format("case {}/{} ({})", i + 1, exec.cases.size(), describe_case(c));
       out.phase("case", static_cast<int>(i), describe_case(c));
       if (auto rec = run_case(env, c)) {

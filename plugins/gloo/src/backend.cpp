@@ -1,11 +1,9 @@
 #include "backend.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include <gloo/config.h>
 #include <gloo/transport/tcp/device.h>
 
+#include "commbench/sdk/host_services.hpp"
 #include "errors.h"
 
 void cb_backend::log(cb_log_level level, const std::string& message) const {
@@ -14,22 +12,6 @@ void cb_backend::log(cb_log_level level, const std::string& message) const {
 
 namespace commbench::gloo_backend {
 namespace {
-
-cb_host_services copy_host_services(const cb_host_services& given) {
-  if (given.struct_size < CB_STRUCT_SIZE(cb_host_services, kv_get))
-    fail(CB_ERR_INVALID_ARGUMENT,
-         "host services struct is too small (" + std::to_string(given.struct_size) +
-             " bytes): the gloo plugin needs the bootstrap and key/value services of ABI 1.0");
-  cb_host_services host{};
-  std::memcpy(&host, &given, std::min(given.struct_size, sizeof(host)));
-  if (host.bootstrap_broadcast == nullptr || host.kv_set == nullptr || host.kv_get == nullptr)
-    fail(CB_ERR_INVALID_ARGUMENT,
-         "host services lack bootstrap_broadcast, kv_set or kv_get, which gloo's rendezvous needs");
-  if (host.world_size < 1 || host.rank < 0 || host.rank >= host.world_size)
-    fail(CB_ERR_INVALID_ARGUMENT, "host services give rank " + std::to_string(host.rank) +
-                                      " of world size " + std::to_string(host.world_size));
-  return host;
-}
 
 std::shared_ptr<gloo::transport::Device> create_tcp_device(const GlooOptions& options) {
   gloo::transport::tcp::attr attr;
@@ -51,9 +33,7 @@ std::shared_ptr<gloo::transport::Device> create_tcp_device(const GlooOptions& op
 
 std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   auto backend = std::make_unique<cb_backend>();
-  backend->host = copy_host_services(given);
-  if (backend->host.num_options > 0 && backend->host.options == nullptr)
-    fail(CB_ERR_INVALID_ARGUMENT, "host services give options count but no options");
+  backend->host = sdk::copy_host_services(given, "gloo");
   backend->options = parse_options(backend->host.options, backend->host.num_options);
   backend->device = create_tcp_device(backend->options);
   backend->log(CB_LOG_DEBUG, "gloo: TCP device " + backend->device->str() + ", allreduce algorithm " +

@@ -12,9 +12,6 @@ namespace commbench::gloo_backend {
 // hence CB_CAP_ASYNC.
 cb_capabilities static_capabilities();
 
-// Writes the capabilities into `out`, no further than the caller's struct_size reaches.
-void write_capabilities(const cb_capabilities& caps, cb_capabilities* out);
-
 inline bool has_bit(uint64_t set, int bit) { return (set >> bit) & 1u; }
 
 }  // namespace commbench::gloo_backend

@@ -9,7 +9,7 @@
 
 #include "backend.h"
 #include "legacy_algorithms.h"
-#include "scratch_buffer.h"
+#include "commbench/sdk/scratch_buffer.hpp"
 #include "transfer.h"
 
 struct cb_comm {
@@ -18,8 +18,8 @@ struct cb_comm {
   int rank = 0;
   int size = 1;
 
-  commbench::gloo_backend::ScratchBuffer staging;        // inputs that overlap their outputs
-  commbench::gloo_backend::ScratchBuffer reduce_output;  // reduce's output on non-root ranks
+  commbench::sdk::ScratchBuffer staging;        // inputs that overlap their outputs
+  commbench::sdk::ScratchBuffer reduce_output;  // reduce's output on non-root ranks
   commbench::gloo_backend::LegacyAllreduceCache legacy_allreduce;
   commbench::gloo_backend::ReduceScatterCache reduce_scatter;
   commbench::gloo_backend::ProgressThread p2p_progress;  // declared after context: stops first

@@ -1,10 +1,11 @@
-// A grow-only host buffer owned by the plugin, reused across ops of one communicator.
+// A grow-only host buffer owned by a plugin, reused across ops of one communicator so that the
+// timed loop never allocates. Header-only plugin SDK: plugins may use it, the ABI does not.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 
-namespace commbench::gloo_backend {
+namespace commbench::sdk {
 
 class ScratchBuffer {
  public:
@@ -23,4 +24,4 @@ class ScratchBuffer {
   size_t capacity_ = 0;
 };
 
-}  // namespace commbench::gloo_backend
+}  // namespace commbench::sdk

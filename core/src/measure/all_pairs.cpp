@@ -1,0 +1,238 @@
+#include "measure/all_pairs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "stats/bandwidth.h"
+
+namespace commbench {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+uint64_t payload_key(uint64_t seed, int src) { return splitmix64(seed ^ (static_cast<uint64_t>(src) << 48)); }
+
+uint8_t byte_of(uint64_t key, uint64_t index) {
+  const uint64_t word = splitmix64(key + index / 8);
+  const auto b = static_cast<uint8_t>(word >> (8 * (index % 8)));
+  return b != 0 ? b : 0xA5;  // never zero: an undelivered byte (zeroed before) is caught
+}
+
+// Calls f(i, byte) for the payload's bytes 0..bytes-1, one hash per 8 bytes (a 1 GiB payload
+// is generated and checked in about a second).
+template <class F>
+void for_each_payload_byte(uint64_t key, uint64_t bytes, F&& f) {
+  for (uint64_t w = 0; w * 8 < bytes; ++w) {
+    const uint64_t word = splitmix64(key + w);
+    for (uint64_t b = 0; b < 8 && w * 8 + b < bytes; ++b) {
+      const auto v = static_cast<uint8_t>(word >> (8 * b));
+      f(w * 8 + b, v != 0 ? v : uint8_t{0xA5});
+    }
+  }
+}
+
+void fill_payload(uint64_t seed, int src, unsigned char* buf, uint64_t bytes) {
+  for_each_payload_byte(payload_key(seed, src), bytes, [&](uint64_t i, uint8_t v) { buf[i] = v; });
+}
+
+int64_t count_wrong_bytes(uint64_t seed, int src, const unsigned char* buf, uint64_t bytes) {
+  int64_t wrong = 0;
+  for_each_payload_byte(payload_key(seed, src), bytes,
+                        [&](uint64_t i, uint8_t v) { wrong += buf[i] != v; });
+  return wrong;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The host's buffers of the sweep, freed on every path.
+class SweepBuffers {
+ public:
+  SweepBuffers(BackendSession& s, cb_mem mem, uint64_t bytes) : s_(s), mem_(mem) {
+    send_ = s_.alloc(mem_, bytes);
+    try {
+      recv_ = s_.alloc(mem_, bytes);
+    } catch (...) {
+      s_.free(mem_, send_);
+      throw;
+    }
+  }
+  ~SweepBuffers() {
+    for (void* p : {send_, recv_}) {
+      try { s_.free(mem_, p); } catch (...) {}  // freeing never fails a measured sweep
+    }
+  }
+  unsigned char* send() const { return static_cast<unsigned char*>(send_); }
+  unsigned char* recv() const { return static_cast<unsigned char*>(recv_); }
+
+ private:
+  BackendSession& s_;
+  cb_mem mem_;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+};
+
+struct Interval {
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+// One message src -> dst after a synchronised start; this rank's interval (zeros when it is
+// neither src nor dst).
+Interval transfer(CaseEnvironment& env, const AllPairsConfig& cfg, const CaseSpec& spec,
+                  const SweepBuffers& bufs) {
+  sync_start(env);
+  const int rank = env.bootstrap.rank();
+  if (rank != cfg.src && rank != cfg.dst) return {};
+  cb_op_args a{};
+  a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
+  a.op = rank == cfg.src ? CB_OP_SEND : CB_OP_RECV;
+  a.sendbuf = bufs.send();
+  a.recvbuf = bufs.recv();
+  a.count = spec.count;
+  a.dtype = spec.dtype;
+  a.peer = rank == cfg.src ? cfg.dst : cfg.src;
+  a.mem_type = env.exec.memory;
+  Interval t;
+  t.start_ns = now_ns();
+  env.session.complete(a, remaining_ms(env));
+  t.end_ns = now_ns();
+  return t;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const TransferLogEntry& e) {
+  j = nlohmann::json::array({e.config_id, e.src, e.dst, e.bytes, e.repetition, e.start_ns, e.end_ns,
+                             e.duration_ns});
+}
+
+void from_json(const nlohmann::json& j, TransferLogEntry& e) {
+  e = TransferLogEntry{j.at(0).get<int>(), j.at(1).get<int>(), j.at(2).get<int>(),
+                       j.at(3).get<uint64_t>(), j.at(4).get<int>(), j.at(5).get<int64_t>(),
+                       j.at(6).get<int64_t>(), j.at(7).get<int64_t>()};
+}
+
+std::vector<AllPairsConfig> all_pairs_configs(int world, size_t sizes, uint64_t seed) {
+  std::vector<AllPairsConfig> configs;
+  for (int src = 0; src < world; ++src)
+    for (int dst = 0; dst < world; ++dst)
+      for (size_t s = 0; s < sizes && src != dst; ++s)
+        configs.push_back({static_cast<int>(configs.size()), src, dst, s});
+  uint64_t state = seed;
+  for (size_t i = configs.size(); i > 1; --i) {
+    state = splitmix64(state);
+    std::swap(configs[i - 1], configs[state % i]);
+  }
+  return configs;
+}
+
+uint8_t all_pairs_payload_byte(uint64_t seed, int src, uint64_t index) {
+  return byte_of(payload_key(seed, src), index);
+}
+
+void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, const AllPairsSink& sink) {
+  const Execution& e = env.exec;
+  const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
+  if (cases.empty()) return;
+  const std::string reason = unsupported_reason(env.caps, cases.front(), e.memory);
+  if (!reason.empty()) {
+    if (rank == 0)
+      for (const CaseSpec& c : cases) {
+        CaseRecord r = make_case_record(e, c);
+        r.status = "unsupported";
+        r.reason = reason;
+        sink.record(std::move(r));
+      }
+    return;
+  }
+  uint64_t largest = 0;
+  for (const CaseSpec& c : cases) largest = std::max(largest, c.bytes);
+  const std::vector<AllPairsConfig> configs = all_pairs_configs(world, cases.size(), e.seed);
+  SweepBuffers bufs(env.session, e.memory, std::max<uint64_t>(largest, 1));
+  fill_payload(e.seed, rank, bufs.send(), largest);
+
+  // Checked pass (untimed): the receiver zeroes its buffer first and counts bytes that differ
+  // from the sender's payload. Then the warm-up, per configuration.
+  std::vector<int64_t> wrong(configs.size(), 0);
+  for (size_t k = 0; k < configs.size(); ++k) {
+    const AllPairsConfig& cfg = configs[k];
+    const CaseSpec& spec = cases[cfg.size_index];
+    if (e.check) {
+      if (rank == cfg.dst) std::memset(bufs.recv(), 0, spec.bytes);
+      transfer(env, cfg, spec, bufs);
+      if (rank == cfg.dst) wrong[k] = count_wrong_bytes(e.seed, cfg.src, bufs.recv(), spec.bytes);
+    }
+    for (int w = 0; w < e.warmup; ++w) transfer(env, cfg, spec, bufs);
+  }
+
+  const int reps = std::max(1, e.iterations);
+  std::vector<Interval> mine(configs.size()), everyone(configs.size() * static_cast<size_t>(world));
+  std::vector<std::vector<double>> samples_us(rank == 0 ? configs.size() : 0);
+  std::vector<std::vector<double>> rank_sum_us(rank == 0 ? configs.size() : 0, std::vector<double>(2, 0.0));
+  for (int rep = 0; rep < reps; ++rep) {
+    sink.progress(fmt::format("all_pairs repetition {}/{} ({} transfers)", rep + 1, reps, configs.size()));
+    for (size_t k = 0; k < configs.size(); ++k) mine[k] = transfer(env, configs[k], cases[configs[k].size_index], bufs);
+    env.bootstrap.allgather(mine.data(), mine.size() * sizeof(Interval), everyone.data(),
+                            Millis(remaining_ms(env)));
+    if (rank != 0) continue;
+    std::vector<TransferLogEntry> log;
+    log.reserve(configs.size());
+    for (size_t k = 0; k < configs.size(); ++k) {
+      const AllPairsConfig& cfg = configs[k];
+      const Interval s = everyone[static_cast<size_t>(cfg.src) * configs.size() + k];
+      const Interval d = everyone[static_cast<size_t>(cfg.dst) * configs.size() + k];
+      const int64_t duration = std::max(s.end_ns - s.start_ns, d.end_ns - d.start_ns);
+      samples_us[k].push_back(static_cast<double>(duration) / 1e3);
+      rank_sum_us[k][0] += static_cast<double>(s.end_ns - s.start_ns) / 1e3;
+      rank_sum_us[k][1] += static_cast<double>(d.end_ns - d.start_ns) / 1e3;
+      log.push_back({cfg.id, cfg.src, cfg.dst, cases[cfg.size_index].bytes, rep, d.start_ns, d.end_ns, duration});
+    }
+    sink.transfers(log);
+  }
+
+  std::vector<int64_t> all_wrong(configs.size() * static_cast<size_t>(world));
+  env.bootstrap.allgather(wrong.data(), wrong.size() * sizeof(int64_t), all_wrong.data(),
+                          Millis(remaining_ms(env)));
+  if (rank != 0) return;
+  // Records in (size, src, dst) order: the order people read matrices in.
+  std::vector<size_t> order(configs.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const auto& a = configs[x];
+    const auto& b = configs[y];
+    return std::tie(a.size_index, a.src, a.dst) < std::tie(b.size_index, b.src, b.dst);
+  });
+  for (size_t k : order) {
+    const AllPairsConfig& cfg = configs[k];
+    const CaseSpec& spec = cases[cfg.size_index];
+    CaseRecord r = make_case_record(e, spec);
+    r.src = cfg.src;
+    r.dst = cfg.dst;
+    r.iterations = reps;
+    r.samples_us = samples_us[k];
+    r.time_us = summarize(r.samples_us);
+    // Each rank's own mean, as for collectives: only src and dst take part, the others are 0.
+    r.rank_mean_us.assign(static_cast<size_t>(world), 0.0);
+    r.rank_mean_us[static_cast<size_t>(cfg.src)] = rank_sum_us[k][0] / reps;
+    r.rank_mean_us[static_cast<size_t>(cfg.dst)] = rank_sum_us[k][1] / reps;
+    const Bandwidth bw = bandwidth(spec.op, spec.bytes, world, r.time_us.mean);
+    r.algbw_gbps = bw.algbw_gbps;
+    r.busbw_gbps = bw.busbw_gbps;
+    if (e.check) r.wrong = all_wrong[static_cast<size_t>(cfg.dst) * configs.size() + k];
+    sink.record(std::move(r));
+  }
+}
+
+}  // namespace commbench

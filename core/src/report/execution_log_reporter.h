@@ -1,0 +1,30 @@
+// execution_log.csv: every timed transfer of the all_pairs sweeps, in the order they ran (seed
+// 003's execution log), for lining results up with traces or other logs. Created with the first
+// transfer, so jobs without all_pairs have no such file; flushed per repetition.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "report/output_file.h"
+#include "report/reporter.h"
+
+namespace commbench {
+
+class ExecutionLogReporter : public Reporter {
+ public:
+  explicit ExecutionLogReporter(std::filesystem::path output_dir) : dir_(std::move(output_dir)) {}
+
+  void transfers_logged(const ExecutionInfo& exec, const std::vector<TransferLogEntry>& entries) override;
+
+  static constexpr const char* kFileName = "execution_log.csv";
+  static const std::vector<std::string>& columns();
+
+ private:
+  std::filesystem::path dir_;
+  std::unique_ptr<LineFile> file_;
+};
+
+}  // namespace commbench

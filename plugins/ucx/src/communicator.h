@@ -1,0 +1,45 @@
+// One communicator over all ranks of the run: a UCP worker, endpoints to the peers (from
+// worker addresses exchanged through the host's bootstrap allgather), the memory registry and
+// the collective channel.
+#pragma once
+
+#include <memory>
+
+#include "backend.h"
+#include "collectives/collectives.h"
+#include "endpoints.h"
+#include "memory.h"
+#include "transfers.h"
+#include "ucp_channel.h"
+#include "worker.h"
+
+struct cb_comm {
+  cb_backend& backend;
+  int rank = 0;
+  int size = 1;
+  // Declaration order is teardown order reversed: the channel goes first, the worker last.
+  std::unique_ptr<commbench::ucx_backend::Worker> worker;
+  std::unique_ptr<commbench::ucx_backend::Endpoints> endpoints;
+  std::unique_ptr<commbench::ucx_backend::MemoryRegistry> memory;
+  std::unique_ptr<commbench::ucx_backend::TagEngine> tags;
+  std::unique_ptr<commbench::ucx_backend::UcpChannel> channel;
+  commbench::ucx_backend::Scratch scratch;
+
+  explicit cb_comm(cb_backend& b) : backend(b) {}
+  commbench::ucx_backend::Clock::time_point op_deadline() const {
+    return commbench::ucx_backend::Clock::now() + backend.options.timeout;
+  }
+};
+
+namespace commbench::ucx_backend {
+
+std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeout_ms);
+// Orderly: a barrier so no peer still needs us, then endpoints closed with a flush.
+void destroy_communicator(std::unique_ptr<cb_comm> comm);
+// Immediate: endpoints force-closed (flushing when error handling is off), nothing waited for.
+void abort_communicator(std::unique_ptr<cb_comm> comm);
+
+// Runs one collective through the channel (used by post and for the internal barriers).
+void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Clock::time_point deadline);
+
+}  // namespace commbench::ucx_backend

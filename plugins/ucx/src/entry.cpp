@@ -1,0 +1,108 @@
+// The exported function table: the ABI boundary. The SDK's EntryPoints supplies the wrappers
+// every plugin shares (argument checks, exceptions to cb_error); what is the ucx plugin's own is
+// the traits below and the teardown and memory functions.
+#include <memory>
+#include <string_view>
+
+#include "backend.h"
+#include "capabilities.h"
+#include "commbench/backend.h"
+#include "commbench/sdk/plugin_entry.hpp"
+#include "communicator.h"
+#include "errors.h"
+#include "request.h"
+
+#ifndef COMMBENCH_UCX_PLUGIN_VERSION
+#define COMMBENCH_UCX_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace commbench::ucx_backend;
+using commbench::sdk::require_argument;
+
+struct UcxTraits {
+  static constexpr const char* name = "ucx";
+  static cb_error* translate(std::string_view what) noexcept {
+    return commbench::sdk::error_from_standard_exception(what);
+  }
+  static cb_capabilities capabilities(const cb_backend* backend) {
+    return backend != nullptr ? runtime_capabilities(*backend) : static_capabilities();
+  }
+  static std::unique_ptr<cb_backend> create_backend(const cb_host_services& host) {
+    return commbench::ucx_backend::create_backend(host);
+  }
+  static void emit_metadata(const cb_backend& b, void (*emit)(void*, const char*, const char*), void* ctx) {
+    commbench::ucx_backend::emit_metadata(b, emit, ctx);
+  }
+  static std::unique_ptr<cb_comm> create_communicator(cb_backend& b, int32_t timeout_ms) {
+    return commbench::ucx_backend::create_communicator(b, timeout_ms);
+  }
+  static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& args) { return post_op(comm, args); }
+  static bool test(cb_request& r) { return test_request(r); }
+  static void wait(cb_request& r, int32_t timeout_ms) { wait_request(r, timeout_ms); }
+};
+
+using Entry = commbench::sdk::EntryPoints<UcxTraits>;
+
+cb_error* comm_destroy(cb_comm* comm) {
+  return Entry::guarded("comm_destroy", [&] {
+    if (comm != nullptr) destroy_communicator(std::unique_ptr<cb_comm>(comm));
+  });
+}
+
+// Force-closes every endpoint and frees the communicator: nothing is called on it afterwards
+// (docs/plugin-abi.md §4).
+cb_error* comm_abort(cb_comm* comm) {
+  return Entry::guarded("comm_abort", [&] {
+    require_argument(comm, "comm");
+    abort_communicator(std::unique_ptr<cb_comm>(comm));
+  });
+}
+
+cb_error* mem_alloc(cb_comm* comm, cb_mem mem_type, size_t bytes, void** out) {
+  return Entry::guarded("mem_alloc", [&] {
+    require_argument(comm, "comm");
+    require_argument(out, "out");
+    *out = comm->memory->allocate(mem_type, bytes);
+  });
+}
+
+cb_error* mem_free(cb_comm* comm, cb_mem mem_type, void* ptr) {
+  return Entry::guarded("mem_free", [&] {
+    require_argument(comm, "comm");
+    if (ptr != nullptr) comm->memory->release(mem_type, ptr);
+  });
+}
+
+constexpr cb_backend_api kApi = {
+    .struct_size = sizeof(cb_backend_api),
+    .abi_major = CB_ABI_MAJOR,
+    .abi_minor = CB_ABI_MINOR,
+    .name = "ucx",
+    .version = COMMBENCH_UCX_PLUGIN_VERSION,
+    .description = "UCX (UCP tag matching): send/recv and collectives over shared memory or TCP, host memory",
+    .error_code = Entry::error_code,
+    .error_message = Entry::error_message,
+    .error_destroy = Entry::error_destroy,
+    .get_capabilities = Entry::get_capabilities,
+    .init = Entry::init,
+    .finalize = Entry::finalize,
+    .get_metadata = Entry::get_metadata,
+    .comm_create = Entry::comm_create,
+    .comm_destroy = comm_destroy,
+    .comm_abort = comm_abort,
+    .mem_alloc = mem_alloc,
+    .mem_free = mem_free,
+    .post = Entry::post,
+    .test = Entry::test,
+    .wait = Entry::wait,
+    .request_free = Entry::request_free,
+    .group_start = nullptr,  // send/recv are already non-blocking; nothing to batch
+    .group_end = nullptr,
+};
+
+}  // namespace
+
+// Pure: returns a constant table; initialises nothing (UCX is first touched in init()).
+extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) { return &kApi; }

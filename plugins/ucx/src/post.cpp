@@ -1,0 +1,97 @@
+#include <memory>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "communicator.h"
+#include "errors.h"
+#include "request.h"
+#include "tags.h"
+
+namespace commbench::ucx_backend {
+namespace {
+
+void validate(const cb_comm& comm, const cb_op_args& a) {
+  if (a.struct_size < CB_STRUCT_SIZE(cb_op_args, mem_type))
+    fail(CB_ERR_INVALID_ARGUMENT, "cb_op_args.struct_size is too small");
+  if (static_cast<unsigned>(a.op) >= CB_OP_COUNT_V1)
+    fail(CB_ERR_UNIMPLEMENTED, "op " + std::to_string(a.op) + " is not known to this plugin");
+  if (static_cast<unsigned>(a.dtype) >= CB_DTYPE_COUNT_V1)
+    fail(CB_ERR_UNIMPLEMENTED, "dtype " + std::to_string(a.dtype) + " is not known to this plugin");
+  if (a.op != CB_OP_BARRIER && static_cast<unsigned>(a.redop) >= CB_REDOP_COUNT_V1)
+    fail(CB_ERR_UNIMPLEMENTED, "reduce op " + std::to_string(a.redop) + " is not known to this plugin");
+  if (a.mem_type == CB_MEM_HOST_PINNED || (a.mem_type == CB_MEM_CUDA && !comm.backend.supports_cuda()))
+    fail(CB_ERR_UNIMPLEMENTED, "memory type " + std::string(sdk::mem_name(a.mem_type)) +
+                                   " is not supported by this UCX build");
+  if (a.mem_type == CB_MEM_CUDA && a.op != CB_OP_SEND && a.op != CB_OP_RECV)
+    fail(CB_ERR_UNIMPLEMENTED, "collectives on cuda memory are not implemented by the ucx plugin "
+                               "(its reductions run on the host); send/recv are");
+  const bool rooted = a.op == CB_OP_BROADCAST || a.op == CB_OP_REDUCE || a.op == CB_OP_GATHER ||
+                      a.op == CB_OP_SCATTER;
+  if (rooted && (a.root < 0 || a.root >= comm.size))
+    fail(CB_ERR_INVALID_ARGUMENT, "root " + std::to_string(a.root) + " is not a rank of this world");
+  const bool p2p = a.op == CB_OP_SEND || a.op == CB_OP_RECV;
+  if (p2p && (a.peer < 0 || a.peer >= comm.size))
+    fail(CB_ERR_INVALID_ARGUMENT, "peer " + std::to_string(a.peer) + " is not a rank of this world");
+  if (p2p && a.struct_size >= CB_STRUCT_SIZE(cb_op_args, tag) && a.tag > kMaxUserTag)
+    fail(CB_ERR_INVALID_ARGUMENT, "tag " + std::to_string(a.tag) + " is above the largest the ucx "
+                                  "plugin carries (2^31-1)");
+  if (a.count > 0 && a.op != CB_OP_BARRIER && a.sendbuf == nullptr && a.op != CB_OP_RECV &&
+      !((a.op == CB_OP_SCATTER) && a.root != comm.rank))
+    fail(CB_ERR_INVALID_ARGUMENT, "sendbuf is NULL");
+}
+
+}  // namespace
+
+std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& a) {
+  validate(comm, a);
+  auto request = std::make_unique<cb_request>();
+  request->comm = &comm;
+  const size_t bytes = a.count * sdk::dtype_size(a.dtype);
+  const uint32_t tag = a.struct_size >= CB_STRUCT_SIZE(cb_op_args, tag) ? a.tag : 0;
+  if (a.op == CB_OP_SEND) {
+    comm.tags->start_send(request->transfer, a.peer, user_tag(tag, comm.rank), a.sendbuf, bytes);
+  } else if (a.op == CB_OP_RECV) {
+    comm.tags->start_recv(request->transfer, a.peer, user_tag(tag, a.peer), a.recvbuf, bytes);
+  } else {
+    CollectiveArgs args;
+    args.sendbuf = a.sendbuf;
+    args.recvbuf = a.recvbuf;
+    args.count = a.count;
+    args.dtype = a.dtype;
+    args.redop = a.redop;
+    args.root = a.root;
+    run_on_channel(comm, a.op, args, comm.op_deadline());
+    request->transfer.status = UCS_OK;
+  }
+  return request;
+}
+
+bool test_request(cb_request& request) {
+  Transfer& t = request.transfer;
+  if (!t.done()) {
+    request.comm->worker->progress();
+    if (!request.comm->tags->poll(t)) {
+      if (request.comm->endpoints->peer_status(t.peer) == UCS_OK) return false;
+      // The peer failed: wait_all with an expired deadline reports it and releases the request.
+      request.comm->tags->wait_all(std::span<Transfer>(&t, 1), Clock::now());
+    }
+  }
+  request.comm->tags->check(t);
+  return true;
+}
+
+void wait_request(cb_request& request, int32_t timeout_ms) {
+  Transfer& t = request.transfer;
+  if (!t.done()) {
+    const Clock::time_point deadline =
+        timeout_ms < 0 ? request.comm->op_deadline() : Clock::now() + std::chrono::milliseconds(timeout_ms);
+    request.comm->tags->wait_all(std::span<Transfer>(&t, 1), deadline);
+    return;
+  }
+  request.comm->tags->check(t);
+}
+
+}  // namespace commbench::ucx_backend
+
+cb_request::~cb_request() {
+  if (comm != nullptr && comm->tags) comm->tags->discard(transfer);
+}

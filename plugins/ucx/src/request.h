@@ -1,0 +1,28 @@
+// A posted op. Collectives finish inside post() (CollectiveArgs over the channel) and yield a
+// request that is already complete; send/recv carry their transfer, still in flight.
+#pragma once
+
+#include <memory>
+
+#include "transfers.h"
+
+struct cb_comm;
+
+struct cb_request {
+  cb_comm* comm = nullptr;
+  commbench::ucx_backend::Transfer transfer;  // send/recv; a collective's is done at post
+
+  cb_request() = default;
+  cb_request(const cb_request&) = delete;
+  cb_request& operator=(const cb_request&) = delete;
+  ~cb_request();  // cancels a receive still posted: its buffer is about to be freed
+};
+
+namespace commbench::ucx_backend {
+
+std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& args);
+// One progress round, then whether the request is complete (throws if it failed).
+bool test_request(cb_request& request);
+void wait_request(cb_request& request, int32_t timeout_ms);
+
+}  // namespace commbench::ucx_backend

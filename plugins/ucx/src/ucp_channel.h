@@ -1,0 +1,41 @@
+// The collective algorithms' Channel over UCP tags: each collective gets the next sequence
+// number (tags.h), its transfers are started at once and completed together by wait_all().
+#pragma once
+
+#include <vector>
+
+#include "collectives/channel.h"
+#include "transfers.h"
+
+namespace commbench::ucx_backend {
+
+class UcpChannel final : public Channel {
+ public:
+  UcpChannel(TagEngine& tags, int rank, int size) : tags_(tags), rank_(rank), size_(size) {
+    // Room for the most transfers one round posts (pairwise: 2(n-1)), so posting never
+    // reallocates in the timed loop.
+    pending_.reserve(2 * static_cast<size_t>(size) + 8);
+  }
+  ~UcpChannel() override;
+
+  // Starts a collective: new sequence number, and the deadline its waits share.
+  void begin(Clock::time_point deadline);
+  // Drops whatever a failed collective left posted.
+  void abandon();
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void post_send(int peer, uint32_t step, const void* buf, size_t bytes) override;
+  void post_recv(int peer, uint32_t step, void* buf, size_t bytes) override;
+  void wait_all() override;
+
+ private:
+  TagEngine& tags_;
+  int rank_;
+  int size_;
+  uint32_t sequence_ = 0;
+  Clock::time_point deadline_{};
+  std::vector<Transfer> pending_;
+};
+
+}  // namespace commbench::ucx_backend

@@ -1,0 +1,239 @@
+// The ucx backend through the real runner: the all-pairs sweep on 4 ranks with its matrices and
+// execution log, the side-by-side comparison with gloo, every collective algorithm forced, the
+// plugin's options, and bad options failing fast with the option named.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+bool plugin_built(const char* name) {
+  return std::filesystem::exists(std::filesystem::path(COMMBENCH_PLUGIN_DIR) /
+                                 fmt::format("libcommbench_backend_{}.so", name));
+}
+
+#define REQUIRE_PLUGINS(...)                                                       \
+  for (const char* p : {__VA_ARGS__})                                              \
+    if (!plugin_built(p)) GTEST_SKIP() << p << " plugin not built (dependency missing)";
+
+std::vector<std::string> lines_of(const std::filesystem::path& p) {
+  std::istringstream in(read_text(p));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+TEST(Ucx, AllPairsOnFourRanksGivesEveryPairMatricesAndTheExecutionLog) {
+  REQUIRE_PLUGINS("ucx");
+  JobDir dir;
+  const auto file = dir.write("pairs.toml", R"(
+name = "pairs"
+seed = 42
+[[run]]
+backend = "ucx"
+world_size = 4
+ops = ["all_pairs"]
+sizes = { min = "1B", max = "64KiB", factor = 16 }
+dtype = "uint8"
+warmup = 2
+iterations = 3
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 12u * 5u);  // 12 directed pairs x 5 sizes (1, 16, 256, 4Ki, 64Ki)
+  std::set<std::tuple<int, int, uint64_t>> seen;
+  for (const auto& c : cases) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["wrong"], 0) << c.dump();
+    EXPECT_EQ(c["iterations"], 3);
+    EXPECT_GT(c["time_us"]["p50"].get<double>(), 0.0);
+    const int src = c["src"], dst = c["dst"];
+    EXPECT_NE(src, dst);
+    seen.insert({src, dst, c["bytes"].get<uint64_t>()});
+    // Only the pair's two ranks have a mean.
+    const auto means = c["rank_mean_us"].get<std::vector<double>>();
+    ASSERT_EQ(means.size(), 4u);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(means[k] > 0, k == src || k == dst) << c.dump();
+  }
+  EXPECT_EQ(seen.size(), cases.size());
+
+  const std::filesystem::path first_job = dir.job_folder();
+  const auto log = lines_of(first_job / "execution_log.csv");
+  ASSERT_EQ(log.size(), 1u + 60u * 3u);  // header + every configuration per repetition
+  EXPECT_EQ(log[0], "run,backend,world_size,config_id,src,dst,size,repetition,timestamp_start_ns,"
+                    "timestamp_end_ns,duration_ns");
+  std::map<int, int> per_config;
+  std::vector<int> first_rep_order;
+  for (size_t i = 1; i < log.size(); ++i) {
+    std::vector<std::string> f;
+    std::stringstream ss(log[i]);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 11u) << log[i];
+    ++per_config[std::stoi(f[3])];
+    if (f[7] == "0") first_rep_order.push_back(std::stoi(f[3]));
+    EXPECT_LE(std::stoll(f[8]), std::stoll(f[9])) << log[i];
+    EXPECT_GT(std::stoll(f[10]), 0) << log[i];
+  }
+  EXPECT_EQ(per_config.size(), 60u);
+  for (const auto& [id, n] : per_config) EXPECT_EQ(n, 3) << "config " << id;
+  EXPECT_FALSE(std::is_sorted(first_rep_order.begin(), first_rep_order.end())) << "not shuffled";
+
+  const std::string md = read_text(first_job / "summary.md");
+  EXPECT_NE(md.find("### all_pairs · ucx · 4 ranks · 64 KiB (65536 B) · uint8 · 3 repetitions"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("Bandwidth, GB/s (rows: src, columns: dst)"), std::string::npos);
+  EXPECT_NE(md.find("| **2** | "), std::string::npos);
+
+  // Same seed, same order: the rerun's first repetition runs the configurations identically.
+  const CommandResult again = dir.run(file, {"--quiet"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  std::vector<std::filesystem::path> jobs;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "out")) jobs.push_back(e.path());
+  ASSERT_EQ(jobs.size(), 2u);
+  const auto other = jobs[0] == first_job ? jobs[1] : jobs[0];
+  std::vector<int> rerun_order;
+  const auto log2 = lines_of(other / "execution_log.csv");
+  for (size_t i = 1; i < log2.size(); ++i) {
+    std::vector<std::string> f;
+    std::stringstream ss(log2[i]);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    if (f[7] == "0") rerun_order.push_back(std::stoi(f[3]));
+  }
+  EXPECT_EQ(rerun_order, first_rep_order);
+}
+
+TEST(Ucx, SideBySideWithGlooGivesAComparisonTable) {
+  REQUIRE_PLUGINS("ucx", "gloo");
+  JobDir dir;
+  const auto file = dir.write("vs.toml", R"(
+name = "vs"
+[[run]]
+name = "collectives"
+backends = ["gloo", "ucx"]
+world_size = 3
+ops = ["allreduce", "pingpong"]
+sizes = ["4KiB", "1MiB"]
+dtype = "f32"
+warmup = 1
+iterations = 3
+)");
+  const CommandResult r = dir.run(file);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ucx/gloo"), std::string::npos) << r.output;  // console ratio column
+  const std::string md = read_text(dir.job_folder() / "summary.md");
+  EXPECT_NE(md.find("### Comparison · allreduce · f32 · sum · out_of_place · 3 ranks"), std::string::npos) << md;
+  EXPECT_NE(md.find("ucx / gloo time"), std::string::npos) << md;
+  size_t ucx_ok = 0;
+  for (const auto& c : dir.records())
+    if (c["backend"] == "ucx" && c["status"] == "ok" && c["wrong"] == 0) ++ucx_ok;
+  EXPECT_EQ(ucx_ok, 4u);
+}
+
+TEST(Ucx, EveryForcedAlgorithmAndOptionVariantIsCorrect) {
+  REQUIRE_PLUGINS("ucx");
+  JobDir dir;
+  std::string runs;
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"ring", R"(allreduce_algorithm = "ring"
+allgather_algorithm = "ring"
+reducescatter_algorithm = "ring")"},
+      {"recursive", R"(allreduce_algorithm = "recursive_doubling"
+allgather_algorithm = "recursive_doubling"
+reducescatter_algorithm = "pairwise")"},
+      {"auto-threshold", R"(small_message_threshold = "1KiB")"},
+      {"tcp-wait-registered", R"(transports = "tcp"
+progress = "wait"
+registration = "on"
+rndv_thresh = "8KiB")"},
+      {"no-error-handling", R"(error_handling = "none"
+eager_endpoints_up_to = "0")"},
+  };
+  for (const auto& [name, options] : variants)
+    runs += fmt::format(R"(
+[[run]]
+name = "{}"
+backend = "ucx"
+world_sizes = [3, 4]
+ops = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "pingpong"]
+dtypes = ["f32", "bf16"]
+redops = ["sum", "max"]
+sizes = ["1 elements", "1000 elements", "100000 elements"]
+placement = ["out_of_place", "in_place"]
+root = 2
+warmup = 1
+iterations = 2
+[run.options.ucx]
+{}
+)", name, options);
+  const auto file = dir.write("variants.toml", "name = \"variants\"\n" + runs);
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, int> ok_per_run;
+  for (const auto& c : dir.records()) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["wrong"], 0) << c.dump();
+    ++ok_per_run[c["run"]];
+  }
+  ASSERT_EQ(ok_per_run.size(), variants.size());
+  for (const auto& [run, n] : ok_per_run) EXPECT_GT(n, 100) << run;
+  // What ran is in the execution metadata.
+  const auto execs = dir.records("execution");
+  bool saw_tcp = false;
+  for (const auto& e : execs) saw_tcp |= e.dump().find("\"transports\":\"tcp\"") != std::string::npos;
+  EXPECT_TRUE(saw_tcp);
+}
+
+// A bad option fails its execution at init with the option named, quickly, and the job goes on.
+TEST(Ucx, BadOptionsFailFastNamingTheOption) {
+  REQUIRE_PLUGINS("ucx");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"(transports = "tcp,infiniband")", "unknown UCX transport 'infiniband'"},
+      {R"(bogus = "1")", "unknown option 'bogus' for backend ucx"},
+      {R"(progress = "spin")", "option progress = \"spin\" is not valid; expected auto, polling or wait"},
+      {R"(allreduce_algorithm = "binomial")", "allreduce_algorithm"},
+      {R"(rndv_thresh = "8 KB")", "option rndv_thresh = \"8 KB\" is not valid"},
+      {R"(timeout_ms = "-5")", "option timeout_ms = \"-5\" is not valid"},
+  };
+  for (const auto& [option, message] : cases) {
+    JobDir dir;
+    const auto file = dir.write("bad.toml", fmt::format(R"(
+name = "bad-option"
+[[run]]
+name = "bad"
+backend = "ucx"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["1KiB"]
+timeout = "60s"
+[run.options.ucx]
+{}
+[[run]]
+name = "good"
+backend = "ucx"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["1KiB"]
+)", option));
+    const CommandResult r = dir.run(file, {"--quiet"});
+    EXPECT_NE(r.exit_code, 0) << option;
+    EXPECT_LT(r.seconds, 30.0) << option << ": a bad option must not wait for a timeout";
+    const auto execs = dir.records("execution");
+    ASSERT_EQ(execs.size(), 2u) << option;
+    EXPECT_EQ(execs[0]["status"], "failed") << option;
+    EXPECT_NE(execs[0]["reason"].get<std::string>().find(message), std::string::npos)
+        << option << " -> " << execs[0]["reason"];
+    EXPECT_EQ(execs[1]["status"], "ok") << option << ": the next run still executes";
+  }
+}
+
+}  // namespace
+}  // namespace commbench::testing

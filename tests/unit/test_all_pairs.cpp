@@ -1,0 +1,130 @@
+// The all-pairs sweep's pure parts: the configuration list and its shuffle, the payload, the
+// execution log file and the src x dst matrices in summary.md.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "measure/all_pairs.h"
+#include "report/execution_log_reporter.h"
+#include "report/pair_matrix.h"
+#include "test_report_helpers.h"
+
+namespace commbench {
+namespace {
+
+TEST(AllPairsConfigs, EveryDirectedPairAndSizeExactlyOnce) {
+  const auto configs = all_pairs_configs(4, 31, 42);
+  ASSERT_EQ(configs.size(), 4u * 3u * 31u);  // seed 003: 12 pairs x 31 sizes = 372
+  std::set<std::tuple<int, int, size_t>> seen;
+  std::set<int> ids;
+  for (const auto& c : configs) {
+    EXPECT_NE(c.src, c.dst);
+    EXPECT_TRUE(seen.insert({c.src, c.dst, c.size_index}).second) << "duplicate configuration";
+    ids.insert(c.id);
+  }
+  EXPECT_EQ(ids.size(), configs.size());
+  EXPECT_EQ(*ids.begin(), 0);
+  EXPECT_EQ(*ids.rbegin(), static_cast<int>(configs.size()) - 1);
+}
+
+TEST(AllPairsConfigs, IdsFollowSrcDstSizeOrder) {
+  auto configs = all_pairs_configs(3, 2, 7);
+  std::sort(configs.begin(), configs.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  // (0,1,s0) (0,1,s1) (0,2,s0) (0,2,s1) (1,0,s0) ...
+  EXPECT_EQ(std::tie(configs[0].src, configs[0].dst, configs[0].size_index), std::make_tuple(0, 1, size_t{0}));
+  EXPECT_EQ(std::tie(configs[1].src, configs[1].dst, configs[1].size_index), std::make_tuple(0, 1, size_t{1}));
+  EXPECT_EQ(std::tie(configs[2].src, configs[2].dst, configs[2].size_index), std::make_tuple(0, 2, size_t{0}));
+  EXPECT_EQ(std::tie(configs[4].src, configs[4].dst, configs[4].size_index), std::make_tuple(1, 0, size_t{0}));
+}
+
+TEST(AllPairsConfigs, ShuffleIsReproducibleAndDependsOnTheSeed) {
+  auto ids = [](const std::vector<AllPairsConfig>& v) {
+    std::vector<int> out;
+    for (const auto& c : v) out.push_back(c.id);
+    return out;
+  };
+  const auto a = ids(all_pairs_configs(4, 31, 42));
+  EXPECT_EQ(a, ids(all_pairs_configs(4, 31, 42)));  // a rerun runs the same order
+  EXPECT_NE(a, ids(all_pairs_configs(4, 31, 43)));
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NE(a, sorted) << "the list was not shuffled";
+  // Pinned: the order must not change with the compiler or standard library (own RNG), or
+  // reruns on another machine would not repeat it.
+  EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 5), (std::vector<int>{18, 203, 351, 263, 64}));
+}
+
+TEST(AllPairsPayload, NeverZeroDiffersBetweenSendersAndIsDeterministic) {
+  int differing = 0;
+  for (uint64_t i = 0; i < 4096; ++i) {
+    const uint8_t b0 = all_pairs_payload_byte(42, 0, i);
+    EXPECT_NE(b0, 0) << "byte " << i;
+    EXPECT_EQ(b0, all_pairs_payload_byte(42, 0, i));
+    differing += b0 != all_pairs_payload_byte(42, 1, i);
+  }
+  EXPECT_GT(differing, 4000);  // two senders' payloads are unrelated, not shifted copies
+}
+
+TEST(ExecutionLog, WritesSeedColumnsOnlyWhenTransfersArrive) {
+  test::TempDir dir;
+  ExecutionLogReporter log(dir.path());
+  const auto file = dir.path() / ExecutionLogReporter::kFileName;
+  EXPECT_FALSE(std::filesystem::exists(file)) << "a job without all_pairs gets no log";
+  ExecutionInfo exec = test::make_exec("ucx", 0, 1, 12);
+  log.transfers_logged(exec, {{5, 0, 1, 1024, 0, 1000, 1500, 600}, {2, 1, 0, 8, 0, 2000, 2100, 100}});
+  log.transfers_logged(exec, {{5, 0, 1, 1024, 1, 3000, 3400, 400}});
+  const auto lines = test::read_lines(file);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "run,backend,world_size,config_id,src,dst,size,repetition,timestamp_start_ns,"
+                      "timestamp_end_ns,duration_ns");
+  EXPECT_EQ(lines[1], "sweep,ucx,4,5,0,1,1024,0,1000,1500,600");
+  EXPECT_EQ(lines[2], "sweep,ucx,4,2,1,0,8,0,2000,2100,100");
+  EXPECT_EQ(lines[3], "sweep,ucx,4,5,0,1,1024,1,3000,3400,400");
+}
+
+TEST(ExecutionLog, EntriesSurviveTheWorkerPipeAsJson) {
+  const TransferLogEntry e{7, 2, 3, uint64_t{1} << 30, 4, 123456789012, 123456789999, 987};
+  const nlohmann::json j = e;
+  const TransferLogEntry back = j.get<TransferLogEntry>();
+  EXPECT_EQ(std::tie(back.config_id, back.src, back.dst, back.bytes, back.repetition, back.start_ns,
+                     back.end_ns, back.duration_ns),
+            std::tie(e.config_id, e.src, e.dst, e.bytes, e.repetition, e.start_ns, e.end_ns,
+                     e.duration_ns));
+}
+
+CaseRecord pair_record(int src, int dst, uint64_t bytes, double time_us) {
+  CaseRecord r = test::make_case("ucx", "all_pairs", bytes, time_us, 3);
+  r.src = src;
+  r.dst = dst;
+  return r;
+}
+
+TEST(PairMatrix, OneBandwidthAndLatencyMatrixPerSizeWithPairsInPlace) {
+  std::vector<CaseRecord> records;
+  for (uint64_t bytes : {uint64_t{1} << 20, uint64_t{8}})
+    for (int s = 0; s < 3; ++s)
+      for (int d = 0; d < 3; ++d)
+        if (s != d) records.push_back(pair_record(s, d, bytes, 100.0 * (s + 1) + d));
+  records[1].status = "failed";  // (0,2) at 1 MiB
+  std::vector<const CaseRecord*> ptrs;
+  for (const auto& r : records) ptrs.push_back(&r);
+  std::string md;
+  append_pair_matrices(md, ptrs);
+  // Sizes ascending although 1 MiB came first.
+  const size_t small = md.find("· 8 B (8 B)"), large = md.find("· 1 MiB (1048576 B)");
+  ASSERT_NE(small, std::string::npos) << md;
+  ASSERT_NE(large, std::string::npos) << md;
+  EXPECT_LT(small, large);
+  // Row 1 of the 8 B latency matrix: 1->0 took 200 us, 1->2 202 us (p50 of the samples).
+  EXPECT_NE(md.find("| **1** | 200.00 | · | 202.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **0** | · | 101.00 | failed |"), std::string::npos) << md;
+  size_t headings = 0;
+  for (size_t at = md.find("### all_pairs"); at != std::string::npos; at = md.find("### all_pairs", at + 1))
+    ++headings;
+  EXPECT_EQ(headings, 2u);
+}
+
+}  // namespace
+}  // namespace commbench
