@@ -6,7 +6,7 @@
 # then commbench UCX allreduce vs Gloo allreduce busbw per size (one job, side by side).
 # Prints per size each side's median over rounds and the median of the per-round ratios.
 #
-# Usage: [LAT_ITERS=n] [BW_ITERS=n] bench/run_ucx_bench.sh [build-dir] [rounds]
+# Usage: [LAT_ITERS=n] [BW_MESSAGES=n] bench/run_ucx_bench.sh [build-dir] [rounds]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -17,8 +17,8 @@ command -v ucx_perftest >/dev/null || { echo "ucx_perftest not found: apt-get in
 lat_sizes=(8 64 512 4096 32768 65536)
 bw_sizes=(1048576 4194304 16777216 67108864 268435456)
 lat_iters=${LAT_ITERS:-5000}
-bw_iters=${BW_ITERS:-20}
 window=16
+bw_msgs=${BW_MESSAGES:-48}  # messages per bandwidth sample set: perftest -n, commbench windows x window
 warmup=100
 work=$(mktemp -d)
 trap 'rm -rf "$work"; pkill -f "ucx_perftest -p $port" 2>/dev/null || true' EXIT
@@ -50,7 +50,7 @@ run_perftest() {  # round
     echo "lat,perftest,$s,$1,$(echo "$f" | awk '{print $3}')" >>"$csv"
   done
   for s in "${bw_sizes[@]}"; do
-    f=$(perftest tag_bw "$s" "$bw_iters" -O "$window")
+    f=$(perftest tag_bw "$s" "$bw_msgs" -O "$window")
     # MB/s here is 2^20 bytes per second; record decimal GB/s like commbench.
     echo "bw,perftest,$s,$1,$(echo "$f" | awk '{printf "%.6f", $6 * 1048576 / 1e9}')" >>"$csv"
   done
@@ -76,8 +76,8 @@ iterations = $lat_iters
 name = "bw"
 ops = ["unidir_bw"]
 sizes = [$(IFS=,; echo "${bw_sizes[*]}")]
-warmup = 3
-iterations = $bw_iters
+warmup = 1
+iterations = $((bw_msgs / window))
 TOML
   "$bin" run "$exp" -o "$work/out-$1" --quiet >/dev/null
   python3 - "$work/out-$1" "$1" >>"$csv" <<'PY'

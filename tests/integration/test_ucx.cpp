@@ -154,7 +154,7 @@ reducescatter_algorithm = "pairwise")"},
 progress = "wait"
 registration = "on"
 rndv_thresh = "8KiB")"},
-      {"no-error-handling", R"(error_handling = "none"
+      {"peer-error-handling", R"(error_handling = "peer"
 eager_endpoints_up_to = "0")"},
   };
   for (const auto& [name, options] : variants)

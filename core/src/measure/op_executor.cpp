@@ -91,15 +91,32 @@ double OpExecutor::run_once(int32_t timeout_ms) {
       if (rank_ != a && rank_ != b) return 0;
       const int peer = rank_ == a ? b : a;
       send.peer = recv.peer = peer;
-      const double t0 = now_us();
+      // An untimed 1-byte exchange first: the ranks leave the barrier microseconds apart, and
+      // without it that skew would be part of a sub-microsecond round trip. After it the
+      // responder is already waiting when the timed ping leaves.
+      cb_op_args sync = base_args();
+      sync.sendbuf = sync.recvbuf = buf_.ack;
+      sync.count = 1;
+      sync.dtype = CB_DTYPE_UINT8;
+      sync.tag = 2;
+      sync.peer = peer;
       if (rank_ == a) {
+        sync.op = CB_OP_SEND;
+        post_and_wait(sync, timeout_ms);
+        sync.op = CB_OP_RECV;
+        post_and_wait(sync, timeout_ms);
+        const double t0 = now_us();
         post_and_wait(send, timeout_ms);
         post_and_wait(recv, timeout_ms);
-      } else {
-        post_and_wait(recv, timeout_ms);
-        post_and_wait(send, timeout_ms);
+        return (now_us() - t0) / 2;  // half round trip, on the initiator's clock
       }
-      return (now_us() - t0) / 2;  // half round trip
+      sync.op = CB_OP_RECV;
+      post_and_wait(sync, timeout_ms);
+      sync.op = CB_OP_SEND;
+      post_and_wait(sync, timeout_ms);
+      post_and_wait(recv, timeout_ms);
+      post_and_wait(send, timeout_ms);
+      return 0;  // the responder's clock would also count the synchronising exchange
     }
     case OpKind::UnidirBw: {
       if (rank_ != a && rank_ != b) return 0;

@@ -19,8 +19,9 @@ enum class ProgressMode {
 };
 
 enum class ErrorHandling {
-  kPeer,  // UCP_ERR_HANDLING_MODE_PEER: a dead peer fails the ops on its endpoint at once
-  kNone,  // UCX's default: fastest protocols, a dead peer is noticed only by our timeouts
+  kNone,  // UCX's default: every protocol; a dead peer is noticed by the timeouts and the agent
+  kPeer,  // UCP_ERR_HANDLING_MODE_PEER: a dead peer fails the ops on its endpoint at once, but
+          // UCX 1.13 then avoids its zero-copy shared-memory protocols (8x less bandwidth here)
 };
 
 struct UcxOptions {
@@ -31,7 +32,7 @@ struct UcxOptions {
   std::optional<ProgressMode> progress;
   std::string rndv_thresh;  // UCX_RNDV_THRESH ("auto" or bytes); empty: UCX's default
   bool registration = false;  // buffers from ucp_mem_map, their memory handles passed to ops
-  ErrorHandling error_handling = ErrorHandling::kPeer;
+  ErrorHandling error_handling = ErrorHandling::kNone;
   // Endpoints to every peer at communicator creation; otherwise on first use. Default: eager
   // up to this many ranks, lazy above (wire-up to thousands of peers costs memory and time).
   int eager_endpoints_up_to = 64;

@@ -1,4 +1,5 @@
 #include <memory>
+#include <vector>
 
 #include "commbench/sdk/dtypes.hpp"
 #include "communicator.h"
@@ -91,6 +92,41 @@ void wait_request(cb_request& request, int32_t timeout_ms) {
 }
 
 }  // namespace commbench::ucx_backend
+
+namespace {
+
+struct RequestPool {
+  std::vector<void*> free;
+  ~RequestPool() {
+    for (void* p : free) ::operator delete(p);
+  }
+};
+thread_local RequestPool request_pool;
+constexpr size_t kPoolLimit = 1024;  // more than any window keeps in flight
+
+}  // namespace
+
+void* cb_request::operator new(size_t size) {
+  if (size == sizeof(cb_request) && !request_pool.free.empty()) {
+    void* p = request_pool.free.back();
+    request_pool.free.pop_back();
+    return p;
+  }
+  return ::operator new(size);
+}
+
+void cb_request::operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  if (request_pool.free.size() < kPoolLimit) {
+    try {
+      request_pool.free.push_back(p);
+      return;
+    } catch (...) {
+      // No room to remember it: give it back instead.
+    }
+  }
+  ::operator delete(p);
+}
 
 cb_request::~cb_request() {
   if (comm != nullptr && comm->tags) comm->tags->discard(transfer);
