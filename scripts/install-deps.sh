@@ -10,6 +10,9 @@ packages=(
   nlohmann-json3-dev libfmt-dev  # records and formatting
   libgloo-dev                    # the gloo backend
   libucx-dev ucx-utils           # the ucx backend; ucx_perftest for bench/run_ucx_bench.sh
+  openmpi-bin                    # mpirun, to test commbench under a real MPI launcher
+  bc procps                      # tests/integration/launch_tasks.sh, process checks
+  clang-14 libclang-rt-14-dev    # libFuzzer for the store-protocol fuzz test
   libgtest-dev libgmock-dev      # unit and integration tests
 )
 

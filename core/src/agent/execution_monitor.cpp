@@ -63,15 +63,20 @@ void drain(std::vector<std::unique_ptr<WorkerProcess>>& workers, std::vector<Ran
   }
 }
 
+// Worker index -> global rank, for messages.
+int rank_of(const std::vector<int>& ranks, size_t i) { return ranks[i]; }
+
 // Explain a timeout: ranks that never reported an error are the ones that were stuck.
-std::string timeout_reason(double timeout_s, const std::vector<RankState>& ranks) {
+std::string timeout_reason(double timeout_s, const std::vector<RankState>& ranks,
+                           const std::vector<int>& global) {
   std::vector<int> stuck, gave_up;
   for (size_t r = 0; r < ranks.size(); ++r) {
     if (ranks[r].done) continue;
     (ranks[r].error.empty() ? stuck : gave_up).push_back(static_cast<int>(r));
   }
   std::string s = fmt::format("timed out after {:g} s", timeout_s);
-  for (int r : stuck) s += fmt::format("; rank {} stuck in {}", r, ranks[static_cast<size_t>(r)].phase);
+  for (int r : stuck) s += fmt::format("; rank {} stuck in {}", global[static_cast<size_t>(r)], ranks[static_cast<size_t>(r)].phase);
+  for (int& r : gave_up) r = global[static_cast<size_t>(r)];
   if (!gave_up.empty()) s += fmt::format("; ranks {} gave up waiting", fmt::join(gave_up, ","));
   return s;
 }
@@ -80,7 +85,8 @@ std::string timeout_reason(double timeout_s, const std::vector<RankState>& ranks
 
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,
                                   std::vector<std::unique_ptr<WorkerProcess>>& workers,
-                                  Reporter& reporter) {
+                                  const std::vector<int>& global, Reporter& reporter,
+                                  const ExternalAbort& external_abort) {
   using clock = std::chrono::steady_clock;
   ExecutionResult res;
   res.outcome.info = info;
@@ -92,6 +98,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
 
   std::string failure;
   int failed_rank = -1;
+  unsigned ticks = 0;
   std::string status = "ok";
   for (;;) {
     std::vector<pollfd> fds;
@@ -108,7 +115,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         continue;
       }
       if (!failure.empty() || w.exited_cleanly()) continue;
-      failed_rank = static_cast<int>(r);
+      failed_rank = rank_of(global, r);
       RankState& st = ranks[r];
       drain(workers, ranks, res, reporter);
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
@@ -116,14 +123,14 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         failure = st.unavailable.empty() ? "backend unavailable" : st.unavailable;
       } else {
         status = "failed";
-        failure = fmt::format("rank {} {} during {}", r, w.describe_exit(), st.phase);
+        failure = fmt::format("rank {} {} during {}", rank_of(global, r), w.describe_exit(), st.phase);
         if (!st.error.empty()) failure += ": " + st.error;
         // A rank that gave up waiting is a victim: blame the rank that never answered.
         if (st.error.find("timeout") != std::string::npos || st.error.find("timed out") != std::string::npos) {
           for (size_t s = 0; s < ranks.size(); ++s) {
             if (s != r && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit()) {
-              failed_rank = static_cast<int>(s);
-              failure = timeout_reason(exec.timeout_s, ranks) + "; first to give up: " + failure;
+              failed_rank = rank_of(global, s);
+              failure = timeout_reason(exec.timeout_s, ranks, global) + "; first to give up: " + failure;
               break;
             }
           }
@@ -140,10 +147,19 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     if (clock::now() > deadline) {
       drain(workers, ranks, res, reporter);
       status = "failed";
-      failure = timeout_reason(exec.timeout_s, ranks);
+      failure = timeout_reason(exec.timeout_s, ranks, global);
       for (size_t r = 0; r < ranks.size(); ++r)
-        if (!ranks[r].done && ranks[r].error.empty()) { failed_rank = static_cast<int>(r); break; }
+        if (!ranks[r].done && ranks[r].error.empty()) { failed_rank = rank_of(global, r); break; }
       break;
+    }
+    if (external_abort && ++ticks % 2 == 0) {  // every ~100 ms: one store round trip
+      if (auto why = external_abort()) {
+        drain(workers, ranks, res, reporter);
+        status = "failed";
+        failure = *why;
+        failed_rank = -2;  // another agent's rank; the caller fills it in from that agent's outcome
+        break;
+      }
     }
   }
   for (auto& w : workers) w->terminate(kKillGraceMs);

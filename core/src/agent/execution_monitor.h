@@ -4,6 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -21,9 +24,15 @@ struct ExecutionResult {
   std::vector<CaseRecord> cases;
 };
 
-// `workers[r]` is rank r. Grace periods: workers get SIGTERM, then SIGKILL 2 s later.
+// Asked every tick (50 ms) in multi-agent jobs: a reason when another agent's rank failed and
+// this agent's workers must stop too.
+using ExternalAbort = std::function<std::optional<std::string>()>;
+
+// `workers[i]` is rank `ranks[i]` (local mode: every rank, in order; under a launcher: this
+// agent's one). Grace periods: workers get SIGTERM, then SIGKILL 2 s later.
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,
                                   std::vector<std::unique_ptr<WorkerProcess>>& workers,
-                                  Reporter& reporter);
+                                  const std::vector<int>& ranks, Reporter& reporter,
+                                  const ExternalAbort& external_abort = {});
 
 }  // namespace commbench

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "agent/agent_group.h"
 #include "agent/execution_monitor.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
@@ -65,20 +67,27 @@ nlohmann::json environment_facts(const LaunchContext& launch) {
           {"steady_clock_period_ns", 1e9 * res.num / res.den}};
 }
 
-std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
+// This agent's workers of one execution: every rank in local mode, its own rank under a launcher.
+std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec, const std::vector<int>& ranks,
+                                                         const AgentGroup& group,
                                                          const std::string& plugin_path,
-                                                         const std::string& store_addr,
                                                          const std::filesystem::path& log_dir,
                                                          const JobOptions& opts) {
   const std::string spec = nlohmann::json(exec).dump();
+  const LaunchContext& launch = group.launch();
   std::vector<std::unique_ptr<WorkerProcess>> workers;
-  for (int r = 0; r < exec.world_size; ++r) {
+  for (int r : ranks) {
+    // Local mode: all ranks share this host. Launcher: the launcher's local layout.
+    const int local_rank = group.solo() ? r : launch.local_rank;
+    const int local_world = group.solo() ? exec.world_size : std::min(launch.local_count, exec.world_size);
     WorkerLaunch l;
     l.exe = opts.self_exe;
     l.args = {"__worker", "--rank", std::to_string(r), "--world", std::to_string(exec.world_size),
-              "--local-rank", std::to_string(r), "--local-world", std::to_string(exec.world_size),
-              "--store", store_addr, "--plugin", plugin_path, "--result-fd", "3"};
+              "--local-rank", std::to_string(local_rank), "--local-world", std::to_string(local_world),
+              "--store", group.store_address(), "--plugin", plugin_path, "--result-fd", "3",
+              "--agent-pid", std::to_string(::getpid())};
     l.env_overrides = exec.env;
+    if (!group.token().empty()) l.env_overrides["COMMBENCH_STORE_TOKEN"] = group.token();
     l.stdin_data = spec;
     l.log_path = (log_dir / fmt::format("exec{}-{}-w{}-rank{}.log", exec.index, exec.backend,
                                         exec.world_size, r)).string();
@@ -87,24 +96,86 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
   return workers;
 }
 
+std::vector<int> hosted_ranks(const AgentGroup& group, int world) {
+  std::vector<int> ranks;
+  if (group.solo()) {
+    for (int r = 0; r < world; ++r) ranks.push_back(r);
+  } else if (group.rank() < world) {
+    ranks.push_back(group.rank());
+  }
+  return ranks;
+}
+
+// Agent 0's view of an execution that ran on several agents. An agent that never reported is
+// the likeliest root cause (it died, and its peers' errors are consequences), so it is blamed
+// first; otherwise the first failed rank in rank order, agent 0's own included.
+void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<ExecutionOutcome>>& others,
+                    int participants) {
+  for (int k = 1; k < participants; ++k) {
+    if (others[static_cast<size_t>(k)]) continue;
+    mine.status = "failed";
+    mine.failed_rank = k;
+    mine.reason = fmt::format("rank {}'s agent never reported the outcome: the task died (killed, or "
+                              "its host went away); the other ranks saw: {}", k,
+                              mine.reason.empty() ? "nothing wrong" : mine.reason);
+    return;
+  }
+  if (mine.status != "ok" && mine.failed_rank != -2) return;
+  for (int k = 1; k < participants; ++k) {
+    const ExecutionOutcome& o = *others[static_cast<size_t>(k)];
+    if (o.status == "ok" || o.failed_rank == -2) continue;
+    mine.status = o.status;
+    mine.failed_rank = o.failed_rank;
+    mine.reason = o.reason;
+    return;
+  }
+  if (mine.failed_rank == -2) mine.failed_rank = -1;
+}
+
+std::string plan_digest(const std::vector<Execution>& plan) {
+  const std::string text = nlohmann::json(plan).dump();
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: identical files give identical digests
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
 }  // namespace
 
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts) {
   install_signal_handlers();
   const std::vector<Execution> plan = plan_job(exp);
-  const std::filesystem::path job_dir = make_job_output_dir(
-      opts.output_dir.empty() ? exp.output_dir : opts.output_dir, exp.name,
-      std::chrono::system_clock::now());
+  double longest_s = 60;
+  for (const auto& e : plan) longest_s = std::max(longest_s, e.timeout_s);
+  const Millis execution_wait(static_cast<int64_t>(longest_s * 1000) + 60000);
+
+  AgentGroupOptions go;
+  go.launch = opts.launch;
+  const EnvMap env = current_environment();
+  go.token = read_job_token(env);
+  if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
+  const std::filesystem::path out_base = opts.output_dir.empty() ? exp.output_dir : opts.output_dir;
+  if (auto it = env.find("COMMBENCH_RENDEZVOUS_FILE"); it != env.end()) go.rendezvous_file = it->second;
+  else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();
+  const auto group = AgentGroup::create(go);
+
+  std::filesystem::path job_dir;
+  if (group->rank() == 0)
+    job_dir = make_job_output_dir(out_base, exp.name, std::chrono::system_clock::now());
+  const std::string folder = group->agree(plan_digest(plan), job_dir.filename().string(), execution_wait);
+  if (group->rank() != 0) job_dir = out_base / folder;  // the same folder on a shared file system
   const std::filesystem::path log_dir = job_dir / "logs";
   std::filesystem::create_directories(log_dir);
 
+  // Only agent 0 reports: it hosts rank 0, which is where every record is assembled.
   MultiReporter reporter;
-  if (!opts.quiet) reporter.add(std::make_unique<ConsoleReporter>(stdout, stderr));
-  reporter.add(std::make_unique<JsonlReporter>(job_dir));
-  reporter.add(std::make_unique<CsvReporter>(job_dir));
-  reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
-  reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
-  reporter.add(std::make_unique<MarkdownReporter>(job_dir));
+  if (group->rank() == 0) {
+    if (!opts.quiet) reporter.add(std::make_unique<ConsoleReporter>(stdout, stderr));
+    reporter.add(std::make_unique<JsonlReporter>(job_dir));
+    reporter.add(std::make_unique<CsvReporter>(job_dir));
+    reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
+    reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
+    reporter.add(std::make_unique<MarkdownReporter>(job_dir));
+  }
 
   JobInfo job;
   job.experiment = exp.name;
@@ -118,15 +189,8 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   for (const auto& e : plan) used.insert(e.backend);
   for (const auto& b : used)
     if (auto it = plugins.find(b); it != plugins.end()) job.plugins[b] = to_json(it->second);
-  const LaunchContext launch = discover_launch(current_environment());
-  job.environment = environment_facts(launch);
+  job.environment = environment_facts(group->launch());
   reporter.job_started(job);
-
-  // Local mode: the store listens on loopback only, on a port the kernel picks.
-  StoreServerOptions so;
-  so.bind_host = launch.store_host;
-  auto server = StoreServer::start(so);
-  const std::string store_addr = fmt::format("{}:{}", server->host(), server->port());
 
   JobResult result;
   bool interrupted = false;
@@ -136,20 +200,62 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       if (exec.run_index != run.index || interrupted) continue;
       ExecutionInfo info{exec.run_index, exec.run, exec.backend, exec.world_size, exec.index,
                          static_cast<int>(plan.size()), expected_records(exec)};
-      reporter.execution_started(info);
       ExecutionResult res;
+      res.outcome.info = info;
+      if (!group->solo() && exec.world_size > group->size()) {
+        // The launcher decides the number of ranks: a larger world cannot run in this job.
+        res.outcome.status = "skipped";
+        res.outcome.reason = fmt::format("needs {} ranks; the launcher started {}", exec.world_size, group->size());
+        reporter.execution_started(info);
+        reporter.execution_done(res.outcome);
+        result.executions.push_back(std::move(res.outcome));
+        continue;
+      }
+      if (auto skip = group->start_execution(exec.index, exec.world_size, execution_wait)) {
+        res.outcome.status = "skipped";
+        res.outcome.reason = *skip;
+        if (group->rank() == 0) {
+          reporter.execution_started(info);
+          reporter.execution_done(res.outcome);
+          result.executions.push_back(std::move(res.outcome));
+        }
+        continue;
+      }
+      const std::vector<int> ranks = hosted_ranks(*group, exec.world_size);
+      if (ranks.empty()) continue;  // this agent's rank is not part of this world size
+      reporter.execution_started(info);
+      ExternalAbort abort;
+      if (!group->solo()) abort = [&] { return group->abort_reason(exec.index); };
       try {
-        auto workers = start_workers(exec, plugins.at(exec.backend).path, store_addr, log_dir, opts);
-        res = monitor_execution(exec, info, workers, reporter);
+        auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts);
+        res = monitor_execution(exec, info, workers, ranks, reporter, abort);
       } catch (const std::exception& e) {
         res.outcome.info = info;
         res.outcome.status = "failed";
         res.outcome.reason = fmt::format("could not start workers: {}", e.what());
       }
+      if (!group->solo()) {
+        if (res.outcome.status != "ok" && res.outcome.failed_rank != -2)
+          group->raise_abort(exec.index, fmt::format("stopped because rank {} failed: {}", group->rank(), res.outcome.reason));
+        if (group->rank() == 0) {
+          const auto others = group->gather_outcomes(exec.index, exec.world_size, Millis(10000));
+          for (int k = 1; k < exec.world_size; ++k)
+            if (!others[static_cast<size_t>(k)]) group->mark_gone(k, fmt::format("it never reported execution {}", exec.index));
+          merge_outcomes(res.outcome, others, exec.world_size);
+          group->clear_execution(exec.index);
+        } else {
+          group->publish_outcome(exec.index, res.outcome);
+        }
+      }
       try {
         // Keys of a finished execution are never read again; dropping them bounds the store.
-        auto client = StoreClient::connect(server->host(), server->port(), Millis(2000));
-        client->delete_prefix(fmt::format("exec{}/", exec.index));
+        if (group->rank() == 0) {
+          const auto colon = group->store_address().rfind(':');
+          auto client = StoreClient::connect(group->store_address().substr(0, colon),
+                                             static_cast<uint16_t>(std::stoi(group->store_address().substr(colon + 1))),
+                                             Millis(2000), group->token());
+          client->delete_prefix(fmt::format("exec{}/", exec.index));
+        }
       } catch (...) {
       }
       reporter.execution_done(res.outcome);
@@ -168,10 +274,20 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   for (const auto& c : result.cases)
     if (c.wrong > 0 || c.status == "failed") code = kExitFailures;
   if (interrupted) code = kExitInterrupted;
-  result.exit_code = code;
-  reporter.job_done(result);
-  server->stop();
-  return code;
+  if (group->rank() == 0) {
+    result.exit_code = code;
+    reporter.job_done(result);
+    group->finish(code);
+    return code;
+  }
+  // The job's verdict is agent 0's: it saw every execution's merged outcome.
+  if (interrupted) return code;
+  const auto verdict = group->wait_for_finish(execution_wait);
+  if (!verdict) {
+    std::fprintf(stderr, "commbench: rank 0 finished without telling the job's result (it died?)\n");
+    return kExitFailures;
+  }
+  return *verdict;
 }
 
 }  // namespace commbench

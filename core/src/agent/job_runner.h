@@ -1,11 +1,13 @@
-// The agent's main loop in local mode: one agent hosts the bootstrap store on loopback and, for
-// each execution of the plan, starts world_size fresh workers, monitors them and reports.
+// The agent's main loop. Local mode: one agent hosts the bootstrap store on loopback and, for
+// each execution of the plan, starts world_size fresh workers, monitors them and reports. Under
+// a launcher: one agent per task, each starting the worker of its own rank (agent_group.h).
 // The agent never loads a plugin and never touches a device (design/process-model.md).
 #pragma once
 
 #include <string>
 
 #include "experiment/experiment.h"
+#include "launch/rank_discovery.h"
 #include "plugin/plugin_info.h"
 
 namespace commbench {
@@ -14,6 +16,7 @@ struct JobOptions {
   std::string output_dir;  // overrides the experiment's output_dir when non-empty
   std::string self_exe;    // this binary, for the workers
   bool quiet = false;      // no console tables (files are still written)
+  LaunchContext launch;    // who this agent is (discover_launch); default: local mode
 };
 
 inline constexpr int kExitOk = 0;

@@ -52,16 +52,31 @@ int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> plugin_dirs;
     po::options_description d("Usage: commbench run FILE [options]\n\n"
                               "Runs every [[run]] of the experiment FILE and writes a new folder of results.\n\nOptions");
-    d.add_options()("file", po::value(&file)->required(), "experiment file (TOML)")(
+    d.add_options()("file", po::value(&file), "experiment file (TOML)")(
         "output-dir,o", po::value(&out_dir), "write the job folder here instead of the file's output_dir")(
         "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
         "quiet,q", "no console tables (files are still written)")(
-        "dry-run", "validate and print the plan without running anything");
+        "dry-run", "validate and print the plan without running anything")(
+        "launcher", po::value<std::string>(), "torchrun, slurm, openmpi, pmi or local (default: detect)")(
+        "print-env", "print the launcher, rank and rendezvous this process detected, and why; run nothing");
     Parsed p = parse(args, d, true);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
     }
+    const std::string forced = p.vm.count("launcher") ? p.vm["launcher"].as<std::string>() : "";
+    LaunchContext launch;
+    try {
+      launch = discover_launch(current_environment(), forced);
+    } catch (const LaunchError& e) {
+      std::cerr << "commbench run: " << e.what() << "\n";
+      return kExitInvalid;
+    }
+    if (p.vm.count("print-env")) {
+      std::cout << describe_launch(launch);
+      return 0;
+    }
+    if (file.empty()) throw po::required_option("file");
     auto loaded = load_and_validate(file, plugin_dirs);
     if (!loaded) return kExitInvalid;
     if (p.vm.count("dry-run")) {
@@ -74,7 +89,14 @@ int cmd_run(const std::vector<std::string>& args) {
     opts.output_dir = out_dir;
     opts.self_exe = current_executable_path();
     opts.quiet = p.vm.count("quiet") > 0;
-    return run_job(loaded->experiment, loaded->plugins, opts);
+    opts.launch = launch;
+    try {
+      return run_job(loaded->experiment, loaded->plugins, opts);
+    } catch (const LaunchError& e) {
+      std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
+                               launch.agent_count, launch.launcher, e.what());
+      return kExitFailures;
+    }
   });
 }
 

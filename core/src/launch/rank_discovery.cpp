@@ -1,14 +1,184 @@
 #include "launch/rank_discovery.h"
 
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 extern char** environ;
 
 namespace commbench {
 namespace {
 
+const std::string* find(const EnvMap& env, const char* name) {
+  auto it = env.find(name);
+  return it == env.end() ? nullptr : &it->second;
+}
+
+// An integer variable that must be there (the launcher's own promise) and in [min, max].
+int integer(const EnvMap& env, const char* launcher, const char* name, int min, int max,
+            LaunchContext& c) {
+  const std::string* v = find(env, name);
+  if (!v)
+    throw LaunchError(fmt::format("{} environment without {}: the launcher set some of its "
+                                  "variables but not this one; refusing to guess the rank layout",
+                                  launcher, name));
+  int out = 0;
+  const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || end != v->data() + v->size() || out < min || out > max)
+    throw LaunchError(fmt::format("{}={} is not valid: expected an integer in [{}, {}]", name, *v, min, max));
+  c.sources.push_back(fmt::format("{}={}", name, *v));
+  return out;
+}
+
+int optional_integer(const EnvMap& env, const char* launcher, const char* name, int min, int max,
+                     int fallback, LaunchContext& c) {
+  return find(env, name) ? integer(env, launcher, name, min, max, c) : fallback;
+}
+
+void check_ranks(const LaunchContext& c, const char* launcher) {
+  if (c.agent_rank >= c.agent_count)
+    throw LaunchError(fmt::format("{}: rank {} is not below the world size {}", launcher, c.agent_rank, c.agent_count));
+  if (c.local_rank >= c.local_count)
+    throw LaunchError(fmt::format("{}: local rank {} is not below the local size {}", launcher, c.local_rank, c.local_count));
+  if (c.local_count > c.agent_count)
+    throw LaunchError(fmt::format("{}: {} ranks on this host but {} in the job", launcher, c.local_count, c.agent_count));
+}
+
+// MASTER_ADDR/MASTER_PORT when given (any launcher): the store's address, no guessing.
+bool take_master(const EnvMap& env, const char* launcher, LaunchContext& c) {
+  const std::string* addr = find(env, "MASTER_ADDR");
+  if (!addr) return false;
+  c.master_addr = *addr;
+  c.sources.push_back("MASTER_ADDR=" + *addr);
+  c.master_port = integer(env, launcher, "MASTER_PORT", 1, 65535, c);
+  c.rendezvous = Rendezvous::kEnv;
+  return true;
+}
+
+class TorchrunDiscovery : public RankDiscovery {
+ public:
+  std::string name() const override { return "torchrun"; }
+  std::optional<LaunchContext> detect(const EnvMap& env) const override {
+    if (!find(env, "RANK") || !find(env, "WORLD_SIZE")) return std::nullopt;
+    LaunchContext c;
+    c.launcher = "torchrun";
+    c.agent_rank = integer(env, "torchrun", "RANK", 0, 1 << 24, c);
+    c.agent_count = integer(env, "torchrun", "WORLD_SIZE", 1, 1 << 24, c);
+    c.local_rank = optional_integer(env, "torchrun", "LOCAL_RANK", 0, 1 << 24, c.agent_rank, c);
+    c.local_count = optional_integer(env, "torchrun", "LOCAL_WORLD_SIZE", 1, 1 << 24, c.agent_count, c);
+    if (!take_master(env, "torchrun", c))
+      throw LaunchError("RANK and WORLD_SIZE are set but MASTER_ADDR is not: set MASTER_ADDR and "
+                        "MASTER_PORT to rank 0's host and a free port (torchrun does)");
+    c.job_id = find(env, "TORCHELASTIC_RUN_ID") ? *find(env, "TORCHELASTIC_RUN_ID") : "";
+    check_ranks(c, "torchrun");
+    c.reason = "RANK/WORLD_SIZE/MASTER_ADDR in the environment (torchrun, torch.distributed style)";
+    return c;
+  }
+};
+
+class SlurmDiscovery : public RankDiscovery {
+ public:
+  std::string name() const override { return "slurm"; }
+  std::optional<LaunchContext> detect(const EnvMap& env) const override {
+    // SLURM_PROCID exists only in tasks started by srun (not in the batch script itself).
+    if (!find(env, "SLURM_PROCID")) return std::nullopt;
+    LaunchContext c;
+    c.launcher = "slurm";
+    c.agent_rank = integer(env, "Slurm", "SLURM_PROCID", 0, 1 << 24, c);
+    c.agent_count = integer(env, "Slurm", "SLURM_NTASKS", 1, 1 << 24, c);
+    c.local_rank = integer(env, "Slurm", "SLURM_LOCALID", 0, 1 << 24, c);
+    // Tasks on this node: SLURM_NTASKS_PER_NODE is only set when asked for; the step's
+    // per-node count is the reliable source for a one-node step.
+    const int nnodes = optional_integer(env, "Slurm", "SLURM_STEP_NUM_NODES", 1, 1 << 24,
+                                        optional_integer(env, "Slurm", "SLURM_NNODES", 1, 1 << 24, 1, c), c);
+    c.local_count = nnodes == 1 ? c.agent_count
+                                : optional_integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24,
+                                                   c.agent_count, c);
+    c.job_id = fmt::format("{}.{}", find(env, "SLURM_JOB_ID") ? *find(env, "SLURM_JOB_ID") : "0",
+                           find(env, "SLURM_STEP_ID") ? *find(env, "SLURM_STEP_ID") : "0");
+    if (!take_master(env, "Slurm", c)) {
+      const std::string* nodes = find(env, "SLURM_STEP_NODELIST");
+      if (!nodes) nodes = find(env, "SLURM_JOB_NODELIST");
+      if (!nodes) nodes = find(env, "SLURM_NODELIST");
+      if (!nodes) throw LaunchError("Slurm task without SLURM_STEP_NODELIST or SLURM_NODELIST: cannot tell where rank 0 runs; set MASTER_ADDR and MASTER_PORT");
+      c.master_addr = nnodes == 1 ? "127.0.0.1" : first_slurm_host(*nodes);
+      c.sources.push_back("node list " + *nodes);
+      // A port every task derives alike from the job and step ids.
+      const std::string* job = find(env, "SLURM_JOB_ID");
+      const std::string* step = find(env, "SLURM_STEP_ID");
+      const unsigned long id = (job ? std::stoul(*job) : 0) * 31 + (step ? std::stoul(*step) : 0);
+      c.master_port = 20000 + static_cast<int>(id % 20000);
+      c.rendezvous = Rendezvous::kEnv;
+    }
+    check_ranks(c, "Slurm");
+    c.reason = "SLURM_PROCID/SLURM_NTASKS in the environment (srun)";
+    return c;
+  }
+};
+
+class OpenMpiDiscovery : public RankDiscovery {
+ public:
+  std::string name() const override { return "openmpi"; }
+  std::optional<LaunchContext> detect(const EnvMap& env) const override {
+    if (!find(env, "OMPI_COMM_WORLD_RANK")) return std::nullopt;
+    LaunchContext c;
+    c.launcher = "openmpi";
+    c.agent_rank = integer(env, "Open MPI", "OMPI_COMM_WORLD_RANK", 0, 1 << 24, c);
+    c.agent_count = integer(env, "Open MPI", "OMPI_COMM_WORLD_SIZE", 1, 1 << 24, c);
+    c.local_rank = integer(env, "Open MPI", "OMPI_COMM_WORLD_LOCAL_RANK", 0, 1 << 24, c);
+    c.local_count = integer(env, "Open MPI", "OMPI_COMM_WORLD_LOCAL_SIZE", 1, 1 << 24, c);
+    for (const char* id : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid"})
+      if (const std::string* v = find(env, id)) {
+        c.job_id = *v;
+        break;
+      }
+    if (!take_master(env, "Open MPI", c)) c.rendezvous = Rendezvous::kFile;
+    check_ranks(c, "Open MPI");
+    c.reason = "OMPI_COMM_WORLD_* in the environment (Open MPI's mpirun)";
+    return c;
+  }
+};
+
+class PmiDiscovery : public RankDiscovery {
+ public:
+  std::string name() const override { return "pmi"; }
+  std::optional<LaunchContext> detect(const EnvMap& env) const override {
+    if (!find(env, "PMI_RANK")) return std::nullopt;
+    LaunchContext c;
+    c.launcher = "pmi";
+    c.agent_rank = integer(env, "PMI", "PMI_RANK", 0, 1 << 24, c);
+    c.agent_count = integer(env, "PMI", "PMI_SIZE", 1, 1 << 24, c);
+    // MPICH's Hydra gives the local rank as MPI_LOCALRANKID / MPI_LOCALNRANKS.
+    c.local_rank = optional_integer(env, "PMI", "MPI_LOCALRANKID", 0, 1 << 24, c.agent_rank, c);
+    c.local_count = optional_integer(env, "PMI", "MPI_LOCALNRANKS", 1, 1 << 24, c.agent_count, c);
+    for (const char* id : {"PMI_KVSNAME", "PMIX_NAMESPACE"})
+      if (const std::string* v = find(env, id)) {
+        c.job_id = *v;
+        break;
+      }
+    if (!take_master(env, "PMI", c)) c.rendezvous = Rendezvous::kFile;
+    check_ranks(c, "PMI");
+    c.reason = "PMI_RANK/PMI_SIZE in the environment (MPICH/Hydra mpiexec)";
+    return c;
+  }
+};
+
 class LocalDiscovery : public RankDiscovery {
  public:
   std::string name() const override { return "local"; }
-  std::optional<LaunchContext> detect(const EnvMap&) const override {
+  std::optional<LaunchContext> detect(const EnvMap& env) const override {
+    // Variables of launchers commbench does not read: running locally under one of them would
+    // start N independent jobs that each believe they are the whole world.
+    for (const char* hint : {"PMIX_RANK", "MV2_COMM_WORLD_RANK", "MPI_LOCALRANKID", "PALS_RANKID",
+                             "FLUX_TASK_RANK", "LOCAL_RANK"})
+      if (find(env, hint))
+        throw LaunchError(fmt::format(
+            "{} is set but no launcher commbench knows was recognised: this process looks like one "
+            "task of a parallel launch, and running it alone would measure nothing useful. Set "
+            "RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT "
+            "(torchrun style), or pass --launcher local to run this process by itself",
+            hint));
     LaunchContext c;
     c.reason = "no launcher environment found: one agent starts every rank on this host";
     return c;
@@ -19,13 +189,30 @@ class LocalDiscovery : public RankDiscovery {
 
 std::vector<std::unique_ptr<RankDiscovery>> default_discoveries() {
   std::vector<std::unique_ptr<RankDiscovery>> d;
+  d.push_back(std::make_unique<TorchrunDiscovery>());
+  d.push_back(std::make_unique<SlurmDiscovery>());
+  d.push_back(std::make_unique<OpenMpiDiscovery>());
+  d.push_back(std::make_unique<PmiDiscovery>());
   d.push_back(std::make_unique<LocalDiscovery>());
   return d;
 }
 
-LaunchContext discover_launch(const EnvMap& env) {
-  for (const auto& d : default_discoveries())
+LaunchContext discover_launch(const EnvMap& env, const std::string& forced) {
+  if (forced == "local") {
+    LaunchContext c;
+    c.reason = "--launcher local";
+    return c;
+  }
+  std::vector<std::string> names;
+  for (const auto& d : default_discoveries()) {
+    names.push_back(d->name());
+    if (!forced.empty() && d->name() != forced) continue;
     if (auto c = d->detect(env)) return *c;
+    if (!forced.empty())
+      throw LaunchError(fmt::format("--launcher {}: its environment variables are not set", forced));
+  }
+  if (!forced.empty())
+    throw LaunchError(fmt::format("unknown launcher '{}'; expected one of: {}", forced, fmt::join(names, ", ")));
   return LaunchContext{};
 }
 
@@ -37,6 +224,42 @@ EnvMap current_environment() {
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   return env;
+}
+
+std::string first_slurm_host(const std::string& nodelist) {
+  // First entry: up to a comma that is not inside brackets.
+  size_t depth = 0, end = 0;
+  for (; end < nodelist.size(); ++end) {
+    if (nodelist[end] == '[') ++depth;
+    else if (nodelist[end] == ']') depth = depth ? depth - 1 : 0;
+    else if (nodelist[end] == ',' && depth == 0) break;
+  }
+  const std::string first = nodelist.substr(0, end);
+  const size_t open = first.find('[');
+  if (first.empty() || (open != std::string::npos && first.back() != ']'))
+    throw LaunchError("cannot read the Slurm node list '" + nodelist + "'; set MASTER_ADDR");
+  if (open == std::string::npos) return first;
+  // prefix[03-05,09]suffix-less: the first number or range start, zero padding kept.
+  const std::string inside = first.substr(open + 1, first.size() - open - 2);
+  const size_t stop = inside.find_first_of("-,");
+  const std::string number = inside.substr(0, stop);
+  if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos)
+    throw LaunchError("cannot read the Slurm node list '" + nodelist + "'; set MASTER_ADDR");
+  return first.substr(0, open) + number;
+}
+
+std::string describe_launch(const LaunchContext& c) {
+  const char* rdv = c.rendezvous == Rendezvous::kLocal ? "local (loopback, this agent's own store)"
+                    : c.rendezvous == Rendezvous::kEnv ? "address from the environment"
+                                                       : "shared file written by rank 0";
+  std::string s = fmt::format(
+      "launcher      {}\nwhy           {}\nrank          {} of {}\nlocal rank    {} of {} on this host\n"
+      "rendezvous    {}\n",
+      c.launcher, c.reason, c.agent_rank, c.agent_count, c.local_rank, c.local_count, rdv);
+  if (c.rendezvous == Rendezvous::kEnv) s += fmt::format("store         {}:{}\n", c.master_addr, c.master_port);
+  if (!c.job_id.empty()) s += fmt::format("job id        {}\n", c.job_id);
+  if (!c.sources.empty()) s += fmt::format("read          {}\n", fmt::join(c.sources, " "));
+  return s;
 }
 
 }  // namespace commbench

@@ -1,11 +1,12 @@
-// How an agent learns its place in the job. Each launcher (local, torchrun, Slurm, mpirun) is
-// one RankDiscovery; the first that recognises the environment wins. Only local mode exists
-// today: one agent that starts every rank of each execution on this host.
+// How an agent learns its place in the job. Each launcher (torchrun, Slurm, Open MPI, MPICH/PMI,
+// local) is one RankDiscovery; the first that recognises the environment wins, in the order of
+// default_discoveries(). docs/launching.md says what each reads and why.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,26 +14,56 @@ namespace commbench {
 
 using EnvMap = std::map<std::string, std::string>;
 
+// How rank 0's store address reaches the other agents.
+enum class Rendezvous {
+  kLocal,  // one agent: the store is its own, on loopback
+  kEnv,    // MASTER_ADDR/MASTER_PORT (torchrun, or set by hand), or the Slurm node list
+  kFile,   // rank 0 writes host:port to a file every agent can read (mpirun without MASTER_ADDR)
+};
+
 struct LaunchContext {
   std::string launcher = "local";
-  int agent_rank = 0;   // this agent among the job's agents
+  int agent_rank = 0;   // this agent among the job's agents (= the rank it hosts)
   int agent_count = 1;  // agents in the job
-  int local_rank = 0;   // among agents on this host
-  bool hosts_store = true;    // rank 0's agent hosts the bootstrap store
-  std::string store_host = "127.0.0.1";
-  std::string reason;   // why this launcher was chosen (for --print-env style output)
+  int local_rank = 0;   // among agents on this host (selects a GPU)
+  int local_count = 1;  // agents on this host
+  Rendezvous rendezvous = Rendezvous::kLocal;
+  std::string master_addr = "127.0.0.1";  // rank 0's host, as the other agents reach it
+  int master_port = 0;                    // 0: the kernel picks (local and file rendezvous)
+  std::string job_id;                     // the launcher's job/step id, names the rendezvous file
+  std::vector<std::string> sources;       // the variables that decided, "NAME=value"
+  std::string reason;                     // why this launcher was chosen, in words
+
+  bool hosts_store() const { return agent_rank == 0; }
+  bool single_host() const { return local_count == agent_count; }
+};
+
+// A launcher environment that is there but incomplete or contradictory: commbench refuses to
+// guess (running N independent one-rank jobs would be the silent failure, nccl-tests #213).
+class LaunchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class RankDiscovery {
  public:
   virtual ~RankDiscovery() = default;
   virtual std::string name() const = 0;
+  // nullopt: not this launcher. Throws LaunchError when it is, but the environment is unusable.
   virtual std::optional<LaunchContext> detect(const EnvMap& env) const = 0;
 };
 
-// The discoveries in priority order (launchers first, local last: local always matches).
+// The discoveries in priority order: torchrun, Slurm, Open MPI, MPICH/PMI, local (always matches).
 std::vector<std::unique_ptr<RankDiscovery>> default_discoveries();
-LaunchContext discover_launch(const EnvMap& env);
+// `forced`: a launcher name from --launcher ("" = detect).
+LaunchContext discover_launch(const EnvMap& env, const std::string& forced = "");
 EnvMap current_environment();
+
+// The first host of a Slurm node list: "node[03-05,09],gpu1" -> "node03". Throws LaunchError
+// on a list it cannot read.
+std::string first_slurm_host(const std::string& nodelist);
+
+// Text for `commbench run --print-env`.
+std::string describe_launch(const LaunchContext& c);
 
 }  // namespace commbench

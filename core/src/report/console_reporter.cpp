@@ -134,6 +134,8 @@ void ConsoleReporter::execution_done(const ExecutionOutcome& o) {
                       o.elapsed_s));
   else if (o.status == "unavailable")
     print(fmt::format("# UNAVAILABLE: {}: {}{} — skipped", where, o.reason, rank));
+  else if (o.status == "skipped")
+    print(fmt::format("# SKIPPED: {}: {}", where, o.reason));
   else
     print(fmt::format("# {}: {}: {}{} — after {}/{} cases, {:.1f} s",
                       o.status == "interrupted" ? "INTERRUPTED" : "FAILED", where, o.reason, rank,

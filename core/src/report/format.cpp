@@ -39,12 +39,13 @@ std::string redop_or_dash(std::string_view redop) {
 }
 
 std::string exit_reason(const JobResult& result) {
-  int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0;
+  int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0, skipped = 0;
   int64_t wrong = 0;
   for (const auto& e : result.executions) {
     if (e.status == "failed") ++failed_execs;
     if (e.status == "unavailable") ++unavailable;
     if (e.status == "interrupted") ++interrupted;
+    if (e.status == "skipped") ++skipped;
   }
   for (const auto& c : result.cases) {
     if (c.status == "failed") ++failed_cases;
@@ -59,6 +60,7 @@ std::string exit_reason(const JobResult& result) {
     why.push_back(plural(interrupted, "execution interrupted", "executions interrupted"));
   if (unavailable)
     why.push_back(plural(unavailable, "backend unavailable", "backend executions unavailable"));
+  if (skipped) why.push_back(plural(skipped, "execution skipped", "executions skipped"));
   if (failed_cases) why.push_back(plural(failed_cases, "case failed", "cases failed"));
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));

@@ -1,6 +1,9 @@
 #include "worker/worker_main.h"
 
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <iostream>
@@ -29,6 +32,7 @@ struct WorkerArgs {
   int rank = 0, world = 1, local_rank = 0, local_world = 1;
   std::string store, plugin;
   int result_fd = 3;
+  int agent_pid = 0;
 };
 
 WorkerArgs parse_args(int argc, char** argv) {
@@ -37,7 +41,7 @@ WorkerArgs parse_args(int argc, char** argv) {
   d.add_options()("rank", po::value(&a.rank)->required())("world", po::value(&a.world)->required())(
       "local-rank", po::value(&a.local_rank))("local-world", po::value(&a.local_world))(
       "store", po::value(&a.store)->required())("plugin", po::value(&a.plugin)->required())(
-      "result-fd", po::value(&a.result_fd));
+      "result-fd", po::value(&a.result_fd))("agent-pid", po::value(&a.agent_pid));
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
   po::notify(vm);
@@ -64,6 +68,12 @@ int worker_main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "commbench worker: " << e.what() << " (workers are started by `commbench run`)\n";
     return 2;
+  }
+  // A worker never outlives its agent: if the agent is killed (kill -9, a launcher tearing the
+  // job down), the kernel kills the worker too, instead of leaving it blocked on its peers.
+  if (args.agent_pid > 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != args.agent_pid) return kWorkerExitFailed;  // the agent died before prctl
   }
   ResultChannel out(args.result_fd, args.rank);
   std::string phase = "startup";

@@ -1,0 +1,258 @@
+#include "agent/agent_group.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "report/execution_json.h"
+#include "report/output_file.h"
+
+namespace commbench {
+namespace {
+
+Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+std::string string_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
+
+std::string this_host() {
+  char h[256] = {0};
+  ::gethostname(h, sizeof(h) - 1);
+  return h;
+}
+
+std::string exec_key(int index, const std::string& what) { return fmt::format("agents/exec{}/{}", index, what); }
+
+// Rank 0's address from the rendezvous file, waiting until rank 0 has written it for this job.
+std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
+                                                      Millis timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string seen;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    std::string id, host;
+    int port = 0;
+    if (in >> id >> host >> port) {
+      if (id == job_id && port > 0 && port < 65536) return {host, static_cast<uint16_t>(port)};
+      seen = id;  // a stale file from another job: wait for ours
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw LaunchError(fmt::format(
+      "rank 0 did not publish its store address in {} within {} s{}; check that every task sees "
+      "the same file system there (or set COMMBENCH_RENDEZVOUS_FILE, or MASTER_ADDR/MASTER_PORT)",
+      path, timeout.count() / 1000, seen.empty() ? "" : fmt::format(" (the file there is from job '{}')", seen)));
+}
+
+}  // namespace
+
+std::string read_job_token(const EnvMap& env) {
+  if (auto it = env.find("COMMBENCH_JOB_TOKEN"); it != env.end() && !it->second.empty()) return it->second;
+  auto file = env.find("COMMBENCH_JOB_TOKEN_FILE");
+  if (file == env.end() || file->second.empty()) return "";
+  struct stat st {};
+  if (::stat(file->second.c_str(), &st) != 0)
+    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={}: {}", file->second, std::strerror(errno)));
+  if (st.st_mode & (S_IRWXG | S_IRWXO))
+    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} can be read by others (mode {:o}); "
+                                  "run chmod 600 on it", file->second, st.st_mode & 0777));
+  std::ifstream in(file->second);
+  std::string token;
+  std::getline(in, token);
+  if (token.empty()) throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} is empty", file->second));
+  return token;
+}
+
+std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
+  std::unique_ptr<AgentGroup> g(new AgentGroup());
+  g->launch_ = o.launch;
+  g->token_ = o.token;
+  g->rendezvous_file_ = o.rendezvous_file;
+  const LaunchContext& l = g->launch_;
+  if (!l.single_host() && g->token_.empty())
+    throw LaunchError(fmt::format(
+        "this job spans hosts ({} ranks, {} on this one): its store needs a job token. Set "
+        "COMMBENCH_JOB_TOKEN (the same random string for every task) or COMMBENCH_JOB_TOKEN_FILE "
+        "(a file readable only by you)", l.agent_count, l.local_count));
+  if (l.hosts_store()) {
+    StoreServerOptions so;
+    so.token = g->token_;
+    if (l.rendezvous == Rendezvous::kEnv) {
+      so.bind_host = o.bind_host.empty() ? l.master_addr : o.bind_host;
+      so.port = static_cast<uint16_t>(l.master_port);
+    } else if (l.rendezvous == Rendezvous::kFile && !l.single_host()) {
+      if (o.bind_host.empty())
+        throw LaunchError("mpirun across hosts without MASTER_ADDR: set COMMBENCH_STORE_BIND to an "
+                          "address of rank 0's host that the other hosts reach (the store never "
+                          "listens on all interfaces by itself)");
+      so.bind_host = o.bind_host;
+    }
+    try {
+      g->server_ = StoreServer::start(so);
+    } catch (const std::exception& e) {
+      throw LaunchError(fmt::format("rank 0 cannot start the bootstrap store on {}:{}: {} (is another "
+                                    "job, or a second rank 0, using that port?)",
+                                    so.bind_host, so.port, e.what()));
+    }
+    g->host_ = so.bind_host == "0.0.0.0" ? this_host() : g->server_->host();
+    g->port_ = g->server_->port();
+    if (l.rendezvous == Rendezvous::kFile) {
+      if (l.job_id.empty())
+        throw LaunchError("the launcher gives no job id to name the rendezvous file; set MASTER_ADDR and MASTER_PORT");
+      std::filesystem::create_directories(std::filesystem::path(g->rendezvous_file_).parent_path());
+      write_file_atomically(g->rendezvous_file_, fmt::format("{}\n{}\n{}\n", l.job_id, g->host_, g->port_));
+      ::chmod(g->rendezvous_file_.c_str(), 0600);
+    }
+  } else if (l.rendezvous == Rendezvous::kFile) {
+    std::tie(g->host_, g->port_) = read_rendezvous_file(g->rendezvous_file_, l.job_id, o.join_timeout);
+  } else {
+    g->host_ = l.master_addr;
+    g->port_ = static_cast<uint16_t>(l.master_port);
+  }
+  g->join(o.join_timeout);
+  return g;
+}
+
+AgentGroup::~AgentGroup() {
+  if (server_ && !rendezvous_file_.empty() && launch_.rendezvous == Rendezvous::kFile) {
+    std::error_code ec;
+    std::filesystem::remove(rendezvous_file_, ec);
+  }
+}
+
+void AgentGroup::join(Millis timeout) {
+  try {
+    client_ = StoreClient::connect(host_, port_, timeout, token_);
+  } catch (const std::exception& e) {
+    throw LaunchError(fmt::format("rank {} cannot reach rank 0's store at {}:{} within {} s: {}",
+                                  rank(), host_, port_, timeout.count() / 1000, e.what()));
+  }
+  agents_ = std::make_unique<Bootstrap>(*client_, "agents/join", rank(), size());
+  // Every agent says where it runs; a task that never started shows up as a missing rank.
+  std::string me = this_host();
+  me.resize(64, '\0');
+  std::vector<char> all(64 * static_cast<size_t>(size()));
+  try {
+    agents_->allgather(me.data(), 64, all.data(), timeout);
+  } catch (const std::exception& e) {
+    throw LaunchError(fmt::format("not every task of the launch reached the rendezvous within {} s: {}",
+                                  timeout.count() / 1000, e.what()));
+  }
+}
+
+std::string AgentGroup::store_address() const { return fmt::format("{}:{}", host_, port_); }
+
+std::string AgentGroup::agree(const std::string& plan_digest, const std::string& job_folder, Millis timeout) {
+  if (solo()) return job_folder;
+  if (rank() == 0) {
+    client_->set("agents/plan", bytes_of(plan_digest));
+    client_->set("agents/folder", bytes_of(job_folder));
+    agents_->barrier(timeout);
+    return job_folder;
+  }
+  const std::string theirs = string_of(client_->get("agents/plan", timeout));
+  const std::string folder = string_of(client_->get("agents/folder", timeout));
+  if (theirs != plan_digest)
+    throw LaunchError(fmt::format("rank {} read a different experiment than rank 0 (plan digest {} "
+                                  "against {}): every task must run the same file with the same options",
+                                  rank(), plan_digest, theirs));
+  agents_->barrier(timeout);
+  return folder;
+}
+
+void AgentGroup::mark_gone(int k, const std::string& why) { gone_.emplace(k, why); }
+
+std::optional<std::string> AgentGroup::start_execution(int index, int world, Millis timeout) {
+  if (solo()) return std::nullopt;
+  const std::string start = exec_key(index, "start");
+  try {
+    if (rank() != 0) {
+      client_->set(exec_key(index, fmt::format("ready/{}", rank())), bytes_of("1"));
+      const std::string verdict = string_of(client_->get(start, timeout));
+      if (verdict.empty()) return std::nullopt;
+      return verdict;
+    }
+    for (int k = 1; k < size(); ++k) {
+      if (gone_.count(k)) continue;
+      try {
+        client_->get(exec_key(index, fmt::format("ready/{}", k)), timeout);
+      } catch (const StoreError& e) {
+        if (e.code() != StoreError::Code::Timeout) throw;
+        gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000));
+      }
+    }
+    std::string verdict;
+    for (const auto& [k, why] : gone_)
+      if (k < world) {
+        verdict = fmt::format("needs rank {}, whose agent is gone ({})", k, why);
+        break;
+      }
+    client_->set(start, bytes_of(verdict));
+    if (verdict.empty()) return std::nullopt;
+    return verdict;
+  } catch (const StoreError& e) {
+    throw LaunchError(fmt::format("rank {} lost the job's store while starting execution {}: {} "
+                                  "(rank 0's agent is gone?)", rank(), index, e.what()));
+  }
+}
+
+void AgentGroup::raise_abort(int index, const std::string& reason) {
+  if (!solo()) client_->set(exec_key(index, "abort"), bytes_of(reason));
+}
+
+std::optional<std::string> AgentGroup::abort_reason(int index) {
+  if (solo() || !client_->check(exec_key(index, "abort"))) return std::nullopt;
+  return string_of(client_->get(exec_key(index, "abort"), Millis(1000)));
+}
+
+void AgentGroup::publish_outcome(int index, const ExecutionOutcome& outcome) {
+  client_->set(exec_key(index, fmt::format("outcome/{}", rank())), bytes_of(nlohmann::json(outcome).dump()));
+}
+
+std::vector<std::optional<ExecutionOutcome>> AgentGroup::gather_outcomes(int index, int count, Millis timeout) {
+  std::vector<std::optional<ExecutionOutcome>> out(static_cast<size_t>(count));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int k = 1; k < count; ++k) {
+    const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    try {
+      const Bytes b = client_->get(exec_key(index, fmt::format("outcome/{}", k)), std::max(left, Millis(1)));
+      out[static_cast<size_t>(k)] = nlohmann::json::parse(string_of(b)).get<ExecutionOutcome>();
+    } catch (const StoreError& e) {
+      if (e.code() != StoreError::Code::Timeout) throw;
+    }
+  }
+  return out;
+}
+
+void AgentGroup::clear_execution(int index) {
+  if (solo()) return;
+  client_->delete_prefix(fmt::format("agents/exec{}/", index));
+}
+
+void AgentGroup::finish(int exit_code) {
+  if (solo()) return;
+  client_->set("agents/exit", bytes_of(std::to_string(exit_code)));
+  // The others read the exit code before the store goes away (bounded: a dead one is not waited for).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const int alive = size() - 1 - static_cast<int>(gone_.size());
+  while (std::chrono::steady_clock::now() < deadline && client_->add("agents/left", 0) < alive)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+std::optional<int> AgentGroup::wait_for_finish(Millis timeout) {
+  try {
+    const int code = std::stoi(string_of(client_->get("agents/exit", timeout)));
+    client_->add("agents/left", 1);
+    return code;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace commbench

@@ -1,0 +1,84 @@
+// The agents of one job and what they tell each other. In local mode there is one agent and
+// this is its own loopback store. Under a launcher (torchrun, srun, mpirun) every launched task
+// is an agent hosting one rank: agent 0 hosts the bootstrap store where the launcher says (or
+// where it publishes through a rendezvous file), the others connect with the job token, and
+// they use the store to agree on the job, start each execution together, stop each other when
+// a rank fails, and hand their outcomes to agent 0, which alone writes results.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bootstrap/collectives.h"
+#include "bootstrap/store.h"
+#include "launch/rank_discovery.h"
+#include "report/reporter.h"
+
+namespace commbench {
+
+struct AgentGroupOptions {
+  LaunchContext launch;
+  std::string token;            // job token; required when the job spans hosts
+  std::string bind_host;        // agent 0's store address override (COMMBENCH_STORE_BIND)
+  std::string rendezvous_file;  // Rendezvous::kFile: where agent 0 publishes its address
+  Millis join_timeout{120000};  // how long agents wait for each other at the start
+};
+
+class AgentGroup {
+ public:
+  // Starts (agent 0) or finds (others) the store and meets every agent. Throws LaunchError
+  // naming what is missing (an agent that never arrived, no token for a multi-host job...).
+  static std::unique_ptr<AgentGroup> create(const AgentGroupOptions& options);
+  ~AgentGroup();
+
+  int rank() const { return launch_.agent_rank; }
+  int size() const { return launch_.agent_count; }
+  bool solo() const { return size() == 1; }
+  const LaunchContext& launch() const { return launch_; }
+  std::string store_address() const;  // host:port for the workers
+  const std::string& token() const { return token_; }
+
+  // Agent 0 sends its plan digest and job folder name; the others check the digest (every
+  // agent must have read the same experiment) and get the folder name.
+  std::string agree(const std::string& plan_digest, const std::string& job_folder, Millis timeout);
+  // All live agents reach execution `index` before any starts its workers. Returns a reason to
+  // skip it instead when it needs the rank of an agent that is gone (agent 0 decides and tells
+  // the others). Throws LaunchError when agent 0 itself stops answering.
+  std::optional<std::string> start_execution(int index, int world, Millis timeout);
+  // Agent 0: agent k died (it missed its outcome); its rank cannot take part any more.
+  void mark_gone(int k, const std::string& why);
+  // A rank failed: every agent of the execution stops its workers (polled by abort_reason).
+  void raise_abort(int index, const std::string& reason);
+  std::optional<std::string> abort_reason(int index);
+  void publish_outcome(int index, const ExecutionOutcome& outcome);
+  // Agent 0: the outcomes of agents 1..count-1 (nullopt where one never reported).
+  std::vector<std::optional<ExecutionOutcome>> gather_outcomes(int index, int count, Millis timeout);
+  void clear_execution(int index);
+  // Agent 0 publishes the job's exit code and waits briefly for the others to read it; the
+  // others return it (or nullopt when agent 0 vanished).
+  void finish(int exit_code);
+  std::optional<int> wait_for_finish(Millis timeout);
+
+ private:
+  AgentGroup() = default;
+  void join(Millis timeout);
+
+  LaunchContext launch_;
+  std::string token_;
+  std::string rendezvous_file_;
+  std::string host_;
+  uint16_t port_ = 0;
+  std::unique_ptr<StoreServer> server_;
+  std::unique_ptr<StoreClient> client_;
+  std::unique_ptr<Bootstrap> agents_;
+  std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
+};
+
+// The job token: COMMBENCH_JOB_TOKEN, or the file named by COMMBENCH_JOB_TOKEN_FILE, which must
+// be readable by its owner only. "" when neither is set. Throws LaunchError on a bad file.
+std::string read_job_token(const EnvMap& env);
+
+}  // namespace commbench

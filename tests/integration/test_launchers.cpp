@@ -1,0 +1,247 @@
+// commbench under real launch styles: torchrun-style variables (4 tasks started by a script),
+// Open MPI's mpirun (when installed), a task killed with SIGKILL mid-run, and refusals of
+// incomplete launcher environments. Each job must look like a local run of the same experiment.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+const char* kExperiment = R"(
+name = "launched"
+[[run]]
+name = "collectives"
+backends = ["gloo", "ucx"]
+world_sizes = [2, 4]
+ops = ["allreduce", "allgather", "pingpong"]
+sizes = ["4KiB", "64KiB"]
+warmup = 1
+iterations = 3
+timeout = "60s"
+)";
+
+// (run, backend, world, op, bytes) of every ok case with #wrong 0.
+std::multiset<std::tuple<std::string, std::string, int, std::string, uint64_t>> shape(const std::vector<nlohmann::json>& cases) {
+  std::multiset<std::tuple<std::string, std::string, int, std::string, uint64_t>> s;
+  for (const auto& c : cases) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["wrong"], 0) << c.dump();
+    s.insert({c["run"].get<std::string>(), c["backend"].get<std::string>(), c["world_size"].get<int>(),
+              c["op"].get<std::string>(), c["bytes"].get<uint64_t>()});
+  }
+  return s;
+}
+
+std::string launch(const JobDir& dir, const fs::path& file, int n, int kill_rank, double kill_after) {
+  const std::string cmd = fmt::format("{}/tests/integration/launch_tasks.sh {} {} {} {} {} {} -- run {} -o {} --quiet",
+                                      COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, dir.path().string(), n, free_port(),
+                                      kill_rank, kill_after, file.string(), (dir.path() / "out").string());
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return cmd;
+}
+
+int exit_of(const JobDir& dir, int rank) { return std::stoi(read_text(dir.path() / fmt::format("exit-{}", rank))); }
+
+TEST(Launchers, TorchrunStyleTasksGiveTheSameResultsAsALocalRun) {
+  JobDir local, launched;
+  const CommandResult r = local.run(local.write("x.toml", kExperiment), {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  launch(launched, launched.write("x.toml", kExperiment), 4, -1, 0);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(exit_of(launched, k), 0) << read_text(launched.path() / fmt::format("task-{}.log", k));
+  EXPECT_EQ(shape(launched.records()), shape(local.records()));
+  // One job folder (rank 0 writes it; the others add their worker logs to it).
+  const fs::path job = launched.job_folder();
+  EXPECT_TRUE(fs::exists(job / "summary.md"));
+  EXPECT_TRUE(fs::exists(job / "logs/exec1-gloo-w4-rank3.log"));
+  const auto execs = launched.records("execution");
+  ASSERT_EQ(execs.size(), 4u);
+  for (const auto& e : execs) EXPECT_EQ(e["status"], "ok") << e.dump();
+  const std::string summary = read_text(job / "summary.json");
+  EXPECT_NE(summary.find("\"launcher\": \"torchrun\""), std::string::npos);
+}
+
+TEST(Launchers, OpenMpiMpirunFindsRankZeroThroughTheRendezvousFile) {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun not installed (Debian openmpi-bin)";
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  const std::string cmd = fmt::format("cd {} && mpirun --allow-run-as-root --oversubscribe -np 4 {} run {} -o {} --quiet 2>&1",
+                                      dir.path().string(), COMMBENCH_BIN, file.string(), (dir.path() / "out").string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  JobDir local;
+  ASSERT_EQ(local.run(local.write("x.toml", kExperiment), {"--quiet"}).exit_code, 0);
+  EXPECT_EQ(shape(dir.records()), shape(local.records()));
+  EXPECT_NE(read_text(dir.job_folder() / "summary.json").find("\"launcher\": \"openmpi\""), std::string::npos);
+  // The rendezvous file is gone with the job.
+  for (const auto& e : fs::directory_iterator(dir.path() / "out"))
+    EXPECT_EQ(e.path().filename().string().rfind(".rendezvous", 0), std::string::npos) << e.path();
+}
+
+TEST(Launchers, AKilledTaskFailsItsRunNamesItsRankAndTheJobGoesOn) {
+  JobDir dir;
+  const auto file = dir.write("kill.toml", R"(
+name = "kill"
+[[run]]
+name = "first"
+backend = "gloo"
+world_size = 4
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 5
+[[run]]
+name = "long"
+backend = "gloo"
+world_size = 4
+ops = ["allreduce"]
+sizes = ["4MiB"]
+warmup = 1
+iterations = 2000
+timeout = "20s"
+[[run]]
+name = "small-world"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+[[run]]
+name = "full-world"
+backend = "gloo"
+world_size = 4
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)");
+  launch(dir, file, 4, 2, 4.0);
+  // Everyone else stops: within the run's timeout (20 s) + 2 s of the kill at the latest.
+  EXPECT_LT(std::stod(read_text(dir.path() / "after-kill")), 22.0);
+  for (int k : {0, 1, 3}) EXPECT_EQ(exit_of(dir, k), 1) << read_text(dir.path() / fmt::format("task-{}.log", k));
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 4u);
+  EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
+  EXPECT_EQ(execs[1]["status"], "failed");
+  EXPECT_EQ(execs[1]["failed_rank"], 2) << execs[1].dump();
+  EXPECT_EQ(execs[2]["status"], "ok") << "ranks 0 and 1 can still run a 2-rank world: " << execs[2].dump();
+  EXPECT_EQ(execs[3]["status"], "skipped");
+  EXPECT_NE(execs[3]["reason"].get<std::string>().find("needs rank 2"), std::string::npos) << execs[3].dump();
+  // What was measured before the kill is on disk.
+  size_t measured = 0;
+  for (const auto& c : dir.records()) measured += c["run"] == "first" && c["status"] == "ok";
+  EXPECT_EQ(measured, 1u);
+}
+
+TEST(Launchers, PrintEnvSaysWhatWasDetected) {
+  const CommandResult r = run_commbench({"run", "--print-env"}, fs::temp_directory_path());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("launcher      local"), std::string::npos) << r.output;
+  const std::string cmd = fmt::format("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 "
+                                      "OMPI_COMM_WORLD_LOCAL_SIZE=2 {} run --print-env > {}/env.txt",
+                                      COMMBENCH_BIN, fs::temp_directory_path().string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string text = read_text(fs::temp_directory_path() / "env.txt");
+  EXPECT_NE(text.find("launcher      openmpi"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank          1 of 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("shared file written by rank 0"), std::string::npos) << text;
+}
+
+TEST(Launchers, IncompleteOrMultiHostWithoutTokenIsRefusedUpFront) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  const std::string out = (dir.path() / "o.txt").string();
+  // RANK/WORLD_SIZE without MASTER_ADDR: exit 2 before anything runs.
+  int rc = std::system(fmt::format("RANK=0 WORLD_SIZE=2 {} run {} > {} 2>&1", COMMBENCH_BIN, file.string(), out).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_NE(read_text(out).find("MASTER_ADDR is not"), std::string::npos) << read_text(out);
+  // Two hosts' worth of ranks (LOCAL_WORLD_SIZE < WORLD_SIZE) and no job token.
+  rc = std::system(fmt::format("RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 "
+                               "MASTER_PORT={} {} run {} -o {} > {} 2>&1",
+                               free_port(), COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), out).c_str());
+  EXPECT_NE(WEXITSTATUS(rc), 0);
+  EXPECT_NE(read_text(out).find("needs a job token"), std::string::npos) << read_text(out);
+}
+
+}  // namespace
+}  // namespace commbench::testing
+
+namespace commbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Live `commbench __worker` processes whose stdout is a file under `dir`.
+int workers_logging_under(const fs::path& dir) {
+  int n = 0;
+  for (const auto& p : fs::directory_iterator("/proc")) {
+    const std::string cmdline = read_text(p.path() / "cmdline");
+    if (cmdline.find("__worker") == std::string::npos) continue;
+    std::error_code ec;
+    const fs::path out = fs::read_symlink(p.path() / "fd/1", ec);
+    if (!ec && out.string().rfind(dir.string(), 0) == 0) ++n;
+  }
+  return n;
+}
+
+// SIGINT and SIGTERM of a job: workers stopped, files complete, exit code 130 ("interrupted").
+TEST(Interrupts, SigintAndSigtermStopTheJobAndKeepEverythingMeasured) {
+  for (const char* sig : {"INT", "TERM"}) {
+    JobDir dir;
+    const auto file = dir.write("long.toml", R"(
+name = "interrupted"
+[[run]]
+name = "quick"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+[[run]]
+name = "long"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4MiB"]
+iterations = 100000
+)");
+    const std::string cmd = fmt::format(
+        "{} run {} -o {} --quiet > {}/out.txt 2>&1 & pid=$!; sleep 3; kill -{} $pid; wait $pid; echo $? > {}/rc",
+        COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), dir.path().string(), sig, dir.path().string());
+    ASSERT_EQ(std::system(("bash -c '" + cmd + "'").c_str()), 0);
+    EXPECT_EQ(std::stoi(read_text(dir.path() / "rc")), 130) << sig << ": " << read_text(dir.path() / "out.txt");
+    const auto execs = dir.records("execution");
+    ASSERT_EQ(execs.size(), 2u) << sig;
+    EXPECT_EQ(execs[0]["status"], "ok");
+    EXPECT_EQ(execs[1]["status"], "interrupted") << execs[1].dump();
+    EXPECT_EQ(dir.records().size(), 1u) << "the quick run's case is on disk";
+    EXPECT_TRUE(std::filesystem::exists(dir.job_folder() / "summary.json")) << "files closed properly";
+    // No worker outlives the job: none has its log (stdout) in this job's folder.
+    EXPECT_EQ(workers_logging_under(dir.path()), 0) << sig;
+  }
+}
+
+}  // namespace
+}  // namespace commbench::testing

@@ -1,0 +1,138 @@
+// Rank discovery: each launcher's variables, the order they are tried in, the Slurm node list,
+// and the refusals (incomplete or foreign launcher environments) that prevent N independent
+// one-rank jobs.
+#include <gtest/gtest.h>
+
+#include "launch/rank_discovery.h"
+
+namespace commbench {
+namespace {
+
+TEST(LaunchDiscovery, NothingSetIsLocal) {
+  const LaunchContext c = discover_launch({{"HOME", "/root"}});
+  EXPECT_EQ(c.launcher, "local");
+  EXPECT_EQ(c.agent_count, 1);
+  EXPECT_EQ(c.rendezvous, Rendezvous::kLocal);
+}
+
+TEST(LaunchDiscovery, TorchrunVariables) {
+  const LaunchContext c = discover_launch({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+                                           {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node7"},
+                                           {"MASTER_PORT", "29500"}});
+  EXPECT_EQ(c.launcher, "torchrun");
+  EXPECT_EQ(c.agent_rank, 3);
+  EXPECT_EQ(c.agent_count, 8);
+  EXPECT_EQ(c.local_rank, 1);
+  EXPECT_EQ(c.local_count, 2);
+  EXPECT_FALSE(c.single_host());
+  EXPECT_EQ(c.rendezvous, Rendezvous::kEnv);
+  EXPECT_EQ(c.master_addr, "node7");
+  EXPECT_EQ(c.master_port, 29500);
+  EXPECT_NE(describe_launch(c).find("store         node7:29500"), std::string::npos) << describe_launch(c);
+}
+
+TEST(LaunchDiscovery, TorchrunWithoutMasterIsRefused) {
+  try {
+    discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}});
+    FAIL() << "accepted";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("MASTER_ADDR is not"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchDiscovery, BadNumbersNameTheVariable) {
+  try {
+    discover_launch({{"RANK", "4"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 4 is not below the world size 4"), std::string::npos) << e.what();
+  }
+  try {
+    discover_launch({{"RANK", "x"}, {"WORLD_SIZE", "4"}});
+    FAIL();
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("RANK=x is not valid"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchDiscovery, SlurmUsesTheNodeListAndAPortFromTheJobId) {
+  const LaunchContext c = discover_launch({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
+                                           {"SLURM_STEP_NUM_NODES", "4"}, {"SLURM_NTASKS_PER_NODE", "2"},
+                                           {"SLURM_STEP_NODELIST", "gpu[07-10]"}, {"SLURM_JOB_ID", "1234"},
+                                           {"SLURM_STEP_ID", "0"}});
+  EXPECT_EQ(c.launcher, "slurm");
+  EXPECT_EQ(c.agent_rank, 5);
+  EXPECT_EQ(c.local_count, 2);
+  EXPECT_EQ(c.master_addr, "gpu07");
+  EXPECT_EQ(c.master_port, 20000 + (1234 * 31) % 20000);
+  EXPECT_EQ(c.job_id, "1234.0");
+}
+
+TEST(LaunchDiscovery, OneNodeSlurmStepStaysOnLoopback) {
+  const LaunchContext c = discover_launch({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "0"},
+                                           {"SLURM_STEP_NUM_NODES", "1"}, {"SLURM_STEP_NODELIST", "vm"},
+                                           {"SLURM_JOB_ID", "7"}});
+  EXPECT_TRUE(c.single_host());
+  EXPECT_EQ(c.master_addr, "127.0.0.1");
+}
+
+TEST(LaunchDiscovery, SlurmNodeLists) {
+  EXPECT_EQ(first_slurm_host("node01"), "node01");
+  EXPECT_EQ(first_slurm_host("node[03-05,09],gpu1"), "node03");
+  EXPECT_EQ(first_slurm_host("a,b"), "a");
+  EXPECT_EQ(first_slurm_host("rack1-n[0012,0020]"), "rack1-n0012");
+  EXPECT_THROW(first_slurm_host("node[x-y]"), LaunchError);
+  EXPECT_THROW(first_slurm_host("node[01"), LaunchError);
+  EXPECT_THROW(first_slurm_host(""), LaunchError);
+}
+
+TEST(LaunchDiscovery, OpenMpiWithoutMasterUsesTheRendezvousFile) {
+  const LaunchContext c = discover_launch({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                                           {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                           {"OMPI_MCA_ess_base_jobid", "99"}, {"PMIX_RANK", "2"}});
+  EXPECT_EQ(c.launcher, "openmpi");
+  EXPECT_EQ(c.rendezvous, Rendezvous::kFile);
+  EXPECT_EQ(c.job_id, "99");
+  EXPECT_TRUE(c.single_host());
+}
+
+TEST(LaunchDiscovery, OpenMpiMissingASizeIsRefusedNotRunAlone) {
+  EXPECT_THROW(discover_launch({{"OMPI_COMM_WORLD_RANK", "0"}}), LaunchError);
+}
+
+TEST(LaunchDiscovery, PmiVariables) {
+  const LaunchContext c = discover_launch({{"PMI_RANK", "1"}, {"PMI_SIZE", "3"}, {"PMI_KVSNAME", "kvs_1"},
+                                           {"MASTER_ADDR", "h0"}, {"MASTER_PORT", "4000"}});
+  EXPECT_EQ(c.launcher, "pmi");
+  EXPECT_EQ(c.agent_count, 3);
+  EXPECT_EQ(c.rendezvous, Rendezvous::kEnv);
+}
+
+TEST(LaunchDiscovery, TorchrunWinsOverTheRest) {
+  const LaunchContext c = discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "x"},
+                                           {"MASTER_PORT", "1"}, {"SLURM_PROCID", "0"}, {"OMPI_COMM_WORLD_RANK", "0"}});
+  EXPECT_EQ(c.launcher, "torchrun");
+}
+
+TEST(LaunchDiscovery, AForeignLauncherIsRefusedInsteadOfRunningAlone) {
+  // MVAPICH, plain PMIx, a bare LOCAL_RANK: one task of a parallel launch commbench cannot read.
+  for (const char* hint : {"PMIX_RANK", "MV2_COMM_WORLD_RANK", "LOCAL_RANK"}) {
+    try {
+      discover_launch({{hint, "0"}});
+      FAIL() << hint << " accepted";
+    } catch (const LaunchError& e) {
+      EXPECT_NE(std::string(e.what()).find(hint), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--launcher local"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(discover_launch({{"PMIX_RANK", "0"}}, "local").launcher, "local");  // by request
+}
+
+TEST(LaunchDiscovery, ForcedLauncher) {
+  EXPECT_THROW(discover_launch({}, "slurm"), LaunchError);
+  EXPECT_THROW(discover_launch({}, "lsf"), LaunchError);
+  EXPECT_EQ(discover_launch({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}}, "pmi").launcher, "pmi");
+}
+
+}  // namespace
+}  // namespace commbench
