@@ -11,6 +11,8 @@ packages=(
   libgloo-dev                    # the gloo backend
   libucx-dev ucx-utils           # the ucx backend; ucx_perftest for bench/run_ucx_bench.sh
   openmpi-bin                    # mpirun, to test commbench under a real MPI launcher
+  slurmd slurmctld slurm-client munge  # a one-node Slurm cluster for the srun test
+  iproute2                       # network namespaces for the multi-host test
   bc procps                      # tests/integration/launch_tasks.sh, process checks
   clang-14 libclang-rt-14-dev    # libFuzzer for the store-protocol fuzz test
   libgtest-dev libgmock-dev      # unit and integration tests

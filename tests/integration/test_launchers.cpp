@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -155,6 +156,24 @@ iterations = 3
   EXPECT_EQ(measured, 1u);
 }
 
+TEST(Launchers, ARankThatNeverArrivesIsNamedAndNobodyHangs) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  // WORLD_SIZE=4 but only ranks 0-2 start.
+  const std::string cmd = fmt::format(
+      "bash -c 'for r in 0 1 2; do RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r LOCAL_WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 "
+      "MASTER_PORT={} COMMBENCH_RENDEZVOUS_TIMEOUT=3 {} run {} -o {} --quiet > {}/task-$r.log 2>&1 & done; "
+      "fail=0; for j in 1 2 3; do wait -n || fail=$((fail+1)); done; echo $fail > {}/failed'",
+      free_port(), COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), dir.path().string(), dir.path().string());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  EXPECT_EQ(read_text(dir.path() / "failed"), "3\n") << "every started task gives up";
+  const std::string log = read_text(dir.path() / "task-0.log");
+  EXPECT_NE(log.find("not every task of the launch reached the rendezvous"), std::string::npos) << log;
+  EXPECT_NE(log.find("3"), std::string::npos) << log;
+}
+
 TEST(Launchers, PrintEnvSaysWhatWasDetected) {
   const CommandResult r = run_commbench({"run", "--print-env"}, fs::temp_directory_path());
   EXPECT_EQ(r.exit_code, 0);
@@ -241,6 +260,81 @@ iterations = 100000
     // No worker outlives the job: none has its log (stdout) in this job's folder.
     EXPECT_EQ(workers_logging_under(dir.path()), 0) << sig;
   }
+}
+
+}  // namespace
+}  // namespace commbench::testing
+
+namespace commbench::testing {
+namespace {
+
+// Three "hosts" (network namespaces joined by a bridge), two tasks each, Gloo and UCX over TCP
+// between them, the store on host 0's address with a job token (tests/integration/
+// multihost_netns.sh). Skipped where namespaces cannot be made (not root).
+TEST(Launchers, ThreeHostsOverNetworkNamespacesMatchALocalRun) {
+  const std::string body = R"(
+[[run]]
+name = "tcp"
+backends = ["gloo", "ucx"]
+world_sizes = [2, 6]
+ops = ["allreduce", "allgather", "pingpong"]
+sizes = ["4KiB", "256KiB"]
+warmup = 1
+iterations = 3
+timeout = "60s"
+)";
+  JobDir dir, local;
+  const auto file = dir.write("multihost.toml", "name = \"multihost\"\n" + body + R"(env = { UCX_NET_DEVICES = "cb0" }
+[run.options.gloo]
+iface = "cb0"
+[run.options.ucx]
+transports = "tcp"
+)");
+  const std::string cmd = fmt::format("{}/tests/integration/multihost_netns.sh {} {} {} {} > {}/netns.txt 2>&1",
+                                      COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string(),
+                                      (dir.path() / "out").string(), (dir.path() / "logs").string(),
+                                      dir.path().string());
+  const int rc = WEXITSTATUS(std::system(cmd.c_str()));
+  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "netns.txt");
+  ASSERT_EQ(rc, 0) << read_text(dir.path() / "netns.txt") << read_text(dir.path() / "logs/task-0.log")
+                   << read_text(dir.path() / "logs/task-3.log");
+  ASSERT_EQ(local.run(local.write("local.toml", "name = \"multihost\"\n" + body), {"--quiet"}).exit_code, 0);
+  EXPECT_EQ(shape(dir.records()), shape(local.records()));
+  // Rank 0 really used the namespace's interface and UCX's TCP transport.
+  bool gloo_iface = false, ucx_tcp = false;
+  for (const auto& e : dir.records("execution")) {
+    EXPECT_EQ(e["status"], "ok") << e.dump();
+    const auto& b = e["metadata"]["ranks"]["0"]["backend"];
+    gloo_iface |= b.value("iface", "") == "cb0";
+    ucx_tcp |= b.value("transports", "") == "tcp";
+  }
+  EXPECT_TRUE(gloo_iface);
+  EXPECT_TRUE(ucx_tcp);
+  EXPECT_TRUE(std::filesystem::exists(dir.job_folder() / "logs/exec1-gloo-w6-rank5.log"));
+}
+
+}  // namespace
+}  // namespace commbench::testing
+
+namespace commbench::testing {
+namespace {
+
+// A one-node Slurm cluster started by the test (tests/integration/slurm_cluster.sh: munged,
+// slurmctld, slurmd from a temporary directory, stopped by pid), then `srun -n 4`.
+TEST(Launchers, SrunOnAOneNodeSlurmClusterMatchesALocalRun) {
+  JobDir dir, local;
+  const auto file = dir.write("x.toml", kExperiment);
+  const std::string cmd = fmt::format(
+      "cd {} && {}/tests/integration/slurm_cluster.sh srun -n 4 --overcommit --oversubscribe {} run {} -o {} --quiet "
+      "> {}/slurm.txt 2>&1",
+      dir.path().string(), COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string(), (dir.path() / "out").string(),
+      dir.path().string());
+  const int rc = WEXITSTATUS(std::system(cmd.c_str()));
+  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "slurm.txt");
+  ASSERT_EQ(rc, 0) << read_text(dir.path() / "slurm.txt");
+  ASSERT_EQ(local.run(local.write("x.toml", kExperiment), {"--quiet"}).exit_code, 0);
+  EXPECT_EQ(shape(dir.records()), shape(local.records()));
+  EXPECT_NE(read_text(dir.job_folder() / "summary.json").find("\"launcher\": \"slurm\""), std::string::npos);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -153,6 +154,11 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   const EnvMap env = current_environment();
   go.token = read_job_token(env);
   if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
+  if (auto it = env.find("COMMBENCH_RENDEZVOUS_TIMEOUT"); it != env.end()) {
+    const double s = std::atof(it->second.c_str());
+    if (!(s > 0)) throw LaunchError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + it->second + " is not a positive number of seconds");
+    go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
+  }
   const std::filesystem::path out_base = opts.output_dir.empty() ? exp.output_dir : opts.output_dir;
   if (auto it = env.find("COMMBENCH_RENDEZVOUS_FILE"); it != env.end()) go.rendezvous_file = it->second;
   else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();

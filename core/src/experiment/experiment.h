@@ -51,6 +51,7 @@ struct RunSpec {
   // backend name -> option key -> value (all values rendered as strings for the C ABI)
   std::map<std::string, std::map<std::string, std::string>> options;
   double timeout_s = 600;  // wall-clock limit of one execution (all its cases)
+  bool timeout_given = false;  // false: the plan sizes each execution's limit (plan.h)
   int root = 0;            // rooted collectives
   int window = 64;         // unidir_bw: messages in flight
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks

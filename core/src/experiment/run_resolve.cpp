@@ -208,6 +208,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   const bool root_ok = m.take(&RunLayer::root, "root", spec.root);
   const bool peers_ok = m.take(&RunLayer::peers, "peers", spec.peers);
   m.take(&RunLayer::timeout_s, "timeout", spec.timeout_s);
+  spec.timeout_given = m.source("timeout") != nullptr;
   m.take(&RunLayer::window, "window", spec.window);
   m.merge_env();
 

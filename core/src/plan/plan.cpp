@@ -1,8 +1,27 @@
 #include "plan/plan.h"
 
+#include <algorithm>
+
+#include "stats/bandwidth.h"
+
 #include "commbench/sdk/dtypes.hpp"
 
 namespace commbench {
+
+double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSpec>& cases) {
+  // A pessimistic 50 MB/s for the bytes every rank moves (slow TCP between loaded hosts), plus
+  // 10 ms per operation and min_time, over all cases, on top of 10 minutes for the phases that
+  // do not depend on size (start-up, rendezvous, communicator creation, finalisation).
+  double s = 600;
+  const double ops = run.warmup + std::max(run.iterations, 1) + 1;
+  for (const CaseSpec& c : cases) {
+    const double moved = algbw_bytes(c.op, c.bytes, world) * 2.0;
+    const double per_op = moved / 50e6 + 0.01;
+    const double n = c.op == OpKind::AllPairs ? ops * world * (world - 1) : ops;
+    s += n * per_op + run.min_time_s * (run.min_time_s > 0 ? 2 : 0);
+  }
+  return s;
+}
 
 int expected_records(const Execution& exec) {
   int n = 0;
@@ -78,7 +97,7 @@ std::vector<Execution> plan_job(const Experiment& exp) {
         e.min_time_s = run.min_time_s;
         e.max_iterations = run.max_iterations;
         e.check = run.check;
-        e.timeout_s = run.timeout_s;
+        e.timeout_s = run.timeout_given ? run.timeout_s : default_timeout_s(run, world, cases);
         e.window = run.window;
         e.peers[0] = run.peers.size() > 0 ? run.peers[0] : 0;
         e.peers[1] = run.peers.size() > 1 ? run.peers[1] : 1;

@@ -54,6 +54,10 @@ bool op_supports_in_place(OpKind op);
 
 std::vector<Execution> plan_job(const Experiment& exp);
 
+// An execution's time limit when the run sets none: 10 minutes for start-up and teardown plus
+// what its cases should take at a pessimistic 50 MB/s per rank (docs/configuration.md).
+double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSpec>& cases);
+
 // Records an execution produces: one per case, except all_pairs, one per directed pair per size.
 int expected_records(const Execution& exec);
 
