@@ -58,32 +58,11 @@ cb_error* comm_abort(cb_comm* comm) {
   });
 }
 
-constexpr cb_backend_api kApi = {
-    .struct_size = sizeof(cb_backend_api),
-    .abi_major = CB_ABI_MAJOR,
-    .abi_minor = CB_ABI_MINOR,
-    .name = "gloo",
-    .version = COMMBENCH_GLOO_PLUGIN_VERSION,
-    .description = "Gloo collectives and send/recv over TCP (Debian libgloo), host memory",
-    .error_code = Entry::error_code,
-    .error_message = Entry::error_message,
-    .error_destroy = Entry::error_destroy,
-    .get_capabilities = Entry::get_capabilities,
-    .init = Entry::init,
-    .finalize = Entry::finalize,
-    .get_metadata = Entry::get_metadata,
-    .comm_create = Entry::comm_create,
-    .comm_destroy = comm_destroy,
-    .comm_abort = comm_abort,
-    .mem_alloc = nullptr,  // plain host memory from the host is what gloo wants
-    .mem_free = nullptr,
-    .post = Entry::post,
-    .test = Entry::test,
-    .wait = Entry::wait,
-    .request_free = Entry::request_free,
-    .group_start = nullptr,  // gloo has no batched launch
-    .group_end = nullptr,
-};
+constexpr cb_backend_api kApi = Entry::table(
+    COMMBENCH_GLOO_PLUGIN_VERSION,
+    "Gloo collectives and send/recv over TCP (Debian libgloo), host memory",
+    // Plain host memory from the host is what gloo wants (no mem_alloc); no batched launch.
+    {comm_destroy, comm_abort});
 
 }  // namespace
 

@@ -75,32 +75,11 @@ cb_error* mem_free(cb_comm* comm, cb_mem mem_type, void* ptr) {
   });
 }
 
-constexpr cb_backend_api kApi = {
-    .struct_size = sizeof(cb_backend_api),
-    .abi_major = CB_ABI_MAJOR,
-    .abi_minor = CB_ABI_MINOR,
-    .name = "ucx",
-    .version = COMMBENCH_UCX_PLUGIN_VERSION,
-    .description = "UCX (UCP tag matching): send/recv and collectives over shared memory or TCP, host memory",
-    .error_code = Entry::error_code,
-    .error_message = Entry::error_message,
-    .error_destroy = Entry::error_destroy,
-    .get_capabilities = Entry::get_capabilities,
-    .init = Entry::init,
-    .finalize = Entry::finalize,
-    .get_metadata = Entry::get_metadata,
-    .comm_create = Entry::comm_create,
-    .comm_destroy = comm_destroy,
-    .comm_abort = comm_abort,
-    .mem_alloc = mem_alloc,
-    .mem_free = mem_free,
-    .post = Entry::post,
-    .test = Entry::test,
-    .wait = Entry::wait,
-    .request_free = Entry::request_free,
-    .group_start = nullptr,  // send/recv are already non-blocking; nothing to batch
-    .group_end = nullptr,
-};
+constexpr cb_backend_api kApi = Entry::table(
+    COMMBENCH_UCX_PLUGIN_VERSION,
+    "UCX (UCP tag matching): send/recv and collectives over shared memory or TCP, host memory",
+    // No group calls: send/recv are already non-blocking, there is nothing to batch.
+    {comm_destroy, comm_abort, mem_alloc, mem_free});
 
 }  // namespace
 

@@ -126,6 +126,47 @@ struct EntryPoints {
     }
   }
 
+  // What differs between plugins besides the traits: teardown, memory, batching (NULL where the
+  // plugin has none, which the ABI reads as "unsupported").
+  struct Extras {
+    cb_error* (*comm_destroy)(cb_comm*);
+    cb_error* (*comm_abort)(cb_comm*);
+    cb_error* (*mem_alloc)(cb_comm*, cb_mem, size_t, void**) = nullptr;
+    cb_error* (*mem_free)(cb_comm*, cb_mem, void*) = nullptr;
+    cb_error* (*group_start)(cb_comm*) = nullptr;
+    cb_error* (*group_end)(cb_comm*) = nullptr;
+  };
+
+  // The whole ABI function table.
+  static constexpr cb_backend_api table(const char* version, const char* description, Extras x) {
+    return cb_backend_api{
+        .struct_size = sizeof(cb_backend_api),
+        .abi_major = CB_ABI_MAJOR,
+        .abi_minor = CB_ABI_MINOR,
+        .name = Traits::name,
+        .version = version,
+        .description = description,
+        .error_code = error_code,
+        .error_message = error_message,
+        .error_destroy = error_destroy,
+        .get_capabilities = get_capabilities,
+        .init = init,
+        .finalize = finalize,
+        .get_metadata = get_metadata,
+        .comm_create = comm_create,
+        .comm_destroy = x.comm_destroy,
+        .comm_abort = x.comm_abort,
+        .mem_alloc = x.mem_alloc,
+        .mem_free = x.mem_free,
+        .post = post,
+        .test = test,
+        .wait = wait,
+        .request_free = request_free,
+        .group_start = x.group_start,
+        .group_end = x.group_end,
+    };
+  }
+
  private:
   static const char* op_label(cb_op op) {
     static const char* const kNames[CB_OP_COUNT_V1] = {

@@ -1,0 +1,59 @@
+// The nccl plugin: the NCCL found at configure time, linked. Everything but where the API table
+// comes from is shared with ncclx (plugins/nccl_common).
+#include <nccl.h>
+
+#include "nccl_plugin.h"
+
+#ifndef COMMBENCH_NCCL_PLUGIN_VERSION
+#define COMMBENCH_NCCL_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace commbench::nccl_backend;
+
+struct LinkedNccl {
+  static constexpr const char* name = "nccl";
+  static constexpr const char* plugin_version = COMMBENCH_NCCL_PLUGIN_VERSION;
+  static constexpr const char* description = "NVIDIA NCCL (linked at build time): collectives and send/recv on CUDA memory";
+  static constexpr int static_version = NCCL_VERSION_CODE;
+  static NcclApi load(const NcclOptions&) {
+    NcclApi a;
+    a.library = "libnccl.so." + std::to_string(NCCL_MAJOR) + " (linked, built against " +
+                version_string(NCCL_VERSION_CODE) + ")";
+    a.linked = true;
+    a.GetVersion = ncclGetVersion;
+    a.GetErrorString = ncclGetErrorString;
+    a.GetLastError = ncclGetLastError;
+    a.GetUniqueId = ncclGetUniqueId;
+    a.CommInitRankConfig = ncclCommInitRankConfig;
+    a.CommDestroy = ncclCommDestroy;
+    a.CommFinalize = ncclCommFinalize;
+    a.CommAbort = ncclCommAbort;
+    a.CommGetAsyncError = ncclCommGetAsyncError;
+    a.AllReduce = ncclAllReduce;
+    a.AllGather = ncclAllGather;
+    a.ReduceScatter = ncclReduceScatter;
+    a.Broadcast = ncclBroadcast;
+    a.Reduce = ncclReduce;
+    a.Send = ncclSend;
+    a.Recv = ncclRecv;
+    a.GroupStart = ncclGroupStart;
+    a.GroupEnd = ncclGroupEnd;
+#if NCCL_VERSION_CODE >= 22800
+    a.AlltoAll = ncclAlltoAll;
+    a.Gather = ncclGather;
+    a.Scatter = ncclScatter;
+#endif
+    a.MemAlloc = ncclMemAlloc;
+    a.MemFree = ncclMemFree;
+    a.CommRegister = ncclCommRegister;
+    a.CommDeregister = ncclCommDeregister;
+    return a;
+  }
+};
+
+}  // namespace
+
+// Pure: returns a constant table; initialises nothing (CUDA and NCCL are first touched in init()).
+extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) { return &NcclPlugin<LinkedNccl>::api; }
