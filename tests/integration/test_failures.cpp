@@ -119,3 +119,43 @@ mode = "segv"
 
 }  // namespace
 }  // namespace commbench::testing
+
+namespace commbench::testing {
+namespace {
+
+// A size that cannot be allocated is skipped on every rank with a record saying so; the sizes
+// around it are measured and the job succeeds.
+TEST(Failures, ASizeThatDoesNotFitIsSkippedNotFatal) {
+  // Under vm.overcommit_memory = 1 the allocation would succeed and filling it would invoke the
+  // OOM killer; the heuristic (0) and strict (2) modes refuse it up front.
+  if (read_text("/proc/sys/vm/overcommit_memory").rfind("1", 0) == 0)
+    GTEST_SKIP() << "vm.overcommit_memory = 1: a 1 PiB allocation would not fail cleanly here";
+  JobDir dir;
+  const auto file = dir.write("big.toml", R"(
+name = "too-big"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce", "all_pairs"]
+sizes = ["4KiB", "1048576GiB"]
+dtype = "f32"
+warmup = 1
+iterations = 2
+)");
+  const CommandResult r = dir.run(file);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("skipped (too big)"), std::string::npos) << r.output;
+  int ok = 0, skipped = 0;
+  for (const auto& c : dir.records()) {
+    if (c["status"] == "ok") ++ok;
+    if (c["status"] == "skipped") {
+      ++skipped;
+      EXPECT_NE(c["reason"].get<std::string>().find("does not fit in memory"), std::string::npos) << c.dump();
+    }
+  }
+  EXPECT_EQ(ok, 1);       // allreduce 4 KiB (the all_pairs sweep holds the largest size: all skipped)
+  EXPECT_EQ(skipped, 3);  // allreduce 1 PiB, all_pairs 4 KiB and 1 PiB
+}
+
+}  // namespace
+}  // namespace commbench::testing

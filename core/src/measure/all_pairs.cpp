@@ -160,7 +160,32 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   uint64_t largest = 0;
   for (const CaseSpec& c : cases) largest = std::max(largest, c.bytes);
   const std::vector<AllPairsConfig> configs = all_pairs_configs(world, cases.size(), e.seed);
-  SweepBuffers bufs(env.session, e.memory, std::max<uint64_t>(largest, 1));
+  // Every rank must have its buffers before any transfer, or a rank that could not allocate
+  // would leave its peers waiting: all learn whether all succeeded.
+  std::unique_ptr<SweepBuffers> owned;
+  std::string alloc_error;
+  try {
+    owned = std::make_unique<SweepBuffers>(env.session, e.memory, std::max<uint64_t>(largest, 1));
+  } catch (const PluginError& err) {
+    if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
+    alloc_error = err.what();
+  }
+  int32_t allocated = alloc_error.empty() ? 1 : 0;
+  std::vector<int32_t> all_allocated(static_cast<size_t>(world));
+  env.bootstrap.allgather(&allocated, sizeof(allocated), all_allocated.data(), Millis(remaining_ms(env)));
+  for (int r = 0; r < world; ++r) {
+    if (all_allocated[static_cast<size_t>(r)]) continue;
+    if (rank == 0)
+      for (const CaseSpec& c : cases) {
+        CaseRecord rec = make_case_record(e, c);
+        rec.status = "skipped";
+        rec.reason = "does not fit in memory: " +
+                     (alloc_error.empty() ? fmt::format("rank {} could not allocate the sweep's buffers", r) : alloc_error);
+        sink.record(std::move(rec));
+      }
+    return;
+  }
+  SweepBuffers& bufs = *owned;
   fill_payload(e.seed, rank, bufs.send(), largest);
 
   // Checked pass (untimed): the receiver zeroes its buffer first and counts bytes that differ

@@ -14,7 +14,7 @@
 namespace commbench {
 namespace {
 
-enum LocalStatus : int32_t { kOk = 0, kUnsupported = 1 };
+enum LocalStatus : int32_t { kOk = 0, kUnsupported = 1, kDoesNotFit = 2 };
 
 // What every rank contributes at the end of a case; fixed layout for the bootstrap allgather.
 struct RankOutcome {
@@ -160,9 +160,30 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
 
   RankOutcome mine{reason.empty() ? kOk : kUnsupported, 0, e.check ? 0 : -1};
   std::vector<double> samples;
+  // Buffers first, and every rank learns whether every rank got them: a size that does not fit
+  // on one rank is skipped by all (the others must not enter a collective it will never join).
+  std::unique_ptr<CaseBuffers> owned;
+  if (reason.empty()) {
+    int32_t allocated = 1;
+    try {
+      owned = std::make_unique<CaseBuffers>(env.session, e.memory, spec, rank, world);
+    } catch (const PluginError& err) {
+      if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
+      allocated = 0;
+      reason = err.what();
+    }
+    std::vector<int32_t> everyone_allocated(static_cast<size_t>(world));
+    env.bootstrap.allgather(&allocated, sizeof(allocated), everyone_allocated.data(), Millis(remaining_ms(env)));
+    for (int r = 0; r < world && mine.status == kOk; ++r)
+      if (!everyone_allocated[static_cast<size_t>(r)]) {
+        mine.status = kDoesNotFit;
+        if (reason.empty()) reason = fmt::format("rank {} could not allocate this case's buffers", r);
+        owned.reset();
+      }
+  }
   if (reason.empty()) {
     try {
-      CaseBuffers buffers(env.session, e.memory, spec, rank, world);
+      CaseBuffers& buffers = *owned;
       OpExecutor exec(env.session, e, spec, rank, buffers.bufs());
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]}};
@@ -192,10 +213,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   // Everybody reports, so a case unsupported on one rank is unsupported for the record.
   std::vector<RankOutcome> all(static_cast<size_t>(world));
   env.bootstrap.allgather(&mine, sizeof(mine), all.data(), Millis(remaining_ms(env)));
-  bool any_unsupported = false;
+  bool any_unsupported = false, too_big = false;
   int iters = all[0].iterations;
   for (const auto& o : all) {
-    any_unsupported |= o.status == kUnsupported;
+    any_unsupported |= o.status != kOk;
+    too_big |= o.status == kDoesNotFit;
     if (o.status == kOk && o.iterations != iters) any_unsupported = true;  // cannot happen; be safe
   }
   std::vector<double> everyone;
@@ -207,6 +229,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   }
   if (rank != 0) return std::nullopt;
 
+  if (too_big) {
+    rec.status = "skipped";
+    rec.reason = "does not fit in memory: " + reason;
+    return rec;
+  }
   if (any_unsupported) {
     rec.status = "unsupported";
     rec.reason = reason.empty() ? "another rank reported this case unsupported" : reason;

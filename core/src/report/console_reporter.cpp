@@ -180,12 +180,13 @@ void ConsoleReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>
 }
 
 void ConsoleReporter::job_done(const JobResult& result) {
-  int ok_execs = 0, ok_cases = 0, unsupported = 0, noisy = 0;
+  int ok_execs = 0, ok_cases = 0, unsupported = 0, skipped = 0, noisy = 0;
   int64_t wrong = 0;
   for (const auto& e : result.executions) ok_execs += e.status == "ok";
   for (const auto& c : result.cases) {
     ok_cases += c.status == "ok";
     unsupported += c.status == "unsupported";
+    skipped += c.status == "skipped";
     noisy += is_noisy(c);
     if (c.wrong > 0) wrong += c.wrong;
   }
@@ -193,10 +194,11 @@ void ConsoleReporter::job_done(const JobResult& result) {
   const int cases = static_cast<int>(result.cases.size());
   print("#");
   print(fmt::format(
-      "# Summary: {} ({} ok, {} not ok) | {} ({} ok, {} unsupported, {} failed) | "
+      "# Summary: {} ({} ok, {} not ok) | {} ({} ok, {} unsupported, {}{} failed) | "
       "#wrong {} | {} with CV > {:.0f}%",
       count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases, "case"), ok_cases,
-      unsupported, cases - ok_cases - unsupported, wrong, count_of(noisy, "case"), kNoisyCv * 100));
+      unsupported, skipped ? fmt::format("{} skipped (too big), ", skipped) : "",
+      cases - ok_cases - unsupported - skipped, wrong, count_of(noisy, "case"), kNoisyCv * 100));
   print(fmt::format("# Results in: {}", output_dir_));
   print(fmt::format("# Exit code {}: {}", result.exit_code, exit_reason(result)));
 }

@@ -39,7 +39,7 @@ std::string redop_or_dash(std::string_view redop) {
 }
 
 std::string exit_reason(const JobResult& result) {
-  int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0, skipped = 0;
+  int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0, skipped = 0, too_big = 0;
   int64_t wrong = 0;
   for (const auto& e : result.executions) {
     if (e.status == "failed") ++failed_execs;
@@ -49,6 +49,7 @@ std::string exit_reason(const JobResult& result) {
   }
   for (const auto& c : result.cases) {
     if (c.status == "failed") ++failed_cases;
+    if (c.status == "skipped") ++too_big;
     if (c.wrong > 0) wrong += c.wrong;
   }
   std::vector<std::string> why;
@@ -61,6 +62,7 @@ std::string exit_reason(const JobResult& result) {
   if (unavailable)
     why.push_back(plural(unavailable, "backend unavailable", "backend executions unavailable"));
   if (skipped) why.push_back(plural(skipped, "execution skipped", "executions skipped"));
+  if (too_big) why.push_back(plural(too_big, "case skipped (does not fit in memory)", "cases skipped (do not fit in memory)"));
   if (failed_cases) why.push_back(plural(failed_cases, "case failed", "cases failed"));
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
