@@ -85,7 +85,8 @@ TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   const std::string reason = execs[0]["reason"];
   EXPECT_NE(reason.find("timed out"), std::string::npos) << reason;
   EXPECT_NE(reason.find("rank 1 stuck"), std::string::npos) << reason;
-  EXPECT_LT(execs[0]["elapsed_s"].get<double>(), timeout_s + 2.0 + 2.0);  // + SIGTERM grace
+  // + the agent's 1.5 s backstop, up to 2 s for late reports, 2 s SIGTERM grace.
+  EXPECT_LT(execs[0]["elapsed_s"].get<double>(), timeout_s + 6.0);
   EXPECT_EQ(execs[1]["status"], "ok");
   expect_gloo_results(dir);
 }

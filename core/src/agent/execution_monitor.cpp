@@ -146,6 +146,12 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     }
     if (clock::now() > deadline) {
       drain(workers, ranks, res, reporter);
+      // Workers time out on their own at the same deadline; on a loaded machine the victims'
+      // reports can lag. Give them up to 2 s more before judging, or the first rank to be
+      // blamed would be whichever had not written its error yet rather than the stuck one.
+      bool any_error = false;
+      for (const auto& st : ranks) any_error |= !st.error.empty();
+      if (!any_error && clock::now() < deadline + std::chrono::seconds(2)) continue;
       status = "failed";
       failure = timeout_reason(exec.timeout_s, ranks, global);
       for (size_t r = 0; r < ranks.size(); ++r)
