@@ -1,51 +1,56 @@
-// Binomial trees rooted at any rank (ranks renumbered relative to the root): ceil(log2 n)
-// rounds; a rank receives once and then forwards to (broadcast), or accumulates from, the
-// subtrees below it.
-#include "algorithms.h"
+// The tree (MPICH's): relative rank v's parent is v with its lowest set bit cleared; its
+// children are v + 2^k for every 2^k below that bit.
+#include "binomial.h"
 
-namespace commbench::ucx_backend::algorithms {
+#include "blocks.h"
+#include "commbench/sdk/dtypes.hpp"
+
+namespace commbench::ucx_backend {
+
+using detail::wrap;
 
 void binomial_broadcast(Channel& ch, const CollectiveArgs& a) {
   const int n = ch.size(), r = ch.rank();
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);
-  const int vr = mod(r - a.root, n);
-  if (r == a.root) copy_if_distinct(a.recvbuf, a.sendbuf, bytes);
+  const int v = wrap(r - a.root, n);
+  if (r == a.root) detail::copy_bytes(a.recvbuf, a.sendbuf, bytes);
+  // Every pair of ranks exchanges one message, so step 0 is enough.
   int mask = 1;
-  while (mask < n) {
-    if (vr & mask) {
-      ch.post_recv(mod(vr - mask + a.root, n), 0, a.recvbuf, bytes);
+  for (; mask < n; mask <<= 1) {
+    if (v & mask) {
+      ch.post_recv(wrap(v - mask + a.root, n), 0, a.recvbuf, bytes);
       ch.wait_all();
       break;
     }
-    mask <<= 1;
   }
+  // Largest subtree first: it has the most forwarding left to do.
   for (mask >>= 1; mask > 0; mask >>= 1)
-    if (vr + mask < n) ch.post_send(mod(vr + mask + a.root, n), 0, a.recvbuf, bytes);
+    if (v + mask < n) ch.post_send(wrap(v + mask + a.root, n), 0, a.recvbuf, bytes);
   ch.wait_all();
 }
 
 void binomial_reduce(Channel& ch, const CollectiveArgs& a, Scratch& s) {
   const int n = ch.size(), r = ch.rank();
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);
-  const int vr = mod(r - a.root, n);
-  // The accumulator is the result buffer at the root, scratch elsewhere (the input stays intact).
+  const int v = wrap(r - a.root, n);
+  // Accumulate in the result buffer at the root, in scratch elsewhere: sendbuf stays intact
+  // and a non-root's recvbuf is not the caller's to write.
   void* acc = r == a.root ? a.recvbuf : s.b.get(bytes);
-  copy_if_distinct(acc, a.sendbuf, bytes);
-  void* tmp = s.a.get(bytes);
+  detail::copy_bytes(acc, a.sendbuf, bytes);
+  void* child_data = s.a.get(bytes);
   for (int mask = 1; mask < n; mask <<= 1) {
-    if ((vr & mask) == 0) {
-      const int child = vr | mask;
-      if (child >= n) continue;
-      ch.post_recv(mod(child + a.root, n), 0, tmp, bytes);
+    if (v & mask) {
+      ch.post_send(wrap(v - mask + a.root, n), 0, acc, bytes);
       ch.wait_all();
-      sdk::reduce(a.dtype, a.redop, acc, acc, tmp, a.count);  // lower relative rank first
-    } else {
-      ch.post_send(mod((vr & ~mask) + a.root, n), 0, acc, bytes);
-      ch.wait_all();
-      break;
+      return;  // a non-root is done once its subtree's sum is with the parent
     }
+    if (v + mask >= n) continue;
+    ch.post_recv(wrap(v + mask + a.root, n), 0, child_data, bytes);
+    ch.wait_all();
+    // acc holds relative ranks v..v+mask-1, the child v+mask..: lower ranks stay first.
+    sdk::reduce(a.dtype, a.redop, acc, acc, child_data, a.count);
   }
-  if (r == a.root && a.redop == CB_REDOP_AVG) sdk::reduce_finish_avg(a.dtype, acc, a.count, n);
+  if (a.redop == CB_REDOP_AVG) sdk::reduce_finish_avg(a.dtype, acc, a.count, n);  // root only
 }
 
-}  // namespace commbench::ucx_backend::algorithms
+}  // namespace commbench::ucx_backend

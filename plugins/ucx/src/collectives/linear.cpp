@@ -1,9 +1,11 @@
-// Gather and scatter straight between the root and every other rank, all transfers in flight
-// at once: the root's link carries all the data whichever tree is used, and one round is the
-// lowest latency.
-#include "algorithms.h"
+#include "linear.h"
 
-namespace commbench::ucx_backend::algorithms {
+#include "blocks.h"
+#include "commbench/sdk/dtypes.hpp"
+
+namespace commbench::ucx_backend {
+
+using detail::at;
 
 void linear_gather(Channel& ch, const CollectiveArgs& a) {
   const int n = ch.size(), r = ch.rank();
@@ -11,7 +13,8 @@ void linear_gather(Channel& ch, const CollectiveArgs& a) {
   if (r != a.root) {
     ch.post_send(a.root, 0, a.sendbuf, block);
   } else {
-    copy_if_distinct(at(a.recvbuf, static_cast<size_t>(r) * a.count, es), a.sendbuf, block);
+    // In place the root's block is already at recvbuf + root*count.
+    detail::copy_bytes(at(a.recvbuf, static_cast<size_t>(r) * a.count, es), a.sendbuf, block);
     for (int j = 0; j < n; ++j)
       if (j != r) ch.post_recv(j, 0, at(a.recvbuf, static_cast<size_t>(j) * a.count, es), block);
   }
@@ -26,9 +29,10 @@ void linear_scatter(Channel& ch, const CollectiveArgs& a) {
   } else {
     for (int j = 0; j < n; ++j)
       if (j != r) ch.post_send(j, 0, at(a.sendbuf, static_cast<size_t>(j) * a.count, es), block);
-    copy_if_distinct(a.recvbuf, at(a.sendbuf, static_cast<size_t>(r) * a.count, es), block);
+    // In place the root's block is already at sendbuf + root*count.
+    detail::copy_bytes(a.recvbuf, at(a.sendbuf, static_cast<size_t>(r) * a.count, es), block);
   }
   ch.wait_all();
 }
 
-}  // namespace commbench::ucx_backend::algorithms
+}  // namespace commbench::ucx_backend

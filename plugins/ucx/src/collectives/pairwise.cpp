@@ -1,26 +1,32 @@
-// Pairwise exchange: every rank talks to every other rank directly. alltoall goes in n-1 steps
-// (step i: to rank+i, from rank-i) so that each step is a permutation and no rank is flooded;
-// reducescatter posts all n-1 exchanges at once, which is what small messages want.
-#include "algorithms.h"
+#include "pairwise.h"
 
-namespace commbench::ucx_backend::algorithms {
+#include "blocks.h"
+#include "commbench/sdk/dtypes.hpp"
+
+namespace commbench::ucx_backend {
+
+using detail::at;
+using detail::wrap;
 
 void pairwise_reducescatter(Channel& ch, const CollectiveArgs& a, Scratch& s) {
   const int n = ch.size(), r = ch.rank();
   const size_t es = sdk::dtype_size(a.dtype), block = a.count * es;
-  // Slot j holds rank j's contribution to block r (own one copied: recvbuf may alias it).
+  // Slot j holds rank j's contribution to block r. The own one is copied too: in place,
+  // recvbuf is that very block and the reduction below overwrites it.
   char* slots = static_cast<char*>(s.a.get(block * static_cast<size_t>(n)));
-  std::memcpy(slots + static_cast<size_t>(r) * block, at(a.sendbuf, static_cast<size_t>(r) * a.count, es), block);
+  auto slot = [&](int j) { return slots + static_cast<size_t>(j) * block; };
+  detail::copy_bytes(slot(r), at(a.sendbuf, static_cast<size_t>(r) * a.count, es), block);
   for (int i = 1; i < n; ++i) {
-    const int to = mod(r + i, n), from = mod(r - i, n);
+    const int to = wrap(r + i, n), from = wrap(r - i, n);
     ch.post_send(to, 0, at(a.sendbuf, static_cast<size_t>(to) * a.count, es), block);
-    ch.post_recv(from, 0, slots + static_cast<size_t>(from) * block, block);
+    ch.post_recv(from, 0, slot(from), block);
   }
   ch.wait_all();
-  // Reduced in rank order on every rank: the result does not depend on who computes it.
-  std::memcpy(a.recvbuf, slots, block);
-  for (int j = 1; j < n; ++j)
-    sdk::reduce(a.dtype, a.redop, a.recvbuf, a.recvbuf, slots + static_cast<size_t>(j) * block, a.count);
+  // Reduced in rank order 0..n-1 whatever order the messages came in: deterministic, and the
+  // same order for every block.
+  if (n == 1) detail::copy_bytes(a.recvbuf, slot(0), block);
+  else sdk::reduce(a.dtype, a.redop, a.recvbuf, slot(0), slot(1), a.count);
+  for (int j = 2; j < n; ++j) sdk::reduce(a.dtype, a.redop, a.recvbuf, a.recvbuf, slot(j), a.count);
   if (a.redop == CB_REDOP_AVG) sdk::reduce_finish_avg(a.dtype, a.recvbuf, a.count, n);
 }
 
@@ -29,18 +35,20 @@ void pairwise_alltoall(Channel& ch, const CollectiveArgs& a, Scratch& s) {
   const size_t es = sdk::dtype_size(a.dtype), block = a.count * es;
   const void* send = a.sendbuf;
   if (a.sendbuf == a.recvbuf) {
-    // In place: blocks would be overwritten before they are sent.
+    // In place, a block received early would overwrite one not sent yet: send from a copy.
     void* copy = s.a.get(block * static_cast<size_t>(n));
-    std::memcpy(copy, a.sendbuf, block * static_cast<size_t>(n));
+    detail::copy_bytes(copy, a.sendbuf, block * static_cast<size_t>(n));
     send = copy;
   }
-  std::memmove(at(a.recvbuf, static_cast<size_t>(r) * a.count, es), at(send, static_cast<size_t>(r) * a.count, es), block);
+  detail::copy_bytes(at(a.recvbuf, static_cast<size_t>(r) * a.count, es),
+                     at(send, static_cast<size_t>(r) * a.count, es), block);
   for (int i = 1; i < n; ++i) {
-    const int to = mod(r + i, n), from = mod(r - i, n);
-    ch.post_send(to, static_cast<uint32_t>(i), at(send, static_cast<size_t>(to) * a.count, es), block);
-    ch.post_recv(from, static_cast<uint32_t>(i), at(a.recvbuf, static_cast<size_t>(from) * a.count, es), block);
+    const int to = wrap(r + i, n), from = wrap(r - i, n);
+    const auto step = static_cast<uint32_t>(i);
+    ch.post_send(to, step, at(send, static_cast<size_t>(to) * a.count, es), block);
+    ch.post_recv(from, step, at(a.recvbuf, static_cast<size_t>(from) * a.count, es), block);
     ch.wait_all();
   }
 }
 
-}  // namespace commbench::ucx_backend::algorithms
+}  // namespace commbench::ucx_backend

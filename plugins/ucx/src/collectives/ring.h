@@ -1,0 +1,15 @@
+// Ring algorithms: bandwidth-optimal for large messages. n-1 rounds per phase, each rank
+// talking only to its two neighbours, each sending (n-1)/n of the data per phase.
+#pragma once
+
+#include "channel.h"
+#include "scratch.h"
+
+namespace commbench::ucx_backend {
+
+// Reduce-scatter of blocks as equal as possible (any count, also count < n), then allgather.
+void ring_allreduce(Channel& channel, const CollectiveArgs& args, Scratch& scratch);
+void ring_allgather(Channel& channel, const CollectiveArgs& args);
+void ring_reducescatter(Channel& channel, const CollectiveArgs& args, Scratch& scratch);
+
+}  // namespace commbench::ucx_backend

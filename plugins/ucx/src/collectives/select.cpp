@@ -1,0 +1,107 @@
+// The choice by size follows MPICH and Open MPI: latency-optimal algorithms (log n rounds) for
+// small messages, the bandwidth-optimal ring (each rank sends ~2 or ~1 times the data, n-1
+// rounds) from the threshold on.
+#include "select.h"
+
+#include <array>
+#include <string>
+#include <utility>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/plugin_error.hpp"
+
+namespace commbench::ucx_backend {
+namespace {
+
+constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kNames = {{
+    {Algorithm::kAuto, "auto"},
+    {Algorithm::kRing, "ring"},
+    {Algorithm::kRecursiveDoubling, "recursive_doubling"},
+    {Algorithm::kPairwise, "pairwise"},
+    {Algorithm::kBinomial, "binomial"},
+    {Algorithm::kLinear, "linear"},
+    {Algorithm::kDissemination, "dissemination"},
+}};
+
+constexpr std::array kAllreduce = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling};
+constexpr std::array kAllgather = kAllreduce;
+constexpr std::array kReducescatter = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kPairwise};
+constexpr std::array kAlltoall = {Algorithm::kPairwise};
+constexpr std::array kTree = {Algorithm::kBinomial};
+constexpr std::array kLinear = {Algorithm::kLinear};
+constexpr std::array kBarrier = {Algorithm::kDissemination};
+
+bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// The forced algorithm of `op`, checked: the option named in the error is `<op>_algorithm`.
+Algorithm checked(cb_op op, Algorithm forced) {
+  const auto valid = valid_algorithms(op);
+  for (Algorithm a : valid)
+    if (a == forced) return forced;
+  std::string list;
+  for (Algorithm a : valid) list.append(list.empty() ? "" : ", ").append(algorithm_name(a));
+  const std::string name(sdk::op_name(op));
+  sdk::fail(CB_ERR_INVALID_ARGUMENT, "option " + name + "_algorithm = \"" +
+                                         std::string(algorithm_name(forced)) + "\" is not valid: " +
+                                         name + " algorithms are " + list);
+}
+
+// Forced wins; auto picks `small` below the threshold and the ring at or above it.
+Algorithm by_size(cb_op op, Algorithm forced, Algorithm small, size_t bytes, const AlgorithmChoice& c) {
+  if (checked(op, forced) != Algorithm::kAuto) return forced;
+  return bytes < c.small_message_bytes ? small : Algorithm::kRing;
+}
+
+}  // namespace
+
+std::string_view algorithm_name(Algorithm algorithm) {
+  for (const auto& [a, name] : kNames)
+    if (a == algorithm) return name;
+  return "?";
+}
+
+std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  for (const auto& [a, n] : kNames)
+    if (n == name) return a;
+  return std::nullopt;
+}
+
+std::span<const Algorithm> valid_algorithms(cb_op op) {
+  switch (op) {
+    case CB_OP_ALLREDUCE: return kAllreduce;
+    case CB_OP_ALLGATHER: return kAllgather;
+    case CB_OP_REDUCESCATTER: return kReducescatter;
+    case CB_OP_ALLTOALL: return kAlltoall;
+    case CB_OP_BROADCAST:
+    case CB_OP_REDUCE: return kTree;
+    case CB_OP_GATHER:
+    case CB_OP_SCATTER: return kLinear;
+    case CB_OP_BARRIER: return kBarrier;
+    default: return {};
+  }
+}
+
+void validate_choice(const AlgorithmChoice& c) {
+  checked(CB_OP_ALLREDUCE, c.allreduce);
+  checked(CB_OP_ALLGATHER, c.allgather);
+  checked(CB_OP_REDUCESCATTER, c.reducescatter);
+}
+
+Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& c) {
+  switch (op) {
+    case CB_OP_ALLREDUCE: return by_size(op, c.allreduce, Algorithm::kRecursiveDoubling, bytes, c);
+    case CB_OP_ALLGATHER: {
+      const Algorithm a = by_size(op, c.allgather, Algorithm::kRecursiveDoubling, bytes, c);
+      // Recursive doubling swaps with rank ^ 2^k: without a power-of-two world (no fold for
+      // allgather here) the ring runs, forced or not.
+      return a == Algorithm::kRecursiveDoubling && !is_power_of_two(world) ? Algorithm::kRing : a;
+    }
+    case CB_OP_REDUCESCATTER: return by_size(op, c.reducescatter, Algorithm::kPairwise, bytes, c);
+    default: {
+      const auto valid = valid_algorithms(op);
+      return valid.empty() ? Algorithm::kAuto : valid.front();
+    }
+  }
+}
+
+}  // namespace commbench::ucx_backend

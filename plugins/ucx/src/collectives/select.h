@@ -1,0 +1,51 @@
+// Which algorithm runs a collective: the names, the experiment's forced choices, and the choice
+// by message size under `auto`.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "commbench/backend.h"
+
+namespace commbench::ucx_backend {
+
+enum class Algorithm {
+  kAuto,               // by size: small_message_bytes splits latency- and bandwidth-bound sizes
+  kRing,               // allreduce (reduce-scatter + allgather), allgather, reducescatter
+  kRecursiveDoubling,  // allreduce; allgather on powers of two (other worlds run the ring)
+  kPairwise,           // reducescatter (direct exchange), alltoall
+  kBinomial,           // broadcast, reduce
+  kLinear,             // gather, scatter
+  kDissemination,      // barrier
+};
+
+// "auto", "ring", "recursive_doubling", "pairwise", "binomial", "linear", "dissemination".
+std::string_view algorithm_name(Algorithm algorithm);
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+
+// What the experiment forced (kAuto: choose by size). Only these three ops have a choice.
+struct AlgorithmChoice {
+  Algorithm allreduce = Algorithm::kAuto;
+  Algorithm allgather = Algorithm::kAuto;
+  Algorithm reducescatter = Algorithm::kAuto;
+  // Bytes per rank (count * dtype size): below it the small-message algorithm, at or above it
+  // the ring.
+  size_t small_message_bytes = 64 * 1024;
+};
+
+// The algorithms `op` accepts, kAuto first where it has a choice; empty for an op that is not
+// a collective of this plugin.
+std::span<const Algorithm> valid_algorithms(cb_op op);
+
+// Throws PluginError(CB_ERR_INVALID_ARGUMENT), naming the option and listing the valid
+// algorithms, when a forced algorithm does not exist for its op.
+void validate_choice(const AlgorithmChoice& choice);
+
+// The algorithm that runs `op` for `bytes` per rank (count * dtype size) on `world` ranks: never
+// kAuto for a collective (kAuto for any other op). Throws like validate_choice for a forced
+// algorithm foreign to `op`. algorithm_name() of it is what the plugin reports as run.
+Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& choice);
+
+}  // namespace commbench::ucx_backend

@@ -1,0 +1,108 @@
+// The in-memory channel catches what would break an algorithm over UCX (memory_channel.h).
+// Single-threaded where possible: a send is delivered by its sender's wait_all(), so rank 0
+// can finish a round before rank 1 starts its own.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "memory_channel.h"
+#include "test_util.h"
+
+namespace commbench::ucx_backend {
+namespace {
+
+using test::code_of;
+using test::MemoryChannel;
+using test::MemoryFabric;
+
+TEST(MemoryChannel, ReceiveOfAnotherSizeFails) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0), b(fabric, 1);
+  a.begin();
+  b.begin();
+  char data[8] = {}, sink[8];
+  a.post_send(1, 0, data, 8);
+  a.wait_all();
+  b.post_recv(0, 0, sink, 4);
+  EXPECT_EQ(code_of([&] { b.wait_all(); }), CB_ERR_INTERNAL);
+}
+
+TEST(MemoryChannel, AnUnreceivedMessageIsALeftover) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0), b(fabric, 1);
+  a.begin();
+  b.begin();
+  char data[8] = {}, sink[8];
+  a.post_send(1, 0, data, 8);
+  a.post_send(1, 1, data, 8);  // the extra one
+  a.wait_all();
+  b.post_recv(0, 0, sink, 8);
+  b.wait_all();
+  ASSERT_EQ(fabric.leftovers().size(), 1u);
+  EXPECT_EQ(fabric.leftovers().front(), "0 -> 1, collective 1, step 1, 8 bytes");
+}
+
+TEST(MemoryChannel, AMissingMessageTimesOutAndStepsKeepTwelveBits) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0), b(fabric, 1, std::chrono::milliseconds(50));
+  a.begin();
+  b.begin();
+  char data[1] = {}, sink[1];
+  a.post_send(1, 4096 + 7, data, 1);  // step 7 on the wire, as with UCX tags
+  a.wait_all();
+  b.post_recv(0, 7, sink, 1);
+  EXPECT_NO_THROW(b.wait_all());
+  b.post_recv(0, 8, sink, 1);
+  EXPECT_EQ(code_of([&] { b.wait_all(); }), CB_ERR_TIMEOUT);
+}
+
+TEST(MemoryChannel, ASendBufferChangedBeforeWaitAllFails) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0);
+  a.begin();
+  char data[4] = {1, 2, 3, 4};
+  a.post_send(1, 0, data, 4);
+  data[2] = 9;
+  EXPECT_EQ(code_of([&] { a.wait_all(); }), CB_ERR_INTERNAL);
+}
+
+TEST(MemoryChannel, OverlappingBuffersInOneRoundFail) {
+  MemoryFabric fabric(3);
+  MemoryChannel a(fabric, 0);
+  a.begin();
+  char buf[16] = {};
+  a.post_send(1, 0, buf, 8);
+  a.post_recv(2, 0, buf + 4, 8);
+  std::string message;
+  EXPECT_EQ(code_of([&] { a.wait_all(); }, &message), CB_ERR_INTERNAL);
+  EXPECT_NE(message.find("overlaps"), std::string::npos) << message;
+}
+
+TEST(MemoryChannel, PostedButNeverWaitedForFailsAtTheEnd) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0);
+  a.begin();
+  char data[1] = {};
+  a.post_send(1, 0, data, 1);
+  EXPECT_EQ(code_of([&] { a.end(); }), CB_ERR_INTERNAL);
+}
+
+TEST(MemoryChannel, AbortWakesAWaitingRank) {
+  MemoryFabric fabric(2);
+  MemoryChannel b(fabric, 1);  // the default 10 s timeout: abort must not wait for it
+  b.begin();
+  char sink[1];
+  b.post_recv(0, 0, sink, 1);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    fabric.abort();
+  });
+  EXPECT_EQ(code_of([&] { b.wait_all(); }), CB_ERR_REMOTE);
+  aborter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+}  // namespace
+}  // namespace commbench::ucx_backend
