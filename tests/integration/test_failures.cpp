@@ -118,12 +118,6 @@ mode = "segv"
   for (const auto& c : cases) EXPECT_EQ(c["status"], "ok");
 }
 
-}  // namespace
-}  // namespace commbench::testing
-
-namespace commbench::testing {
-namespace {
-
 // A size that cannot be allocated is skipped on every rank with a record saying so; the sizes
 // around it are measured and the job succeeds.
 TEST(Failures, ASizeThatDoesNotFitIsSkippedNotFatal) {

@@ -204,14 +204,6 @@ TEST(Launchers, IncompleteOrMultiHostWithoutTokenIsRefusedUpFront) {
   EXPECT_NE(read_text(out).find("needs a job token"), std::string::npos) << read_text(out);
 }
 
-}  // namespace
-}  // namespace commbench::testing
-
-namespace commbench::testing {
-namespace {
-
-namespace fs = std::filesystem;
-
 // Live `commbench __worker` processes whose stdout is a file under `dir`.
 int workers_logging_under(const fs::path& dir) {
   int n = 0;
@@ -262,12 +254,6 @@ iterations = 100000
   }
 }
 
-}  // namespace
-}  // namespace commbench::testing
-
-namespace commbench::testing {
-namespace {
-
 // Three "hosts" (network namespaces joined by a bridge), two tasks each, Gloo and UCX over TCP
 // between them, the store on host 0's address with a job token (tests/integration/
 // multihost_netns.sh). Skipped where namespaces cannot be made (not root).
@@ -312,12 +298,6 @@ transports = "tcp"
   EXPECT_TRUE(ucx_tcp);
   EXPECT_TRUE(std::filesystem::exists(dir.job_folder() / "logs/exec1-gloo-w6-rank5.log"));
 }
-
-}  // namespace
-}  // namespace commbench::testing
-
-namespace commbench::testing {
-namespace {
 
 // A one-node Slurm cluster started by the test (tests/integration/slurm_cluster.sh: munged,
 // slurmctld, slurmd from a temporary directory, stopped by pid), then `srun -n 4`.

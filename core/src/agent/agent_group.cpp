@@ -231,8 +231,13 @@ std::vector<std::optional<ExecutionOutcome>> AgentGroup::gather_outcomes(int ind
 }
 
 void AgentGroup::clear_execution(int index) {
-  if (solo()) return;
-  client_->delete_prefix(fmt::format("agents/exec{}/", index));
+  // Keys of a finished execution (the workers' and the agents') are never read again; dropping
+  // them bounds the store. Best effort: a store that has gone away has nothing left to bound.
+  try {
+    client_->delete_prefix(fmt::format("exec{}/", index));
+    if (!solo()) client_->delete_prefix(fmt::format("agents/exec{}/", index));
+  } catch (const StoreError&) {
+  }
 }
 
 void AgentGroup::finish(int exit_code) {

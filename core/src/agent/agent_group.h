@@ -56,6 +56,7 @@ class AgentGroup {
   void publish_outcome(int index, const ExecutionOutcome& outcome);
   // Agent 0: the outcomes of agents 1..count-1 (nullopt where one never reported).
   std::vector<std::optional<ExecutionOutcome>> gather_outcomes(int index, int count, Millis timeout);
+  // Agent 0: drops the execution's keys (workers' and agents') from the store.
   void clear_execution(int index);
   // Agent 0 publishes the job's exit code and waits briefly for the others to read it; the
   // others return it (or nullopt when agent 0 vanished).

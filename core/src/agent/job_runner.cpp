@@ -248,22 +248,11 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
           for (int k = 1; k < exec.world_size; ++k)
             if (!others[static_cast<size_t>(k)]) group->mark_gone(k, fmt::format("it never reported execution {}", exec.index));
           merge_outcomes(res.outcome, others, exec.world_size);
-          group->clear_execution(exec.index);
         } else {
           group->publish_outcome(exec.index, res.outcome);
         }
       }
-      try {
-        // Keys of a finished execution are never read again; dropping them bounds the store.
-        if (group->rank() == 0) {
-          const auto colon = group->store_address().rfind(':');
-          auto client = StoreClient::connect(group->store_address().substr(0, colon),
-                                             static_cast<uint16_t>(std::stoi(group->store_address().substr(colon + 1))),
-                                             Millis(2000), group->token());
-          client->delete_prefix(fmt::format("exec{}/", exec.index));
-        }
-      } catch (...) {
-      }
+      if (group->rank() == 0) group->clear_execution(exec.index);
       reporter.execution_done(res.outcome);
       interrupted = res.outcome.status == "interrupted" || g_interrupt_signal.load() != 0;
       run_records.insert(run_records.end(), res.cases.begin(), res.cases.end());
