@@ -7,7 +7,7 @@
 /* C99 has no static_assert: a negative array size fails to compile. */
 #define C99_STATIC_ASSERT(cond, name) typedef char c99_static_assert_##name[(cond) ? 1 : -1]
 
-C99_STATIC_ASSERT(sizeof(cb_backend_api) == CB_STRUCT_SIZE(cb_backend_api, group_end), api_no_tail);
+C99_STATIC_ASSERT(sizeof(cb_backend_api) == CB_STRUCT_SIZE(cb_backend_api, complete), api_no_tail);
 C99_STATIC_ASSERT(CB_ABI_MAJOR == 1, abi_major_is_1);
 C99_STATIC_ASSERT(CB_BIT(CB_OP_RECV) == 1024u, bit_macro);
 

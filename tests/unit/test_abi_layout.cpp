@@ -1,4 +1,4 @@
-// The frozen layout of ABI 1.0 on x86-64 LP64 (Linux). Every number below is part of the contract
+// The frozen layout of ABI 1.x on x86-64 LP64 (Linux). Every number below is part of the contract
 // with plugins already built: if one of these fails, the change breaks binary compatibility.
 // Appending a field at a new minor version means ADDING lines here and bumping CB_ABI_MINOR,
 // never editing an existing line. docs/plugin-abi.md has the rules.
@@ -88,7 +88,9 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(cb_backend_api, wait, 152, cb_error* (*)(cb_request*, int32_t))                               \
   X(cb_backend_api, request_free, 160, void (*)(cb_request*))                                     \
   X(cb_backend_api, group_start, 168, cb_error* (*)(cb_comm*))                                    \
-  X(cb_backend_api, group_end, 176, cb_error* (*)(cb_comm*))
+  X(cb_backend_api, group_end, 176, cb_error* (*)(cb_comm*))                                     \
+  /* 1.1 */                                                                                       \
+  X(cb_backend_api, complete, 184, cb_error* (*)(cb_comm*, const cb_op_args*, int32_t))
 
 // X(struct, sizeof, CB_STRUCT_SIZE(struct, last), last): struct_size must be CB_STRUCT_SIZE, not
 // sizeof. cb_op_args shows why: it has 4 bytes of tail padding after `tag`, where a uint32 field
@@ -99,7 +101,7 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(cb_option, 24, 24, value)            \
   X(cb_host_services, 96, 96, kv_get)    \
   X(cb_op_args, 80, 76, tag)             \
-  X(cb_backend_api, 184, 184, group_end)
+  X(cb_backend_api, 192, 192, complete)
 
 // X(enumerator, value)
 #define CB_ABI_ENUM_VALUES(X)                                                                  \
@@ -195,6 +197,9 @@ TEST(AbiLayout, StructSizeMacroCoversAPrefixOfTheTable) {
   EXPECT_EQ(CB_STRUCT_SIZE(cb_backend_api, request_free), offsetof(cb_backend_api, group_start));
   EXPECT_EQ(CB_STRUCT_SIZE(cb_backend_api, abi_minor), 16u);
   EXPECT_LT(CB_STRUCT_SIZE(cb_backend_api, request_free), sizeof(cb_backend_api));
+  // What a 1.0 plugin's table reports: everything up to group_end, no `complete`.
+  EXPECT_EQ(CB_STRUCT_SIZE(cb_backend_api, group_end), 184u);
+  EXPECT_EQ(CB_STRUCT_SIZE(cb_backend_api, group_end), offsetof(cb_backend_api, complete));
 }
 
 }  // namespace

@@ -108,6 +108,19 @@ TEST(AdoptApiTable, AnOlderShorterTableReadsAsNullOptionalFunctions) {
   EXPECT_EQ(api.struct_size, t.struct_size) << "keeps the size the plugin reported";
 }
 
+cb_error* fake_complete(cb_comm*, const cb_op_args*, int32_t) { return nullptr; }
+
+// complete (1.1) is read from a 1.1 table and is NULL for a 1.0 one, whatever lies beyond it.
+TEST(AdoptApiTable, CompleteIsReadOnlyFromTablesThatHaveIt) {
+  cb_backend_api t = complete_table();
+  t.complete = fake_complete;
+  t.struct_size = CB_STRUCT_SIZE(cb_backend_api, complete);
+  EXPECT_EQ(adopt_api_table(&t, "p").complete, fake_complete);
+  t.struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end);  // a 1.0 plugin
+  t.abi_minor = 0;
+  EXPECT_EQ(adopt_api_table(&t, "p").complete, nullptr);
+}
+
 TEST(AdoptApiTable, ANewerLongerTableIsAccepted) {
   struct NewerTable {  // a plugin built against a later minor with one more function
     cb_backend_api v1_0;

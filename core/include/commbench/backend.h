@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define CB_ABI_MAJOR 1
-#define CB_ABI_MINOR 0
+#define CB_ABI_MINOR 1
 
 /* The one symbol a plugin exports: `const cb_backend_api* commbench_backend_v1(void)`.
  * Calling it must be pure: no library initialisation, no device access, no threads.
@@ -258,6 +258,13 @@ typedef struct cb_backend_api {
   /* Optional: batch the posts in between into one launch (ncclGroupStart/End). */
   cb_error* (*group_start)(cb_comm* comm);
   cb_error* (*group_end)(cb_comm* comm);
+
+  /* ---- 1.1 */
+  /* Optional: post, wait and release in one call, no request object. The core uses it for the
+   * ops it completes one at a time (pingpong, the synchronising exchanges) where the request
+   * bookkeeping would be part of a sub-microsecond measurement. Same semantics and errors as
+   * post followed by wait(timeout_ms). */
+  cb_error* (*complete)(cb_comm* comm, const cb_op_args* args, int32_t timeout_ms);
 } cb_backend_api;
 
 typedef const cb_backend_api* (*cb_entry_fn)(void);

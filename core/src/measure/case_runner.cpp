@@ -196,8 +196,13 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
       samples.reserve(static_cast<size_t>(iters));
+      const bool barrier_each = exec.barrier_each_iteration();
+      if (!barrier_each) {
+        sync_start(env);  // once: the timed iterations then run back to back
+        exec.resynchronise();
+      }
       for (int i = 0; i < iters; ++i) {
-        sync_start(env);
+        if (barrier_each) sync_start(env);
         samples.push_back(exec.run_once(remaining_ms(env)));
       }
       mine.iterations = iters;

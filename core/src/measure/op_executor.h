@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "measure/host_timer.h"
 #include "plan/plan.h"
 #include "worker/backend_session.h"
 
@@ -23,6 +24,14 @@ class OpExecutor {
   // Runs one iteration; returns this rank's time for the quantity the pattern reports, in
   // microseconds (collectives: the op; pingpong: half the round trip; unidir_bw: per message).
   double run_once(int32_t timeout_ms);
+  // Whether the case runner should synchronise all ranks before every timed iteration. Not
+  // for pingpong: its round trips run back to back, as in osu_latency and ucx_perftest (the
+  // responder is already waiting when the next ping leaves), and a barrier in between would
+  // measure a cold path that no streaming exchange takes.
+  bool barrier_each_iteration() const { return spec_.op != OpKind::PingPong; }
+  // The ranks were just synchronised by someone else (a barrier): pingpong's next round trip
+  // starts with its untimed synchronising exchange again.
+  void resynchronise() { in_step_ = false; }
 
  private:
   // `window` sends to and/or receives from `peer` in flight at once, all completed; then, when
@@ -39,6 +48,8 @@ class OpExecutor {
   const CaseSpec& spec_;
   int rank_;
   OpBuffers buf_;
+  const HostTimer& timer_;
+  bool in_step_ = false;  // pingpong: the peers already exchanged since the last barrier
 };
 
 }  // namespace commbench

@@ -17,6 +17,7 @@
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/all_pairs.h"
 #include "measure/case_runner.h"
+#include "measure/host_timer.h"
 #include "plan/plan.h"
 #include "plugin/loader.h"
 #include "worker/backend_session.h"
@@ -92,6 +93,9 @@ int worker_main(int argc, char** argv) {
                                       Millis(ms_until(deadline)), token ? token : "");
     Bootstrap bootstrap(*store, fmt::format("exec{}", exec.index), args.rank, args.world);
 
+    phase = "timer calibration";
+    out.phase(phase);
+    HostTimer::get();  // before anything is timed; a bad COMMBENCH_TIMER fails here, named
     phase = "load plugin";
     out.phase(phase);
     static const LoadedPlugin plugin = load_plugin(args.plugin);
@@ -116,6 +120,7 @@ int worker_main(int argc, char** argv) {
     char hostname[256] = {0};
     ::gethostname(hostname, sizeof(hostname) - 1);
     meta["host"] = hostname;
+    meta["timer"] = HostTimer::get().describe();
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     out.send({{"type", "meta"}, {"metadata", meta}});
 

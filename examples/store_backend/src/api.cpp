@@ -183,7 +183,9 @@ extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
   using namespace store_backend;
   static const cb_backend_api api = [] {
     cb_backend_api a{};
-    a.struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end);  // not sizeof: see the ABI doc
+    // Not sizeof: see the ABI doc. The table ends at group_end: `complete` (1.1) is optional,
+    // and without it the core drives this plugin with post + wait + request_free.
+    a.struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end);
     a.abi_major = CB_ABI_MAJOR;
     a.abi_minor = CB_ABI_MINOR;
     a.name = "store";  // must match the file name libcommbench_backend_store.so

@@ -72,7 +72,7 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
   comm->memory = std::make_unique<MemoryRegistry>(backend.context, o.registration, backend.supports_cuda());
   comm->tags = std::make_unique<TagEngine>(*comm->worker, *comm->endpoints, *comm->memory, comm->rank);
   comm->channel = std::make_unique<UcpChannel>(*comm->tags, comm->rank, comm->size);
-  if (comm->size <= o.eager_endpoints_up_to) comm->endpoints->connect_all();
+  if (comm->size <= o.eager_endpoints_up_to) comm->endpoints->connect_all(comm->rank);
   // A barrier over UCX proves every rank can reach its neighbours before anything is timed,
   // so a transport that cannot connect fails here, named, instead of in the first case.
   run_on_channel(*comm, CB_OP_BARRIER, CollectiveArgs{}, deadline);

@@ -45,8 +45,9 @@ ucp_ep_h Endpoints::connect(int peer) {
   return ep;
 }
 
-void Endpoints::connect_all() {
-  for (int peer = 0; peer < size(); ++peer) get(peer);
+void Endpoints::connect_all(int self) {
+  for (int peer = 0; peer < size(); ++peer)
+    if (peer != self) get(peer);
 }
 
 void Endpoints::close_all(bool force, Clock::time_point deadline) {

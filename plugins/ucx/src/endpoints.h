@@ -25,7 +25,9 @@ class Endpoints {
     ucp_ep_h ep = endpoints_[static_cast<size_t>(peer)];
     return ep != nullptr ? ep : connect(peer);
   }
-  void connect_all();
+  // Every peer but `self`: an endpoint to oneself would add UCX's self transport to every
+  // progress call; it is connected on first use only (a rank sending to itself).
+  void connect_all(int self);
   // UCS_OK, or the error UCX reported for this peer's endpoint (it is then unusable).
   ucs_status_t peer_status(int peer) const { return failures_[static_cast<size_t>(peer)]->status; }
   bool any_failure() const { return failed_count_ > 0; }

@@ -41,6 +41,9 @@ struct UcxTraits {
   static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& args) { return post_op(comm, args); }
   static bool test(cb_request& r) { return test_request(r); }
   static void wait(cb_request& r, int32_t timeout_ms) { wait_request(r, timeout_ms); }
+  static void complete(cb_comm& comm, const cb_op_args& args, int32_t timeout_ms) {
+    complete_op(comm, args, timeout_ms);
+  }
 };
 
 using Entry = commbench::sdk::EntryPoints<UcxTraits>;

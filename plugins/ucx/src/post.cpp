@@ -40,18 +40,27 @@ void validate(const cb_comm& comm, const cb_op_args& a) {
     fail(CB_ERR_INVALID_ARGUMENT, "sendbuf is NULL");
 }
 
+// Starts a validated send or receive.
+void start_transfer(cb_comm& comm, const cb_op_args& a, Transfer& t) {
+  const size_t bytes = a.count * sdk::dtype_size(a.dtype);
+  const uint32_t tag = a.struct_size >= CB_STRUCT_SIZE(cb_op_args, tag) ? a.tag : 0;
+  if (a.op == CB_OP_SEND) comm.tags->start_send(t, a.peer, user_tag(tag, comm.rank), a.sendbuf, bytes);
+  else comm.tags->start_recv(t, a.peer, user_tag(tag, a.peer), a.recvbuf, bytes);
+}
+
+Deadline deadline_for(const cb_comm& comm, int32_t timeout_ms) {
+  return Deadline::after(timeout_ms < 0 ? Clock::duration(comm.backend.options.timeout)
+                                        : Clock::duration(std::chrono::milliseconds(timeout_ms)));
+}
+
 }  // namespace
 
 std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& a) {
   validate(comm, a);
   auto request = std::make_unique<cb_request>();
   request->comm = &comm;
-  const size_t bytes = a.count * sdk::dtype_size(a.dtype);
-  const uint32_t tag = a.struct_size >= CB_STRUCT_SIZE(cb_op_args, tag) ? a.tag : 0;
-  if (a.op == CB_OP_SEND) {
-    comm.tags->start_send(request->transfer, a.peer, user_tag(tag, comm.rank), a.sendbuf, bytes);
-  } else if (a.op == CB_OP_RECV) {
-    comm.tags->start_recv(request->transfer, a.peer, user_tag(tag, a.peer), a.recvbuf, bytes);
+  if (a.op == CB_OP_SEND || a.op == CB_OP_RECV) {
+    start_transfer(comm, a, request->transfer);
   } else {
     CollectiveArgs args;
     args.sendbuf = a.sendbuf;
@@ -83,12 +92,28 @@ bool test_request(cb_request& request) {
 void wait_request(cb_request& request, int32_t timeout_ms) {
   Transfer& t = request.transfer;
   if (!t.done()) {
-    const Clock::time_point deadline =
-        timeout_ms < 0 ? request.comm->op_deadline() : Clock::now() + std::chrono::milliseconds(timeout_ms);
-    request.comm->tags->wait_all(std::span<Transfer>(&t, 1), deadline);
+    request.comm->tags->wait_all(std::span<Transfer>(&t, 1), deadline_for(*request.comm, timeout_ms));
     return;
   }
   request.comm->tags->check(t);
+}
+
+void complete_op(cb_comm& comm, const cb_op_args& a, int32_t timeout_ms) {
+  if (a.op != CB_OP_SEND && a.op != CB_OP_RECV) {
+    wait_request(*post_op(comm, a), timeout_ms);  // collectives run inside post anyway
+    return;
+  }
+  // The request-free path of a single send or receive: the transfer lives on this stack.
+  validate(comm, a);
+  Transfer t;
+  struct Discard {  // a receive still posted must not outlive the call (its buffer may go)
+    TagEngine& tags;
+    Transfer& t;
+    ~Discard() { tags.discard(t); }
+  } discard{*comm.tags, t};
+  start_transfer(comm, a, t);
+  if (t.done()) comm.tags->check(t);
+  else comm.tags->wait_all(std::span<Transfer>(&t, 1), deadline_for(comm, timeout_ms));
 }
 
 }  // namespace commbench::ucx_backend

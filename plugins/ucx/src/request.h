@@ -29,5 +29,7 @@ std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& args);
 // One progress round, then whether the request is complete (throws if it failed).
 bool test_request(cb_request& request);
 void wait_request(cb_request& request, int32_t timeout_ms);
+// post + wait without a request object (the ABI's `complete`).
+void complete_op(cb_comm& comm, const cb_op_args& args, int32_t timeout_ms);
 
 }  // namespace commbench::ucx_backend

@@ -112,7 +112,7 @@ void TagEngine::fail_pending(std::span<Transfer> transfers, bool timed_out) {
   fail(CB_ERR_INTERNAL, what + " did not complete");
 }
 
-void TagEngine::wait_all(std::span<Transfer> transfers, Clock::time_point deadline) {
+void TagEngine::wait_all(std::span<Transfer> transfers, Deadline deadline) {
   bool peer_failed = false;
   const bool all_done = worker_.progress_until(
       [&] {

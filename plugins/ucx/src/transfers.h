@@ -39,7 +39,7 @@ class TagEngine {
   void check(const Transfer& t) const;
   // Progresses until every transfer is done, a peer of a pending one fails, or the deadline;
   // throws then (after cancelling what is still posted), else checks each one.
-  void wait_all(std::span<Transfer> transfers, Clock::time_point deadline);
+  void wait_all(std::span<Transfer> transfers, Deadline deadline);
   // Cancels a receive still posted and releases UCP's request; safe on any transfer.
   void discard(Transfer& t);
 

@@ -77,6 +77,11 @@ Status RankSession::run(const cb_op_args& args) {
   return status;
 }
 
+Status RankSession::complete(const cb_op_args& args, int32_t timeout_ms) {
+  if (api_.complete == nullptr) return Status{CB_ERR_UNIMPLEMENTED, "the plugin's table has no complete"};
+  return to_status(api_, api_.complete(comm_, &args, timeout_ms));
+}
+
 Status RankSession::destroy_comm() {
   cb_comm* comm = comm_;
   comm_ = nullptr;

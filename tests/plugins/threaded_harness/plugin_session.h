@@ -42,6 +42,8 @@ class RankSession {
 
   // post + wait + request_free.
   Status run(const cb_op_args& args);
+  // The ABI's one-call path (1.1): post + wait without a request object.
+  Status complete(const cb_op_args& args, int32_t timeout_ms = -1);
   // post only; `request` is null unless the post succeeded.
   Status post(const cb_op_args& args, cb_request** request);
   Status wait(cb_request* request, int32_t timeout_ms = -1);

@@ -90,11 +90,7 @@ struct EntryPoints {
   }
 
   static cb_error* post(cb_comm* comm, const cb_op_args* args, cb_request** out) {
-    const char* op = args != nullptr && args->struct_size >= CB_STRUCT_SIZE(cb_op_args, op) &&
-                             static_cast<unsigned>(args->op) < CB_OP_COUNT_V1
-                         ? op_label(args->op)
-                         : "post";
-    return guarded(op, [&] {
+    return guarded(label_of(args, "post"), [&] {
       require_argument(comm, "comm");
       require_argument(args, "args");
       require_argument(out, "out");
@@ -115,6 +111,21 @@ struct EntryPoints {
     return guarded("wait", [&] {
       require_argument(request, "request");
       Traits::wait(*request, timeout_ms);
+    });
+  }
+
+  // One op to completion without a request crossing the ABI. A plugin may supply
+  // `static void complete(cb_comm&, const cb_op_args&, int32_t timeout_ms)` for a faster path;
+  // otherwise its post and wait are composed here.
+  static cb_error* complete(cb_comm* comm, const cb_op_args* args, int32_t timeout_ms) {
+    return guarded(label_of(args, "complete"), [&] {
+      require_argument(comm, "comm");
+      require_argument(args, "args");
+      if constexpr (requires { Traits::complete(*comm, *args, timeout_ms); }) {
+        Traits::complete(*comm, *args, timeout_ms);
+      } else {
+        Traits::wait(*Traits::post(*comm, *args), timeout_ms);
+      }
     });
   }
 
@@ -164,10 +175,18 @@ struct EntryPoints {
         .request_free = request_free,
         .group_start = x.group_start,
         .group_end = x.group_end,
+        .complete = complete,
     };
   }
 
  private:
+  // Errors of post/complete are named after the op ("gloo recv: ..."), when args say which.
+  static const char* label_of(const cb_op_args* args, const char* fallback) {
+    return args != nullptr && args->struct_size >= CB_STRUCT_SIZE(cb_op_args, op) &&
+                   static_cast<unsigned>(args->op) < CB_OP_COUNT_V1
+               ? op_label(args->op)
+               : fallback;
+  }
   static const char* op_label(cb_op op) {
     static const char* const kNames[CB_OP_COUNT_V1] = {
         "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall",
