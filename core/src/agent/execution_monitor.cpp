@@ -81,6 +81,26 @@ std::string timeout_reason(double timeout_s, const std::vector<RankState>& ranks
   return s;
 }
 
+// The other victims of a stuck rank time out at about the same moment as the first, but on a
+// loaded machine their reports can trail it by more than one poll; blaming the first silent rank
+// right away could name a victim. Wait (up to 2 s) until at most one other rank is silent.
+void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers,
+                            std::vector<RankState>& ranks, ExecutionResult& res, Reporter& reporter,
+                            size_t first_victim) {
+  const auto judge_by = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    size_t silent = 0;
+    for (size_t s = 0; s < ranks.size(); ++s)
+      silent += s != first_victim && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit();
+    if (silent <= 1 || std::chrono::steady_clock::now() >= judge_by) return;
+    std::vector<pollfd> fds;
+    for (auto& w : workers)
+      if (w->result_fd() >= 0) fds.push_back(pollfd{w->result_fd(), POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 20);
+    drain(workers, ranks, res, reporter);
+  }
+}
+
 }  // namespace
 
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,
@@ -127,6 +147,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         if (!st.error.empty()) failure += ": " + st.error;
         // A rank that gave up waiting is a victim: blame the rank that never answered.
         if (st.error.find("timeout") != std::string::npos || st.error.find("timed out") != std::string::npos) {
+          wait_for_other_victims(workers, ranks, res, reporter, r);
           for (size_t s = 0; s < ranks.size(); ++s) {
             if (s != r && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit()) {
               failed_rank = rank_of(global, s);

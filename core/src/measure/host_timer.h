@@ -2,7 +2,7 @@
 // counter (x86-64 with constant_tsc and nonstop_tsc), it reads the counter, calibrated once per
 // process against steady_clock; elsewhere it is steady_clock itself.
 //
-// Why not steady_clock everywhere: under kvm-clock (most cloud VMs) clock_gettime costs 30-60 ns
+// Why not steady_clock everywhere: under kvm-clock (most cloud VMs) clock_gettime costs ~30 ns
 // and is a serialising read, and a pingpong sample takes two of them. Measured on the 2-vCPU
 // development VM that was +40 ns on a 0.5 us half round trip, most of the gap to ucx_perftest,
 // which times with the counter too. COMMBENCH_TIMER=steady forces the portable clock.

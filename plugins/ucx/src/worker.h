@@ -59,21 +59,18 @@ class Worker {
   // the latency-critical loop of every small message.
   template <class Done>
   bool progress_until(Done&& done, Deadline deadline) {
-    for (unsigned idle = 1;; ++idle) {
+    for (unsigned rounds = 0;;) {
       // done() after every progress call: a completed receive is acted on without another
       // round over every transport first.
       const bool busy = progress();
       if (done()) return true;
-      if (busy) {
-        --idle;
-        continue;
-      }
       // Reading the clock costs as much as a round of progress (~30 ns with kvm-clock), and a
-      // message that lands during it waits: when polling, look at it every 64 idle rounds only
-      // (a few microseconds late at worst against deadlines of seconds).
-      if (mode_ == ProgressMode::kPolling && idle % 64 != 0) continue;
+      // message that lands during it waits: when polling, look at it every 64 rounds only
+      // (a few microseconds late at worst against deadlines of seconds). Busy rounds count too,
+      // so that a peer that never stops sending cannot keep a wait from timing out.
+      if (mode_ == ProgressMode::kPolling && ++rounds % 64 != 0) continue;
       if (deadline.passed()) return done();
-      if (mode_ == ProgressMode::kWait) sleep_for_events(deadline.at());
+      if (mode_ == ProgressMode::kWait && !busy) sleep_for_events(deadline.at());  // busy: more may be pending
     }
   }
 
