@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "common/memory_staging.h"
 #include "experiment/did_you_mean.h"
 
 namespace commbench {
@@ -66,7 +67,7 @@ class RunChecker {
                   ? fmt::format("backend '{}' cannot run '{}': it needs send and recv", name, op.name)
                   : fmt::format("backend '{}' does not support '{}'", name, op.name));
     }
-    if (!has_bit(caps.mem_types, run_.memory))
+    if (!plan_memory(caps, run_.memory).usable)
       error("memory", fmt::format("backend '{}' does not support memory type '{}'", name,
                                   sdk::mem_name(run_.memory)));
 

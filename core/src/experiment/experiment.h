@@ -13,6 +13,7 @@
 #include "commbench/backend.h"
 #include "common/diagnostic.h"
 #include "common/ops.h"
+#include "common/timing_method.h"
 
 namespace commbench {
 
@@ -55,6 +56,8 @@ struct RunSpec {
   int root = 0;            // rooted collectives
   int window = 64;         // unidir_bw: messages in flight
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks
+  std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
+  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
 
   // Where each field (and each array element) was written, for messages found after parsing
   // (e.g. capability checks). Keys: "backends", "backends[1]", "ops[0]", "sizes[2]", ...

@@ -47,6 +47,8 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"root", run.root},
       {"window", run.window},
       {"peers", run.peers},
+      {"gpu_timing", timing_name(run.gpu_timing)},
+      {"device", run.device ? nlohmann::json(*run.device) : nlohmann::json(nullptr)},
   };
 }
 

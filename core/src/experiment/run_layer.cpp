@@ -18,12 +18,13 @@ namespace {
 
 constexpr int kIntMax = std::numeric_limits<int32_t>::max();
 
-constexpr std::array<std::string_view, 25> kRunKeys{
+constexpr std::array<std::string_view, 27> kRunKeys{
     "name",       "backends",   "backend",   "ops",        "op",
     "sizes",      "dtypes",     "dtype",     "redops",     "redop",
     "memory",     "warmup",     "iterations", "min_time",  "max_iterations",
     "placement",  "check",      "world_sizes", "world_size", "env",
-    "options",    "timeout",    "root",      "window",     "peers"};
+    "options",    "timeout",    "root",      "window",     "peers",
+    "device",     "gpu_timing"};
 
 // Spellings from other tools, suggested (not accepted): the file format has one name per dtype.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kDtypeSpellings{{
@@ -150,6 +151,18 @@ class LayerReader {
       layer.root = scalar_int(key, v, 0);
     } else if (key == "window") {
       layer.window = scalar_int(key, v, 1);
+    } else if (key == "device") {
+      layer.device = scalar_int(key, v, 0);
+    } else if (key == "gpu_timing") {
+      const std::vector<std::string_view> valid{timing_name(TimingMethod::CudaEvent),
+                                                timing_name(TimingMethod::HostStreamSync)};
+      where["gpu_timing"] = sink_.pos(v);
+      layer.gpu_timing = read_name<TimingMethod>(sink_, v, key, "GPU timing method", valid,
+                                                 [&](std::string_view t) -> std::optional<TimingMethod> {
+                                                   const auto m = parse_timing(t);
+                                                   if (m && *m != TimingMethod::Host) return m;
+                                                   return std::nullopt;
+                                                 });
     } else if (key == "min_time") {
       where["min_time"] = sink_.pos(v);
       layer.min_time_s = read_duration(sink_, v, key, /*zero_allowed=*/true);

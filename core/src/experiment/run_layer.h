@@ -46,6 +46,8 @@ struct RunLayer {
   std::optional<int> root;
   std::optional<int> window;
   std::optional<std::vector<int>> peers;
+  std::optional<int> device;
+  std::optional<TimingMethod> gpu_timing;
   std::map<std::string, std::string> env;
   std::map<std::string, std::map<std::string, std::string>> options;
 

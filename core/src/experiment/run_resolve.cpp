@@ -174,6 +174,10 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   if (!has(OpKind::PingPong) && !has(OpKind::UnidirBw) && !has(OpKind::BidirBw))
     warn("peers", "only pingpong, unidir_bw and bidir_bw use it");
   if (only_barrier(ops)) warn("sizes", "barrier moves no data");
+  if (spec.memory != CB_MEM_CUDA) {
+    warn("device", "only memory = \"cuda\" uses a GPU");
+    warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");
+  }
 }
 
 }  // namespace
@@ -210,6 +214,12 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   m.take(&RunLayer::timeout_s, "timeout", spec.timeout_s);
   spec.timeout_given = m.source("timeout") != nullptr;
   m.take(&RunLayer::window, "window", spec.window);
+  if (m.source("device")) {
+    int device = 0;
+    m.take(&RunLayer::device, "device", device);
+    spec.device = device;
+  }
+  m.take(&RunLayer::gpu_timing, "gpu_timing", spec.gpu_timing);
   m.merge_env();
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);

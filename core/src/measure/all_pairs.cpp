@@ -146,7 +146,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
   if (cases.empty()) return;
-  const std::string reason = unsupported_reason(env.caps, cases.front(), e.memory);
+  const std::string reason = unsupported_reason(env, cases.front());
   if (!reason.empty()) {
     if (rank == 0)
       for (const CaseSpec& c : cases) {

@@ -26,6 +26,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["status"] = r.status;
   j["reason"] = r.reason;
   j["timing"] = r.timing;
+  if (!r.staging.empty()) j["staging"] = r.staging;  // absent: the backend works on the memory itself
   j["warmup"] = r.warmup;
   j["iterations"] = r.iterations;
   j["time_us"] = r.time_us;
@@ -72,6 +73,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "status", r.status);
   read_field(j, "reason", r.reason);
   read_field(j, "timing", r.timing);
+  read_field(j, "staging", r.staging);
   read_field(j, "warmup", r.warmup);
   read_field(j, "iterations", r.iterations);
   read_field(j, "time_us", r.time_us);

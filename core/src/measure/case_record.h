@@ -36,7 +36,9 @@ struct CaseRecord {
   // outcome
   std::string status = "ok";  // "ok" | "unsupported" | "failed"
   std::string reason;         // why, when not ok
-  std::string timing = "host";  // timing mode label ("host": steady_clock per iteration)
+  std::string timing = "host";  // timing method (measure/iteration_clock.h): host | cuda_event | host_stream_sync
+  std::string staging;          // "host_pinned": device data copied through pinned host buffers
+                                // inside the timed region; "" (absent in JSON): no staging
   int warmup = 0;
   int iterations = 0;
   SampleSummary time_us;      // over iterations of (max over ranks of the iteration's time)

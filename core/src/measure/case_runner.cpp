@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "measure/case_buffers.h"
 #include "measure/check_pattern.h"
 #include "measure/op_executor.h"
 #include "stats/bandwidth.h"
@@ -23,49 +24,6 @@ struct RankOutcome {
   int64_t wrong;
 };
 
-// Buffers of one case, laid out per the ABI's in-place rules; freed on scope exit.
-class CaseBuffers {
- public:
-  CaseBuffers(BackendSession& s, cb_mem mem, const CaseSpec& c, int rank, int world) : s_(s), mem_(mem) {
-    const size_t es = sdk::dtype_size(c.dtype);
-    const uint64_t se = send_elements(c.op, c.count, world), re = recv_elements(c.op, c.count, world);
-    const size_t block = static_cast<size_t>(c.count) * es * static_cast<size_t>(rank);
-    if (c.placement == Placement::InPlace) {
-      base_ = s_.alloc(mem_, std::max(se, re) * es);
-      auto* p = static_cast<char*>(base_);
-      bufs_.send = bufs_.recv = base_;
-      if (c.op == OpKind::Allgather || c.op == OpKind::Gather) bufs_.send = p + block;
-      if (c.op == OpKind::Reducescatter || c.op == OpKind::Scatter) bufs_.recv = p + block;
-    } else {
-      base_ = s_.alloc(mem_, se * es);
-      second_ = s_.alloc(mem_, re * es);
-      bufs_.send = base_;
-      bufs_.recv = second_;
-    }
-    ack_ = s_.alloc(mem_, 64);
-    bufs_.ack = ack_;
-    send_elems_ = se;
-    recv_elems_ = re;
-  }
-  ~CaseBuffers() {
-    for (void* p : {base_, second_, ack_}) {
-      try { s_.free(mem_, p); } catch (...) {}  // freeing never fails a measured case
-    }
-  }
-  const OpBuffers& bufs() const { return bufs_; }
-  uint64_t send_elems() const { return send_elems_; }
-  uint64_t recv_elems() const { return recv_elems_; }
-
- private:
-  BackendSession& s_;
-  cb_mem mem_;
-  void* base_ = nullptr;
-  void* second_ = nullptr;
-  void* ack_ = nullptr;
-  OpBuffers bufs_;
-  uint64_t send_elems_ = 0, recv_elems_ = 0;
-};
-
 }  // namespace
 
 int32_t remaining_ms(const CaseEnvironment& env) {
@@ -79,7 +37,8 @@ void sync_start(CaseEnvironment& env) {
     cb_op_args a{};
     a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
     a.op = CB_OP_BARRIER;
-    a.mem_type = env.exec.memory;
+    a.mem_type = env.memory.op_memory;
+    a.stream = env.gpu && (env.caps.flags & CB_CAP_STREAM_ORDERED) ? env.gpu->stream() : nullptr;
     env.session.complete(a, remaining_ms(env));
   } else {
     env.bootstrap.barrier(Millis(remaining_ms(env)));
@@ -123,7 +82,7 @@ int decide_iterations(CaseEnvironment& env, double warm_total_us, int warm_count
 
 }  // namespace
 
-std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& c, cb_mem memory) {
+std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& c, const MemoryPlan& plan) {
   const OpInfo& info = op_info(c.op);
   if (info.point_to_point) {
     if (!(caps.ops & CB_BIT(CB_OP_SEND)) || !(caps.ops & CB_BIT(CB_OP_RECV)))
@@ -131,13 +90,16 @@ std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& c, c
   } else if (!(caps.ops & CB_BIT(info.abi_op))) {
     return fmt::format("the backend has no {}", info.name);
   }
-  if (!(caps.mem_types & CB_BIT(memory)))
-    return fmt::format("memory type {} is not supported", sdk::mem_name(memory));
-  // The core writes check patterns and reads results with the CPU; device buffers need CUDA in
-  // the worker (fill/verify kernels or copies, CUDA-event timing), which is not built yet.
-  if (memory == CB_MEM_CUDA)
-    return "cuda memory: the core cannot fill, check or time device buffers yet (CUDA in the core, "
-           "issue 3, is not built)";
+  if (!plan.usable)
+    return fmt::format("memory type {} is not supported", sdk::mem_name(plan.requested));
+  // Staging copies whole buffers around one op; a p2p pattern's many small posts per iteration
+  // would need a copy per message, which nothing the benchmarks compare against does.
+  if (plan.staged && info.point_to_point)
+    return "cuda memory through a host-memory backend is staged for collectives only, not for "
+           "point-to-point patterns";
+  // all_pairs checks and zeroes its buffers byte by byte on the host.
+  if (plan.requested == CB_MEM_CUDA && c.op == OpKind::AllPairs)
+    return "all_pairs runs on host memory only";
   if (c.op == OpKind::Barrier) return "";
   const uint64_t dtypes = info.reduction ? caps.reduce_dtypes : caps.dtypes;
   if (!(dtypes & CB_BIT(c.dtype)))
@@ -152,11 +114,19 @@ std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& c, c
   return "";
 }
 
+std::string unsupported_reason(const CaseEnvironment& env, const CaseSpec& spec) {
+  if (env.memory.requested == CB_MEM_CUDA && !env.gpu)
+    return "cuda memory: " + (env.gpu_unusable.empty() ? std::string("CUDA is not available") : env.gpu_unusable);
+  return unsupported_reason(env.caps, spec, env.memory);
+}
+
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
   CaseRecord rec = make_case_record(e, spec);
-  std::string reason = unsupported_reason(env.caps, spec, e.memory);
+  rec.timing = std::string(timing_name(env.timing));
+  rec.staging = staging_name(env.memory);
+  std::string reason = unsupported_reason(env, spec);
 
   RankOutcome mine{reason.empty() ? kOk : kUnsupported, 0, e.check ? 0 : -1};
   std::vector<double> samples;
@@ -166,7 +136,8 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   if (reason.empty()) {
     int32_t allocated = 1;
     try {
-      owned = std::make_unique<CaseBuffers>(env.session, e.memory, spec, rank, world);
+      owned = std::make_unique<CaseBuffers>(env.session, env.gpu, env.memory, spec, rank, world);
+      env.buffers_device_peak = std::max(env.buffers_device_peak, owned->device_bytes());
     } catch (const PluginError& err) {
       if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
       allocated = 0;
@@ -184,13 +155,20 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   if (reason.empty()) {
     try {
       CaseBuffers& buffers = *owned;
-      OpExecutor exec(env.session, e, spec, rank, buffers.bufs());
+      ExecutorSetup setup;
+      setup.op_memory = env.memory.op_memory;
+      setup.gpu = env.gpu;
+      setup.stream_ordered = env.gpu && (env.caps.flags & CB_CAP_STREAM_ORDERED);
+      setup.group_p2p = setup.stream_ordered && (env.caps.flags & CB_CAP_GROUPS) && env.session.has_groups();
+      setup.timing = setup.stream_ordered ? env.timing : TimingMethod::Host;
+      setup.staging = buffers.staging();
+      OpExecutor exec(env.session, e, spec, rank, buffers.bufs(), setup);
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]}};
       // The first post also tells us whether the backend rejects this case at run time.
-      fill_send(cc, buffers.bufs().send, buffers.send_elems());
+      buffers.fill(cc);
       exec.run_once(remaining_ms(env));
-      if (e.check) mine.wrong = count_wrong(cc, buffers.bufs().recv, buffers.recv_elems());
+      if (e.check) mine.wrong = buffers.count_wrong(cc);
       double warm_total = 0;
       for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
       if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));

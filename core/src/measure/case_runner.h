@@ -8,7 +8,10 @@
 #include <optional>
 
 #include "bootstrap/collectives.h"
+#include "common/memory_staging.h"
+#include "device/gpu_device.h"
 #include "measure/case_record.h"
+#include "measure/iteration_clock.h"
 #include "plan/plan.h"
 #include "worker/backend_session.h"
 
@@ -20,6 +23,11 @@ struct CaseEnvironment {
   const Execution& exec;
   cb_capabilities caps;
   std::chrono::steady_clock::time_point deadline;  // the execution's timeout
+  MemoryPlan memory;              // where buffers live, what the backend is handed
+  GpuDevice* gpu = nullptr;       // memory = "cuda" and CUDA usable here
+  std::string gpu_unusable;       // memory = "cuda" but no usable CUDA: why (cases unsupported)
+  TimingMethod timing = TimingMethod::Host;
+  uint64_t buffers_device_peak = 0;  // largest device memory one case's buffers took
 };
 
 // Milliseconds left until the execution's deadline (at least 1).
@@ -35,6 +43,9 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c);
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec);
 
 // Why the backend cannot run this case according to its capabilities ("" = it can).
-std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& spec, cb_mem memory);
+// `plan` says where the buffers would live (common/memory_staging.h).
+std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& spec, const MemoryPlan& plan);
+// The same, plus what this worker found out about its GPU.
+std::string unsupported_reason(const CaseEnvironment& env, const CaseSpec& spec);
 
 }  // namespace commbench

@@ -20,14 +20,26 @@ class PostedRequest {
   cb_request* request_;
 };
 
+// Requests posted together; waited for together, released on every path.
+class RequestSet {
+ public:
+  explicit RequestSet(BackendSession& s) : s_(s) {}
+  ~RequestSet() { for (cb_request* r : reqs_) s_.release(r); }
+  void post(const cb_op_args& a) { reqs_.push_back(s_.post(a)); }
+  void wait(int32_t timeout_ms) { for (cb_request* r : reqs_) s_.wait(r, timeout_ms); }
+  void reserve(size_t n) { reqs_.reserve(n); }
+
+ private:
+  BackendSession& s_;
+  std::vector<cb_request*> reqs_;
+};
+
 }  // namespace
 
 OpExecutor::OpExecutor(BackendSession& session, const Execution& exec, const CaseSpec& spec,
-                       int rank, const OpBuffers& buffers)
-    : session_(session), exec_(exec), spec_(spec), rank_(rank), buf_(buffers),
-      timer_(HostTimer::get()) {}
-
-double OpExecutor::now_us() const { return timer_.now_us(); }
+                       int rank, const OpBuffers& buffers, const ExecutorSetup& setup)
+    : session_(session), exec_(exec), spec_(spec), rank_(rank), buf_(buffers), setup_(setup),
+      clock_(setup.timing, setup.gpu) {}
 
 cb_op_args OpExecutor::base_args() const {
   cb_op_args a{};
@@ -39,7 +51,8 @@ cb_op_args OpExecutor::base_args() const {
   a.dtype = spec_.dtype;
   a.redop = spec_.redop.value_or(CB_REDOP_SUM);
   a.root = spec_.root;
-  a.mem_type = exec_.memory;
+  a.mem_type = setup_.op_memory;
+  a.stream = setup_.stream_ordered && setup_.gpu ? setup_.gpu->stream() : nullptr;
   return a;
 }
 
@@ -47,50 +60,108 @@ void OpExecutor::post_and_wait(const cb_op_args& args, int32_t timeout_ms) {
   session_.complete(args, timeout_ms);
 }
 
-void OpExecutor::wait_all(std::vector<cb_request*>& reqs, int32_t timeout_ms) {
-  try {
-    for (cb_request* r : reqs) session_.wait(r, timeout_ms);
-  } catch (...) {
-    for (cb_request* r : reqs) session_.release(r);
-    reqs.clear();
-    throw;
-  }
-  for (cb_request* r : reqs) session_.release(r);
-  reqs.clear();
-}
-
 double OpExecutor::windowed(int peer, bool send, bool recv, bool ack_from_receiver,
                             int32_t timeout_ms) {
   const int window = exec_.window > 0 ? exec_.window : 1;
   cb_op_args data = base_args();
   data.peer = peer;
-  std::vector<cb_request*> reqs;
-  reqs.reserve(2 * static_cast<size_t>(window));
-  auto post_all = [&](cb_op op) {
-    data.op = op;
-    try {
-      for (int i = 0; i < window; ++i) reqs.push_back(session_.post(data));
-    } catch (...) {
-      for (cb_request* r : reqs) session_.release(r);
-      throw;
-    }
-  };
-  const double t0 = now_us();
-  if (recv) post_all(CB_OP_RECV);  // receives first: a rendezvous send then finds its match
-  if (send) post_all(CB_OP_SEND);
-  wait_all(reqs, timeout_ms);
-  if (ack_from_receiver) {
-    cb_op_args ack = base_args();
-    ack.sendbuf = buf_.ack;
-    ack.recvbuf = buf_.ack;
-    ack.count = 1;
-    ack.dtype = CB_DTYPE_UINT8;
-    ack.tag = 1;
-    ack.peer = peer;
-    ack.op = send ? CB_OP_RECV : CB_OP_SEND;
-    post_and_wait(ack, timeout_ms);
+  cb_op_args ack = base_args();
+  ack.sendbuf = buf_.ack;
+  ack.recvbuf = buf_.ack;
+  ack.count = 1;
+  ack.dtype = CB_DTYPE_UINT8;
+  ack.tag = 1;
+  ack.peer = peer;
+  ack.op = send ? CB_OP_RECV : CB_OP_SEND;
+  RequestSet reqs(session_);
+  reqs.reserve(2 * static_cast<size_t>(window) + 1);
+  clock_.start();
+  // Receives first: a rendezvous send then finds its match. On a stream-ordered backend the
+  // window is one group (ungrouped GPU sends and receives run one after the other, and a
+  // receive posted before the peer's send blocks the stream).
+  group_start();
+  if (recv) for (int i = 0; i < window; ++i) { data.op = CB_OP_RECV; reqs.post(data); }
+  if (send) for (int i = 0; i < window; ++i) { data.op = CB_OP_SEND; reqs.post(data); }
+  group_end();
+  if (setup_.stream_ordered) {
+    // Stream order already puts the acknowledgement after the window's transfers.
+    if (ack_from_receiver) reqs.post(ack);
+    clock_.posted();
+    reqs.wait(timeout_ms);
+    return clock_.stop(timeout_ms);
   }
-  return now_us() - t0;
+  clock_.posted();
+  reqs.wait(timeout_ms);
+  // Host backends: the receiver acknowledges once its receives completed, so that the
+  // sender's time covers delivery.
+  if (ack_from_receiver) post_and_wait(ack, timeout_ms);
+  return clock_.stop(timeout_ms);
+}
+
+double OpExecutor::pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t timeout_ms) {
+  if (setup_.group_p2p) {
+    // GPU send/recv block the stream until matched: the ping and the pong's receive go in one
+    // group (the responder receives, then sends, so the pong still follows the ping).
+    RequestSet reqs(session_);
+    clock_.start();
+    group_start();
+    reqs.post(recv);
+    reqs.post(send);
+    group_end();
+    clock_.posted();
+    reqs.wait(timeout_ms);
+    return clock_.stop(timeout_ms) / 2;
+  }
+  // The pong's receive is posted before the clock starts: on shared memory the pong can be back
+  // before a receive posted after the ping would be, and that bookkeeping would be timed as
+  // latency.
+  PostedRequest pong(session_, recv);
+  clock_.start();
+  if (setup_.stream_ordered) {
+    PostedRequest ping(session_, send);
+    clock_.posted();
+    ping.wait(timeout_ms);
+  } else {
+    post_and_wait(send, timeout_ms);
+    clock_.posted();
+  }
+  pong.wait(timeout_ms);
+  return clock_.stop(timeout_ms) / 2;  // half round trip, on the initiator's clock
+}
+
+double OpExecutor::ring(cb_op_args send, cb_op_args recv, int32_t timeout_ms) {
+  RequestSet reqs(session_);
+  clock_.start();
+  // Receive first: a backend whose send waits for the receiver cannot deadlock the ring. The
+  // completion event goes after group_end: inside the group nothing is on the stream yet.
+  const bool grouped = session_.has_groups();
+  if (grouped) session_.group_start();
+  reqs.post(recv);
+  reqs.post(send);
+  if (grouped) session_.group_end();
+  clock_.posted();
+  reqs.wait(timeout_ms);
+  return clock_.stop(timeout_ms);
+}
+
+double OpExecutor::collective(int32_t timeout_ms) {
+  const cb_op_args args = base_args();
+  GpuDevice* gpu = setup_.gpu;
+  const StagingCopies* st = setup_.staging ? &*setup_.staging : nullptr;
+  clock_.start();
+  if (st) gpu->copy_to_host_on_stream(buf_.send, st->device_send, st->send_bytes);
+  cb_request* req = session_.post(args);
+  clock_.posted();
+  try {
+    session_.wait(req, timeout_ms);
+    if (st) gpu->copy_to_device_on_stream(st->device_recv, buf_.recv, st->recv_bytes);
+  } catch (...) {
+    session_.release(req);
+    throw;
+  }
+  const double t = clock_.stop(timeout_ms);  // releasing the request is bookkeeping, not the op
+  session_.release(req);
+  return t;
 }
 
 double OpExecutor::run_once(int32_t timeout_ms) {
@@ -125,14 +196,7 @@ double OpExecutor::run_once(int32_t timeout_ms) {
           sync.op = CB_OP_RECV;
           post_and_wait(sync, timeout_ms);
         }
-        // The pong's receive is posted before the clock starts: on shared memory the pong can
-        // be back before a receive posted after the ping would be, and that bookkeeping would
-        // be timed as latency.
-        PostedRequest pong(session_, recv);
-        const double t0 = now_us();
-        post_and_wait(send, timeout_ms);
-        pong.wait(timeout_ms);
-        return (now_us() - t0) / 2;  // half round trip, on the initiator's clock
+        return pingpong_initiator(send, recv, timeout_ms);
       }
       if (synchronise) {
         sync.op = CB_OP_RECV;
@@ -166,40 +230,10 @@ double OpExecutor::run_once(int32_t timeout_ms) {
     case OpKind::SendRecvRing: {
       send.peer = (rank_ + 1) % world;
       recv.peer = (rank_ + world - 1) % world;
-      const double t0 = now_us();
-      cb_request* r1 = nullptr;
-      cb_request* r2 = nullptr;
-      try {
-        // Receive first: a backend whose send waits for the receiver cannot deadlock the ring.
-        if (session_.has_groups()) session_.group_start();
-        r1 = session_.post(recv);
-        r2 = session_.post(send);
-        if (session_.has_groups()) session_.group_end();
-        session_.wait(r1, timeout_ms);
-        session_.wait(r2, timeout_ms);
-      } catch (...) {
-        if (r1) session_.release(r1);
-        if (r2) session_.release(r2);
-        throw;
-      }
-      session_.release(r1);
-      session_.release(r2);
-      return now_us() - t0;
+      return ring(send, recv, timeout_ms);
     }
-    default: {
-      const cb_op_args args = base_args();
-      const double t0 = now_us();
-      cb_request* req = session_.post(args);
-      try {
-        session_.wait(req, timeout_ms);
-      } catch (...) {
-        session_.release(req);
-        throw;
-      }
-      const double t1 = now_us();  // releasing the request is bookkeeping, not the op
-      session_.release(req);
-      return t1 - t0;
-    }
+    default:
+      return collective(timeout_ms);
   }
 }
 

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "measure/host_timer.h"
+#include "device/gpu_device.h"
+#include "measure/iteration_clock.h"
 #include "plan/plan.h"
 #include "worker/backend_session.h"
 
@@ -17,10 +19,29 @@ struct OpBuffers {
   void* ack = nullptr;  // 64-byte scratch for the unidir_bw window acknowledgement
 };
 
+// memory = "cuda" through a host-memory backend: the data lives in device buffers and each
+// iteration copies it to the (pinned) op buffers and back, inside the timed region.
+struct StagingCopies {
+  void* device_send = nullptr;  // same layout as OpBuffers::send, on the device
+  void* device_recv = nullptr;
+  size_t send_bytes = 0;
+  size_t recv_bytes = 0;
+};
+
+// How the executor talks to the backend and the GPU for this execution.
+struct ExecutorSetup {
+  cb_mem op_memory = CB_MEM_HOST;  // cb_op_args.mem_type
+  GpuDevice* gpu = nullptr;        // set when the execution uses CUDA
+  bool stream_ordered = false;     // ops enqueue on gpu->stream(), passed in cb_op_args.stream
+  bool group_p2p = false;          // stream-ordered with CB_CAP_GROUPS: p2p posts go in one group
+  TimingMethod timing = TimingMethod::Host;
+  std::optional<StagingCopies> staging;
+};
+
 class OpExecutor {
  public:
   OpExecutor(BackendSession& session, const Execution& exec, const CaseSpec& spec, int rank,
-             const OpBuffers& buffers);
+             const OpBuffers& buffers, const ExecutorSetup& setup);
   // Runs one iteration; returns this rank's time for the quantity the pattern reports, in
   // microseconds (collectives: the op; pingpong: half the round trip; unidir_bw: per message).
   double run_once(int32_t timeout_ms);
@@ -38,8 +59,11 @@ class OpExecutor {
   // `ack_from_receiver`, the receiving side acknowledges with one byte so that the sender's
   // time covers delivery. Returns the elapsed time in microseconds.
   double windowed(int peer, bool send, bool recv, bool ack_from_receiver, int32_t timeout_ms);
-  void wait_all(std::vector<cb_request*>& reqs, int32_t timeout_ms);
-  double now_us() const;
+  double collective(int32_t timeout_ms);
+  double pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
+  double ring(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
+  void group_start() { if (setup_.group_p2p) session_.group_start(); }
+  void group_end() { if (setup_.group_p2p) session_.group_end(); }
   void post_and_wait(const cb_op_args& args, int32_t timeout_ms);
   cb_op_args base_args() const;
 
@@ -48,7 +72,8 @@ class OpExecutor {
   const CaseSpec& spec_;
   int rank_;
   OpBuffers buf_;
-  const HostTimer& timer_;
+  ExecutorSetup setup_;
+  IterationClock clock_;
   bool in_step_ = false;  // pingpong: the peers already exchanged since the last barrier
 };
 

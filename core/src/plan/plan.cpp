@@ -102,6 +102,8 @@ std::vector<Execution> plan_job(const Experiment& exp) {
         e.peers[0] = run.peers.size() > 0 ? run.peers[0] : 0;
         e.peers[1] = run.peers.size() > 1 ? run.peers[1] : 1;
         e.seed = exp.seed;
+        e.device = run.device;
+        e.gpu_timing = run.gpu_timing;
         e.env = run.env;
         if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
         e.cases = cases;
@@ -128,7 +130,9 @@ void to_json(nlohmann::json& j, const Execution& e) {
                      {"min_time_s", e.min_time_s}, {"max_iterations", e.max_iterations},
                      {"check", e.check}, {"timeout_s", e.timeout_s}, {"window", e.window},
                      {"peers", {e.peers[0], e.peers[1]}}, {"seed", e.seed}, {"env", e.env},
-                     {"options", e.options}, {"cases", std::move(cases)}};
+                     {"options", e.options}, {"cases", std::move(cases)},
+                     {"gpu_timing", timing_name(e.gpu_timing)}};
+  if (e.device) j["device"] = *e.device;
 }
 
 void from_json(const nlohmann::json& j, Execution& e) {
@@ -151,6 +155,9 @@ void from_json(const nlohmann::json& j, Execution& e) {
   e.seed = j.at("seed");
   e.env = j.at("env").get<std::map<std::string, std::string>>();
   e.options = j.at("options").get<std::map<std::string, std::string>>();
+  e.gpu_timing = parse_timing(j.value("gpu_timing", "cuda_event")).value_or(TimingMethod::CudaEvent);
+  e.device.reset();
+  if (j.contains("device")) e.device = j.at("device").get<int>();
   e.cases.clear();
   for (const auto& jc : j.at("cases")) {
     CaseSpec c;

@@ -12,6 +12,7 @@
 
 #include "commbench/backend.h"
 #include "common/ops.h"
+#include "common/timing_method.h"
 #include "experiment/experiment.h"
 
 namespace commbench {
@@ -43,6 +44,8 @@ struct Execution {
   double timeout_s = 0;
   int window = 64;
   int peers[2] = {0, 1};
+  std::optional<int> device;  // memory = "cuda": the GPU of every rank (else the binding rule)
+  TimingMethod gpu_timing = TimingMethod::CudaEvent;
   uint64_t seed = 0;
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> options;  // this backend's options

@@ -15,6 +15,9 @@
 
 #include "bootstrap/collectives.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "common/memory_staging.h"
+#include "device/gpu_device.h"
+#include "device/gpu_facts.h"
 #include "measure/all_pairs.h"
 #include "measure/case_runner.h"
 #include "measure/host_timer.h"
@@ -22,6 +25,7 @@
 #include "plugin/loader.h"
 #include "worker/backend_session.h"
 #include "worker/host_services.h"
+#include "worker/memory_footprint.h"
 #include "worker/result_channel.h"
 
 namespace po = boost::program_options;
@@ -78,6 +82,8 @@ int worker_main(int argc, char** argv) {
   }
   ResultChannel out(args.result_fd, args.rank);
   std::string phase = "startup";
+  // Declared before the session: destroyed after it, so the backend is gone before the stream.
+  std::unique_ptr<GpuDevice> gpu;
   std::unique_ptr<BackendSession> session;
   try {
     const std::string spec_text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
@@ -100,6 +106,22 @@ int worker_main(int argc, char** argv) {
     out.phase(phase);
     static const LoadedPlugin plugin = load_plugin(args.plugin);
     HostServices host(bootstrap, args.local_rank, args.local_world, exec.options);
+
+    // CUDA only when the execution asks for device memory: the runtime is loaded, the device
+    // bound and the stream created before the backend's init, so that a backend using CUDA
+    // finds its device current and the footprint below covers its init.
+    std::string gpu_unusable;
+    if (exec.memory == CB_MEM_CUDA) {
+      phase = "GPU setup";
+      out.phase(phase);
+      gpu = GpuDevice::open(args.local_rank, args.local_world, exec.device, &gpu_unusable);
+    }
+    MemoryFootprint footprint;
+    footprint.host_rss_before_init = resident_bytes();
+    if (gpu) {
+      footprint.device_total = gpu->total_bytes();
+      footprint.device_free_before_comm = gpu->free_bytes();
+    }
     session = std::make_unique<BackendSession>(plugin.api);
 
     phase = "init";
@@ -115,6 +137,8 @@ int worker_main(int argc, char** argv) {
     phase = "communicator creation";
     out.phase(phase);
     session->create_comm(ms_until(deadline));
+    footprint.host_rss_after_init = resident_bytes();
+    if (gpu) footprint.device_free_after_comm = gpu->free_bytes();
 
     nlohmann::json meta{{"pid", ::getpid()}, {"plugin", args.plugin}};
     char hostname[256] = {0};
@@ -122,9 +146,22 @@ int worker_main(int argc, char** argv) {
     meta["host"] = hostname;
     meta["timer"] = HostTimer::get().describe();
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
+    meta["memory_footprint"] = footprint.to_json();
+    if (gpu) {
+      meta["gpu"] = gpu_identity(*gpu);
+      meta["gpu"]["telemetry_start"] = gpu_telemetry(*gpu);
+      if (args.local_rank == 0) meta["gpu_topology"] = gpu_topology();  // once per host
+    } else if (exec.memory == CB_MEM_CUDA) {
+      meta["gpu"] = {{"available", false}, {"reason", gpu_unusable}};
+    }
     out.send({{"type", "meta"}, {"metadata", meta}});
 
-    CaseEnvironment env{*session, bootstrap, exec, session->capabilities(), deadline};
+    const cb_capabilities caps = session->capabilities();
+    // The stream-ordered backends' default is CUDA events; anything else is timed on the host.
+    const bool stream_ordered = gpu && (caps.flags & CB_CAP_STREAM_ORDERED);
+    CaseEnvironment env{*session, bootstrap, exec, caps, deadline, plan_memory(caps, exec.memory),
+                        gpu.get(), gpu_unusable,
+                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0};
     // all_pairs cases are one sweep (shuffled over pairs and sizes together), run first.
     std::vector<CaseSpec> sweep;
     for (const CaseSpec& c : exec.cases)
@@ -161,6 +198,14 @@ int worker_main(int argc, char** argv) {
     }
     phase = "finalisation";
     out.phase(phase);
+    if (gpu) {
+      // The metadata again, completed: telemetry at the end and the buffers' peak footprint
+      // (the agent keeps each rank's last metadata message).
+      footprint.buffers_device_peak = env.buffers_device_peak;
+      meta["memory_footprint"] = footprint.to_json();
+      meta["gpu"]["telemetry_end"] = gpu_telemetry(*gpu);
+      out.send({{"type", "meta"}, {"metadata", meta}});
+    }
     session->shutdown();
     out.send({{"type", "done"}});
     return 0;
@@ -168,6 +213,9 @@ int worker_main(int argc, char** argv) {
     out.send({{"type", "error"}, {"phase", phase}, {"message", e.what()}});
     std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
+    // Work may still be queued on the stream (a hung op): destroying the device would wait for
+    // it. The process exits now; the driver reclaims everything.
+    (void)gpu.release();
     return kWorkerExitFailed;
   }
 }

@@ -1,0 +1,70 @@
+// The worker's GPU: the loaded runtime, the bound device, one non-blocking stream for the
+// stream-ordered backends' ops and the core's copies, and a pool of timing events. Opened only
+// when an execution uses memory = "cuda" (docs/gpu.md).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device/cuda_runtime.h"
+
+namespace commbench {
+
+class GpuDevice {
+ public:
+  // Loads the runtime and binds the device (device/gpu_binding.h). Returns nullptr with
+  // `*unusable` set when this host cannot run CUDA cases (no runtime, no device, no driver):
+  // those cases are then "unsupported". Throws std::runtime_error when CUDA works but the
+  // binding rule fails (more local ranks than GPUs, a bad `device` option).
+  static std::unique_ptr<GpuDevice> open(int local_rank, int local_world, std::optional<int> option,
+                                         std::string* unusable);
+  ~GpuDevice();
+  GpuDevice(const GpuDevice&) = delete;
+  GpuDevice& operator=(const GpuDevice&) = delete;
+
+  const cuda::Runtime& rt() const { return rt_; }
+  int index() const { return index_; }
+  cuda::Stream stream() const { return stream_; }
+  int compute_capability() const { return cc_major_ * 10 + cc_minor_; }  // 90 for sm_90
+
+  // cudaMemGetInfo of the bound device.
+  size_t free_bytes() const;
+  size_t total_bytes() const;
+
+  // Plain allocations (the core's own: device buffers when the backend has no allocator,
+  // pinned staging buffers). Allocation failure throws PluginError RESOURCE_EXHAUSTED.
+  void* alloc_device(size_t bytes) const;
+  void free_device(void* p) const;
+  void* alloc_pinned(size_t bytes) const;
+  void free_pinned(void* p) const;
+
+  // Synchronous copies outside any timed region (check patterns in, results out).
+  void copy_to_device(void* dst, const void* src, size_t bytes) const;
+  void copy_to_host(void* dst, const void* src, size_t bytes) const;
+  // Copies on the stream, then waits for the stream: the staging copies of a timed iteration.
+  void copy_to_host_on_stream(void* dst, const void* src, size_t bytes) const;
+  void copy_to_device_on_stream(void* dst, const void* src, size_t bytes) const;
+  void synchronize() const;
+
+  // Timing events, created once and reused (creating one per op would sit on the timed path).
+  cuda::Event event(size_t i);
+
+  // What the metadata says about this device (runtime, driver, name, binding rule used).
+  nlohmann::json describe() const;
+
+ private:
+  GpuDevice(const cuda::Runtime& rt, int index) : rt_(rt), index_(index) {}
+  const cuda::Runtime& rt_;
+  int index_;
+  std::string how_;
+  std::string name_;
+  int cc_major_ = 0, cc_minor_ = 0;
+  cuda::Stream stream_ = nullptr;
+  std::vector<cuda::Event> events_;
+};
+
+}  // namespace commbench

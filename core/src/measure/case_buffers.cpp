@@ -1,0 +1,143 @@
+#include "measure/case_buffers.h"
+
+#include <algorithm>
+#include <exception>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commbench/sdk/dtypes.hpp"
+
+namespace commbench {
+namespace {
+
+constexpr size_t kAckBytes = 64;
+constexpr size_t kPage = 4096;
+
+size_t rounded(size_t bytes) { return std::max<size_t>((bytes + kPage - 1) / kPage * kPage, kPage); }
+
+}  // namespace
+
+CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPlan& plan,
+                         const CaseSpec& c, int rank, int world)
+    : session_(session), gpu_(gpu), plan_(plan), spec_(c), rank_(rank), world_(world),
+      elem_size_(sdk::dtype_size(c.dtype)) {
+  send_elems_ = send_elements(c.op, c.count, world);
+  recv_elems_ = recv_elements(c.op, c.count, world);
+  const bool in_place = c.placement == Placement::InPlace;
+  const size_t first = (in_place ? std::max(send_elems_, recv_elems_) : send_elems_) * elem_size_;
+  const size_t second = in_place ? 0 : recv_elems_ * elem_size_;
+  data_on_device_ = plan.requested == CB_MEM_CUDA;
+  size_t free_before = 0;
+  if (data_on_device_) {
+    // Ask first: an allocation that does not fit may fail late (or, with some allocators,
+    // succeed and fail the op); a size larger than what is free is skipped on every rank.
+    const size_t need = rounded(first) + (in_place ? 0 : rounded(second)) + (plan.staged ? 0 : rounded(kAckBytes));
+    free_before = gpu_->free_bytes();
+    if (need > free_before)
+      throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, "cuda runtime", "cudaMemGetInfo",
+                        fmt::format("the case needs {} bytes of device memory, {} are free on device {}",
+                                    need, free_before, gpu_->index()));
+  }
+  try {
+    // Data buffers: on the device (the backend's allocator or cudaMalloc), or host memory.
+    void* base = allocate(plan.requested, first, plan.staged, false);
+    void* other = in_place ? nullptr : allocate(plan.requested, second, plan.staged, false);
+    data_ = layout(base, other);
+    if (plan.staged) {
+      void* hbase = allocate(CB_MEM_HOST_PINNED, first, false, true);
+      void* hother = in_place ? nullptr : allocate(CB_MEM_HOST_PINNED, second, false, true);
+      op_ = layout(hbase, hother);
+      op_.ack = allocate(CB_MEM_HOST_PINNED, kAckBytes, false, true);
+      staging_ = StagingCopies{data_.send, data_.recv, send_elems_ * elem_size_, recv_elems_ * elem_size_};
+    } else {
+      op_ = data_;
+      op_.ack = allocate(plan.requested, kAckBytes, false, false);
+    }
+    if (data_on_device_) {
+      const size_t free_after = gpu_->free_bytes();
+      device_bytes_ = free_before > free_after ? free_before - free_after : 0;
+    }
+  } catch (...) {
+    for (const Block& b : blocks_) {
+      try {
+        if (b.pinned) gpu_->free_pinned(b.base);
+        else if (b.from_backend) session_.free(b.mem, b.base);
+        else gpu_->free_device(b.base);
+      } catch (...) {}
+    }
+    throw;
+  }
+}
+
+CaseBuffers::~CaseBuffers() {
+  // Leaving because of an error, device buffers are not freed: a kernel may still use them and
+  // cudaFree would wait for it (the worker aborts the communicator and exits next).
+  const bool failing = std::uncaught_exceptions() > 0;
+  if (gpu_ && !failing) {
+    try { gpu_->synchronize(); } catch (...) {}
+  }
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    try {  // freeing never fails a measured case
+      if (it->pinned) {
+        if (!failing) gpu_->free_pinned(it->base);
+      } else if (it->from_backend) {
+        if (!failing || it->mem != CB_MEM_CUDA) session_.free(it->mem, it->base);
+      } else if (!failing) {
+        gpu_->free_device(it->base);
+      }
+    } catch (...) {}
+  }
+}
+
+void* CaseBuffers::allocate(cb_mem mem, size_t bytes, bool core_device, bool pinned) {
+  Block b;
+  b.mem = mem;
+  if (pinned) {
+    b.base = gpu_->alloc_pinned(rounded(bytes));
+    b.pinned = true;
+  } else if (mem == CB_MEM_CUDA && (core_device || !session_.api().mem_alloc)) {
+    b.base = gpu_->alloc_device(rounded(bytes));  // staged data, or a backend without allocator
+  } else {
+    b.base = session_.alloc(mem, bytes);
+    b.from_backend = true;
+  }
+  blocks_.push_back(b);
+  return b.base;
+}
+
+OpBuffers CaseBuffers::layout(void* base, void* second) const {
+  OpBuffers o;
+  if (!second) {  // in place: the ABI's offsets (cb_op_args), pointer arithmetic only
+    const size_t block = static_cast<size_t>(spec_.count) * elem_size_ * static_cast<size_t>(rank_);
+    auto* p = static_cast<char*>(base);
+    o.send = o.recv = base;
+    if (spec_.op == OpKind::Allgather || spec_.op == OpKind::Gather) o.send = p + block;
+    if (spec_.op == OpKind::Reducescatter || spec_.op == OpKind::Scatter) o.recv = p + block;
+  } else {
+    o.send = base;
+    o.recv = second;
+  }
+  return o;
+}
+
+void CaseBuffers::fill(const CheckContext& cc) {
+  if (!data_on_device_) {
+    fill_send(cc, data_.send, send_elems_);
+    return;
+  }
+  std::vector<unsigned char> host(send_elems_ * elem_size_);
+  fill_send(cc, host.data(), send_elems_);
+  gpu_->synchronize();  // the stream is non-blocking: cudaMemcpy would not wait for it
+  gpu_->copy_to_device(data_.send, host.data(), host.size());
+}
+
+int64_t CaseBuffers::count_wrong(const CheckContext& cc) {
+  if (!data_on_device_) return commbench::count_wrong(cc, data_.recv, recv_elems_);
+  std::vector<unsigned char> host(recv_elems_ * elem_size_);
+  gpu_->synchronize();
+  gpu_->copy_to_host(host.data(), data_.recv, host.size());
+  return commbench::count_wrong(cc, host.data(), recv_elems_);
+}
+
+}  // namespace commbench

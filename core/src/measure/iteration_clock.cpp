@@ -1,0 +1,53 @@
+#include "measure/iteration_clock.h"
+
+#include <chrono>
+#include <thread>
+
+#include "plugin/plugin_error.h"
+
+namespace commbench {
+
+IterationClock::IterationClock(TimingMethod method, GpuDevice* gpu)
+    : method_(method), gpu_(gpu), timer_(HostTimer::get()) {
+  if (method_ != TimingMethod::Host && !gpu_) method_ = TimingMethod::Host;
+}
+
+void IterationClock::start() {
+  if (method_ == TimingMethod::CudaEvent) {
+    gpu_->rt().check(gpu_->rt().EventRecord(gpu_->event(0), gpu_->stream()), "cudaEventRecord");
+    return;
+  }
+  t0_ = timer_.now_us();
+}
+
+void IterationClock::posted() {
+  if (method_ == TimingMethod::CudaEvent)
+    gpu_->rt().check(gpu_->rt().EventRecord(gpu_->event(1), gpu_->stream()), "cudaEventRecord");
+}
+
+double IterationClock::stop(int32_t timeout_ms) {
+  if (method_ == TimingMethod::Host) return timer_.now_us() - t0_;
+  const cuda::Runtime& rt = gpu_->rt();
+  if (method_ == TimingMethod::HostStreamSync) {
+    gpu_->synchronize();
+    return timer_.now_us() - t0_;
+  }
+  // Poll rather than cudaEventSynchronize: an op that never completes must end in a timeout
+  // with a message, not in a worker blocked until the agent kills it.
+  const cuda::Event end = gpu_->event(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const cuda::Error e = rt.EventQuery(end);
+    if (e == cuda::kSuccess) break;
+    if (e != cuda::kErrorNotReady) rt.check(e, "cudaEventQuery");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw PluginError(CB_ERR_TIMEOUT, "cuda runtime", "cudaEventQuery",
+                        "the iteration's work on the stream did not complete within the timeout");
+    std::this_thread::yield();
+  }
+  float ms = 0;
+  rt.check(rt.EventElapsedTime(&ms, gpu_->event(0), end), "cudaEventElapsedTime");
+  return static_cast<double>(ms) * 1000.0;
+}
+
+}  // namespace commbench

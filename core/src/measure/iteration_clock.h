@@ -1,0 +1,35 @@
+// How one timed iteration is measured (the record's `timing` field names the method):
+//  - host: the worker's host timer from before the first post to after the last wait;
+//  - cuda_event: stream-ordered backends; CUDA events recorded on the worker's stream before the
+//    first post and after the last one (after group_end when the posts are grouped), elapsed
+//    time from cudaEventElapsedTime once the end event completed — the GPU's view, without the
+//    host's launch and polling overheads;
+//  - host_stream_sync: stream-ordered backends; host timer from before the first post to after a
+//    cudaStreamSynchronize that follows the waits — what a framework sees that syncs per op.
+// The events come from the device's pool: none is created on the timed path.
+#pragma once
+
+#include <cstdint>
+
+#include "common/timing_method.h"
+#include "device/gpu_device.h"
+#include "measure/host_timer.h"
+
+namespace commbench {
+
+class IterationClock {
+ public:
+  // `gpu` is required for the CUDA methods.
+  IterationClock(TimingMethod method, GpuDevice* gpu);
+  void start();                    // before the first post
+  void posted();                   // after the last post (and group_end), before any wait
+  double stop(int32_t timeout_ms); // after the waits: the iteration's time in microseconds
+
+ private:
+  TimingMethod method_;
+  GpuDevice* gpu_;
+  const HostTimer& timer_;
+  double t0_ = 0;
+};
+
+}  // namespace commbench
