@@ -1,0 +1,23 @@
+// Private interface of the simulated libcudart.so.13, used only by the simulated libnccl.so.2
+// (version node SIMGPU_PRIVATE). Product code never calls these.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+
+extern "C" {
+// Host view of [dev, dev+bytes) if the whole range lies inside one live device allocation;
+// *physical receives the owning physical device index. nullptr otherwise.
+void* simgpu_device_view(const void* dev, size_t bytes, int* physical);
+// Physical device index of a visible device ordinal (-1 if invalid).
+int simgpu_physical_device(int ordinal);
+// Compute capability major*10+minor of the simulated devices.
+int simgpu_compute_capability();
+// Tells the runtime which NCCL rank this process is, for SIMGPU_FAULT_RANK.
+void simgpu_set_fault_rank(int rank);
+int simgpu_fault_applies();
+// Copies *fn onto the stream in order (or into the stream's capture graph: it must then be re-runnable).
+cudaError_t simgpu_stream_enqueue(cudaStream_t stream, const std::function<void()>* fn);
+}
