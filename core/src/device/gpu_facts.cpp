@@ -24,7 +24,8 @@ nlohmann::json gpu_identity(const GpuDevice& gpu) {
 nlohmann::json gpu_telemetry(const GpuDevice& gpu) {
   std::string why;
   const Nvml* nvml = Nvml::get(&why);
-  return nvml ? nvml->telemetry(bus_id(gpu)) : nvml_unavailable(why);
+  // Why NVML is unavailable is said once, under gpu.nvml.
+  return nvml ? nvml->telemetry(bus_id(gpu)) : nlohmann::json{{"available", false}};
 }
 
 nlohmann::json gpu_topology() {
