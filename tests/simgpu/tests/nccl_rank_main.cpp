@@ -1,0 +1,579 @@
+// One rank of a multi-process simulated-NCCL test: `simgpu_nccl_rank <scenario> <rank> <nranks>
+// <nccl library> <uid hex> [<uid hex>]`. Exits 0 when every check of the scenario held; otherwise
+// prints what failed and exits 1. The parent test (test_nccl_multiprocess.cpp) spawns the ranks.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nccl_rank_api.hpp"
+
+namespace {
+
+int g_rank = 0, g_n = 1;
+NcclFns* g = nullptr;
+
+[[noreturn]] void fail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::fprintf(stderr, "rank %d: FAIL: ", g_rank);
+  std::vfprintf(stderr, fmt, ap);
+  std::fprintf(stderr, "\n");
+  va_end(ap);
+  std::exit(1);
+}
+#define CHECK(cond, ...) \
+  do {                   \
+    if (!(cond)) fail(__VA_ARGS__); \
+  } while (0)
+#define NCCL_OK(expr)                                                                         \
+  do {                                                                                        \
+    ncclResult_t r_ = (expr);                                                                 \
+    if (r_ != ncclSuccess) fail("%s -> %d (%s)", #expr, static_cast<int>(r_), g->ncclGetLastError(nullptr)); \
+  } while (0)
+#define CUDA_OK(expr)                                                                     \
+  do {                                                                                    \
+    cudaError_t e_ = (expr);                                                              \
+    if (e_ != cudaSuccess) fail("%s -> %s", #expr, cudaGetErrorName(e_));                \
+  } while (0)
+
+ncclUniqueId parse_uid(const char* hex) {
+  ncclUniqueId id{};
+  for (size_t i = 0; i < sizeof id.internal && hex[2 * i] && hex[2 * i + 1]; ++i) {
+    unsigned v = 0;
+    std::sscanf(hex + 2 * i, "%2x", &v);
+    id.internal[i] = static_cast<char>(v);
+  }
+  return id;
+}
+
+// ---- element encoding, written independently of the simulation's ----------------------------------------
+double fp8_decode(uint8_t v, bool e4m3) {
+  const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const int e = (v & 0x7f) >> mbits, m = v & ((1 << mbits) - 1);
+  double mag = e == 0 ? std::ldexp(m, 1 - bias - mbits) : std::ldexp(1.0 + m / double(1 << mbits), e - bias);
+  return (v & 0x80) ? -mag : mag;
+}
+uint8_t fp8_encode_exact(double x, bool e4m3) {
+  for (int c = 0; c < 256; ++c)
+    if (fp8_decode(static_cast<uint8_t>(c), e4m3) == x) return static_cast<uint8_t>(c);
+  fail("%g is not exactly representable in fp8", x);
+}
+
+size_t esize(ncclDataType_t t) {
+  static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  return s[t];
+}
+bool floating(ncclDataType_t t) { return t >= ncclFloat16; }
+
+void put(ncclDataType_t t, std::vector<char>& b, size_t i, double v) {
+  char* p = b.data() + i * esize(t);
+  switch (t) {
+    case ncclInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
+    case ncclUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
+    case ncclInt32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
+    case ncclUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(v); break;
+    case ncclInt64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
+    case ncclUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(v); break;
+    case ncclFloat16: { _Float16 h = static_cast<_Float16>(v); std::memcpy(p, &h, 2); break; }
+    case ncclFloat32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
+    case ncclFloat64: *reinterpret_cast<double*>(p) = v; break;
+    case ncclBfloat16: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); uint16_t h = u >> 16; std::memcpy(p, &h, 2); break; }
+    case ncclFloat8e4m3: *reinterpret_cast<uint8_t*>(p) = fp8_encode_exact(v, true); break;
+    case ncclFloat8e5m2: *reinterpret_cast<uint8_t*>(p) = fp8_encode_exact(v, false); break;
+    default: break;
+  }
+}
+
+double get(ncclDataType_t t, const std::vector<char>& b, size_t i) {
+  const char* p = b.data() + i * esize(t);
+  switch (t) {
+    case ncclInt8: return *reinterpret_cast<const int8_t*>(p);
+    case ncclUint8: return *reinterpret_cast<const uint8_t*>(p);
+    case ncclInt32: return *reinterpret_cast<const int32_t*>(p);
+    case ncclUint32: return *reinterpret_cast<const uint32_t*>(p);
+    case ncclInt64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+    case ncclUint64: return static_cast<double>(*reinterpret_cast<const uint64_t*>(p));
+    case ncclFloat16: { _Float16 h; std::memcpy(&h, p, 2); return static_cast<double>(h); }
+    case ncclFloat32: return *reinterpret_cast<const float*>(p);
+    case ncclFloat64: return *reinterpret_cast<const double*>(p);
+    case ncclBfloat16: { uint16_t h; std::memcpy(&h, p, 2); uint32_t u = uint32_t{h} << 16; float f; std::memcpy(&f, &u, 4); return f; }
+    case ncclFloat8e4m3: return fp8_decode(*reinterpret_cast<const uint8_t*>(p), true);
+    case ncclFloat8e5m2: return fp8_decode(*reinterpret_cast<const uint8_t*>(p), false);
+    default: return 0;
+  }
+}
+
+// Inputs chosen so every partial result is exact in every type (fp8 e5m2 included).
+double val(ncclRedOp_t op, int r, size_t i) {
+  switch (op) {
+    case ncclSum: case ncclAvg: return 1 + static_cast<double>((i + static_cast<size_t>(r)) % 2);
+    case ncclProd: return 1 + static_cast<double>((i * 7 + static_cast<size_t>(r)) % 2);
+    default: return static_cast<double>((i * 3 + static_cast<size_t>(r) * 5) % 7);
+  }
+}
+double fold(ncclDataType_t t, ncclRedOp_t op, size_t i, size_t elem_of_rank_offset = 0) {
+  double acc = val(op, 0, i + elem_of_rank_offset);
+  for (int r = 1; r < g_n; ++r) {
+    double x = val(op, r, i + elem_of_rank_offset);
+    switch (op) {
+      case ncclProd: acc *= x; break;
+      case ncclMax: acc = std::max(acc, x); break;
+      case ncclMin: acc = std::min(acc, x); break;
+      default: acc += x; break;
+    }
+  }
+  if (op == ncclAvg) acc = floating(t) ? acc / g_n : std::floor(acc / g_n);
+  return acc;
+}
+
+struct Dev {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit Dev(size_t n) : bytes(n) { CUDA_OK(cudaMalloc(&p, n == 0 ? 1 : n)); }
+  ~Dev() { cudaFree(p); }
+  char* c() const { return static_cast<char*>(p); }
+  void upload(const std::vector<char>& h) const { CUDA_OK(cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice)); }
+  std::vector<char> download(size_t n) const {
+    std::vector<char> h(n);
+    CUDA_OK(cudaMemcpy(h.data(), p, n, cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+void settle(ncclComm_t comm, cudaStream_t s, const char* what) {
+  CUDA_OK(cudaStreamSynchronize(s));
+  ncclResult_t a = ncclSuccess;
+  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+  CHECK(a == ncclSuccess, "%s: async error %d (%s)", what, a, g->ncclGetLastError(comm));
+}
+
+void expect_equal(ncclDataType_t t, const std::vector<char>& got, size_t i, double want, const char* what) {
+  const double v = get(t, got, i);
+  CHECK(v == want, "%s dtype %d element %zu: got %g, expected %g", what, t, i, v, want);
+}
+
+ncclComm_t init_blocking(const ncclUniqueId& id) {
+  ncclComm_t comm = nullptr;
+  NCCL_OK(g->ncclCommInitRank(&comm, g_n, id, g_rank));
+  int n = 0, r = -1;
+  NCCL_OK(g->ncclCommCount(comm, &n));
+  NCCL_OK(g->ncclCommUserRank(comm, &r));
+  CHECK(n == g_n && r == g_rank, "count/rank %d/%d", n, r);
+  return comm;
+}
+
+// ---- scenarios -----------------------------------------------------------------------------------------------
+void all_collectives(ncclComm_t comm, cudaStream_t s) {
+  const size_t C = 700;  // with SIMGPU_NCCL_SLOT_BYTES=4096 every op takes several rounds
+  const size_t N = static_cast<size_t>(g_n);
+  const int root = g_n - 1;
+  for (int ti = 0; ti < ncclNumTypes; ++ti) {
+    const auto t = static_cast<ncclDataType_t>(ti);
+    const size_t es = esize(t);
+    for (ncclRedOp_t op : {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg}) {
+      std::vector<char> in(C * N * es);
+      for (size_t i = 0; i < C * N; ++i) put(t, in, i, val(op, g_rank, i));
+      Dev send(C * N * es), recv(C * N * es);
+      send.upload(in);
+      NCCL_OK(g->ncclAllReduce(send.p, recv.p, C, t, op, comm, s));
+      settle(comm, s, "allreduce");
+      auto out = recv.download(C * es);
+      for (size_t i = 0; i < C; ++i) expect_equal(t, out, i, fold(t, op, i), "allreduce");
+
+      NCCL_OK(g->ncclReduce(send.p, recv.p, C, t, op, root, comm, s));
+      settle(comm, s, "reduce");
+      if (g_rank == root) {
+        out = recv.download(C * es);
+        for (size_t i = 0; i < C; ++i) expect_equal(t, out, i, fold(t, op, i), "reduce");
+      }
+      NCCL_OK(g->ncclReduceScatter(send.p, recv.p, C, t, op, comm, s));
+      settle(comm, s, "reducescatter");
+      out = recv.download(C * es);
+      for (size_t i = 0; i < C; ++i)
+        expect_equal(t, out, i, fold(t, op, i, static_cast<size_t>(g_rank) * C), "reducescatter");
+    }
+    const ncclRedOp_t plain = ncclMax;  // val() for max: the data pattern of the data-movement ops
+    std::vector<char> in(C * N * es);
+    for (size_t i = 0; i < C * N; ++i) put(t, in, i, val(plain, g_rank, i));
+    Dev send(C * N * es), recv(C * N * es);
+    send.upload(in);
+    auto check = [&](const char* what, size_t count, auto expected) {
+      auto out = recv.download(count * es);
+      for (size_t i = 0; i < count; ++i) expect_equal(t, out, i, expected(i), what);
+    };
+    NCCL_OK(g->ncclAllGather(send.p, recv.p, C, t, comm, s));
+    settle(comm, s, "allgather");
+    check("allgather", C * N, [&](size_t i) { return val(plain, static_cast<int>(i / C), i % C); });
+    NCCL_OK(g->ncclBroadcast(send.p, recv.p, C, t, 1 % g_n, comm, s));
+    settle(comm, s, "broadcast");
+    check("broadcast", C, [&](size_t i) { return val(plain, 1 % g_n, i); });
+    NCCL_OK(g->ncclAlltoAll(send.p, recv.p, C, t, comm, s));
+    settle(comm, s, "alltoall");
+    check("alltoall", C * N, [&](size_t i) { return val(plain, static_cast<int>(i / C), static_cast<size_t>(g_rank) * C + i % C); });
+    NCCL_OK(g->ncclGather(send.p, recv.p, C, t, 0, comm, s));
+    settle(comm, s, "gather");
+    if (g_rank == 0) check("gather", C * N, [&](size_t i) { return val(plain, static_cast<int>(i / C), i % C); });
+    NCCL_OK(g->ncclScatter(send.p, recv.p, C, t, 0, comm, s));
+    settle(comm, s, "scatter");
+    check("scatter", C, [&](size_t i) { return val(plain, 0, static_cast<size_t>(g_rank) * C + i); });
+    // Ring exchange in one group: send right, receive from the left.
+    const int right = (g_rank + 1) % g_n, left = (g_rank + g_n - 1) % g_n;
+    NCCL_OK(g->ncclGroupStart());
+    NCCL_OK(g->ncclSend(send.p, C, t, right, comm, s));
+    NCCL_OK(g->ncclRecv(recv.p, C, t, left, comm, s));
+    NCCL_OK(g->ncclGroupEnd());
+    settle(comm, s, "sendrecv");
+    check("sendrecv", C, [&](size_t i) { return val(plain, left, i); });
+  }
+}
+
+void in_place_and_graph(ncclComm_t comm, cudaStream_t s) {
+  const size_t C = 300, N = static_cast<size_t>(g_n);
+  const ncclDataType_t t = ncclFloat32;
+  Dev buf(C * N * 4);
+  std::vector<char> in(C * N * 4);
+  for (size_t i = 0; i < C * N; ++i) put(t, in, i, val(ncclSum, g_rank, i));
+  buf.upload(in);
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, C, t, ncclSum, comm, s));
+  settle(comm, s, "in-place allreduce");
+  auto out = buf.download(C * 4);
+  for (size_t i = 0; i < C; ++i) expect_equal(t, out, i, fold(t, ncclSum, i), "in-place allreduce");
+
+  // In-place allgather: sendbuff = recvbuff + rank*count.
+  std::vector<char> mine(C * N * 4);
+  for (size_t i = 0; i < C; ++i) put(t, mine, static_cast<size_t>(g_rank) * C + i, val(ncclMax, g_rank, i));
+  buf.upload(mine);
+  NCCL_OK(g->ncclAllGather(buf.c() + static_cast<size_t>(g_rank) * C * 4, buf.p, C, t, comm, s));
+  settle(comm, s, "in-place allgather");
+  out = buf.download(C * N * 4);
+  for (size_t i = 0; i < C * N; ++i) expect_equal(t, out, i, val(ncclMax, static_cast<int>(i / C), i % C), "in-place allgather");
+
+  // In-place reducescatter: recvbuff = sendbuff + rank*count.
+  buf.upload(in);
+  NCCL_OK(g->ncclReduceScatter(buf.p, buf.c() + static_cast<size_t>(g_rank) * C * 4, C, t, ncclSum, comm, s));
+  settle(comm, s, "in-place reducescatter");
+  out = buf.download(C * N * 4);
+  for (size_t i = 0; i < C; ++i)
+    expect_equal(t, out, static_cast<size_t>(g_rank) * C + i, fold(t, ncclSum, i, static_cast<size_t>(g_rank) * C),
+                 "in-place reducescatter");
+
+  // In-place alltoall is undefined in NCCL: refused.
+  CHECK(g->ncclAlltoAll(buf.p, buf.p, C, t, comm, s) == ncclInvalidArgument, "in-place alltoall accepted");
+
+  // ncclAvg on f32 is a pre-multiplied sum: sum of float(x_r * (1/n)) in rank order.
+  std::vector<char> av(C * 4);
+  for (size_t i = 0; i < C; ++i) put(t, av, i, 0.1 * (g_rank + 1) + 0.013 * static_cast<double>(i));
+  buf.upload(av);
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, C, t, ncclAvg, comm, s));
+  settle(comm, s, "avg");
+  out = buf.download(C * 4);
+  for (size_t i = 0; i < C; ++i) {
+    const float scale = 1.0f / static_cast<float>(g_n);
+    float acc = 0;
+    for (int r = 0; r < g_n; ++r) {
+      float x = static_cast<float>(0.1 * (r + 1) + 0.013 * static_cast<double>(i)) * scale;
+      acc = r == 0 ? x : acc + x;
+    }
+    expect_equal(t, out, i, acc, "avg (pre-multiplied sum)");
+  }
+
+  // Captured into a graph: nothing runs at capture; each replay runs the allreduce again.
+  for (size_t i = 0; i < C; ++i) put(t, in, i, g_rank + 1);
+  buf.upload(in);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, C, t, ncclSum, comm, s));
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  out = buf.download(4);
+  CHECK(get(t, out, 0) == g_rank + 1, "captured allreduce ran during capture");
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OK(cudaGraphLaunch(exec, s));
+  CUDA_OK(cudaGraphLaunch(exec, s));
+  settle(comm, s, "graph");
+  out = buf.download(4);
+  const double once = g_n * (g_n + 1) / 2.0;
+  CHECK(get(t, out, 0) == once * g_n, "two graph replays: got %g, expected %g", get(t, out, 0), once * g_n);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+
+  void* handle = nullptr;
+  NCCL_OK(g->ncclCommRegister(comm, buf.p, C * 4, &handle));
+  NCCL_OK(g->ncclCommDeregister(comm, handle));
+  CHECK(g->ncclCommDeregister(comm, handle) == ncclInvalidArgument, "double deregister accepted");
+}
+
+void alltoallv(ncclComm_t comm, cudaStream_t s) {
+  CHECK(g->ncclAllToAllv != nullptr, "ncclAllToAllv missing from the NCCLX variant");
+  // Rank r sends (r + j + 1) * 50 elements to rank j.
+  const size_t N = static_cast<size_t>(g_n);
+  std::vector<size_t> sc(N), sd(N), rc(N), rd(N);
+  size_t st = 0, rt = 0;
+  for (size_t j = 0; j < N; ++j) {
+    sc[j] = (static_cast<size_t>(g_rank) + j + 1) * 50;
+    sd[j] = st;
+    st += sc[j];
+    rc[j] = (j + static_cast<size_t>(g_rank) + 1) * 50;
+    rd[j] = rt;
+    rt += rc[j];
+  }
+  std::vector<char> in(st * 4);
+  for (size_t j = 0; j < N; ++j)
+    for (size_t i = 0; i < sc[j]; ++i) put(ncclInt32, in, sd[j] + i, static_cast<double>(g_rank * 100000 + j * 1000 + i));
+  Dev send(st * 4), recv(rt * 4);
+  send.upload(in);
+  NCCL_OK(g->ncclAllToAllv(send.p, sc.data(), sd.data(), recv.p, rc.data(), rd.data(), ncclInt32, comm, s));
+  settle(comm, s, "alltoallv");
+  auto out = recv.download(rt * 4);
+  for (size_t q = 0; q < N; ++q)
+    for (size_t i = 0; i < rc[q]; ++i)
+      expect_equal(ncclInt32, out, rd[q] + i, static_cast<double>(q * 100000 + static_cast<size_t>(g_rank) * 1000 + i),
+                   "alltoallv");
+}
+
+ncclResult_t poll_async(ncclComm_t comm, int max_ms) {
+  ncclResult_t a = ncclInProgress;
+  for (int i = 0; i < max_ms && a == ncclInProgress; ++i) {
+    NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+    if (a == ncclInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return a;
+}
+
+void nonblocking(const ncclUniqueId& id, cudaStream_t s) {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = g->ncclCommInitRankConfig(&comm, g_n, id, g_rank, &cfg);
+  if (g_n > 1) CHECK(r == ncclInProgress, "non-blocking init returned %d, expected ncclInProgress", r);
+  CHECK(comm != nullptr, "no communicator handle");
+  CHECK(poll_async(comm, 10000) == ncclSuccess, "init did not complete");
+  Dev buf(4096);
+  std::vector<char> in(4096);
+  for (int i = 0; i < 1024; ++i) put(ncclInt32, in, static_cast<size_t>(i), g_rank + 1);
+  buf.upload(in);
+  r = g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s);
+  if (g_n == 1) {
+    CHECK(r == ncclSuccess, "single-rank collective on a non-blocking communicator returned %d (launches synchronously)", r);
+    return;
+  }
+  CHECK(r == ncclInProgress, "non-blocking allreduce returned %d, expected ncclInProgress", r);
+  // Right after the call the op is not on the stream yet: an event recorded now precedes it.
+  cudaEvent_t early;
+  CUDA_OK(cudaEventCreate(&early));
+  CUDA_OK(cudaEventRecord(early, s));
+  CUDA_OK(cudaEventSynchronize(early));
+  auto out = buf.download(4);
+  CHECK(get(ncclInt32, out, 0) == g_rank + 1, "the op ran before ncclCommGetAsyncError reported success");
+  CHECK(poll_async(comm, 10000) == ncclSuccess, "allreduce launch did not complete");
+  settle(comm, s, "non-blocking allreduce");
+  out = buf.download(4);
+  CHECK(get(ncclInt32, out, 0) == g_n * (g_n + 1) / 2, "non-blocking allreduce result %g", get(ncclInt32, out, 0));
+  // Reusing the communicator before the previous call reported ncclSuccess: NCCL's error.
+  CHECK(g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s) == ncclInProgress, "second allreduce");
+  r = g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s);
+  CHECK(r == ncclInvalidUsage, "early reuse returned %d, expected ncclInvalidUsage", r);
+  const std::string msg = g->ncclGetLastError(comm);
+  CHECK(msg.find("Attempt to use communicator before the previous operation returned ncclSuccess") != std::string::npos,
+        "last error: %s", msg.c_str());
+  ncclResult_t a = ncclSuccess;
+  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+  CHECK(a == ncclInvalidUsage, "async error after early reuse: %d", a);
+  CUDA_OK(cudaStreamSynchronize(s));
+  NCCL_OK(g->ncclCommAbort(comm));
+}
+
+void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStream_t s) {
+  const int peer = 1 - g_rank;
+  Dev a(4096), b(4096);
+  CUDA_OK(cudaMemset(a.p, g_rank + 1, 4096));
+  ncclComm_t comm = init_blocking(id1);
+  // Ungrouped: each rank posts its receive first. Receives block the stream until matched, so the
+  // sends queued behind them never start: a deadlock, as on a GPU.
+  NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, comm, s));
+  NCCL_OK(g->ncclSend(a.p, 4096, ncclUint8, peer, comm, s));
+  for (int i = 0; i < 40; ++i) {
+    CHECK(cudaStreamQuery(s) == cudaErrorNotReady, "ungrouped recv-then-send completed after %d ms: no serialisation", i * 25);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  std::fprintf(stderr, "rank %d: ungrouped recv-then-send still not done after 1 s (deadlock, as expected)\n", g_rank);
+  NCCL_OK(g->ncclCommAbort(comm));
+  CUDA_OK(cudaStreamSynchronize(s));  // the abort released the stream
+  // The same posts inside one group progress together.
+  comm = init_blocking(id2);
+  NCCL_OK(g->ncclGroupStart());
+  NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, comm, s));
+  NCCL_OK(g->ncclSend(a.p, 4096, ncclUint8, peer, comm, s));
+  NCCL_OK(g->ncclGroupEnd());
+  settle(comm, s, "grouped recv+send");
+  auto out = b.download(4096);
+  CHECK(static_cast<unsigned char>(out[4095]) == peer + 1, "grouped p2p data %d", out[4095]);
+  NCCL_OK(g->ncclCommDestroy(comm));
+}
+
+void mismatch(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  Dev buf(8192);
+  const size_t count = g_rank == 0 ? 100 : 200;
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, count, ncclFloat32, ncclSum, comm, s));
+  CUDA_OK(cudaStreamSynchronize(s));  // completes (with an error) instead of hanging
+  ncclResult_t a = ncclSuccess;
+  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+  CHECK(a == ncclInvalidUsage, "mismatched counts: async error %d, expected ncclInvalidUsage", a);
+  const std::string msg = g->ncclGetLastError(comm);
+  CHECK(msg.find("count=100") != std::string::npos && msg.find("count=200") != std::string::npos,
+        "message does not name both calls: %s", msg.c_str());
+  std::fprintf(stderr, "rank %d: %s\n", g_rank, msg.c_str());
+  CHECK(g->ncclAllReduce(buf.p, buf.p, 10, ncclFloat32, ncclSum, comm, s) == ncclInvalidUsage,
+        "a broken communicator accepted another op");
+  NCCL_OK(g->ncclCommAbort(comm));
+}
+
+void duplicate_gpu(const ncclUniqueId& id) {
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = g->ncclCommInitRank(&comm, g_n, id, g_rank);
+  CHECK(r == ncclInvalidUsage, "two ranks on one GPU: init returned %d, expected ncclInvalidUsage", r);
+  const std::string msg = g->ncclGetLastError(nullptr);
+  CHECK(msg.find("Duplicate GPU detected") != std::string::npos, "last error: %s", msg.c_str());
+  CHECK(comm == nullptr, "failed blocking init left a communicator");
+}
+
+void abort_then_use(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  Dev buf(64);
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, 16, ncclInt32, ncclSum, comm, s));
+  settle(comm, s, "allreduce before abort");
+  NCCL_OK(g->ncclCommAbort(comm));
+  ncclResult_t r = g->ncclAllReduce(buf.p, buf.p, 16, ncclInt32, ncclSum, comm, s);
+  CHECK(r == ncclInvalidArgument, "op on an aborted communicator returned %d", r);
+  const std::string msg = g->ncclGetLastError(nullptr);
+  CHECK(msg.find("use after free") != std::string::npos, "last error: %s", msg.c_str());
+  ncclResult_t a;
+  CHECK(g->ncclCommGetAsyncError(comm, &a) == ncclInvalidArgument, "GetAsyncError on an aborted communicator");
+}
+
+void fault_init(const ncclUniqueId& id) {
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = g->ncclCommInitRank(&comm, g_n, id, g_rank);
+  if (g_rank == 1) {
+    CHECK(r == ncclSystemError, "SIMGPU_FAIL_COMM_INIT: rank 1 init returned %d", r);
+  } else {
+    CHECK(r != ncclSuccess, "rank 0 init succeeded although rank 1 never joined");
+    std::fprintf(stderr, "rank 0: init gave up: %s\n", g->ncclGetLastError(nullptr));
+  }
+}
+
+void fault_async(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  Dev buf(64);
+  for (int i = 0; i < 2; ++i) {
+    NCCL_OK(g->ncclAllReduce(buf.p, buf.p, 16, ncclInt32, ncclSum, comm, s));
+    settle(comm, s, "allreduce before the injected error");
+  }
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, 16, ncclInt32, ncclSum, comm, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  ncclResult_t a = ncclSuccess;
+  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+  if (g_rank == 1)
+    CHECK(a == ncclSystemError, "SIMGPU_ASYNC_ERROR_AFTER=2 on rank 1: async error %d", a);
+  else
+    CHECK(a == ncclRemoteError || a == ncclSystemError, "rank 0 did not see rank 1's failure: %d", a);
+  std::fprintf(stderr, "rank %d: async error %d: %s\n", g_rank, a, g->ncclGetLastError(comm));
+  NCCL_OK(g->ncclCommAbort(comm));
+}
+
+void fault_hang(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  Dev buf(64);
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, 16, ncclInt32, ncclSum, comm, s));
+  settle(comm, s, "first allreduce");
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, 16, ncclInt32, ncclSum, comm, s));
+  for (int i = 0; i < 20; ++i) {
+    CHECK(cudaStreamQuery(s) == cudaErrorNotReady, "SIMGPU_HANG_AFTER=1: the second op completed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  NCCL_OK(g->ncclCommAbort(comm));  // frees the hung op
+  CUDA_OK(cudaStreamSynchronize(s));
+}
+
+void single_rank(const ncclUniqueId& id, cudaStream_t s) {
+  nonblocking(id, s);
+  // ncclMemAlloc draws on device memory like cudaMalloc (SIMGPU_DEVICE_MEMORY=16MiB here).
+  void* p = nullptr;
+  CHECK(g->ncclMemAlloc(&p, 32 << 20) == ncclUnhandledCudaError, "ncclMemAlloc beyond device memory succeeded");
+  NCCL_OK(g->ncclMemAlloc(&p, 1 << 20));
+  NCCL_OK(g->ncclMemFree(p));
+}
+
+void fp8_needs_sm90(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  Dev buf(256);
+  ncclResult_t r = g->ncclAllReduce(buf.p, buf.p, 16, ncclFloat8e4m3, ncclSum, comm, s);
+  CHECK(r == ncclInvalidArgument, "fp8 allreduce at cc 8.0 returned %d", r);
+  NCCL_OK(g->ncclAllGather(buf.p, buf.c() + 128, 16, ncclFloat8e5m2, comm, s));  // no reduction: fine
+  settle(comm, s, "fp8 allgather");
+  NCCL_OK(g->ncclCommDestroy(comm));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: %s scenario rank nranks nccl-library uid [uid2]\n", argv[0]);
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  g_rank = std::atoi(argv[2]);
+  g_n = std::atoi(argv[3]);
+  NcclFns fns(argv[4]);
+  g = &fns;
+  const ncclUniqueId id = parse_uid(argv[5]);
+  const ncclUniqueId id2 = argc > 6 ? parse_uid(argv[6]) : id;
+  const char* dev = std::getenv("SIMGPU_TEST_DEVICE");  // default: one GPU per rank
+  CUDA_OK(cudaSetDevice(dev ? std::atoi(dev) : g_rank));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+  if (scenario == "collectives") {
+    ncclComm_t comm = init_blocking(id);
+    all_collectives(comm, s);
+    in_place_and_graph(comm, s);
+    if (g->ncclAllToAllv != nullptr) alltoallv(comm, s);
+    NCCL_OK(g->ncclCommFinalize(comm));
+    NCCL_OK(g->ncclCommDestroy(comm));
+  } else if (scenario == "alltoallv") {
+    ncclComm_t comm = init_blocking(id);
+    alltoallv(comm, s);
+    NCCL_OK(g->ncclCommDestroy(comm));
+  } else if (scenario == "nonblocking") {
+    nonblocking(id, s);
+  } else if (scenario == "single") {
+    single_rank(id, s);
+  } else if (scenario == "p2p") {
+    p2p_serialisation(id, id2, s);
+  } else if (scenario == "mismatch") {
+    mismatch(id, s);
+  } else if (scenario == "duplicate") {
+    duplicate_gpu(id);
+  } else if (scenario == "abort") {
+    abort_then_use(id, s);
+  } else if (scenario == "fault_init") {
+    fault_init(id);
+  } else if (scenario == "fault_async") {
+    fault_async(id, s);
+  } else if (scenario == "fault_hang") {
+    fault_hang(id, s);
+  } else if (scenario == "fp8_cc80") {
+    fp8_needs_sm90(id, s);
+  } else {
+    fail("unknown scenario %s", scenario.c_str());
+  }
+  std::fprintf(stderr, "rank %d: %s passed\n", g_rank, scenario.c_str());
+  return 0;
+}
