@@ -108,8 +108,10 @@ void ConsoleReporter::case_done(const CaseRecord& r) {
   ++cases_seen_;
   // Memory and timing mode label the numbers below them; repeat the header if they change.
   const std::string context = fmt::format(
-      "# memory {} | timing {} (per iteration: slowest rank; time = mean over iterations)",
-      r.memory, r.timing);
+      "# memory {}{} | timing {} (per iteration: slowest rank; time = mean over iterations)",
+      r.memory,
+      r.staging.empty() ? "" : fmt::format(" (staged through {} buffers, copies timed)", r.staging),
+      r.timing);
   if (context != table_context_) {
     table_context_ = context;
     print(context);
