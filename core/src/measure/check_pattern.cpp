@@ -55,6 +55,30 @@ double reduce_expected(const CheckContext& c, uint64_t i) {
   return acc;
 }
 
+// Mantissa bits of the floating dtypes; 0 for integers (compared exactly).
+int mantissa_bits(cb_dtype d) {
+  switch (d) {
+    case CB_DTYPE_F64: return 52;
+    case CB_DTYPE_F32: return 23;
+    case CB_DTYPE_F16: return 10;
+    case CB_DTYPE_BF16: return 7;
+    case CB_DTYPE_F8E4M3: return 3;
+    case CB_DTYPE_F8E5M2: return 2;
+    default: return 0;
+  }
+}
+
+// How far a result may be from the exact one. Exact everywhere but `avg` on floating types:
+// NCCL computes it as a pre-multiplied sum (each input times 1/n, then summed), which rounds at
+// every step. As nccl-tests, 2 ulp of the result for f32/f64; narrow formats round once per rank.
+double tolerance(const CheckContext& c, double expected) {
+  const int bits = mantissa_bits(c.dtype);
+  if (c.redop != CB_REDOP_AVG || bits == 0 || !op_info(c.op).reduction) return 0;
+  const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(expected), 1.0)) - bits);
+  const int ulps = bits >= 23 ? 2 : std::max(2, c.world);
+  return ulps * ulp;
+}
+
 }  // namespace
 
 uint64_t send_elements(OpKind op, uint64_t count, int world) {
@@ -97,8 +121,10 @@ int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t recv_elems
   const uint64_t n = c.count;
   int64_t wrong = 0;
   auto each = [&](uint64_t offset, auto&& expected) {
-    for (uint64_t i = 0; i < n; ++i)
-      if (sdk::load_as_double(c.dtype, recv, offset + i) != expected(i)) ++wrong;
+    for (uint64_t i = 0; i < n; ++i) {
+      const double want = expected(i), got = sdk::load_as_double(c.dtype, recv, offset + i);
+      if (got != want && !(std::fabs(got - want) <= tolerance(c, want))) ++wrong;
+    }
   };
   switch (c.op) {
     case OpKind::Allreduce:

@@ -51,7 +51,7 @@ NcclApi load_nccl_api(const std::string& path) {
   resolve(h, "ncclMemFree", a.MemFree, false, path);
   resolve(h, "ncclCommRegister", a.CommRegister, false, path);
   resolve(h, "ncclCommDeregister", a.CommDeregister, false, path);
-  a.AllToAllv = ::dlsym(h, "ncclAllToAllv");
+  resolve(h, "ncclAllToAllv", a.AllToAllv, false, path);
   return a;
 }
 

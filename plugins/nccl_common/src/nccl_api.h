@@ -41,7 +41,9 @@ struct NcclApi {
   ncclResult_t (*MemFree)(void*) = nullptr;
   ncclResult_t (*CommRegister)(ncclComm_t, void*, size_t, void**) = nullptr;
   ncclResult_t (*CommDeregister)(ncclComm_t, void*) = nullptr;
-  void* AllToAllv = nullptr;  // NCCLX extension (signature differs between NCCLX releases)
+  // NCCLX extension: alltoall with per-peer counts and displacements (in elements).
+  ncclResult_t (*AllToAllv)(const void*, const size_t[], const size_t[], void*, const size_t[], const size_t[],
+                            ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
 
   bool is_ncclx() const { return AllToAllv != nullptr; }
 };

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "commbench/sdk/capabilities.hpp"
+#include "commbench/sdk/device_choice.hpp"
 #include "commbench/sdk/host_services.hpp"
 #include "nccl_types.h"
 
@@ -23,24 +24,27 @@ std::unique_ptr<cb_backend> create_nccl_backend(const cb_host_services& host, co
   if (e != cudaSuccess || devices == 0)
     sdk::fail(CB_ERR_UNAVAILABLE, std::string("no CUDA device (cudaGetDeviceCount: ") +
                                       (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
-  const int local_ranks = b->host.local_world_size > 0 ? b->host.local_world_size : 1;
-  if (!b->options.device && local_ranks > devices)
-    sdk::fail(CB_ERR_UNAVAILABLE, std::to_string(local_ranks) + " ranks on this host but " +
-                                      std::to_string(devices) + " visible GPU(s): this world size is skipped "
-                                      "(NCCL refuses two ranks on one GPU)");
-  b->device = b->options.device.value_or(b->host.local_rank);
-  if (b->device >= devices)
-    sdk::fail(CB_ERR_INVALID_ARGUMENT, "option device = " + std::to_string(b->device) + " but only " +
-                                           std::to_string(devices) + " device(s) are visible");
+  // The same rule as the core's, so the communicator is created on the device the core's buffers
+  // are on (one GPU per rank pinned by CUDA_VISIBLE_DEVICES counts as that rank's own).
+  const sdk::DeviceChoice choice =
+      sdk::choose_device(b->host.local_rank, b->host.local_world_size, devices, b->options.device);
+  if (!choice.error.empty())
+    sdk::fail(b->options.device ? CB_ERR_INVALID_ARGUMENT : CB_ERR_UNAVAILABLE, "option device: " + choice.error);
+  b->device = choice.device;
   check_cuda("cudaSetDevice", cudaSetDevice(b->device));
+  check_cuda("cudaDeviceGetAttribute",
+             cudaDeviceGetAttribute(&b->compute_major, cudaDevAttrComputeCapabilityMajor, b->device));
+  check_cuda("cudaDeviceGetAttribute",
+             cudaDeviceGetAttribute(&b->compute_minor, cudaDevAttrComputeCapabilityMinor, b->device));
   return b;
 }
 
-cb_capabilities nccl_capabilities(int version) {
+cb_capabilities nccl_capabilities(int version, int compute_major) {
   cb_capabilities c{};
   c.struct_size = sizeof(c);
   c.ops = sdk::all_bits(CB_OP_COUNT_V1);
   c.dtypes = c.reduce_dtypes = supported_dtypes(version);
+  if (compute_major > 0 && compute_major < 9) c.reduce_dtypes &= ~(CB_BIT(CB_DTYPE_F8E4M3) | CB_BIT(CB_DTYPE_F8E5M2));
   c.redops = sdk::all_bits(CB_REDOP_COUNT_V1);
   c.mem_types = CB_BIT(CB_MEM_CUDA);
   c.flags = CB_CAP_STREAM_ORDERED | CB_CAP_ASYNC | CB_CAP_GROUPS | CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
@@ -52,7 +56,10 @@ void emit_nccl_metadata(const cb_backend& b, void (*emit)(void*, const char*, co
   put("nccl_version", version_string(b.version));
   put("library", b.api.library);
   put("ncclx", b.api.is_ncclx() ? "yes (ncclAllToAllv present)" : "no");
+  put("alltoall_path", b.api.AllToAllv ? "ncclAllToAllv (NCCLX)" : b.api.AlltoAll ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv");
   put("native_alltoall_gather_scatter", b.api.AlltoAll && b.api.Gather && b.api.Scatter ? "yes" : "no (grouped send/recv)");
+  put("blocking", b.options.blocking.value_or(0) ? "yes" : "no (ncclInProgress settled per call)");
+  put("compute_capability", std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
   put("registration", b.options.registration ? "on" : "off");
   put("device", std::to_string(b.device));
   cudaDeviceProp prop{};

@@ -19,6 +19,7 @@ struct cb_backend {
   std::string plugin;  // "nccl" or "ncclx"
   int version = 0;     // ncclGetVersion
   int device = 0;
+  int compute_major = 0, compute_minor = 0;  // of `device`; fp8 reductions need 9.0
 };
 
 namespace commbench::nccl_backend {
@@ -28,8 +29,8 @@ std::unique_ptr<cb_backend> create_nccl_backend(const cb_host_services& host, co
                                                 const std::function<NcclApi(const NcclOptions&)>& load_api);
 
 // Static capabilities (before init) given the NCCL version the plugin was built against or
-// found, and the runtime set after init.
-cb_capabilities nccl_capabilities(int nccl_version);
+// found; with a compute capability (after init), fp8 reductions only from 9.0 (sm90), as NCCL.
+cb_capabilities nccl_capabilities(int nccl_version, int compute_major = 0);
 
 void emit_nccl_metadata(const cb_backend& backend, void (*emit)(void*, const char*, const char*), void* ctx);
 

@@ -5,12 +5,14 @@
 #include <optional>
 #include <string>
 
+#include <nccl.h>
+
 #include "commbench/backend.h"
 
 namespace commbench::nccl_backend {
 
 struct NcclOptions {
-  std::optional<int> blocking;          // ncclConfig_t.blocking (unset: NCCL's default, blocking)
+  std::optional<int> blocking;          // ncclConfig_t.blocking (unset: 0, non-blocking, so init can be abandoned at a deadline)
   std::optional<int> cga_cluster_size;  // ncclConfig_t.cgaClusterSize
   std::optional<int> min_ctas;          // ncclConfig_t.minCTAs
   std::optional<int> max_ctas;          // ncclConfig_t.maxCTAs
@@ -23,5 +25,13 @@ struct NcclOptions {
 
 // `plugin` is "nccl" or "ncclx" (only ncclx takes `library`).
 NcclOptions parse_nccl_options(const cb_option* options, size_t count, const char* plugin);
+
+}  // namespace commbench::nccl_backend
+
+namespace commbench::nccl_backend {
+
+// The ncclConfig_t for these options. min_ctas alone also sets maxCTAs (to at least min_ctas):
+// NCCL checks minCTAs <= maxCTAs, and an undefined maxCTAs fails that check.
+ncclConfig_t make_nccl_config(const NcclOptions& options);
 
 }  // namespace commbench::nccl_backend

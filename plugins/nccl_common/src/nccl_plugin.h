@@ -18,7 +18,7 @@ struct NcclTraits {
   static constexpr const char* name = Loader::name;
   static cb_error* translate(std::string_view what) noexcept { return sdk::error_from_standard_exception(what); }
   static cb_capabilities capabilities(const cb_backend* b) {
-    return nccl_capabilities(b != nullptr ? b->version : Loader::static_version);
+    return b != nullptr ? nccl_capabilities(b->version, b->compute_major) : nccl_capabilities(Loader::static_version);
   }
   static std::unique_ptr<cb_backend> create_backend(const cb_host_services& host) {
     return create_nccl_backend(host, Loader::name, Loader::load);
@@ -63,13 +63,13 @@ struct NcclPlugin {
   static cb_error* group_start(cb_comm* c) {
     return Entry::guarded("group_start", [&] {
       sdk::require_argument(c, "comm");
-      check_nccl(c->backend.api, c->nccl, "ncclGroupStart", c->backend.api.GroupStart());
+      group_start_nccl(*c);
     });
   }
   static cb_error* group_end(cb_comm* c) {
     return Entry::guarded("group_end", [&] {
       sdk::require_argument(c, "comm");
-      check_nccl(c->backend.api, c->nccl, "ncclGroupEnd", c->backend.api.GroupEnd());
+      group_end_nccl(*c);
     });
   }
 

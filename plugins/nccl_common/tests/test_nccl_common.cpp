@@ -67,6 +67,17 @@ TEST(NcclTypes, EveryDtypeMapsFromNccl224AndFp8NotBefore) {
   EXPECT_EQ(nccl_redop(CB_REDOP_MIN), ncclMin);
 }
 
+TEST(NcclTypes, Fp8ReductionsNeedComputeCapability9ButFp8MovesEverywhere) {
+  const cb_capabilities ampere = nccl_capabilities(22800, 8);
+  EXPECT_EQ(ampere.reduce_dtypes & CB_BIT(CB_DTYPE_F8E4M3), 0u);
+  EXPECT_EQ(ampere.reduce_dtypes & CB_BIT(CB_DTYPE_F8E5M2), 0u);
+  EXPECT_NE(ampere.dtypes & CB_BIT(CB_DTYPE_F8E4M3), 0u) << "allgather of fp8 needs no arithmetic";
+  EXPECT_NE(ampere.reduce_dtypes & CB_BIT(CB_DTYPE_BF16), 0u);
+  const cb_capabilities hopper = nccl_capabilities(22800, 9);
+  EXPECT_NE(hopper.reduce_dtypes & CB_BIT(CB_DTYPE_F8E4M3), 0u);
+  EXPECT_NE(nccl_capabilities(22800).reduce_dtypes & CB_BIT(CB_DTYPE_F8E5M2), 0u) << "before init: the static set";
+}
+
 TEST(NcclTypes, CapabilitiesAreStreamOrderedCudaWithGroups) {
   const cb_capabilities c = nccl_capabilities(22800);
   EXPECT_EQ(c.mem_types, CB_BIT(CB_MEM_CUDA));
@@ -98,6 +109,23 @@ TEST(NcclOptions, ParsesConfigFieldsAndRejectsWithTheKey) {
   EXPECT_THROW(parse_nccl_options(bad, 2, "nccl"), sdk::PluginError);
   const cb_option word[] = {opt("blocking", "maybe")};
   EXPECT_THROW(parse_nccl_options(word, 1, "nccl"), sdk::PluginError);
+}
+
+TEST(NcclOptions, MinCtasAloneGivesADefinedMaxCtasNotBelowIt) {
+  const cb_option only_min[] = {opt("min_ctas", "4")};
+  const ncclConfig_t c = make_nccl_config(parse_nccl_options(only_min, 1, "nccl"));
+  EXPECT_EQ(c.minCTAs, 4);
+  EXPECT_NE(c.maxCTAs, NCCL_CONFIG_UNDEF_INT);
+  EXPECT_GE(c.maxCTAs, c.minCTAs);
+  const cb_option big_min[] = {opt("min_ctas", "100")};
+  const ncclConfig_t big = make_nccl_config(parse_nccl_options(big_min, 1, "nccl"));
+  EXPECT_GE(big.maxCTAs, 100);
+  const cb_option both[] = {opt("min_ctas", "2"), opt("max_ctas", "8")};
+  EXPECT_EQ(make_nccl_config(parse_nccl_options(both, 2, "nccl")).maxCTAs, 8);
+  const ncclConfig_t none = make_nccl_config(parse_nccl_options(nullptr, 0, "nccl"));
+  EXPECT_EQ(none.maxCTAs, NCCL_CONFIG_UNDEF_INT) << "NCCL's own default when nothing is asked";
+  EXPECT_EQ(none.minCTAs, NCCL_CONFIG_UNDEF_INT);
+  EXPECT_EQ(none.blocking, 0) << "non-blocking by default, so init can be abandoned at a deadline";
 }
 
 }  // namespace
