@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU test set (label gpu_sim: the real commbench, its workers and plugins on the simulated
+# GPU) with commbench, the plugins and the simulated libraries built under a sanitizer, in a
+# separate build directory: run_sanitized.sh <address|thread> <source dir> <build dir>.
+# address also enables UndefinedBehaviorSanitizer. Exits 77 (ctest SKIP) when the compiler
+# cannot build with that sanitizer. Only the targets these tests run are built.
+set -euo pipefail
+kind=$1 src=$2 build=$3
+case $kind in
+  address) flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;;
+  thread) flags="-fsanitize=thread" ;;
+  *) echo "run_sanitized: address or thread" >&2; exit 2 ;;
+esac
+if ! echo 'int main(){}' | ${CXX:-c++} -x c++ $flags -o /dev/null - 2>/dev/null; then
+  echo "run_sanitized: ${CXX:-c++} cannot build with $flags; skipped"
+  exit 77
+fi
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+  -DCOMMBENCH_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=$flags -fno-omit-frame-pointer" \
+  "-DCMAKE_C_FLAGS=$flags -fno-omit-frame-pointer" "-DSIMGPU_SANITIZE=$flags" >/dev/null
+targets=(commbench commbench_gpu_sim_tests)
+for t in commbench_backend_gloo commbench_backend_nccl commbench_backend_ncclx; do
+  cmake --build "$build" --target help | grep -q "^$t:" && targets+=("$t")
+done
+cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"
+# handle_segv=0: a deliberate host dereference of device memory must die of SIGSEGV, as on a GPU.
+export ASAN_OPTIONS="handle_segv=0 detect_leaks=1 ${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
+export TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+cd "$build"
+# A sanitizer report in a worker fails that worker, and so the test that ran it.
+ctest -L '^gpu_sim$' --output-on-failure --timeout 900
