@@ -169,14 +169,25 @@ name = "events"
 [[run]]
 name = "host-sync"
 gpu_timing = "host_stream_sync"
+[[run]]
+name = "batch"
+gpu_timing = "cuda_event_batch"
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cases = dir.records();
-  ASSERT_EQ(cases.size(), 4u);
+  ASSERT_EQ(cases.size(), 6u);
   for (const auto& c : cases) {
     EXPECT_EQ(c["status"], "ok") << c.dump();
-    EXPECT_EQ(c["timing"], c["run"] == "events" ? "cuda_event" : "host_stream_sync") << c.dump();
+    EXPECT_EQ(c["iterations"], 3) << c.dump();
+    EXPECT_EQ(c["samples_us"].size(), 3u) << c.dump();
+    for (const auto& s : c["samples_us"]) EXPECT_GT(s.get<double>(), 0.0) << c.dump();
+    const std::string run = c["run"];
+    // Batching applies to collectives; pingpong in a batch run is timed per iteration, and says so.
+    const std::string expected = run == "events" ? "cuda_event"
+                                 : run == "host-sync" ? "host_stream_sync"
+                                 : c["op"] == "allreduce" ? "cuda_event_batch" : "cuda_event";
+    EXPECT_EQ(c["timing"], expected) << c.dump();
   }
 }
 
