@@ -217,5 +217,32 @@ blocking = 1
   }
 }
 
+// An op that never completes on the stream: the execution fails at its timeout naming the stuck
+// case, and the job ends (the worker does not wait for the stream on its way out).
+TEST(NcclSimulated, AHungOpFailsTheExecutionAtItsTimeout) {
+  REQUIRE_SIMULATED_NCCL("nccl");
+  JobDir dir;
+  const auto file = dir.write("hang.toml", R"(
+name = "hang"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+timeout = "8s"
+env = { SIMGPU_HANG_AFTER = "5" }
+[run.options.nccl]
+blocking = 1
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.seconds, 60) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "failed") << execs[0].dump();
+  EXPECT_NE(execs[0]["reason"].get<std::string>().find("allreduce 4096 B"), std::string::npos) << execs[0].dump();
+}
+
 }  // namespace
 }  // namespace commbench::testing
