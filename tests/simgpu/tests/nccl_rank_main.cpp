@@ -393,6 +393,7 @@ void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStr
   const int peer = 1 - g_rank;
   Dev a(4096), b(4096);
   CUDA_OK(cudaMemset(a.p, g_rank + 1, 4096));
+  CUDA_OK(cudaMemset(b.p, 0, 4096));
   ncclComm_t comm = init_blocking(id1);
   // Ungrouped: each rank posts its receive first. Receives block the stream until matched, so the
   // sends queued behind them never start: a deadlock, as on a GPU.
@@ -410,6 +411,14 @@ void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStr
   NCCL_OK(g->ncclGroupStart());
   NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, comm, s));
   NCCL_OK(g->ncclSend(a.p, 4096, ncclUint8, peer, comm, s));
+  // Inside the group nothing has reached the stream yet: an event recorded now completes at once and
+  // the receive buffer is untouched (this is why events must be recorded after ncclGroupEnd).
+  cudaEvent_t inside;
+  CUDA_OK(cudaEventCreate(&inside));
+  CUDA_OK(cudaEventRecord(inside, s));
+  CUDA_OK(cudaEventSynchronize(inside));
+  CHECK(cudaStreamQuery(s) == cudaSuccess, "group ops reached the stream before ncclGroupEnd");
+  CHECK(b.download(1)[0] == 0, "group ops ran before ncclGroupEnd");
   NCCL_OK(g->ncclGroupEnd());
   settle(comm, s, "grouped recv+send");
   auto out = b.download(4096);
