@@ -311,11 +311,13 @@ NCCL_API_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   if (ncclResult_t e = check_comm(comm, "ncclCommDestroy")) return e;
   wait_quiet(*comm);  // like NCCL: outstanding work completes first
-  {
-    std::lock_guard<std::mutex> lk(comm->mu);
-    comm->dead = true;
-  }
   comm_unregister(comm);
+  {
+    // Graph replays are not counted in flight: wait for one that may be running, and stop later ones.
+    std::unique_lock<std::mutex> lk(comm->mu);
+    comm->dead = true;
+    comm->cv.wait(lk, [&] { return comm->running == 0; });
+  }
   shm_leave(*comm);
   return ncclSuccess;
 }
