@@ -116,7 +116,7 @@ SIMGPU_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEv
   if ((a->flags & cudaEventDisableTiming) || (b->flags & cudaEventDisableTiming))
     return fail(cudaErrorInvalidResourceHandle);
   if (!a->ever_recorded || !b->ever_recorded) return fail(cudaErrorInvalidResourceHandle);
-  if (!Streams::get().event_done(a) || !Streams::get().event_done(b)) return fail(cudaErrorNotReady);
+  if (!Streams::get().event_done(a) || !Streams::get().event_done(b)) return cudaErrorNotReady;  // not sticky
   *ms = std::chrono::duration<float, std::milli>(b->when - a->when).count();
   return cudaSuccess;
 }
