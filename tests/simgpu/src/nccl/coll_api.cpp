@@ -161,7 +161,17 @@ void enqueue_batch(ncclComm* c, const std::vector<Pending>& items) {
     c->cv.notify_all();
   }
   std::function<void()> fn = batch_task(c, std::move(ops), !captured);
-  simgpu_stream_enqueue(main, &fn);
+  if (simgpu_stream_enqueue(main, &fn) != cudaSuccess) {
+    // The stream went away between the call and a non-blocking launch.
+    set_last_error("simulated NCCL: cannot launch on stream %p: invalid resource handle", static_cast<void*>(main));
+    c->set_error(ncclUnhandledCudaError);
+    if (!captured) {
+      std::lock_guard<std::mutex> lk(c->mu);
+      --c->inflight;
+      c->cv.notify_all();
+    }
+    return;
+  }
   for (cudaStream_t s : others) {
     cudaEvent_t e;
     cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
