@@ -511,6 +511,23 @@ void fault_hang(const ncclUniqueId& id, cudaStream_t s) {
   CUDA_OK(cudaStreamSynchronize(s));
 }
 
+// Rank 1 exits (like a crash) right after init; rank 0's next op must fail with ncclRemoteError.
+void peer_exit(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  if (g_rank == 1) std::_Exit(0);
+  Dev buf(64);
+  NCCL_OK(g->ncclGroupStart());
+  NCCL_OK(g->ncclRecv(buf.p, 16, ncclInt32, 1, comm, s));
+  NCCL_OK(g->ncclSend(buf.p, 16, ncclInt32, 1, comm, s));
+  NCCL_OK(g->ncclGroupEnd());
+  CUDA_OK(cudaStreamSynchronize(s));
+  ncclResult_t a = ncclSuccess;
+  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+  CHECK(a == ncclRemoteError, "after the peer exited: async error %d, expected ncclRemoteError", a);
+  std::fprintf(stderr, "rank 0: %s\n", g->ncclGetLastError(comm));
+  NCCL_OK(g->ncclCommAbort(comm));
+}
+
 void single_rank(const ncclUniqueId& id, cudaStream_t s) {
   nonblocking(id, s);
   // ncclMemAlloc draws on device memory like cudaMalloc (SIMGPU_DEVICE_MEMORY=16MiB here).
@@ -578,6 +595,8 @@ int main(int argc, char** argv) {
     fault_async(id, s);
   } else if (scenario == "fault_hang") {
     fault_hang(id, s);
+  } else if (scenario == "peer_exit") {
+    peer_exit(id, s);
   } else if (scenario == "fp8_cc80") {
     fp8_needs_sm90(id, s);
   } else {

@@ -11,6 +11,8 @@ extern "C" {
 // Host view of [dev, dev+bytes) if the whole range lies inside one live device allocation;
 // *physical receives the owning physical device index. nullptr otherwise.
 void* simgpu_device_view(const void* dev, size_t bytes, int* physical);
+// Physical device of a stream (0/legacy: the calling thread's current device); -1 for an invalid handle.
+int simgpu_stream_physical(cudaStream_t stream);
 // Physical device index of a visible device ordinal (-1 if invalid).
 int simgpu_physical_device(int ordinal);
 // Compute capability major*10+minor of the simulated devices.

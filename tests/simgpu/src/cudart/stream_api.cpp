@@ -24,6 +24,11 @@ SIMGPU_API cudaError_t simgpu_stream_enqueue(cudaStream_t stream, const std::fun
   return cudaSuccess;
 }
 
+SIMGPU_API int simgpu_stream_physical(cudaStream_t stream) {
+  Stream* s = lookup(stream);
+  return s == nullptr ? -1 : s->physical;
+}
+
 SIMGPU_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
   if (pStream == nullptr) return fail(cudaErrorInvalidValue);
   if (current_physical() < 0) return fail(cudaErrorNoDevice);

@@ -85,6 +85,14 @@ ncclResult_t validate(Comm& c, const OpDesc& op, cudaStream_t stream, const char
     set_last_error("%s : invalid stream %p", fn, static_cast<void*>(stream));
     return ncclInvalidArgument;
   }
+  // NCCL launches on the communicator's device; an explicit stream of another device cannot take that
+  // kernel (stream 0 means the communicator device's own default stream).
+  if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread &&
+      simgpu_stream_physical(stream) != c.physical) {
+    set_last_error("%s : stream %p belongs to another GPU than the communicator's (CUDA device %d): invalid "
+                   "resource handle", fn, static_cast<void*>(stream), c.cuda_dev);
+    return ncclUnhandledCudaError;
+  }
   const size_t es = dtype_size(op.dtype), n = static_cast<size_t>(c.nranks), cnt = op.count;
   const bool root = c.rank == op.root;
   auto sendb = [&](size_t elems) { return check_buffer(c, fn, "sendbuff", op.send, elems * es); };
