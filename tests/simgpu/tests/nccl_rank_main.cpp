@@ -200,7 +200,12 @@ void nonblocking(const ncclUniqueId& id, cudaStream_t s) {
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
   ncclComm_t comm = nullptr;
+  // Like NCCL 2.28: minCTAs without maxCTAs is refused (min/max are compared before defaults apply).
+  cfg.minCTAs = 4;
   ncclResult_t r = g->ncclCommInitRankConfig(&comm, g_n, id, g_rank, &cfg);
+  CHECK(r == ncclInvalidArgument, "minCTAs alone: init returned %d, expected ncclInvalidArgument", r);
+  cfg.maxCTAs = 8;
+  r = g->ncclCommInitRankConfig(&comm, g_n, id, g_rank, &cfg);
   if (g_n > 1) CHECK(r == ncclInProgress, "non-blocking init returned %d, expected ncclInProgress", r);
   CHECK(comm != nullptr, "no communicator handle");
   CHECK(poll_async(comm, 10000) == ncclSuccess, "init did not complete");

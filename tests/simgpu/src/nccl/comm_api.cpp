@@ -170,11 +170,21 @@ ncclResult_t comm_init(ncclComm_t* out, int nranks, ncclUniqueId id, int rank, c
       set_last_error("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
       return ncclInvalidArgument;
     }
-    if (config->blocking != NCCL_CONFIG_UNDEF_INT) blocking = config->blocking != 0;
+    const int b = config->blocking;
+    if (b != NCCL_CONFIG_UNDEF_INT && b != 0 && b != 1) {
+      set_last_error("Invalid config blocking attribute value %d", b);
+      return ncclInvalidArgument;
+    }
+    if (b != NCCL_CONFIG_UNDEF_INT) blocking = b == 1;
+    // NCCL 2.28 compares min and max before applying defaults: min alone (max still NCCL_CONFIG_UNDEF_INT,
+    // i.e. INT_MIN) is "min > max" and rejected. Reproduced on purpose.
     const int mn = config->minCTAs, mx = config->maxCTAs;
-    if ((mn != NCCL_CONFIG_UNDEF_INT && mn <= 0) || (mx != NCCL_CONFIG_UNDEF_INT && mx <= 0) ||
-        (mn != NCCL_CONFIG_UNDEF_INT && mx != NCCL_CONFIG_UNDEF_INT && mn > mx)) {
-      set_last_error("Invalid config min/max CTAs attribute value %d/%d", mn, mx);
+    if ((mn != NCCL_CONFIG_UNDEF_INT && mn <= 0) || (mx != NCCL_CONFIG_UNDEF_INT && mx <= 0) || mn > mx) {
+      set_last_error("Invalid config min/max channels attribute value %d/%d", mn, mx);
+      return ncclInvalidArgument;
+    }
+    if (config->cgaClusterSize != NCCL_CONFIG_UNDEF_INT && config->cgaClusterSize < 0) {
+      set_last_error("Invalid config cgaClusterSize attribute value %d", config->cgaClusterSize);
       return ncclInvalidArgument;
     }
   } else if (const char* b = env("NCCL_COMM_BLOCKING")) {
