@@ -233,13 +233,15 @@ void nonblocking(const ncclUniqueId& id, cudaStream_t s) {
   // Reusing the communicator before the previous call reported ncclSuccess: NCCL's error.
   CHECK(g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s) == ncclInProgress, "second allreduce");
   r = g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s);
-  CHECK(r == ncclInvalidUsage, "early reuse returned %d, expected ncclInvalidUsage", r);
+  // NCCL 2.28's ncclCommEnsureReady turns "still in progress" into ncclInvalidArgument.
+  CHECK(r == ncclInvalidArgument, "early reuse returned %d, expected ncclInvalidArgument", r);
   const std::string msg = g->ncclGetLastError(comm);
   CHECK(msg.find("Attempt to use communicator before the previous operation returned ncclSuccess") != std::string::npos,
         "last error: %s", msg.c_str());
   ncclResult_t a = ncclSuccess;
   NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
-  CHECK(a == ncclInvalidUsage, "async error after early reuse: %d", a);
+  CHECK(a == ncclInvalidArgument, "async error after early reuse: %d", a);
+  CHECK(g->ncclCommDestroy(comm) == ncclInvalidArgument, "destroy of a communicator with an error succeeded");
   CUDA_OK(cudaStreamSynchronize(s));
   NCCL_OK(g->ncclCommAbort(comm));
 }
@@ -296,6 +298,7 @@ void mismatch(const ncclUniqueId& id, cudaStream_t s) {
   std::fprintf(stderr, "rank %d: %s\n", g_rank, msg.c_str());
   CHECK(g->ncclAllReduce(buf.p, buf.p, 10, ncclFloat32, ncclSum, comm, s) == ncclInvalidUsage,
         "a broken communicator accepted another op");
+  CHECK(g->ncclCommDestroy(comm) == ncclInvalidUsage, "destroy of a broken communicator succeeded");
   NCCL_OK(g->ncclCommAbort(comm));
 }
 
@@ -305,7 +308,10 @@ void duplicate_gpu(const ncclUniqueId& id) {
   CHECK(r == ncclInvalidUsage, "two ranks on one GPU: init returned %d, expected ncclInvalidUsage", r);
   const std::string msg = g->ncclGetLastError(nullptr);
   CHECK(msg.find("Duplicate GPU detected") != std::string::npos, "last error: %s", msg.c_str());
-  CHECK(comm == nullptr, "failed blocking init left a communicator");
+  // As in NCCL, the failed communicator still exists: destroy refuses it, abort frees it.
+  CHECK(comm != nullptr, "no communicator handle after a failed init");
+  CHECK(g->ncclCommDestroy(comm) == ncclInvalidUsage, "destroy of a failed communicator succeeded");
+  NCCL_OK(g->ncclCommAbort(comm));
 }
 
 void abort_then_use(const ncclUniqueId& id, cudaStream_t s) {
@@ -331,6 +337,7 @@ void fault_init(const ncclUniqueId& id) {
     CHECK(r != ncclSuccess, "rank 0 init succeeded although rank 1 never joined");
     std::fprintf(stderr, "rank 0: init gave up: %s\n", g->ncclGetLastError(nullptr));
   }
+  NCCL_OK(g->ncclCommAbort(comm));
 }
 
 void fault_async(const ncclUniqueId& id, cudaStream_t s) {

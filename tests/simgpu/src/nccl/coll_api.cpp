@@ -22,26 +22,6 @@ thread_local int t_depth = 0;
 thread_local std::vector<Pending> t_pending;
 thread_local ncclResult_t t_group_error = ncclSuccess;
 
-// NCCL refuses to touch a communicator whose previous non-blocking call has not reported ncclSuccess.
-ncclResult_t ensure_ready(Comm& c) {
-  const int a = c.async.load();
-  if (a == ncclInProgress) {
-    set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
-    c.set_error(ncclInvalidUsage);
-    return ncclInvalidUsage;
-  }
-  if (a != ncclSuccess) {
-    set_last_error("simulated NCCL: communicator (rank %d) has an asynchronous error (%d); abort it", c.rank, a);
-    return static_cast<ncclResult_t>(a);
-  }
-  std::lock_guard<std::mutex> lk(c.mu);
-  if (c.finalized) {
-    set_last_error("simulated NCCL: communicator used after ncclCommFinalize");
-    return ncclInvalidUsage;
-  }
-  return ncclSuccess;
-}
-
 ncclResult_t check_buffer(Comm& c, const char* fn, const char* which, const void* p, size_t bytes) {
   if (bytes == 0) return ncclSuccess;
   int phys = -1;
@@ -241,6 +221,13 @@ int group_depth() { return t_depth; }
 ncclResult_t submit(ncclComm_t comm, OpDesc op, cudaStream_t stream, const char* fn) {
   if (ncclResult_t e = check_comm(comm, fn)) return e;
   ncclResult_t e = ensure_ready(*comm);
+  if (e == ncclSuccess) {
+    std::lock_guard<std::mutex> lk(comm->mu);
+    if (comm->finalized) {
+      set_last_error("%s : communicator used after ncclCommFinalize", fn);
+      e = ncclInvalidUsage;
+    }
+  }
   if (e == ncclSuccess) e = validate(*comm, op, stream, fn);
   if (e != ncclSuccess) {
     if (t_depth > 0 && t_group_error == ncclSuccess) t_group_error = e;

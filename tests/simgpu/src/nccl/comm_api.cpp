@@ -114,6 +114,15 @@ ncclResult_t check_comm(Comm* c, const char* fn) {
   return ncclSuccess;
 }
 
+ncclResult_t ensure_ready(Comm& c) {
+  const int a = c.async.load();
+  if (a == ncclSuccess) return ncclSuccess;
+  set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
+  if (a != ncclInProgress) return static_cast<ncclResult_t>(a);
+  if (!c.blocking) c.set_error(ncclInvalidArgument);
+  return ncclInvalidArgument;
+}
+
 // Waits until no launched op of the communicator remains (queued or running).
 void wait_quiet(Comm& c) {
   std::unique_lock<std::mutex> lk(c.mu);
@@ -218,13 +227,9 @@ ncclResult_t comm_init(ncclComm_t* out, int nranks, ncclUniqueId id, int rank, c
     return ncclInProgress;
   }
   finish_init(c, id);
-  const ncclResult_t r = static_cast<ncclResult_t>(c->async.load());
-  if (r != ncclSuccess) {
-    *out = nullptr;  // a failed blocking init leaves no communicator behind
-    comm_unregister(c);
-    shm_leave(*c);
-  }
-  return r;
+  // Like NCCL (which sets *newcomm before its init job runs): a failed init leaves the communicator
+  // allocated, with the error as its async error; only ncclCommAbort frees it.
+  return static_cast<ncclResult_t>(c->async.load());
 }
 
 }  // namespace simgpu
@@ -287,12 +292,15 @@ NCCL_API_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t
 }
 
 NCCL_API_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (comm == nullptr) return ncclSuccess;
   if (ncclResult_t e = check_comm(comm, "ncclCommFinalize")) return e;
-  const int a = comm->async.load();
-  if (a == ncclInProgress) {
-    set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
-    comm->set_error(ncclInvalidUsage);
-    return ncclInvalidUsage;
+  if (ncclResult_t e = ensure_ready(*comm)) return e;
+  {
+    std::lock_guard<std::mutex> lk(comm->mu);
+    if (comm->finalized) {
+      set_last_error("ncclCommFinalize: communicator already finalized");
+      return ncclInvalidArgument;
+    }
   }
   if (comm->blocking) {
     wait_quiet(*comm);
@@ -305,13 +313,13 @@ NCCL_API_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
     std::lock_guard<std::mutex> lk(comm->mu);
     ++comm->inflight;
   }
-  std::thread([comm, a] {
+  std::thread([comm] {
     std::unique_lock<std::mutex> lk(comm->mu);
     comm->cv.wait(lk, [&] { return comm->inflight == 1; });
     comm->finalized = true;
     --comm->inflight;
     int expected = ncclInProgress;
-    comm->async.compare_exchange_strong(expected, a);
+    comm->async.compare_exchange_strong(expected, ncclSuccess);
     comm->cv.notify_all();
   }).detach();
   return ncclInProgress;
@@ -320,7 +328,10 @@ NCCL_API_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 NCCL_API_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   if (ncclResult_t e = check_comm(comm, "ncclCommDestroy")) return e;
-  wait_quiet(*comm);  // like NCCL: outstanding work completes first
+  // Like NCCL: a communicator that is not ready (init or a non-blocking call in progress) or has an
+  // error is not destroyed; ncclCommAbort is the way out.
+  if (ncclResult_t e = ensure_ready(*comm)) return e;
+  wait_quiet(*comm);  // outstanding work completes first
   comm_unregister(comm);
   {
     // Graph replays are not counted in flight: wait for one that may be running, and stop later ones.
