@@ -390,6 +390,18 @@ void peer_exit(const ncclUniqueId& id, cudaStream_t s) {
   NCCL_OK(g->ncclCommAbort(comm));
 }
 
+// SIMGPU_NCCL_COMM_MEMORY=8MiB: a communicator holds that much device memory from init to destroy.
+void comm_memory(const ncclUniqueId& id) {
+  size_t free0 = 0, free1 = 0, free2 = 0, total = 0;
+  CUDA_OK(cudaMemGetInfo(&free0, &total));
+  ncclComm_t comm = init_blocking(id);
+  CUDA_OK(cudaMemGetInfo(&free1, &total));
+  CHECK(free0 - free1 == size_t{8} << 20, "communicator took %zu bytes, expected 8 MiB", free0 - free1);
+  NCCL_OK(g->ncclCommDestroy(comm));
+  CUDA_OK(cudaMemGetInfo(&free2, &total));
+  CHECK(free2 == free0, "destroy did not give the communicator's memory back");
+}
+
 void single_rank(const ncclUniqueId& id, cudaStream_t s) {
   nonblocking(id, s);
   // ncclMemAlloc draws on device memory like cudaMalloc (SIMGPU_DEVICE_MEMORY=16MiB here).
@@ -457,6 +469,8 @@ int main(int argc, char** argv) {
     fault_async(id, s);
   } else if (scenario == "fault_hang") {
     fault_hang(id, s);
+  } else if (scenario == "comm_memory") {
+    comm_memory(id);
   } else if (scenario == "peer_exit") {
     peer_exit(id, s);
   } else if (scenario == "fp8_cc80") {

@@ -127,6 +127,10 @@ TEST(SimNccl, DistinctPhysicalGpusBehindVisibleDevicesAreFine) {
 
 TEST(SimNccl, AbortFreesTheCommunicatorAndLaterUseIsCaught) { expect_all_passed(run_ranks("abort", 2, kNccl, {})); }
 
+TEST(SimNccl, CommunicatorDeviceMemoryKnob) {
+  expect_all_passed(run_ranks("comm_memory", 2, kNccl, {"SIMGPU_NCCL_COMM_MEMORY=8MiB"}));
+}
+
 TEST(SimNccl, PeerExitIsRemoteErrorNotAHang) { expect_all_passed(run_ranks("peer_exit", 2, kNccl, {}, {}, 20)); }
 
 TEST(SimNccl, FaultFailCommInitOnOneRank) {

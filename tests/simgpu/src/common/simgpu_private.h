@@ -17,6 +17,10 @@ int simgpu_stream_physical(cudaStream_t stream);
 int simgpu_physical_device(int ordinal);
 // Compute capability major*10+minor of the simulated devices.
 int simgpu_compute_capability();
+// Device memory taken outside cudaMalloc (no fault knob, no capture check), e.g. a communicator's own
+// buffers; simgpu_release_device_memory gives it back.
+cudaError_t simgpu_reserve_device_memory(int physical, size_t bytes, void** out);
+void simgpu_release_device_memory(void* p);
 // Tells the runtime which NCCL rank this process is, for SIMGPU_FAULT_RANK.
 void simgpu_set_fault_rank(int rank);
 int simgpu_fault_applies();

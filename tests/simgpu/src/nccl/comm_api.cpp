@@ -140,6 +140,14 @@ void finish_init(ncclComm* c, ncclUniqueId id) {
   } else {
     r = shm_join(*c, id);
   }
+  // Like NCCL's own buffers: device memory held from init to destroy/abort (SIMGPU_NCCL_COMM_MEMORY,
+  // default 0), so footprint measurements and out-of-memory at init can be tested.
+  const unsigned long long hold = parse_bytes(env("SIMGPU_NCCL_COMM_MEMORY"), 0);
+  if (r == ncclSuccess && hold > 0 && simgpu_reserve_device_memory(c->physical, hold, &c->reserved) != cudaSuccess) {
+    set_last_error("simulated NCCL: rank %d: cannot allocate %llu bytes of device memory for the communicator: "
+                   "out of memory", c->rank, hold);
+    r = ncclUnhandledCudaError;
+  }
   if (r == ncclSuccess) {
     int expected = ncclInProgress;
     c->async.compare_exchange_strong(expected, ncclSuccess);
@@ -340,6 +348,8 @@ NCCL_API_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     comm->cv.wait(lk, [&] { return comm->running == 0; });
   }
   shm_leave(*comm);
+  simgpu_release_device_memory(comm->reserved);
+  comm->reserved = nullptr;
   return ncclSuccess;
 }
 
@@ -361,6 +371,8 @@ NCCL_API_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
     }
   }
   shm_leave(*comm);
+  simgpu_release_device_memory(comm->reserved);
+  comm->reserved = nullptr;
   SIMGPU_LOG("nccl: rank %d communicator aborted", comm->rank);
   return ncclSuccess;
 }
