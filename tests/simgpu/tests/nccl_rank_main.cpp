@@ -153,6 +153,19 @@ void in_place_and_graph(ncclComm_t comm, cudaStream_t s) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 
+  // A pre-multiplied sum with a host scalar: sum over ranks of 3 * x_r.
+  float three = 3.0f;
+  ncclRedOp_t premul;
+  NCCL_OK(g->ncclRedOpCreatePreMulSum(&premul, &three, t, ncclScalarHostImmediate, comm));
+  for (size_t i = 0; i < C; ++i) put(t, in, i, g_rank + 1);
+  buf.upload(in);
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, C, t, premul, comm, s));
+  settle(comm, s, "premulsum");
+  out = buf.download(4);
+  CHECK(get(t, out, 0) == 3 * once, "premulsum: got %g, expected %g", get(t, out, 0), 3 * once);
+  NCCL_OK(g->ncclRedOpDestroy(premul, comm));
+  CHECK(g->ncclAllReduce(buf.p, buf.p, C, t, premul, comm, s) == ncclInvalidArgument, "destroyed redop accepted");
+
   void* handle = nullptr;
   NCCL_OK(g->ncclCommRegister(comm, buf.p, C * 4, &handle));
   NCCL_OK(g->ncclCommDeregister(comm, handle));
