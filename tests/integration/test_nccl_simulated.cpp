@@ -202,6 +202,7 @@ memory = "cuda"
 world_size = 2
 ops = ["allreduce"]
 sizes = ["1MiB"]
+env = { SIMGPU_NCCL_COMM_MEMORY = "24MiB" }
 [run.options.nccl]
 blocking = 1
 )");
@@ -211,8 +212,9 @@ blocking = 1
   ASSERT_EQ(execs.size(), 1u);
   for (const char* rank : {"0", "1"}) {
     const auto& f = execs[0]["metadata"]["ranks"][rank]["memory_footprint"];
-    // The plugin allocates at least its barrier scratch buffer on the device at comm creation.
-    EXPECT_GT(f.at("comm_device_bytes").get<uint64_t>(), 0u) << f.dump();
+    // The simulated communicator holds 24 MiB of device memory; the plugin adds its scratch.
+    EXPECT_GE(f.at("comm_device_bytes").get<uint64_t>(), 24ull << 20) << f.dump();
+    EXPECT_LE(f.at("comm_device_bytes").get<uint64_t>(), 26ull << 20) << f.dump();
     EXPECT_GE(f.at("buffers_device_peak_bytes").get<uint64_t>(), 2ull << 20) << f.dump();
   }
 }
