@@ -169,14 +169,25 @@ name = "events"
 [[run]]
 name = "host-sync"
 gpu_timing = "host_stream_sync"
+[[run]]
+name = "batch"
+gpu_timing = "cuda_event_batch"
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cases = dir.records();
-  ASSERT_EQ(cases.size(), 4u);
+  ASSERT_EQ(cases.size(), 6u);
   for (const auto& c : cases) {
     EXPECT_EQ(c["status"], "ok") << c.dump();
-    EXPECT_EQ(c["timing"], c["run"] == "events" ? "cuda_event" : "host_stream_sync") << c.dump();
+    EXPECT_EQ(c["iterations"], 3) << c.dump();
+    EXPECT_EQ(c["samples_us"].size(), 3u) << c.dump();
+    for (const auto& s : c["samples_us"]) EXPECT_GT(s.get<double>(), 0.0) << c.dump();
+    const std::string run = c["run"];
+    // Batching applies to collectives; pingpong in a batch run is timed per iteration, and says so.
+    const std::string expected = run == "events" ? "cuda_event"
+                                 : run == "host-sync" ? "host_stream_sync"
+                                 : c["op"] == "allreduce" ? "cuda_event_batch" : "cuda_event";
+    EXPECT_EQ(c["timing"], expected) << c.dump();
   }
 }
 
@@ -191,6 +202,7 @@ memory = "cuda"
 world_size = 2
 ops = ["allreduce"]
 sizes = ["1MiB"]
+env = { SIMGPU_NCCL_COMM_MEMORY = "24MiB" }
 [run.options.nccl]
 blocking = 1
 )");
@@ -200,10 +212,38 @@ blocking = 1
   ASSERT_EQ(execs.size(), 1u);
   for (const char* rank : {"0", "1"}) {
     const auto& f = execs[0]["metadata"]["ranks"][rank]["memory_footprint"];
-    // The plugin allocates at least its barrier scratch buffer on the device at comm creation.
-    EXPECT_GT(f.at("comm_device_bytes").get<uint64_t>(), 0u) << f.dump();
+    // The simulated communicator holds 24 MiB of device memory; the plugin adds its scratch.
+    EXPECT_GE(f.at("comm_device_bytes").get<uint64_t>(), 24ull << 20) << f.dump();
+    EXPECT_LE(f.at("comm_device_bytes").get<uint64_t>(), 26ull << 20) << f.dump();
     EXPECT_GE(f.at("buffers_device_peak_bytes").get<uint64_t>(), 2ull << 20) << f.dump();
   }
+}
+
+// An op that never completes on the stream: the execution fails at its timeout naming the stuck
+// case, and the job ends (the worker does not wait for the stream on its way out).
+TEST(NcclSimulated, AHungOpFailsTheExecutionAtItsTimeout) {
+  REQUIRE_SIMULATED_NCCL("nccl");
+  JobDir dir;
+  const auto file = dir.write("hang.toml", R"(
+name = "hang"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+timeout = "8s"
+env = { SIMGPU_HANG_AFTER = "5" }
+[run.options.nccl]
+blocking = 1
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.seconds, 60) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "failed") << execs[0].dump();
+  EXPECT_NE(execs[0]["reason"].get<std::string>().find("allreduce 4096 B"), std::string::npos) << execs[0].dump();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // the element that asks for it; what it skips is a warning (recorded as unsupported later).
 #include <gtest/gtest.h>
 
+#include "common/memory_staging.h"
 #include "experiment/capability_check.h"
 
 namespace commbench {
@@ -115,14 +116,40 @@ TEST(CapabilityCheck, OpsAndMemoryTheBackendLacksAreErrors) {
 backends = ["gloo", "coll"]
 ops = ["allreduce", "alltoall", "sendrecv"]
 sizes = ["4KiB"]
-memory = "cuda"
+memory = "host_pinned"
 )");
   EXPECT_EQ(formatted(check_against_plugins(exp, catalog())),
             (std::vector<std::string>{
-                "caps.toml:6:10: error: backend 'gloo' does not support memory type 'cuda'",
+                "caps.toml:6:10: error: backend 'gloo' does not support memory type 'host_pinned'",
                 "caps.toml:4:21: error: backend 'coll' does not support 'alltoall'",
                 "caps.toml:4:33: error: backend 'coll' cannot run 'sendrecv': it needs send and recv",
+                "caps.toml:6:10: error: backend 'coll' does not support memory type 'host_pinned'",
             }));
+}
+
+// memory = "cuda" on a host-memory backend that is not stream-ordered is staged through pinned
+// host buffers (common/memory_staging.h); a stream-ordered backend without cuda memory is not.
+TEST(CapabilityCheck, CudaMemoryOnAHostBackendIsStagedNotRefused) {
+  const Experiment exp = parse(R"(name = "staged"
+[[run]]
+backends = ["gloo"]
+ops = ["allreduce"]
+sizes = ["4KiB"]
+memory = "cuda"
+)");
+  EXPECT_TRUE(check_against_plugins(exp, catalog()).empty());
+  cb_capabilities stream_host_only = gloo_like();
+  stream_host_only.flags |= CB_CAP_STREAM_ORDERED;
+  const MemoryPlan staged = plan_memory(gloo_like(), CB_MEM_CUDA);
+  EXPECT_TRUE(staged.usable && staged.staged);
+  EXPECT_EQ(staged.op_memory, CB_MEM_HOST);
+  EXPECT_STREQ(staging_name(staged), "host_pinned");
+  EXPECT_FALSE(plan_memory(stream_host_only, CB_MEM_CUDA).usable);
+  const MemoryPlan direct = plan_memory(collectives_only(), CB_MEM_CUDA);
+  EXPECT_TRUE(direct.usable && !direct.staged);
+  EXPECT_EQ(direct.op_memory, CB_MEM_CUDA);
+  EXPECT_STREQ(staging_name(direct), "");
+  EXPECT_FALSE(plan_memory(gloo_like(), CB_MEM_HOST_PINNED).usable);
 }
 
 TEST(CapabilityCheck, UnsupportedDtypesRedopsAndPlacementsAreWarnings) {

@@ -70,6 +70,31 @@ TEST(ShippedConfigs, Seed001IsTheDecimalSweep) {
   EXPECT_EQ(run.ops, std::vector<OpKind>{OpKind::Allreduce});
 }
 
+// Seed 002: ~400 MB allreduce in place on 2 GPUs, Gloo (staged) and NCCL side by side.
+TEST(ShippedConfigs, Seed002IsGlooAgainstNcclOnDeviceMemory) {
+  const auto r = parse_config("seed002_gloo_vs_nccl.toml");
+  ASSERT_TRUE(r.experiment);
+  const RunSpec& run = r.experiment->runs[0];
+  EXPECT_EQ(run.backends, (std::vector<std::string>{"gloo", "nccl"}));
+  EXPECT_EQ(run.memory, CB_MEM_CUDA);
+  EXPECT_EQ(run.world_sizes, std::vector<int>{2});
+  ASSERT_EQ(run.sizes.size(), 1u);
+  EXPECT_EQ(run.sizes[0].bytes(4), 400000000u);
+  EXPECT_EQ(run.placements, std::vector<Placement>{Placement::InPlace});
+}
+
+// Seeds 000 and 001 carry a GPU run next to the CPU one.
+TEST(ShippedConfigs, Seed000And001HaveTheirGpuRuns) {
+  for (const char* name : {"seed000_collectives.toml", "seed001_allreduce_sweep.toml"}) {
+    const auto r = parse_config(name);
+    ASSERT_TRUE(r.experiment) << name;
+    ASSERT_EQ(r.experiment->runs.size(), 2u) << name;
+    EXPECT_EQ(r.experiment->runs[0].memory, CB_MEM_HOST) << name;
+    EXPECT_EQ(r.experiment->runs[1].memory, CB_MEM_CUDA) << name;
+    EXPECT_EQ(r.experiment->runs[1].backends[0], "nccl") << name;
+  }
+}
+
 TEST(ShippedConfigs, P2pPatternsCoverOneByteToOneMebibyte) {
   const auto r = parse_config("p2p_patterns.toml");
   ASSERT_TRUE(r.experiment);

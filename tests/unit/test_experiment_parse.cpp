@@ -283,3 +283,58 @@ TEST(ExperimentParse, PlacementNames) {
 
 }  // namespace
 }  // namespace commbench
+
+namespace commbench {
+namespace {
+
+TEST(ExperimentParse, GpuKeysDeviceAndGpuTiming) {
+  const Experiment exp = parse_ok(R"(
+name = "gpu"
+[defaults]
+backend = "nccl"
+memory = "cuda"
+op = "allreduce"
+sizes = [4096]
+[[run]]
+[[run]]
+device = 3
+gpu_timing = "host_stream_sync"
+[[run]]
+gpu_timing = "cuda_event_batch"
+)");
+  ASSERT_EQ(exp.runs.size(), 3u);
+  EXPECT_FALSE(exp.runs[0].device.has_value());
+  EXPECT_EQ(exp.runs[0].gpu_timing, TimingMethod::CudaEvent);
+  EXPECT_EQ(exp.runs[1].device, 3);
+  EXPECT_EQ(exp.runs[1].gpu_timing, TimingMethod::HostStreamSync);
+  EXPECT_EQ(exp.runs[2].gpu_timing, TimingMethod::CudaEventBatch);
+}
+
+TEST(ExperimentParse, GpuTimingNamesTheValidMethodsAndGpuKeysOnHostMemoryWarn) {
+  ParseResult bad = parse_experiment_string(R"(name = "t"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+op = "allreduce"
+sizes = [4096]
+gpu_timing = "graph"
+)", "t.toml");
+  EXPECT_FALSE(bad.experiment.has_value());
+  ASSERT_FALSE(bad.diagnostics.empty());
+  EXPECT_EQ(bad.diagnostics[0].format(),
+            "t.toml:7:14: error: unknown GPU timing method 'graph'; expected one of: cuda_event, "
+            "cuda_event_batch, host_stream_sync");
+  std::vector<Diagnostic> warnings;
+  parse_ok(R"(name = "w"
+[[run]]
+backend = "gloo"
+op = "allreduce"
+sizes = [4096]
+device = 1
+)", &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].format().find("'device' has no effect"), std::string::npos) << warnings[0].format();
+}
+
+}  // namespace
+}  // namespace commbench

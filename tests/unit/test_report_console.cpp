@@ -184,3 +184,32 @@ TEST(ReportMulti, OneFailingReporterDoesNotStarveTheOthers) {
 
 }  // namespace
 }  // namespace commbench
+
+namespace commbench {
+namespace {
+
+// Staged cuda memory is said in the table header; results of the simulated GPU are marked as not
+// GPU performance after the execution's own outcome line (which must still be printed).
+TEST(ReportConsole, StagingAndTheSimulatedGpuAreSaid) {
+  CapturedFile out, progress;
+  ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);
+  console.job_started(JobInfo{});
+  console.execution_started(make_exec("gloo", 0, 1, 1));
+  CaseRecord staged = make_case("gloo", "allreduce", 4096, 12.5);
+  staged.memory = "cuda";
+  staged.staging = "host_pinned";
+  console.case_done(staged);
+  ExecutionOutcome failed;
+  failed.info = make_exec("gloo", 0, 1, 1);
+  failed.status = "failed";
+  failed.reason = "boom";
+  failed.metadata = {{"ranks", {{"0", {{"gpu", {{"cuda", {{"name", "commbench simulated GPU (not a real device)"}}}}}}}}}};
+  console.execution_done(failed);
+  const std::string text = out.text();
+  EXPECT_TRUE(contains(text, "# memory cuda (staged through host_pinned buffers, copies timed) | timing host")) << text;
+  EXPECT_TRUE(contains(text, "# FAILED: run 'sweep', backend gloo")) << text;
+  EXPECT_TRUE(contains(text, "# GPU: commbench simulated GPU (not a real device): these times are not GPU performance")) << text;
+}
+
+}  // namespace
+}  // namespace commbench

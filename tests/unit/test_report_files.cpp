@@ -172,8 +172,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       "status",      "reason",      "timing",      "warmup",      "iterations",  "time_us_mean",
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",
-      // appended later in schema 1 (additive): all_pairs's pair, windowed patterns' rate
-      "src",         "dst",         "msg_rate_mps"};
+      // appended later in schema 1 (additive): all_pairs's pair, windowed patterns' rate,
+      // cuda memory staged through host buffers
+      "src",         "dst",         "msg_rate_mps", "staging"};
   EXPECT_EQ(rows[0], expected);
 }
 

@@ -30,7 +30,7 @@ std::unique_ptr<GpuDevice> GpuDevice::open(int local_rank, int local_world, std:
   }
   const DeviceChoice choice =
       choose_device(local_rank, local_world, count, option, std::getenv("CUDA_VISIBLE_DEVICES"));
-  if (!choice.error.empty()) throw std::runtime_error("GPU binding: " + choice.error);
+  if (!choice.error.empty()) throw GpuBindingError("GPU binding: " + choice.error);
   std::unique_ptr<GpuDevice> d(new GpuDevice(*rt, choice.device));
   d->how_ = choice.how;
   rt->check(rt->SetDevice(d->index_), "cudaSetDevice");

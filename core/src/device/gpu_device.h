@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,20 @@
 
 namespace commbench {
 
+// CUDA works but the binding rule finds no device for this rank (more local ranks than GPUs, a
+// `device` option beyond the visible ones): the execution is reported unavailable with the
+// message, like a backend that cannot run here, and the job goes on (a world-size sweep larger
+// than the host's GPU count skips the sizes that do not fit, as NCCL users expect).
+class GpuBindingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class GpuDevice {
  public:
   // Loads the runtime and binds the device (device/gpu_binding.h). Returns nullptr with
   // `*unusable` set when this host cannot run CUDA cases (no runtime, no device, no driver):
-  // those cases are then "unsupported". Throws std::runtime_error when CUDA works but the
-  // binding rule fails (more local ranks than GPUs, a bad `device` option).
+  // those cases are then "unsupported". Throws GpuBindingError when the binding rule fails.
   static std::unique_ptr<GpuDevice> open(int local_rank, int local_world, std::optional<int> option,
                                          std::string* unusable);
   ~GpuDevice();

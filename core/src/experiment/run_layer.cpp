@@ -155,6 +155,7 @@ class LayerReader {
       layer.device = scalar_int(key, v, 0);
     } else if (key == "gpu_timing") {
       const std::vector<std::string_view> valid{timing_name(TimingMethod::CudaEvent),
+                                                timing_name(TimingMethod::CudaEventBatch),
                                                 timing_name(TimingMethod::HostStreamSync)};
       where["gpu_timing"] = sink_.pos(v);
       layer.gpu_timing = read_name<TimingMethod>(sink_, v, key, "GPU timing method", valid,

@@ -124,7 +124,8 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
   CaseRecord rec = make_case_record(e, spec);
-  rec.timing = std::string(timing_name(env.timing));
+  TimingMethod timing = env.timing;  // refined by the executor (batching applies to collectives)
+  rec.timing = std::string(timing_name(timing));
   rec.staging = staging_name(env.memory);
   std::string reason = unsupported_reason(env, spec);
 
@@ -174,14 +175,19 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
       samples.reserve(static_cast<size_t>(iters));
-      const bool barrier_each = exec.barrier_each_iteration();
+      timing = exec.timing();
+      const bool barrier_each = exec.barrier_each_iteration() && !exec.batches();
       if (!barrier_each) {
         sync_start(env);  // once: the timed iterations then run back to back
         exec.resynchronise();
       }
-      for (int i = 0; i < iters; ++i) {
-        if (barrier_each) sync_start(env);
-        samples.push_back(exec.run_once(remaining_ms(env)));
+      if (exec.batches()) {
+        samples = exec.run_batch(iters, remaining_ms(env));
+      } else {
+        for (int i = 0; i < iters; ++i) {
+          if (barrier_each) sync_start(env);
+          samples.push_back(exec.run_once(remaining_ms(env)));
+        }
       }
       mine.iterations = iters;
     } catch (const PluginError& err) {
@@ -222,6 +228,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
     rec.reason = reason.empty() ? "another rank reported this case unsupported" : reason;
     return rec;
   }
+  rec.timing = std::string(timing_name(timing));
   rec.iterations = iters;
   rec.samples_us.assign(static_cast<size_t>(iters), 0.0);
   rec.rank_mean_us.assign(static_cast<size_t>(world), 0.0);

@@ -10,6 +10,7 @@ namespace commbench {
 IterationClock::IterationClock(TimingMethod method, GpuDevice* gpu)
     : method_(method), gpu_(gpu), timer_(HostTimer::get()) {
   if (method_ != TimingMethod::Host && !gpu_) method_ = TimingMethod::Host;
+  if (method_ == TimingMethod::CudaEventBatch) method_ = TimingMethod::CudaEvent;
 }
 
 void IterationClock::start() {

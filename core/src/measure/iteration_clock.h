@@ -6,6 +6,8 @@
 //    host's launch and polling overheads;
 //  - host_stream_sync: stream-ordered backends; host timer from before the first post to after a
 //    cudaStreamSynchronize that follows the waits — what a framework sees that syncs per op.
+//  - cuda_event_batch: see OpExecutor::run_batch; a single iteration (p2p patterns, which it
+//    does not batch) is timed as cuda_event.
 // The events come from the device's pool: none is created on the timed path.
 #pragma once
 

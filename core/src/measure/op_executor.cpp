@@ -164,6 +164,35 @@ double OpExecutor::collective(int32_t timeout_ms) {
   return t;
 }
 
+bool OpExecutor::batches() const {
+  return setup_.timing == TimingMethod::CudaEventBatch && setup_.stream_ordered && setup_.gpu &&
+         !setup_.staging && !op_info(spec_.op).point_to_point;
+}
+
+std::vector<double> OpExecutor::run_batch(int n, int32_t timeout_ms) {
+  GpuDevice& gpu = *setup_.gpu;
+  const cuda::Runtime& rt = gpu.rt();
+  const cb_op_args args = base_args();
+  for (int i = 0; i <= n; ++i) gpu.event(static_cast<size_t>(i));  // pool grown before timing
+  RequestSet reqs(session_);
+  reqs.reserve(static_cast<size_t>(n));
+  rt.check(rt.EventRecord(gpu.event(0), gpu.stream()), "cudaEventRecord");
+  for (int i = 0; i < n; ++i) {
+    reqs.post(args);
+    rt.check(rt.EventRecord(gpu.event(static_cast<size_t>(i) + 1), gpu.stream()), "cudaEventRecord");
+  }
+  reqs.wait(timeout_ms);
+  gpu.synchronize();  // the last event is on the stream after the last op
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    float ms = 0;
+    rt.check(rt.EventElapsedTime(&ms, gpu.event(static_cast<size_t>(i)), gpu.event(static_cast<size_t>(i) + 1)),
+             "cudaEventElapsedTime");
+    out[static_cast<size_t>(i)] = static_cast<double>(ms) * 1000.0;
+  }
+  return out;
+}
+
 double OpExecutor::run_once(int32_t timeout_ms) {
   const int world = exec_.world_size;
   const int a = exec_.peers[0], b = exec_.peers[1];

@@ -45,6 +45,15 @@ class OpExecutor {
   // Runs one iteration; returns this rank's time for the quantity the pattern reports, in
   // microseconds (collectives: the op; pingpong: half the round trip; unidir_bw: per message).
   double run_once(int32_t timeout_ms);
+  // cuda_event_batch (nccl-tests' method): `n` iterations enqueued back to back with an event
+  // after each, one wait at the end; returns the n per-iteration times (consecutive events).
+  // Only when batches() says so: collectives on a stream-ordered backend.
+  bool batches() const;
+  std::vector<double> run_batch(int n, int32_t timeout_ms);
+  // The method the records of this case are labelled with.
+  TimingMethod timing() const {
+    return setup_.timing == TimingMethod::CudaEventBatch && !batches() ? TimingMethod::CudaEvent : setup_.timing;
+  }
   // Whether the case runner should synchronise all ranks before every timed iteration. Not
   // for pingpong: its round trips run back to back, as in osu_latency and ucx_perftest (the
   // responder is already waiting when the next ping leaves), and a barrier in between would

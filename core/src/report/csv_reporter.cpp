@@ -18,7 +18,7 @@ const std::vector<std::string>& CsvReporter::columns() {
       "status",      "reason",      "timing",      "warmup",      "iterations",  "time_us_mean",
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
-      "msg_rate_mps"};
+      "msg_rate_mps", "staging"};
   return kColumns;
 }
 
@@ -56,7 +56,8 @@ std::string csv_row(const CaseRecord& r) {
       // Columns appended after schema 1's first release (additive, docs/output.md).
       r.src < 0 ? std::string() : fmt::format("{}", r.src),
       r.dst < 0 ? std::string() : fmt::format("{}", r.dst),
-      measured && r.msg_rate_mps > 0 ? number(r.msg_rate_mps) : std::string()};
+      measured && r.msg_rate_mps > 0 ? number(r.msg_rate_mps) : std::string(),
+      csv_field(r.staging)};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 

@@ -114,7 +114,12 @@ int worker_main(int argc, char** argv) {
     if (exec.memory == CB_MEM_CUDA) {
       phase = "GPU setup";
       out.phase(phase);
-      gpu = GpuDevice::open(args.local_rank, args.local_world, exec.device, &gpu_unusable);
+      try {
+        gpu = GpuDevice::open(args.local_rank, args.local_world, exec.device, &gpu_unusable);
+      } catch (const GpuBindingError& e) {
+        out.send({{"type", "unavailable"}, {"reason", e.what()}});
+        return kWorkerExitUnavailable;
+      }
     }
     MemoryFootprint footprint;
     footprint.host_rss_before_init = resident_bytes();

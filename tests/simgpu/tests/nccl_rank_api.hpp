@@ -38,6 +38,8 @@ struct NcclFns {
   NCCL_FN(ncclMemFree)
   NCCL_FN(ncclCommRegister)
   NCCL_FN(ncclCommDeregister)
+  NCCL_FN(ncclRedOpCreatePreMulSum)
+  NCCL_FN(ncclRedOpDestroy)
 #undef NCCL_FN
   using AllToAllvFn = ncclResult_t (*)(const void*, const size_t*, const size_t*, void*, const size_t*, const size_t*,
                                        ncclDataType_t, ncclComm_t, cudaStream_t);
@@ -56,7 +58,7 @@ struct NcclFns {
     NCCL_FN(ncclAllGather) NCCL_FN(ncclReduceScatter) NCCL_FN(ncclBroadcast) NCCL_FN(ncclReduce)
     NCCL_FN(ncclAlltoAll) NCCL_FN(ncclGather) NCCL_FN(ncclScatter) NCCL_FN(ncclSend) NCCL_FN(ncclRecv)
     NCCL_FN(ncclGroupStart) NCCL_FN(ncclGroupEnd) NCCL_FN(ncclMemAlloc) NCCL_FN(ncclMemFree)
-    NCCL_FN(ncclCommRegister) NCCL_FN(ncclCommDeregister)
+    NCCL_FN(ncclCommRegister) NCCL_FN(ncclCommDeregister) NCCL_FN(ncclRedOpCreatePreMulSum) NCCL_FN(ncclRedOpDestroy)
 #undef NCCL_FN
     ncclAllToAllv = reinterpret_cast<AllToAllvFn>(::dlsym(handle, "ncclAllToAllv"));
   }

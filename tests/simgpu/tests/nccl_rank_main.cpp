@@ -12,161 +12,11 @@
 #include <vector>
 
 #include "nccl_rank_api.hpp"
+#include "nccl_rank_util.hpp"
+
+using namespace rank_util;
 
 namespace {
-
-int g_rank = 0, g_n = 1;
-NcclFns* g = nullptr;
-
-[[noreturn]] void fail(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::fprintf(stderr, "rank %d: FAIL: ", g_rank);
-  std::vfprintf(stderr, fmt, ap);
-  std::fprintf(stderr, "\n");
-  va_end(ap);
-  std::exit(1);
-}
-#define CHECK(cond, ...) \
-  do {                   \
-    if (!(cond)) fail(__VA_ARGS__); \
-  } while (0)
-#define NCCL_OK(expr)                                                                         \
-  do {                                                                                        \
-    ncclResult_t r_ = (expr);                                                                 \
-    if (r_ != ncclSuccess) fail("%s -> %d (%s)", #expr, static_cast<int>(r_), g->ncclGetLastError(nullptr)); \
-  } while (0)
-#define CUDA_OK(expr)                                                                     \
-  do {                                                                                    \
-    cudaError_t e_ = (expr);                                                              \
-    if (e_ != cudaSuccess) fail("%s -> %s", #expr, cudaGetErrorName(e_));                \
-  } while (0)
-
-ncclUniqueId parse_uid(const char* hex) {
-  ncclUniqueId id{};
-  for (size_t i = 0; i < sizeof id.internal && hex[2 * i] && hex[2 * i + 1]; ++i) {
-    unsigned v = 0;
-    std::sscanf(hex + 2 * i, "%2x", &v);
-    id.internal[i] = static_cast<char>(v);
-  }
-  return id;
-}
-
-// ---- element encoding, written independently of the simulation's ----------------------------------------
-double fp8_decode(uint8_t v, bool e4m3) {
-  const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-  const int e = (v & 0x7f) >> mbits, m = v & ((1 << mbits) - 1);
-  double mag = e == 0 ? std::ldexp(m, 1 - bias - mbits) : std::ldexp(1.0 + m / double(1 << mbits), e - bias);
-  return (v & 0x80) ? -mag : mag;
-}
-uint8_t fp8_encode_exact(double x, bool e4m3) {
-  for (int c = 0; c < 256; ++c)
-    if (fp8_decode(static_cast<uint8_t>(c), e4m3) == x) return static_cast<uint8_t>(c);
-  fail("%g is not exactly representable in fp8", x);
-}
-
-size_t esize(ncclDataType_t t) {
-  static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-  return s[t];
-}
-bool floating(ncclDataType_t t) { return t >= ncclFloat16; }
-
-void put(ncclDataType_t t, std::vector<char>& b, size_t i, double v) {
-  char* p = b.data() + i * esize(t);
-  switch (t) {
-    case ncclInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
-    case ncclUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
-    case ncclInt32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
-    case ncclUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(v); break;
-    case ncclInt64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
-    case ncclUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(v); break;
-    case ncclFloat16: { _Float16 h = static_cast<_Float16>(v); std::memcpy(p, &h, 2); break; }
-    case ncclFloat32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
-    case ncclFloat64: *reinterpret_cast<double*>(p) = v; break;
-    case ncclBfloat16: { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); uint16_t h = u >> 16; std::memcpy(p, &h, 2); break; }
-    case ncclFloat8e4m3: *reinterpret_cast<uint8_t*>(p) = fp8_encode_exact(v, true); break;
-    case ncclFloat8e5m2: *reinterpret_cast<uint8_t*>(p) = fp8_encode_exact(v, false); break;
-    default: break;
-  }
-}
-
-double get(ncclDataType_t t, const std::vector<char>& b, size_t i) {
-  const char* p = b.data() + i * esize(t);
-  switch (t) {
-    case ncclInt8: return *reinterpret_cast<const int8_t*>(p);
-    case ncclUint8: return *reinterpret_cast<const uint8_t*>(p);
-    case ncclInt32: return *reinterpret_cast<const int32_t*>(p);
-    case ncclUint32: return *reinterpret_cast<const uint32_t*>(p);
-    case ncclInt64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-    case ncclUint64: return static_cast<double>(*reinterpret_cast<const uint64_t*>(p));
-    case ncclFloat16: { _Float16 h; std::memcpy(&h, p, 2); return static_cast<double>(h); }
-    case ncclFloat32: return *reinterpret_cast<const float*>(p);
-    case ncclFloat64: return *reinterpret_cast<const double*>(p);
-    case ncclBfloat16: { uint16_t h; std::memcpy(&h, p, 2); uint32_t u = uint32_t{h} << 16; float f; std::memcpy(&f, &u, 4); return f; }
-    case ncclFloat8e4m3: return fp8_decode(*reinterpret_cast<const uint8_t*>(p), true);
-    case ncclFloat8e5m2: return fp8_decode(*reinterpret_cast<const uint8_t*>(p), false);
-    default: return 0;
-  }
-}
-
-// Inputs chosen so every partial result is exact in every type (fp8 e5m2 included).
-double val(ncclRedOp_t op, int r, size_t i) {
-  switch (op) {
-    case ncclSum: case ncclAvg: return 1 + static_cast<double>((i + static_cast<size_t>(r)) % 2);
-    case ncclProd: return 1 + static_cast<double>((i * 7 + static_cast<size_t>(r)) % 2);
-    default: return static_cast<double>((i * 3 + static_cast<size_t>(r) * 5) % 7);
-  }
-}
-double fold(ncclDataType_t t, ncclRedOp_t op, size_t i, size_t elem_of_rank_offset = 0) {
-  double acc = val(op, 0, i + elem_of_rank_offset);
-  for (int r = 1; r < g_n; ++r) {
-    double x = val(op, r, i + elem_of_rank_offset);
-    switch (op) {
-      case ncclProd: acc *= x; break;
-      case ncclMax: acc = std::max(acc, x); break;
-      case ncclMin: acc = std::min(acc, x); break;
-      default: acc += x; break;
-    }
-  }
-  if (op == ncclAvg) acc = floating(t) ? acc / g_n : std::floor(acc / g_n);
-  return acc;
-}
-
-struct Dev {
-  void* p = nullptr;
-  size_t bytes = 0;
-  explicit Dev(size_t n) : bytes(n) { CUDA_OK(cudaMalloc(&p, n == 0 ? 1 : n)); }
-  ~Dev() { cudaFree(p); }
-  char* c() const { return static_cast<char*>(p); }
-  void upload(const std::vector<char>& h) const { CUDA_OK(cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice)); }
-  std::vector<char> download(size_t n) const {
-    std::vector<char> h(n);
-    CUDA_OK(cudaMemcpy(h.data(), p, n, cudaMemcpyDeviceToHost));
-    return h;
-  }
-};
-
-void settle(ncclComm_t comm, cudaStream_t s, const char* what) {
-  CUDA_OK(cudaStreamSynchronize(s));
-  ncclResult_t a = ncclSuccess;
-  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
-  CHECK(a == ncclSuccess, "%s: async error %d (%s)", what, a, g->ncclGetLastError(comm));
-}
-
-void expect_equal(ncclDataType_t t, const std::vector<char>& got, size_t i, double want, const char* what) {
-  const double v = get(t, got, i);
-  CHECK(v == want, "%s dtype %d element %zu: got %g, expected %g", what, t, i, v, want);
-}
-
-ncclComm_t init_blocking(const ncclUniqueId& id) {
-  ncclComm_t comm = nullptr;
-  NCCL_OK(g->ncclCommInitRank(&comm, g_n, id, g_rank));
-  int n = 0, r = -1;
-  NCCL_OK(g->ncclCommCount(comm, &n));
-  NCCL_OK(g->ncclCommUserRank(comm, &r));
-  CHECK(n == g_n && r == g_rank, "count/rank %d/%d", n, r);
-  return comm;
-}
 
 // ---- scenarios -----------------------------------------------------------------------------------------------
 void all_collectives(ncclComm_t comm, cudaStream_t s) {
@@ -303,6 +153,19 @@ void in_place_and_graph(ncclComm_t comm, cudaStream_t s) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 
+  // A pre-multiplied sum with a host scalar: sum over ranks of 3 * x_r.
+  float three = 3.0f;
+  ncclRedOp_t premul;
+  NCCL_OK(g->ncclRedOpCreatePreMulSum(&premul, &three, t, ncclScalarHostImmediate, comm));
+  for (size_t i = 0; i < C; ++i) put(t, in, i, g_rank + 1);
+  buf.upload(in);
+  NCCL_OK(g->ncclAllReduce(buf.p, buf.p, C, t, premul, comm, s));
+  settle(comm, s, "premulsum");
+  out = buf.download(4);
+  CHECK(get(t, out, 0) == 3 * once, "premulsum: got %g, expected %g", get(t, out, 0), 3 * once);
+  NCCL_OK(g->ncclRedOpDestroy(premul, comm));
+  CHECK(g->ncclAllReduce(buf.p, buf.p, C, t, premul, comm, s) == ncclInvalidArgument, "destroyed redop accepted");
+
   void* handle = nullptr;
   NCCL_OK(g->ncclCommRegister(comm, buf.p, C * 4, &handle));
   NCCL_OK(g->ncclCommDeregister(comm, handle));
@@ -350,7 +213,12 @@ void nonblocking(const ncclUniqueId& id, cudaStream_t s) {
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
   ncclComm_t comm = nullptr;
+  // Like NCCL 2.28: minCTAs without maxCTAs is refused (min/max are compared before defaults apply).
+  cfg.minCTAs = 4;
   ncclResult_t r = g->ncclCommInitRankConfig(&comm, g_n, id, g_rank, &cfg);
+  CHECK(r == ncclInvalidArgument, "minCTAs alone: init returned %d, expected ncclInvalidArgument", r);
+  cfg.maxCTAs = 8;
+  r = g->ncclCommInitRankConfig(&comm, g_n, id, g_rank, &cfg);
   if (g_n > 1) CHECK(r == ncclInProgress, "non-blocking init returned %d, expected ncclInProgress", r);
   CHECK(comm != nullptr, "no communicator handle");
   CHECK(poll_async(comm, 10000) == ncclSuccess, "init did not complete");
@@ -378,13 +246,15 @@ void nonblocking(const ncclUniqueId& id, cudaStream_t s) {
   // Reusing the communicator before the previous call reported ncclSuccess: NCCL's error.
   CHECK(g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s) == ncclInProgress, "second allreduce");
   r = g->ncclAllReduce(buf.p, buf.p, 1024, ncclInt32, ncclSum, comm, s);
-  CHECK(r == ncclInvalidUsage, "early reuse returned %d, expected ncclInvalidUsage", r);
+  // NCCL 2.28's ncclCommEnsureReady turns "still in progress" into ncclInvalidArgument.
+  CHECK(r == ncclInvalidArgument, "early reuse returned %d, expected ncclInvalidArgument", r);
   const std::string msg = g->ncclGetLastError(comm);
   CHECK(msg.find("Attempt to use communicator before the previous operation returned ncclSuccess") != std::string::npos,
         "last error: %s", msg.c_str());
   ncclResult_t a = ncclSuccess;
   NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
-  CHECK(a == ncclInvalidUsage, "async error after early reuse: %d", a);
+  CHECK(a == ncclInvalidArgument, "async error after early reuse: %d", a);
+  CHECK(g->ncclCommDestroy(comm) == ncclInvalidArgument, "destroy of a communicator with an error succeeded");
   CUDA_OK(cudaStreamSynchronize(s));
   NCCL_OK(g->ncclCommAbort(comm));
 }
@@ -393,6 +263,7 @@ void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStr
   const int peer = 1 - g_rank;
   Dev a(4096), b(4096);
   CUDA_OK(cudaMemset(a.p, g_rank + 1, 4096));
+  CUDA_OK(cudaMemset(b.p, 0, 4096));
   ncclComm_t comm = init_blocking(id1);
   // Ungrouped: each rank posts its receive first. Receives block the stream until matched, so the
   // sends queued behind them never start: a deadlock, as on a GPU.
@@ -410,6 +281,14 @@ void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStr
   NCCL_OK(g->ncclGroupStart());
   NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, comm, s));
   NCCL_OK(g->ncclSend(a.p, 4096, ncclUint8, peer, comm, s));
+  // Inside the group nothing has reached the stream yet: an event recorded now completes at once and
+  // the receive buffer is untouched (this is why events must be recorded after ncclGroupEnd).
+  cudaEvent_t inside;
+  CUDA_OK(cudaEventCreate(&inside));
+  CUDA_OK(cudaEventRecord(inside, s));
+  CUDA_OK(cudaEventSynchronize(inside));
+  CHECK(cudaStreamQuery(s) == cudaSuccess, "group ops reached the stream before ncclGroupEnd");
+  CHECK(b.download(1)[0] == 0, "group ops ran before ncclGroupEnd");
   NCCL_OK(g->ncclGroupEnd());
   settle(comm, s, "grouped recv+send");
   auto out = b.download(4096);
@@ -432,6 +311,7 @@ void mismatch(const ncclUniqueId& id, cudaStream_t s) {
   std::fprintf(stderr, "rank %d: %s\n", g_rank, msg.c_str());
   CHECK(g->ncclAllReduce(buf.p, buf.p, 10, ncclFloat32, ncclSum, comm, s) == ncclInvalidUsage,
         "a broken communicator accepted another op");
+  CHECK(g->ncclCommDestroy(comm) == ncclInvalidUsage, "destroy of a broken communicator succeeded");
   NCCL_OK(g->ncclCommAbort(comm));
 }
 
@@ -441,7 +321,10 @@ void duplicate_gpu(const ncclUniqueId& id) {
   CHECK(r == ncclInvalidUsage, "two ranks on one GPU: init returned %d, expected ncclInvalidUsage", r);
   const std::string msg = g->ncclGetLastError(nullptr);
   CHECK(msg.find("Duplicate GPU detected") != std::string::npos, "last error: %s", msg.c_str());
-  CHECK(comm == nullptr, "failed blocking init left a communicator");
+  // As in NCCL, the failed communicator still exists: destroy refuses it, abort frees it.
+  CHECK(comm != nullptr, "no communicator handle after a failed init");
+  CHECK(g->ncclCommDestroy(comm) == ncclInvalidUsage, "destroy of a failed communicator succeeded");
+  NCCL_OK(g->ncclCommAbort(comm));
 }
 
 void abort_then_use(const ncclUniqueId& id, cudaStream_t s) {
@@ -467,6 +350,7 @@ void fault_init(const ncclUniqueId& id) {
     CHECK(r != ncclSuccess, "rank 0 init succeeded although rank 1 never joined");
     std::fprintf(stderr, "rank 0: init gave up: %s\n", g->ncclGetLastError(nullptr));
   }
+  NCCL_OK(g->ncclCommAbort(comm));
 }
 
 void fault_async(const ncclUniqueId& id, cudaStream_t s) {
@@ -500,6 +384,35 @@ void fault_hang(const ncclUniqueId& id, cudaStream_t s) {
   }
   NCCL_OK(g->ncclCommAbort(comm));  // frees the hung op
   CUDA_OK(cudaStreamSynchronize(s));
+}
+
+// Rank 1 exits (like a crash) right after init; rank 0's next op must fail with ncclRemoteError.
+void peer_exit(const ncclUniqueId& id, cudaStream_t s) {
+  ncclComm_t comm = init_blocking(id);
+  if (g_rank == 1) std::_Exit(0);
+  Dev buf(64);
+  NCCL_OK(g->ncclGroupStart());
+  NCCL_OK(g->ncclRecv(buf.p, 16, ncclInt32, 1, comm, s));
+  NCCL_OK(g->ncclSend(buf.p, 16, ncclInt32, 1, comm, s));
+  NCCL_OK(g->ncclGroupEnd());
+  CUDA_OK(cudaStreamSynchronize(s));
+  ncclResult_t a = ncclSuccess;
+  NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
+  CHECK(a == ncclRemoteError, "after the peer exited: async error %d, expected ncclRemoteError", a);
+  std::fprintf(stderr, "rank 0: %s\n", g->ncclGetLastError(comm));
+  NCCL_OK(g->ncclCommAbort(comm));
+}
+
+// SIMGPU_NCCL_COMM_MEMORY=8MiB: a communicator holds that much device memory from init to destroy.
+void comm_memory(const ncclUniqueId& id) {
+  size_t free0 = 0, free1 = 0, free2 = 0, total = 0;
+  CUDA_OK(cudaMemGetInfo(&free0, &total));
+  ncclComm_t comm = init_blocking(id);
+  CUDA_OK(cudaMemGetInfo(&free1, &total));
+  CHECK(free0 - free1 == size_t{8} << 20, "communicator took %zu bytes, expected 8 MiB", free0 - free1);
+  NCCL_OK(g->ncclCommDestroy(comm));
+  CUDA_OK(cudaMemGetInfo(&free2, &total));
+  CHECK(free2 == free0, "destroy did not give the communicator's memory back");
 }
 
 void single_rank(const ncclUniqueId& id, cudaStream_t s) {
@@ -569,6 +482,10 @@ int main(int argc, char** argv) {
     fault_async(id, s);
   } else if (scenario == "fault_hang") {
     fault_hang(id, s);
+  } else if (scenario == "comm_memory") {
+    comm_memory(id);
+  } else if (scenario == "peer_exit") {
+    peer_exit(id, s);
   } else if (scenario == "fp8_cc80") {
     fp8_needs_sm90(id, s);
   } else {

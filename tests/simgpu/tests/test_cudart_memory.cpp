@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -177,6 +180,43 @@ TEST(SimCudaMemory, MallocFaultLimitedToOneRank) {
   auto r = simgpu_test::run_child_test("SimChildMemory.FaultLimitedToOtherRank",
                                        {"SIMGPU_FAIL_MALLOC_AFTER=0", "SIMGPU_FAULT_RANK=1", "RANK=0"});
   EXPECT_TRUE(r.exited && r.code == 0) << "child exit " << r.code << " signal " << r.signal;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SimChildMemory, NoDevices) {
+  SIMGPU_CHILD_ONLY();
+  int n = -1;
+  EXPECT_EQ(cudaGetDeviceCount(&n), cudaErrorNoDevice);
+  EXPECT_EQ(n, 0);
+  void* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, 16), cudaErrorNoDevice);
+}
+
+TEST(SimCudaMemory, ZeroDevicesFromDeviceCountKnob) {
+  auto r = simgpu_test::run_child_test("SimChildMemory.NoDevices", {"SIMGPU_DEVICE_COUNT=0"});
+  EXPECT_TRUE(r.exited && r.code == 0) << "child exit " << r.code << " signal " << r.signal;
+}
+
+TEST(SimCudaMemory, CudaFreeWaitsForQueuedWork) {
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 1 << 20), cudaSuccess);
+  std::atomic<bool> done{false};
+  ASSERT_EQ(cudaLaunchHostFunc(
+                s, [](void* f) {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+                  static_cast<std::atomic<bool>*>(f)->store(true);
+                },
+                &done),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(d, 1, 1 << 20, s), cudaSuccess);
+  EXPECT_EQ(cudaFree(d), cudaSuccess);
+  EXPECT_TRUE(done.load()) << "cudaFree returned while work that may use the buffer was still queued";
+  cudaStreamDestroy(s);
 }
 
 }  // namespace

@@ -127,6 +127,12 @@ TEST(SimNccl, DistinctPhysicalGpusBehindVisibleDevicesAreFine) {
 
 TEST(SimNccl, AbortFreesTheCommunicatorAndLaterUseIsCaught) { expect_all_passed(run_ranks("abort", 2, kNccl, {})); }
 
+TEST(SimNccl, CommunicatorDeviceMemoryKnob) {
+  expect_all_passed(run_ranks("comm_memory", 2, kNccl, {"SIMGPU_NCCL_COMM_MEMORY=8MiB"}));
+}
+
+TEST(SimNccl, PeerExitIsRemoteErrorNotAHang) { expect_all_passed(run_ranks("peer_exit", 2, kNccl, {}, {}, 20)); }
+
 TEST(SimNccl, FaultFailCommInitOnOneRank) {
   expect_all_passed(run_ranks("fault_init", 2, kNccl,
                               {"SIMGPU_FAIL_COMM_INIT=1", "SIMGPU_FAULT_RANK=1", "SIMGPU_NCCL_TIMEOUT=2"}));

@@ -14,6 +14,17 @@ namespace {
 constexpr size_t kAlign = 256;  // cudaMalloc's guaranteed alignment
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+// Real cudaMalloc memory holds garbage; fresh pages here would read as zeros and hide a missing upload.
+// Fill with 0xFF (NaN for floats, -1 for signed integers): all of it up to 64 MiB, else the first 64 MiB
+// and the last 1 MiB, so huge allocations (fit probes) do not commit host memory.
+void poison(char* p, size_t size) {
+  static const bool on = env_int("SIMGPU_POISON", 1) != 0;
+  if (!on) return;
+  constexpr size_t kHead = 64 << 20, kTail = 1 << 20;
+  std::memset(p, 0xff, size < kHead ? size : kHead);
+  if (size > kHead) std::memset(p + size - kTail, 0xff, kTail);
+}
+
 }  // namespace
 
 Devices& Devices::get() {
@@ -98,6 +109,7 @@ cudaError_t Devices::malloc_device(int physical, size_t size, void** out) {
     r.free_ranges.erase(it);
     if (len > need) r.free_ranges[off + need] = len - need;
     r.used += need;
+    poison(r.priv + off, size);
     *out = r.pub + off;
     device_allocs_[reinterpret_cast<uintptr_t>(r.pub + off)] = DeviceAlloc{size, need};
     return cudaSuccess;

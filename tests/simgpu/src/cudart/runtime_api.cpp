@@ -88,6 +88,12 @@ SIMGPU_API void* simgpu_device_view(const void* dev, size_t bytes, int* physical
   if (physical != nullptr) *physical = i.physical;
   return i.view;
 }
+SIMGPU_API cudaError_t simgpu_reserve_device_memory(int physical, size_t bytes, void** out) {
+  return Devices::get().malloc_device(physical, bytes, out);
+}
+SIMGPU_API void simgpu_release_device_memory(void* p) {
+  if (p != nullptr) Devices::get().free_device(p);
+}
 SIMGPU_API int simgpu_physical_device(int ordinal) { return Devices::get().physical_of(ordinal); }
 SIMGPU_API int simgpu_compute_capability() { return Devices::get().cc_major() * 10 + Devices::get().cc_minor(); }
 SIMGPU_API void simgpu_set_fault_rank(int rank) { g_fault_rank = rank; }

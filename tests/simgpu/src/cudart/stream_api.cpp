@@ -24,6 +24,11 @@ SIMGPU_API cudaError_t simgpu_stream_enqueue(cudaStream_t stream, const std::fun
   return cudaSuccess;
 }
 
+SIMGPU_API int simgpu_stream_physical(cudaStream_t stream) {
+  Stream* s = lookup(stream);
+  return s == nullptr ? -1 : s->physical;
+}
+
 SIMGPU_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
   if (pStream == nullptr) return fail(cudaErrorInvalidValue);
   if (current_physical() < 0) return fail(cudaErrorNoDevice);
@@ -116,7 +121,7 @@ SIMGPU_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEv
   if ((a->flags & cudaEventDisableTiming) || (b->flags & cudaEventDisableTiming))
     return fail(cudaErrorInvalidResourceHandle);
   if (!a->ever_recorded || !b->ever_recorded) return fail(cudaErrorInvalidResourceHandle);
-  if (!Streams::get().event_done(a) || !Streams::get().event_done(b)) return fail(cudaErrorNotReady);
+  if (!Streams::get().event_done(a) || !Streams::get().event_done(b)) return cudaErrorNotReady;  // not sticky
   *ms = std::chrono::duration<float, std::milli>(b->when - a->when).count();
   return cudaSuccess;
 }

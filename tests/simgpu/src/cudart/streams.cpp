@@ -69,6 +69,12 @@ void Streams::destroy(Stream* s) {
   cv_.notify_all();
 }
 
+namespace {
+// Set by an event-record task; applied by the worker in the same critical section that counts the task
+// complete, so "event done" and "stream idle up to the event" become visible together.
+thread_local std::function<void()> t_on_complete;
+}  // namespace
+
 void Streams::run(Stream* s) {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
@@ -78,6 +84,10 @@ void Streams::run(Stream* s) {
     lk.unlock();
     t();
     lk.lock();
+    if (t_on_complete) {
+      t_on_complete();
+      t_on_complete = nullptr;
+    }
     s->queue.pop_front();
     ++s->completed;
     cv_.notify_all();
@@ -224,24 +234,24 @@ void Streams::record(Event* e, Stream* s) {
   std::lock_guard<std::mutex> lk(mu_);
   if (s->capture.active) {
     // A captured record: the event is (re)recorded each time the graph's replay reaches this point.
-    push(s, [this, e] {
-      std::lock_guard<std::mutex> lk2(mu_);
-      e->ever_recorded = true;
-      e->done = ++e->recorded;
-      e->when = std::chrono::steady_clock::now();
-      cv_.notify_all();
+    push(s, [e] {
+      t_on_complete = [e] {  // runs under mu_
+        e->ever_recorded = true;
+        e->done = ++e->recorded;
+        e->when = std::chrono::steady_clock::now();
+      };
     });
     return;
   }
   e->ever_recorded = true;
   const unsigned long long gen = ++e->recorded;
-  push(s, [this, e, gen] {
-    std::lock_guard<std::mutex> lk2(mu_);
-    if (e->done < gen) {
-      e->done = gen;
-      e->when = std::chrono::steady_clock::now();
-    }
-    cv_.notify_all();
+  push(s, [e, gen] {
+    t_on_complete = [e, gen] {  // runs under mu_
+      if (e->done < gen) {
+        e->done = gen;
+        e->when = std::chrono::steady_clock::now();
+      }
+    };
   });
 }
 

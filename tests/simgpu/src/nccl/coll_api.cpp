@@ -22,26 +22,6 @@ thread_local int t_depth = 0;
 thread_local std::vector<Pending> t_pending;
 thread_local ncclResult_t t_group_error = ncclSuccess;
 
-// NCCL refuses to touch a communicator whose previous non-blocking call has not reported ncclSuccess.
-ncclResult_t ensure_ready(Comm& c) {
-  const int a = c.async.load();
-  if (a == ncclInProgress) {
-    set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
-    c.set_error(ncclInvalidUsage);
-    return ncclInvalidUsage;
-  }
-  if (a != ncclSuccess) {
-    set_last_error("simulated NCCL: communicator (rank %d) has an asynchronous error (%d); abort it", c.rank, a);
-    return static_cast<ncclResult_t>(a);
-  }
-  std::lock_guard<std::mutex> lk(c.mu);
-  if (c.finalized) {
-    set_last_error("simulated NCCL: communicator used after ncclCommFinalize");
-    return ncclInvalidUsage;
-  }
-  return ncclSuccess;
-}
-
 ncclResult_t check_buffer(Comm& c, const char* fn, const char* which, const void* p, size_t bytes) {
   if (bytes == 0) return ncclSuccess;
   int phys = -1;
@@ -84,6 +64,14 @@ ncclResult_t validate(Comm& c, const OpDesc& op, cudaStream_t stream, const char
   if (cudaStreamIsCapturing(stream, &st) != cudaSuccess) {
     set_last_error("%s : invalid stream %p", fn, static_cast<void*>(stream));
     return ncclInvalidArgument;
+  }
+  // NCCL launches on the communicator's device; an explicit stream of another device cannot take that
+  // kernel (stream 0 means the communicator device's own default stream).
+  if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread &&
+      simgpu_stream_physical(stream) != c.physical) {
+    set_last_error("%s : stream %p belongs to another GPU than the communicator's (CUDA device %d): invalid "
+                   "resource handle", fn, static_cast<void*>(stream), c.cuda_dev);
+    return ncclUnhandledCudaError;
   }
   const size_t es = dtype_size(op.dtype), n = static_cast<size_t>(c.nranks), cnt = op.count;
   const bool root = c.rank == op.root;
@@ -161,7 +149,17 @@ void enqueue_batch(ncclComm* c, const std::vector<Pending>& items) {
     c->cv.notify_all();
   }
   std::function<void()> fn = batch_task(c, std::move(ops), !captured);
-  simgpu_stream_enqueue(main, &fn);
+  if (simgpu_stream_enqueue(main, &fn) != cudaSuccess) {
+    // The stream went away between the call and a non-blocking launch.
+    set_last_error("simulated NCCL: cannot launch on stream %p: invalid resource handle", static_cast<void*>(main));
+    c->set_error(ncclUnhandledCudaError);
+    if (!captured) {
+      std::lock_guard<std::mutex> lk(c->mu);
+      --c->inflight;
+      c->cv.notify_all();
+    }
+    return;
+  }
   for (cudaStream_t s : others) {
     cudaEvent_t e;
     cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
@@ -223,6 +221,13 @@ int group_depth() { return t_depth; }
 ncclResult_t submit(ncclComm_t comm, OpDesc op, cudaStream_t stream, const char* fn) {
   if (ncclResult_t e = check_comm(comm, fn)) return e;
   ncclResult_t e = ensure_ready(*comm);
+  if (e == ncclSuccess) {
+    std::lock_guard<std::mutex> lk(comm->mu);
+    if (comm->finalized) {
+      set_last_error("%s : communicator used after ncclCommFinalize", fn);
+      e = ncclInvalidUsage;
+    }
+  }
   if (e == ncclSuccess) e = validate(*comm, op, stream, fn);
   if (e != ncclSuccess) {
     if (t_depth > 0 && t_group_error == ncclSuccess) t_group_error = e;

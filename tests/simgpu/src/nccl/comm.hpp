@@ -56,6 +56,7 @@ struct Comm {
   std::map<int, Reduction> custom_ops;
   int next_op = ncclNumOps;
   std::set<void*> registrations;
+  void* reserved = nullptr;  // SIMGPU_NCCL_COMM_MEMORY: device memory the communicator holds
 
   std::mutex exec_mu;  // one op of this communicator executes at a time
   uint64_t coll_seq = 0, barriers = 0, ops_executed = 0;

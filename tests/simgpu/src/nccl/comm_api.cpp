@@ -114,6 +114,15 @@ ncclResult_t check_comm(Comm* c, const char* fn) {
   return ncclSuccess;
 }
 
+ncclResult_t ensure_ready(Comm& c) {
+  const int a = c.async.load();
+  if (a == ncclSuccess) return ncclSuccess;
+  set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
+  if (a != ncclInProgress) return static_cast<ncclResult_t>(a);
+  if (!c.blocking) c.set_error(ncclInvalidArgument);
+  return ncclInvalidArgument;
+}
+
 // Waits until no launched op of the communicator remains (queued or running).
 void wait_quiet(Comm& c) {
   std::unique_lock<std::mutex> lk(c.mu);
@@ -130,6 +139,14 @@ void finish_init(ncclComm* c, ncclUniqueId id) {
     r = ncclSystemError;
   } else {
     r = shm_join(*c, id);
+  }
+  // Like NCCL's own buffers: device memory held from init to destroy/abort (SIMGPU_NCCL_COMM_MEMORY,
+  // default 0), so footprint measurements and out-of-memory at init can be tested.
+  const unsigned long long hold = parse_bytes(env("SIMGPU_NCCL_COMM_MEMORY"), 0);
+  if (r == ncclSuccess && hold > 0 && simgpu_reserve_device_memory(c->physical, hold, &c->reserved) != cudaSuccess) {
+    set_last_error("simulated NCCL: rank %d: cannot allocate %llu bytes of device memory for the communicator: "
+                   "out of memory", c->rank, hold);
+    r = ncclUnhandledCudaError;
   }
   if (r == ncclSuccess) {
     int expected = ncclInProgress;
@@ -170,11 +187,21 @@ ncclResult_t comm_init(ncclComm_t* out, int nranks, ncclUniqueId id, int rank, c
       set_last_error("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
       return ncclInvalidArgument;
     }
-    if (config->blocking != NCCL_CONFIG_UNDEF_INT) blocking = config->blocking != 0;
+    const int b = config->blocking;
+    if (b != NCCL_CONFIG_UNDEF_INT && b != 0 && b != 1) {
+      set_last_error("Invalid config blocking attribute value %d", b);
+      return ncclInvalidArgument;
+    }
+    if (b != NCCL_CONFIG_UNDEF_INT) blocking = b == 1;
+    // NCCL 2.28 compares min and max before applying defaults: min alone (max still NCCL_CONFIG_UNDEF_INT,
+    // i.e. INT_MIN) is "min > max" and rejected. Reproduced on purpose.
     const int mn = config->minCTAs, mx = config->maxCTAs;
-    if ((mn != NCCL_CONFIG_UNDEF_INT && mn <= 0) || (mx != NCCL_CONFIG_UNDEF_INT && mx <= 0) ||
-        (mn != NCCL_CONFIG_UNDEF_INT && mx != NCCL_CONFIG_UNDEF_INT && mn > mx)) {
-      set_last_error("Invalid config min/max CTAs attribute value %d/%d", mn, mx);
+    if ((mn != NCCL_CONFIG_UNDEF_INT && mn <= 0) || (mx != NCCL_CONFIG_UNDEF_INT && mx <= 0) || mn > mx) {
+      set_last_error("Invalid config min/max channels attribute value %d/%d", mn, mx);
+      return ncclInvalidArgument;
+    }
+    if (config->cgaClusterSize != NCCL_CONFIG_UNDEF_INT && config->cgaClusterSize < 0) {
+      set_last_error("Invalid config cgaClusterSize attribute value %d", config->cgaClusterSize);
       return ncclInvalidArgument;
     }
   } else if (const char* b = env("NCCL_COMM_BLOCKING")) {
@@ -208,13 +235,9 @@ ncclResult_t comm_init(ncclComm_t* out, int nranks, ncclUniqueId id, int rank, c
     return ncclInProgress;
   }
   finish_init(c, id);
-  const ncclResult_t r = static_cast<ncclResult_t>(c->async.load());
-  if (r != ncclSuccess) {
-    *out = nullptr;  // a failed blocking init leaves no communicator behind
-    comm_unregister(c);
-    shm_leave(*c);
-  }
-  return r;
+  // Like NCCL (which sets *newcomm before its init job runs): a failed init leaves the communicator
+  // allocated, with the error as its async error; only ncclCommAbort frees it.
+  return static_cast<ncclResult_t>(c->async.load());
 }
 
 }  // namespace simgpu
@@ -277,12 +300,15 @@ NCCL_API_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t
 }
 
 NCCL_API_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (comm == nullptr) return ncclSuccess;
   if (ncclResult_t e = check_comm(comm, "ncclCommFinalize")) return e;
-  const int a = comm->async.load();
-  if (a == ncclInProgress) {
-    set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
-    comm->set_error(ncclInvalidUsage);
-    return ncclInvalidUsage;
+  if (ncclResult_t e = ensure_ready(*comm)) return e;
+  {
+    std::lock_guard<std::mutex> lk(comm->mu);
+    if (comm->finalized) {
+      set_last_error("ncclCommFinalize: communicator already finalized");
+      return ncclInvalidArgument;
+    }
   }
   if (comm->blocking) {
     wait_quiet(*comm);
@@ -295,13 +321,13 @@ NCCL_API_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
     std::lock_guard<std::mutex> lk(comm->mu);
     ++comm->inflight;
   }
-  std::thread([comm, a] {
+  std::thread([comm] {
     std::unique_lock<std::mutex> lk(comm->mu);
     comm->cv.wait(lk, [&] { return comm->inflight == 1; });
     comm->finalized = true;
     --comm->inflight;
     int expected = ncclInProgress;
-    comm->async.compare_exchange_strong(expected, a);
+    comm->async.compare_exchange_strong(expected, ncclSuccess);
     comm->cv.notify_all();
   }).detach();
   return ncclInProgress;
@@ -310,13 +336,20 @@ NCCL_API_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 NCCL_API_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   if (ncclResult_t e = check_comm(comm, "ncclCommDestroy")) return e;
-  wait_quiet(*comm);  // like NCCL: outstanding work completes first
-  {
-    std::lock_guard<std::mutex> lk(comm->mu);
-    comm->dead = true;
-  }
+  // Like NCCL: a communicator that is not ready (init or a non-blocking call in progress) or has an
+  // error is not destroyed; ncclCommAbort is the way out.
+  if (ncclResult_t e = ensure_ready(*comm)) return e;
+  wait_quiet(*comm);  // outstanding work completes first
   comm_unregister(comm);
+  {
+    // Graph replays are not counted in flight: wait for one that may be running, and stop later ones.
+    std::unique_lock<std::mutex> lk(comm->mu);
+    comm->dead = true;
+    comm->cv.wait(lk, [&] { return comm->running == 0; });
+  }
   shm_leave(*comm);
+  simgpu_release_device_memory(comm->reserved);
+  comm->reserved = nullptr;
   return ncclSuccess;
 }
 
@@ -338,6 +371,8 @@ NCCL_API_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
     }
   }
   shm_leave(*comm);
+  simgpu_release_device_memory(comm->reserved);
+  comm->reserved = nullptr;
   SIMGPU_LOG("nccl: rank %d communicator aborted", comm->rank);
   return ncclSuccess;
 }

@@ -94,7 +94,8 @@ ncclResult_t Waiter::idle() {
     if (std::chrono::duration<double>(now - start_).count() > watchdog_seconds()) {
       std::string who;
       for (int r = 0; r < c_.nranks; ++r)
-        who += " [rank " + std::to_string(r) + ": " + std::string(c_.shm->rank[r].doing) + "]";
+        who += " [rank " + std::to_string(r) + ": " +
+               (c_.shm->rank[r].present.load() ? std::string(c_.shm->rank[r].doing) : std::string("not joined")) + "]";
       shared_fail(c_, ncclSystemError,
                   "simulated NCCL watchdog (SIMGPU_NCCL_TIMEOUT=" + std::to_string(watchdog_seconds()) +
                       " s): rank " + std::to_string(c_.rank) + " made no progress in " + what_ +

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the simulated GPU and its tests with a sanitizer (thread | address) in a separate build
+# directory and runs them there: run_sanitized.sh <thread|address> <tests/simgpu source dir> <build dir>.
+# Exits 77 (ctest SKIP) when the compiler cannot build with that sanitizer.
+set -euo pipefail
+kind=$1 src=$2 build=$3
+flag="-fsanitize=${kind}"
+if ! echo 'int main(){}' | ${CXX:-c++} -x c++ ${flag} -o /dev/null - 2>/dev/null; then
+  echo "run_sanitized: ${CXX:-c++} cannot build with ${flag}; skipped"
+  exit 77
+fi
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+  "-DSIMGPU_SANITIZE=${flag};-fno-omit-frame-pointer" >/dev/null
+cmake --build "$build" -j2
+export LD_LIBRARY_PATH="$build/simgpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# handle_segv=0: the host-dereference tests expect the child to die of SIGSEGV, not of a sanitizer report.
+export TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+export ASAN_OPTIONS="handle_segv=0 detect_leaks=0 ${ASAN_OPTIONS:-}"
+status=0
+for t in simgpu_cudart_tests simgpu_nccl_tests simgpu_nvml_tests; do
+  echo "== $t ($kind sanitizer)"
+  "$build/bin/$t" --gtest_filter=-SimChild* || status=1
+done
+exit $status
