@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -162,7 +163,8 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     if (!failure.empty()) break;
     if (g_interrupt_signal.load()) {
       status = "interrupted";
-      failure = fmt::format("interrupted by signal {}", g_interrupt_signal.load());
+      const int sig = g_interrupt_signal.load();
+      failure = fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
       break;
     }
     if (clock::now() > deadline) {

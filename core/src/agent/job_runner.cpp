@@ -49,12 +49,16 @@ std::string hostname() {
 
 void on_signal(int sig) { g_interrupt_signal.store(sig); }
 
+// SIGHUP (the terminal closed, the ssh connection dropped) ends the job like SIGTERM does, in
+// order: workers stopped, the interrupted execution recorded, files completed. Without a handler
+// it would kill the agent on the spot and leave no record of the job's end.
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 nlohmann::json environment_facts(const LaunchContext& launch) {
