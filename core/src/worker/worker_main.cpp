@@ -21,6 +21,7 @@
 #include "plan/plan.h"
 #include "plugin/loader.h"
 #include "worker/backend_session.h"
+#include "worker/heartbeat.h"
 #include "worker/host_services.h"
 #include "worker/result_channel.h"
 
@@ -77,6 +78,7 @@ int worker_main(int argc, char** argv) {
     if (::getppid() != args.agent_pid) return kWorkerExitFailed;  // the agent died before prctl
   }
   ResultChannel out(args.result_fd, args.rank);
+  Heartbeat heartbeat(out);
   std::string phase = "startup";
   std::unique_ptr<BackendSession> session;
   try {
