@@ -1,7 +1,7 @@
 // What another local user can reach of a local run (issue 17, docs/launching.md "Security"):
 // the agent's store listens on loopback only and refuses any client without the job's token;
-// an environment that does not say whether the job spans hosts is refused before anything
-// listens.
+// UCX workers listen on no interface but loopback; an environment that does not say whether the
+// job spans hosts is refused before anything listens.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -86,6 +86,55 @@ TEST(LocalExposure, WorkerCommandLinesCarryNoToken) {
   }
   ::kill(job.pid(), SIGTERM);
   EXPECT_EQ(job.wait(30), 130);
+}
+
+// UCX's TCP transport listens on every network device it uses. In a network namespace with an
+// external-looking interface besides loopback (tests/integration/local_listeners_netns.sh), a
+// local UCX run must listen on loopback only. Skipped where namespaces cannot be made.
+TEST(LocalExposure, UcxWorkersOfALocalRunListenOnLoopbackOnly) {
+  JobDir dir;
+  const auto file = dir.write("ucx.toml", R"(
+name = "ucx-local"
+[[run]]
+name = "default-transports"
+backend = "ucx"
+world_sizes = [2, 3]
+ops = ["allreduce", "pingpong"]
+sizes = ["4KiB", "1MiB"]
+iterations = 200
+[[run]]
+name = "tcp"
+backend = "ucx"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 200
+[run.options.ucx]
+transports = "tcp"
+)");
+  const std::string cmd = fmt::format("{}/tests/integration/local_listeners_netns.sh {} {} {} {} > {}/netns.txt 2>&1",
+                                      COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string(),
+                                      (dir.path() / "out").string(), (dir.path() / "samples").string(),
+                                      dir.path().string());
+  const int rc = WEXITSTATUS(std::system(cmd.c_str()));
+  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "netns.txt");
+  ASSERT_EQ(rc, 0) << read_text(dir.path() / "netns.txt");
+  EXPECT_EQ(read_text(dir.path() / "samples/exit"), "0\n") << read_text(dir.path() / "samples/run.txt");
+  size_t seen = 0;
+  for (const bool v6 : {false, true}) {
+    for (const auto& l : decode_listeners(read_text(dir.path() / (v6 ? "samples/listen6" : "samples/listen4")), v6)) {
+      ++seen;
+      EXPECT_TRUE(l.loopback()) << "something listened on " << l.address << ":" << l.port << " during a local run";
+    }
+  }
+  EXPECT_GT(seen, 0u) << "the sampling saw no listener at all (not even the store)";
+  size_t execs = 0;
+  for (const auto& e : dir.records("execution")) {
+    ++execs;
+    EXPECT_EQ(e["status"], "ok") << e.dump();
+    EXPECT_NE(e["metadata"]["ranks"]["0"]["backend"].value("net_devices", "").find("lo"), std::string::npos) << e.dump();
+  }
+  EXPECT_EQ(execs, 3u);
 }
 
 TEST(LocalExposure, AnEnvironmentThatDoesNotSayWhetherTheJobSpansHostsIsRefused) {

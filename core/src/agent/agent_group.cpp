@@ -168,6 +168,20 @@ void AgentGroup::join(Millis timeout) {
     throw LaunchError(fmt::format("not every task of the launch reached the rendezvous within {} s: {}",
                                   timeout.count() / 1000, e.what()));
   }
+  for (int k = 0; k < size(); ++k) {
+    const char* name = all.data() + 64 * static_cast<size_t>(k);
+    hosts_.emplace_back(name, ::strnlen(name, 64));
+  }
+}
+
+int AgentGroup::ranks_on_this_host(int world) const {
+  if (solo()) return world;
+  // The launcher's count, narrowed by the host names the agents reported: a launcher that
+  // deals ranks round-robin over hosts (srun --distribution=cyclic) puts rank 1 elsewhere even
+  // when this host has two ranks. (Network namespaces share a host name: hence the minimum.)
+  int named_here = 0;
+  for (int r = 0; r < world && r < size(); ++r) named_here += hosts_[static_cast<size_t>(r)] == hosts_[static_cast<size_t>(rank())];
+  return std::max(1, std::min({launch_.local_count, world, named_here}));
 }
 
 std::string AgentGroup::store_address() const { return fmt::format("{}:{}", host_, port_); }

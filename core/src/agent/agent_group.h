@@ -40,6 +40,10 @@ class AgentGroup {
   bool solo() const { return size() == 1; }
   const LaunchContext& launch() const { return launch_; }
   std::string store_address() const;  // host:port for the workers
+  // Ranks of an execution of `world` ranks that run on this agent's host (the workers'
+  // local_world_size: plugins use it to tell a one-host communicator from one that needs the
+  // network).
+  int ranks_on_this_host(int world) const;
   // The store's token: the user's, or the one this job drew (never empty). Workers get it in
   // their environment.
   const std::string& token() const { return token_; }
@@ -80,6 +84,7 @@ class AgentGroup {
   std::unique_ptr<StoreServer> server_;
   std::unique_ptr<StoreClient> client_;
   std::unique_ptr<Bootstrap> agents_;
+  std::vector<std::string> hosts_;  // host name of every agent, by rank
   std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
 };
 

@@ -84,7 +84,7 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
   for (int r : ranks) {
     // Local mode: all ranks share this host. Launcher: the launcher's local layout.
     const int local_rank = group.solo() ? r : launch.local_rank;
-    const int local_world = group.solo() ? exec.world_size : std::min(launch.local_count, exec.world_size);
+    const int local_world = group.ranks_on_this_host(exec.world_size);
     WorkerLaunch l;
     l.exe = opts.self_exe;
     l.args = {"__worker", "--rank", std::to_string(r), "--world", std::to_string(exec.world_size),
