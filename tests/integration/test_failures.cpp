@@ -78,6 +78,28 @@ TEST(Failures, AbortAndNonZeroExitAreReported) {
   }
 }
 
+// A rank whose backend fails with CB_ERR_INTERNAL and a message full of "timeout" and "timed
+// out" (issue 16): the agent goes by the status the worker reports, so that rank is the one
+// blamed, at once, and not one of the peers left waiting for it.
+TEST(Failures, AFailureIsJudgedByItsStatusNotByTheWordsOfItsMessage) {
+  JobDir dir;
+  const auto file = dir.write("error.toml", experiment("crash", "crash_rank = 1\ncrash_after = 5\nmode = \"error\"", 60));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("(internal)"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("failed on purpose"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("gave up"), std::string::npos) << "judged a victim of a timeout: " << reason;
+  EXPECT_EQ(reason.find("stuck"), std::string::npos) << reason;
+  EXPECT_EQ(execs[1]["status"], "ok");
+  expect_gloo_results(dir);
+  EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << "noticed at once, not at the 60 s timeout";
+}
+
 TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   JobDir dir;
   const int timeout_s = 4;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/failure_kind.h"
 #include "common/heartbeat.h"
 #include "worker/worker_main.h"
 
@@ -27,6 +28,7 @@ constexpr int kKillGraceMs = 2000;
 struct RankState {
   std::string phase = "startup";
   std::string error;  // from an "error" line
+  FailureKind error_kind = FailureKind::kOther;  // its "kind": what the agent decides by
   std::string unavailable;
   bool done = false;
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
@@ -53,6 +55,7 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     res.outcome.metadata["ranks"][std::to_string(rank)] = m.value("metadata", nlohmann::json::object());
   } else if (type == "error") {
     st.error = fmt::format("{} failed: {}", m.value("phase", "?"), m.value("message", ""));
+    st.error_kind = failure_kind_from_name(m.value("kind", ""));
   } else if (type == "unavailable") {
     st.unavailable = m.value("reason", "");
   } else if (type == "done") {
@@ -201,8 +204,9 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         status = "failed";
         failure = fmt::format("rank {} {} during {}", rank_of(global, r), w.describe_exit(), st.phase);
         if (!st.error.empty()) failure += ": " + st.error;
-        // A rank that gave up waiting is a victim: blame the rank that never answered.
-        if (st.error.find("timeout") != std::string::npos || st.error.find("timed out") != std::string::npos) {
+        // A rank that gave up waiting is a victim: blame the rank that never answered. Decided
+        // by the reported kind, never by the wording of the message.
+        if (st.error_kind == FailureKind::kTimeout) {
           wait_for_other_victims(workers, ranks, res, reporter, r);
           if (const auto quiet = silent_rank(workers, ranks)) {
             failed_rank = rank_of(global, *quiet);

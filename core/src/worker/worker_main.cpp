@@ -14,12 +14,15 @@
 #include <fmt/format.h>
 
 #include "bootstrap/collectives.h"
+#include "bootstrap/store.h"
+#include "common/failure_kind.h"
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/all_pairs.h"
 #include "measure/case_runner.h"
 #include "measure/host_timer.h"
 #include "plan/plan.h"
 #include "plugin/loader.h"
+#include "plugin/plugin_error.h"
 #include "worker/backend_session.h"
 #include "worker/heartbeat.h"
 #include "worker/host_services.h"
@@ -53,6 +56,15 @@ WorkerArgs parse_args(int argc, char** argv) {
 std::string describe_case(const CaseSpec& c) {
   return fmt::format("{} {} B {}{}{}", op_info(c.op).name, c.bytes, sdk::dtype_name(c.dtype),
                      c.redop ? " " : "", c.redop ? sdk::redop_name(*c.redop) : "");
+}
+
+// What kind of failure an exception is, for the agent (common/failure_kind.h): from the plugin's
+// status, or the store's own code; never from the message.
+FailureKind kind_of_exception(const std::exception& e) {
+  if (const auto* p = dynamic_cast<const PluginError*>(&e)) return failure_kind_of(p->status());
+  if (const auto* s = dynamic_cast<const StoreError*>(&e))
+    return s->code() == StoreError::Code::Timeout ? FailureKind::kTimeout : FailureKind::kStore;
+  return FailureKind::kOther;
 }
 
 int32_t ms_until(std::chrono::steady_clock::time_point deadline) {
@@ -167,7 +179,8 @@ int worker_main(int argc, char** argv) {
     out.send({{"type", "done"}});
     return 0;
   } catch (const std::exception& e) {
-    out.send({{"type", "error"}, {"phase", phase}, {"message", e.what()}});
+    out.send({{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
+              {"message", e.what()}});
     std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
     return kWorkerExitFailed;
