@@ -112,6 +112,19 @@ TEST(StoreSecurity, AStaleTokenFileOfAnEarlierLaunchIsReplaced) {
   EXPECT_NE(g0->token(), "stale-token");
 }
 
+TEST(StoreSecurity, AnAgentWhoseRankZeroNeverStartsSaysWhatItWaitedFor) {
+  AgentGroupOptions o;
+  o.launch = one_host_launch(1, 2, free_port());
+  o.join_timeout = 300ms;
+  try {
+    AgentGroup::create(o);
+    FAIL() << "joined a job without rank 0";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not share the job token"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is rank 0's task running?"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StoreSecurity, TheHostTokenFileIsPrivate) {
   HostTokenFile f("unit-test-" + std::to_string(::getpid()));
   f.publish("secret");

@@ -131,9 +131,10 @@ void AgentGroup::connect_to_store(Millis timeout) {
       token_ = token_file_->read(deadline);
       if (token_.empty())
         throw LaunchError(fmt::format(
-            "rank 0 did not share the job token in {} within {} s: every task of a one-host launch "
-            "must run as the same user with the same TMPDIR (or set COMMBENCH_JOB_TOKEN, the same "
-            "random string for every task)", token_file_->path().string(), timeout.count() / 1000));
+            "rank 0 did not share the job token in {} within {} s: is rank 0's task running? Every "
+            "task of a one-host launch must run as the same user with the same TMPDIR (or set "
+            "COMMBENCH_JOB_TOKEN, the same random string for every task)",
+            token_file_->path().string(), timeout.count() / 1000));
     }
     const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
     try {

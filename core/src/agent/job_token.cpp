@@ -86,6 +86,7 @@ HostTokenFile::~HostTokenFile() {
 void HostTokenFile::publish(const std::string& token) {
   // Written beside and renamed, so a reader never sees half a token.
   const std::filesystem::path tmp = path_.string() + fmt::format(".{}.tmp", ::getpid());
+  ::unlink(tmp.c_str());  // left by a killed process that had this pid (the directory is ours)
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     throw LaunchError(fmt::format("cannot write the job token to {}: {}", tmp.string(), std::strerror(errno)));
