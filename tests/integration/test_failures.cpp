@@ -2,9 +2,15 @@
 // runs are reported failed (rank, cause) within their timeout, and the Gloo results still appear.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "job_harness.h"
+#include "process_watch.h"
 
 namespace commbench::testing {
 namespace {
@@ -72,6 +78,28 @@ TEST(Failures, AbortAndNonZeroExitAreReported) {
   }
 }
 
+// A rank whose backend fails with CB_ERR_INTERNAL and a message full of "timeout" and "timed
+// out" (issue 16): the agent goes by the status the worker reports, so that rank is the one
+// blamed, at once, and not one of the peers left waiting for it.
+TEST(Failures, AFailureIsJudgedByItsStatusNotByTheWordsOfItsMessage) {
+  JobDir dir;
+  const auto file = dir.write("error.toml", experiment("crash", "crash_rank = 1\ncrash_after = 5\nmode = \"error\"", 60));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("(internal)"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("failed on purpose"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("gave up"), std::string::npos) << "judged a victim of a timeout: " << reason;
+  EXPECT_EQ(reason.find("stuck"), std::string::npos) << reason;
+  EXPECT_EQ(execs[1]["status"], "ok");
+  expect_gloo_results(dir);
+  EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << "noticed at once, not at the 60 s timeout";
+}
+
 TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   JobDir dir;
   const int timeout_s = 4;
@@ -89,6 +117,57 @@ TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), timeout_s + 6.0);
   EXPECT_EQ(execs[1]["status"], "ok");
   expect_gloo_results(dir);
+}
+
+// A worker stopped with SIGSTOP (a debugger, a frozen cgroup) holds its peers up inside a
+// collective. At the timeout the stopped rank is named, not the peers waiting for it, and the
+// execution ends within the documented bound: timeout + 1.5 s backstop + 2 s for reports.
+TEST(Failures, AStoppedRankIsNamedAndTheOthersAreNotBlamed) {
+  JobDir dir;
+  const double timeout_s = 15;
+  const auto file = dir.write("stop.toml", R"(
+name = "stopped-rank"
+[[run]]
+name = "stopped"
+backend = "gloo"
+world_size = 3
+ops = ["allreduce"]
+sizes = ["1MiB"]
+warmup = 1
+iterations = 100000
+timeout = "15s"
+[[run]]
+name = "after"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)");
+  BackgroundCommbench job({"run", file.string(), "-o", (dir.path() / "out").string(), "--quiet"}, dir.path(),
+                          dir.path() / "run.txt");
+  std::vector<pid_t> rank1;
+  for (int i = 0; i < 400 && rank1.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    rank1 = workers_logging_under(dir.path(), 1);
+  }
+  ASSERT_EQ(rank1.size(), 1u) << read_text(dir.path() / "run.txt");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // well into the measurements
+  ASSERT_EQ(::kill(rank1[0], SIGSTOP), 0);
+  const int rc = job.wait(60);
+  ::kill(rank1[0], SIGCONT);  // in case it outlived the job (it must not: checked below)
+  EXPECT_EQ(rc, 1) << read_text(dir.path() / "run.txt");
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u) << read_text(dir.path() / "run.txt");
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("rank 1 stopped responding"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("rank 0 stuck"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("rank 2 stuck"), std::string::npos) << reason;
+  EXPECT_LE(execs[0]["elapsed_s"].get<double>(), timeout_s + 3.5) << reason;
+  EXPECT_EQ(execs[1]["status"], "ok") << "the job goes on: " << execs[1].dump();
+  EXPECT_TRUE(workers_logging_under(dir.path()).empty()) << "no worker outlives the job";
 }
 
 TEST(Failures, MeasuredCasesSurviveALaterCrash) {

@@ -217,9 +217,10 @@ int workers_logging_under(const fs::path& dir) {
   return n;
 }
 
-// SIGINT and SIGTERM of a job: workers stopped, files complete, exit code 130 ("interrupted").
-TEST(Interrupts, SigintAndSigtermStopTheJobAndKeepEverythingMeasured) {
-  for (const char* sig : {"INT", "TERM"}) {
+// SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) of a job: workers
+// stopped, files complete, exit code 130 ("interrupted").
+TEST(Interrupts, SigintSigtermAndSighupStopTheJobAndKeepEverythingMeasured) {
+  for (const char* sig : {"INT", "TERM", "HUP"}) {
     JobDir dir;
     const auto file = dir.write("long.toml", R"(
 name = "interrupted"
@@ -249,6 +250,8 @@ iterations = 100000
     EXPECT_EQ(execs[1]["status"], "interrupted") << execs[1].dump();
     EXPECT_EQ(dir.records().size(), 1u) << "the quick run's case is on disk";
     EXPECT_TRUE(std::filesystem::exists(dir.job_folder() / "summary.json")) << "files closed properly";
+    EXPECT_EQ(dir.records("job_end").size(), 1u) << sig << ": the job's end is recorded";
+    EXPECT_NE(execs[1]["reason"].get<std::string>().find(std::string("SIG") + sig), std::string::npos) << execs[1].dump();
     // No worker outlives the job: none has its log (stdout) in this job's folder.
     EXPECT_EQ(workers_logging_under(dir.path()), 0) << sig;
   }

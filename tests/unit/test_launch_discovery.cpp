@@ -40,6 +40,45 @@ TEST(LaunchDiscovery, TorchrunWithoutMasterIsRefused) {
   }
 }
 
+// RANK/WORLD_SIZE/MASTER_ADDR alone do not say whether the job spans hosts: treating it as one
+// host once left a token-less store listening on MASTER_ADDR (issue 17). Refused, naming what to set.
+TEST(LaunchDiscovery, TorchrunWithoutTheLocalLayoutIsRefusedNamingTheVariable) {
+  try {
+    discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"}});
+    FAIL() << "accepted";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCAL_WORLD_SIZE is not"), std::string::npos) << e.what();
+  }
+  try {
+    discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"},
+                     {"MASTER_PORT", "1"}});
+    FAIL() << "accepted";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCAL_RANK is not set"), std::string::npos) << e.what();
+  }
+  // One rank needs no layout; all ranks on one host need no LOCAL_RANK (it is RANK).
+  EXPECT_TRUE(discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}}).single_host());
+  EXPECT_EQ(discover_launch({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"},
+                             {"MASTER_PORT", "1"}}).local_rank, 1);
+}
+
+TEST(LaunchDiscovery, PmiWithoutTheLocalLayoutIsRefused) {
+  try {
+    discover_launch({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"MASTER_ADDR", "h0"}, {"MASTER_PORT", "4000"}});
+    FAIL() << "accepted";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("MPI_LOCALNRANKS"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchDiscovery, SlurmOnSeveralNodesWithoutTasksPerNodeSpansHosts) {
+  const LaunchContext c = discover_launch({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"},
+                                           {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_STEP_NODELIST", "n[1-2]"},
+                                           {"SLURM_JOB_ID", "7"}});
+  EXPECT_FALSE(c.single_host()) << "two nodes: the store must not be treated as one host's";
+  EXPECT_EQ(c.local_count, 1);
+}
+
 TEST(LaunchDiscovery, BadNumbersNameTheVariable) {
   try {
     discover_launch({{"RANK", "4"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}});
@@ -102,6 +141,7 @@ TEST(LaunchDiscovery, OpenMpiMissingASizeIsRefusedNotRunAlone) {
 
 TEST(LaunchDiscovery, PmiVariables) {
   const LaunchContext c = discover_launch({{"PMI_RANK", "1"}, {"PMI_SIZE", "3"}, {"PMI_KVSNAME", "kvs_1"},
+                                           {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "3"},
                                            {"MASTER_ADDR", "h0"}, {"MASTER_PORT", "4000"}});
   EXPECT_EQ(c.launcher, "pmi");
   EXPECT_EQ(c.agent_count, 3);
@@ -109,8 +149,9 @@ TEST(LaunchDiscovery, PmiVariables) {
 }
 
 TEST(LaunchDiscovery, TorchrunWinsOverTheRest) {
-  const LaunchContext c = discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "x"},
-                                           {"MASTER_PORT", "1"}, {"SLURM_PROCID", "0"}, {"OMPI_COMM_WORLD_RANK", "0"}});
+  const LaunchContext c = discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"},
+                                           {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "x"}, {"MASTER_PORT", "1"},
+                                           {"SLURM_PROCID", "0"}, {"OMPI_COMM_WORLD_RANK", "0"}});
   EXPECT_EQ(c.launcher, "torchrun");
 }
 

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 
 #include "plugin/probe.h"
@@ -101,8 +103,39 @@ TEST(ProbePlugin, ACrashingProbeBecomesALoadError) {
 TEST(ProbePlugin, AHangingProbeIsKilledAndReported) {
   TempDir tmp;
   std::string exe = fake_probe_exe(tmp, "exec sleep 30");
-  PluginInfo info = probe_plugin("/p.so", exe, 200ms);
-  EXPECT_TRUE(contains(info.load_error, "did not finish within 0.2 s"));
+  PluginInfo info = probe_plugin("/lib/libcommbench_backend_slow.so", exe, 200ms);
+  EXPECT_TRUE(contains(info.load_error, "plugin 'slow' did not answer the probe within 0.2 s"));
+}
+
+TEST(DiscoverPlugins, ProbesOnlyTheBackendsItIsAskedFor) {
+  TempDir tmp;
+  std::string dir = tmp.mkdir("plugins");
+  tmp.write("plugins/libcommbench_backend_used.so");
+  tmp.write("plugins/libcommbench_backend_hangs.so");
+  // The probe of "hangs" would take 30 s; "used" answers at once.
+  std::string exe = fake_probe_exe(tmp, R"(case "$2" in
+  *used.so) echo '{"name":"used","abi_major":1}' ;;
+  *) exec sleep 30 ;;
+esac)");
+  const auto t0 = std::chrono::steady_clock::now();
+  PluginCatalog catalog = discover_plugins({dir}, exe, std::set<std::string>{"used"}, 5000ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5000ms) << "the unused plugin was probed";
+  EXPECT_TRUE(catalog.at("used").ok()) << catalog.at("used").load_error;
+  ASSERT_TRUE(catalog.count("hangs")) << "still known by name, for 'did you mean'";
+  EXPECT_TRUE(contains(catalog.at("hangs").load_error, "not probed"));
+}
+
+TEST(ListPlugins, ProbesInParallel) {
+  TempDir tmp;
+  std::string dir = tmp.mkdir("plugins");
+  for (const char* n : {"a", "b", "c"}) tmp.write(std::string("plugins/libcommbench_backend_") + n + ".so");
+  std::string exe = fake_probe_exe(tmp, "exec sleep 30");
+  const auto t0 = std::chrono::steady_clock::now();
+  PluginListing listing = list_plugins({{dir, "test"}}, exe, 1000ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2900ms) << "three 1 s timeouts one after the other";
+  ASSERT_EQ(listing.plugins.size(), 3u);
+  for (const char* n : {"a", "b", "c"})
+    EXPECT_TRUE(contains(listing.plugins.at(n).load_error, fmt::format("plugin '{}' did not answer the probe within 1 s", n)));
 }
 
 TEST(ProbePlugin, GarbageOnStdoutIsALoadError) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/job_token.h"
 #include "report/execution_json.h"
 #include "report/output_file.h"
 
@@ -52,23 +54,6 @@ std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, c
 
 }  // namespace
 
-std::string read_job_token(const EnvMap& env) {
-  if (auto it = env.find("COMMBENCH_JOB_TOKEN"); it != env.end() && !it->second.empty()) return it->second;
-  auto file = env.find("COMMBENCH_JOB_TOKEN_FILE");
-  if (file == env.end() || file->second.empty()) return "";
-  struct stat st {};
-  if (::stat(file->second.c_str(), &st) != 0)
-    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={}: {}", file->second, std::strerror(errno)));
-  if (st.st_mode & (S_IRWXG | S_IRWXO))
-    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} can be read by others (mode {:o}); "
-                                  "run chmod 600 on it", file->second, st.st_mode & 0777));
-  std::ifstream in(file->second);
-  std::string token;
-  std::getline(in, token);
-  if (token.empty()) throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} is empty", file->second));
-  return token;
-}
-
 std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
   std::unique_ptr<AgentGroup> g(new AgentGroup());
   g->launch_ = o.launch;
@@ -80,11 +65,23 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
         "this job spans hosts ({} ranks, {} on this one): its store needs a job token. Set "
         "COMMBENCH_JOB_TOKEN (the same random string for every task) or COMMBENCH_JOB_TOKEN_FILE "
         "(a file readable only by you)", l.agent_count, l.local_count));
+  // A job on one host keeps its store on loopback whatever MASTER_ADDR says: nobody elsewhere
+  // needs it (COMMBENCH_STORE_BIND still chooses, for whoever asks).
+  const bool loopback = l.single_host() && o.bind_host.empty();
+  // Without a user token, the job draws its own: agent 0 keeps it (local run) or shares it
+  // with the other agents on this host through a file only this user can read.
+  if (g->token_.empty() && !g->solo())
+    g->token_file_ = std::make_unique<HostTokenFile>(
+        l.rendezvous == Rendezvous::kEnv ? fmt::format("port-{}", l.master_port) : "job-" + l.job_id);
+  if (g->token_.empty() && l.hosts_store()) {
+    g->token_ = generate_job_token();
+    if (g->token_file_) g->token_file_->publish(g->token_);  // before the store accepts anyone
+  }
   if (l.hosts_store()) {
     StoreServerOptions so;
     so.token = g->token_;
     if (l.rendezvous == Rendezvous::kEnv) {
-      so.bind_host = o.bind_host.empty() ? l.master_addr : o.bind_host;
+      so.bind_host = loopback ? "127.0.0.1" : o.bind_host.empty() ? l.master_addr : o.bind_host;
       so.port = static_cast<uint16_t>(l.master_port);
     } else if (l.rendezvous == Rendezvous::kFile && !l.single_host()) {
       if (o.bind_host.empty())
@@ -112,7 +109,7 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
   } else if (l.rendezvous == Rendezvous::kFile) {
     std::tie(g->host_, g->port_) = read_rendezvous_file(g->rendezvous_file_, l.job_id, o.join_timeout);
   } else {
-    g->host_ = l.master_addr;
+    g->host_ = loopback ? "127.0.0.1" : l.master_addr;
     g->port_ = static_cast<uint16_t>(l.master_port);
   }
   g->join(o.join_timeout);
@@ -126,13 +123,41 @@ AgentGroup::~AgentGroup() {
   }
 }
 
-void AgentGroup::join(Millis timeout) {
-  try {
-    client_ = StoreClient::connect(host_, port_, timeout, token_);
-  } catch (const std::exception& e) {
-    throw LaunchError(fmt::format("rank {} cannot reach rank 0's store at {}:{} within {} s: {}",
-                                  rank(), host_, port_, timeout.count() / 1000, e.what()));
+void AgentGroup::connect_to_store(Millis timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const bool token_from_file = token_file_ && !launch_.hosts_store();
+  for (;;) {
+    if (token_from_file) {
+      token_ = token_file_->read(deadline);
+      if (token_.empty())
+        throw LaunchError(fmt::format(
+            "rank 0 did not share the job token in {} within {} s: is rank 0's task running? Every "
+            "task of a one-host launch must run as the same user with the same TMPDIR (or set "
+            "COMMBENCH_JOB_TOKEN, the same random string for every task)",
+            token_file_->path().string(), timeout.count() / 1000));
+    }
+    const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    try {
+      client_ = StoreClient::connect(host_, port_, std::max(left, Millis(1)), token_);
+      return;
+    } catch (const StoreError& e) {
+      // A token file left by an earlier launch on the same port: rank 0 replaces it before its
+      // store accepts anyone, so read it again.
+      if (token_from_file && e.code() == StoreError::Code::Rejected && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      throw LaunchError(fmt::format("rank {} cannot reach rank 0's store at {}:{} within {} s: {}",
+                                    rank(), host_, port_, timeout.count() / 1000, e.what()));
+    } catch (const std::exception& e) {
+      throw LaunchError(fmt::format("rank {} cannot reach rank 0's store at {}:{} within {} s: {}",
+                                    rank(), host_, port_, timeout.count() / 1000, e.what()));
+    }
   }
+}
+
+void AgentGroup::join(Millis timeout) {
+  connect_to_store(timeout);
   agents_ = std::make_unique<Bootstrap>(*client_, "agents/join", rank(), size());
   // Every agent says where it runs; a task that never started shows up as a missing rank.
   std::string me = this_host();
@@ -144,6 +169,20 @@ void AgentGroup::join(Millis timeout) {
     throw LaunchError(fmt::format("not every task of the launch reached the rendezvous within {} s: {}",
                                   timeout.count() / 1000, e.what()));
   }
+  for (int k = 0; k < size(); ++k) {
+    const char* name = all.data() + 64 * static_cast<size_t>(k);
+    hosts_.emplace_back(name, ::strnlen(name, 64));
+  }
+}
+
+int AgentGroup::ranks_on_this_host(int world) const {
+  if (solo()) return world;
+  // The launcher's count, narrowed by the host names the agents reported: a launcher that
+  // deals ranks round-robin over hosts (srun --distribution=cyclic) puts rank 1 elsewhere even
+  // when this host has two ranks. (Network namespaces share a host name: hence the minimum.)
+  int named_here = 0;
+  for (int r = 0; r < world && r < size(); ++r) named_here += hosts_[static_cast<size_t>(r)] == hosts_[static_cast<size_t>(rank())];
+  return std::max(1, std::min({launch_.local_count, world, named_here}));
 }
 
 std::string AgentGroup::store_address() const { return fmt::format("{}:{}", host_, port_); }

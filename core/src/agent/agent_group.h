@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bootstrap/collectives.h"
+#include "agent/job_token.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
 #include "report/reporter.h"
@@ -21,7 +22,7 @@ namespace commbench {
 
 struct AgentGroupOptions {
   LaunchContext launch;
-  std::string token;            // job token; required when the job spans hosts
+  std::string token;            // the user's job token (required when the job spans hosts); "": one per job
   std::string bind_host;        // agent 0's store address override (COMMBENCH_STORE_BIND)
   std::string rendezvous_file;  // Rendezvous::kFile: where agent 0 publishes its address
   Millis join_timeout{120000};  // how long agents wait for each other at the start
@@ -39,6 +40,12 @@ class AgentGroup {
   bool solo() const { return size() == 1; }
   const LaunchContext& launch() const { return launch_; }
   std::string store_address() const;  // host:port for the workers
+  // Ranks of an execution of `world` ranks that run on this agent's host (the workers'
+  // local_world_size: plugins use it to tell a one-host communicator from one that needs the
+  // network).
+  int ranks_on_this_host(int world) const;
+  // The store's token: the user's, or the one this job drew (never empty). Workers get it in
+  // their environment.
   const std::string& token() const { return token_; }
 
   // Agent 0 sends its plan digest and job folder name; the others check the digest (every
@@ -66,20 +73,19 @@ class AgentGroup {
  private:
   AgentGroup() = default;
   void join(Millis timeout);
+  void connect_to_store(Millis timeout);
 
   LaunchContext launch_;
   std::string token_;
+  std::unique_ptr<HostTokenFile> token_file_;  // one-host launches without a user token
   std::string rendezvous_file_;
   std::string host_;
   uint16_t port_ = 0;
   std::unique_ptr<StoreServer> server_;
   std::unique_ptr<StoreClient> client_;
   std::unique_ptr<Bootstrap> agents_;
+  std::vector<std::string> hosts_;  // host name of every agent, by rank
   std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
 };
-
-// The job token: COMMBENCH_JOB_TOKEN, or the file named by COMMBENCH_JOB_TOKEN_FILE, which must
-// be readable by its owner only. "" when neither is set. Throws LaunchError on a bad file.
-std::string read_job_token(const EnvMap& env);
 
 }  // namespace commbench

@@ -1,14 +1,18 @@
 #include "agent/execution_monitor.h"
 
 #include <poll.h>
+#include <signal.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/failure_kind.h"
+#include "common/heartbeat.h"
 #include "worker/worker_main.h"
 
 namespace commbench {
@@ -17,13 +21,17 @@ std::atomic<int> g_interrupt_signal{0};
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr int kKillGraceMs = 2000;
 
 struct RankState {
   std::string phase = "startup";
   std::string error;  // from an "error" line
+  FailureKind error_kind = FailureKind::kOther;  // its "kind": what the agent decides by
   std::string unavailable;
   bool done = false;
+  Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
 };
 
 void handle_line(const std::string& line, int rank, std::vector<RankState>& ranks,
@@ -47,6 +55,7 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     res.outcome.metadata["ranks"][std::to_string(rank)] = m.value("metadata", nlohmann::json::object());
   } else if (type == "error") {
     st.error = fmt::format("{} failed: {}", m.value("phase", "?"), m.value("message", ""));
+    st.error_kind = failure_kind_from_name(m.value("kind", ""));
   } else if (type == "unavailable") {
     st.unavailable = m.value("reason", "");
   } else if (type == "done") {
@@ -56,29 +65,77 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
 
 void drain(std::vector<std::unique_ptr<WorkerProcess>>& workers, std::vector<RankState>& ranks,
            ExecutionResult& res, Reporter& reporter) {
+  const auto now = Clock::now();
   for (size_t r = 0; r < workers.size(); ++r) {
     std::vector<std::string> lines;
     workers[r]->read_lines(lines);
+    if (!lines.empty()) ranks[r].heard = now;
     for (const auto& l : lines) handle_line(l, static_cast<int>(r), ranks, res, reporter);
   }
+}
+
+// A rank still expected to answer: running, no error reported, not finished.
+bool waiting_on(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
+                const std::vector<RankState>& ranks, size_t r) {
+  return !ranks[r].done && ranks[r].error.empty() && !workers[r]->exited();
+}
+
+// The rank whose heartbeat stopped first, if any has been silent for kSilentAfter: its process
+// is stopped, frozen or starved, and every rank waiting on it is a victim. Its peers stuck in a
+// collective with it keep beating, so they are never the one named.
+std::optional<size_t> silent_rank(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
+                                  const std::vector<RankState>& ranks) {
+  const auto now = Clock::now();
+  std::optional<size_t> first;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (!waiting_on(workers, ranks, r) || now - ranks[r].heard < kSilentAfter) continue;
+    if (!first || ranks[r].heard < ranks[*first].heard) first = r;
+  }
+  return first;
 }
 
 // Worker index -> global rank, for messages.
 int rank_of(const std::vector<int>& ranks, size_t i) { return ranks[i]; }
 
-// Explain a timeout: ranks that never reported an error are the ones that were stuck.
+// Explain a timeout: a rank that went silent is the cause; otherwise the ranks that never reported
+// an error are the ones that were stuck.
 std::string timeout_reason(double timeout_s, const std::vector<RankState>& ranks,
-                           const std::vector<int>& global) {
+                           const std::vector<int>& global, std::optional<size_t> silent = std::nullopt) {
   std::vector<int> stuck, gave_up;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    if (ranks[r].done) continue;
+    if (ranks[r].done || (silent && r == *silent)) continue;
     (ranks[r].error.empty() ? stuck : gave_up).push_back(static_cast<int>(r));
   }
   std::string s = fmt::format("timed out after {:g} s", timeout_s);
+  if (silent) {
+    const RankState& st = ranks[*silent];
+    s += fmt::format("; rank {} stopped responding during {} (nothing from its process for {:.1f} s, "
+                     "not even a heartbeat: it was stopped, frozen or starved of CPU)",
+                     global[*silent], st.phase,
+                     std::chrono::duration<double>(Clock::now() - st.heard).count());
+    for (int& r : stuck) r = global[static_cast<size_t>(r)];
+    for (int r : gave_up) stuck.push_back(global[static_cast<size_t>(r)]);
+    if (!stuck.empty()) s += fmt::format("; ranks {} were waiting for it", fmt::join(stuck, ","));
+    return s;
+  }
   for (int r : stuck) s += fmt::format("; rank {} stuck in {}", global[static_cast<size_t>(r)], ranks[static_cast<size_t>(r)].phase);
   for (int& r : gave_up) r = global[static_cast<size_t>(r)];
   if (!gave_up.empty()) s += fmt::format("; ranks {} gave up waiting", fmt::join(gave_up, ","));
   return s;
+}
+
+// Ends every worker: SIGTERM to all at once, with SIGCONT so that a stopped one wakes up to
+// receive it, then SIGKILL to any still there after the grace period.
+void stop_workers(std::vector<std::unique_ptr<WorkerProcess>>& workers) {
+  for (auto& w : workers) {
+    w->signal(SIGTERM);
+    w->signal(SIGCONT);
+  }
+  const auto until = Clock::now() + std::chrono::milliseconds(kKillGraceMs);
+  for (auto& w : workers) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    w->terminate(static_cast<int>(std::max<int64_t>(left.count(), 0)));
+  }
 }
 
 // The other victims of a stuck rank time out at about the same moment as the first, but on a
@@ -89,6 +146,7 @@ void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers
                             size_t first_victim) {
   const auto judge_by = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (;;) {
+    if (silent_rank(workers, ranks)) return;  // the cause is known: no need to wait for reports
     size_t silent = 0;
     for (size_t s = 0; s < ranks.size(); ++s)
       silent += s != first_victim && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit();
@@ -112,6 +170,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   res.outcome.info = info;
   std::vector<RankState> ranks(workers.size());
   const auto start = clock::now();
+  for (auto& st : ranks) st.heard = start;
   // Workers enforce the timeout themselves; the agent's deadline is the backstop for a rank
   // that is stuck where it cannot notice (inside a plugin call that never returns).
   const auto deadline = start + std::chrono::milliseconds(static_cast<int64_t>(exec.timeout_s * 1000) + 1500);
@@ -145,9 +204,15 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         status = "failed";
         failure = fmt::format("rank {} {} during {}", rank_of(global, r), w.describe_exit(), st.phase);
         if (!st.error.empty()) failure += ": " + st.error;
-        // A rank that gave up waiting is a victim: blame the rank that never answered.
-        if (st.error.find("timeout") != std::string::npos || st.error.find("timed out") != std::string::npos) {
+        // A rank that gave up waiting is a victim: blame the rank that never answered. Decided
+        // by the reported kind, never by the wording of the message.
+        if (st.error_kind == FailureKind::kTimeout) {
           wait_for_other_victims(workers, ranks, res, reporter, r);
+          if (const auto quiet = silent_rank(workers, ranks)) {
+            failed_rank = rank_of(global, *quiet);
+            failure = timeout_reason(exec.timeout_s, ranks, global, quiet) + "; first to give up: " + failure;
+            continue;
+          }
           for (size_t s = 0; s < ranks.size(); ++s) {
             if (s != r && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit()) {
               failed_rank = rank_of(global, s);
@@ -162,11 +227,18 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     if (!failure.empty()) break;
     if (g_interrupt_signal.load()) {
       status = "interrupted";
-      failure = fmt::format("interrupted by signal {}", g_interrupt_signal.load());
+      const int sig = g_interrupt_signal.load();
+      failure = fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
       break;
     }
     if (clock::now() > deadline) {
       drain(workers, ranks, res, reporter);
+      if (const auto quiet = silent_rank(workers, ranks)) {  // no need to wait for the others' reports
+        status = "failed";
+        failed_rank = rank_of(global, *quiet);
+        failure = timeout_reason(exec.timeout_s, ranks, global, quiet);
+        break;
+      }
       // Workers time out on their own at the same deadline; on a loaded machine the victims'
       // reports can lag. Give them up to 2 s more before judging, or the first rank to be
       // blamed would be whichever had not written its error yet rather than the stuck one.
@@ -189,7 +261,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       }
     }
   }
-  for (auto& w : workers) w->terminate(kKillGraceMs);
+  stop_workers(workers);
   drain(workers, ranks, res, reporter);
 
   res.outcome.status = status;

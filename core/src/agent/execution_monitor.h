@@ -16,7 +16,7 @@
 
 namespace commbench {
 
-// Set by the SIGINT/SIGTERM handler; every loop of the agent checks it.
+// Set by the SIGINT/SIGTERM/SIGHUP handler; every loop of the agent checks it.
 extern std::atomic<int> g_interrupt_signal;
 
 struct ExecutionResult {

@@ -49,12 +49,16 @@ std::string hostname() {
 
 void on_signal(int sig) { g_interrupt_signal.store(sig); }
 
+// SIGHUP (the terminal closed, the ssh connection dropped) ends the job like SIGTERM does, in
+// order: workers stopped, the interrupted execution recorded, files completed. Without a handler
+// it would kill the agent on the spot and leave no record of the job's end.
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 nlohmann::json environment_facts(const LaunchContext& launch) {
@@ -80,7 +84,7 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
   for (int r : ranks) {
     // Local mode: all ranks share this host. Launcher: the launcher's local layout.
     const int local_rank = group.solo() ? r : launch.local_rank;
-    const int local_world = group.solo() ? exec.world_size : std::min(launch.local_count, exec.world_size);
+    const int local_world = group.ranks_on_this_host(exec.world_size);
     WorkerLaunch l;
     l.exe = opts.self_exe;
     l.args = {"__worker", "--rank", std::to_string(r), "--world", std::to_string(exec.world_size),

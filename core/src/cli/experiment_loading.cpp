@@ -1,6 +1,7 @@
 #include "cli/experiment_loading.h"
 
 #include <iostream>
+#include <set>
 
 #include "experiment/capability_check.h"
 #include "plugin/probe.h"
@@ -18,8 +19,10 @@ std::optional<LoadedExperiment> load_and_validate(const std::string& file,
   std::vector<std::string> extra = parsed.experiment->plugin_path;
   extra.insert(extra.end(), plugin_dirs.begin(), plugin_dirs.end());
   const auto dirs = search_dir_paths(default_search_path(extra));
+  std::set<std::string> used;  // only these are probed (issue 17: a hanging plugin elsewhere costs nothing)
+  for (const RunSpec& run : parsed.experiment->runs) used.insert(run.backends.begin(), run.backends.end());
   LoadedExperiment out{std::move(*parsed.experiment),
-                       discover_plugins(dirs, current_executable_path())};
+                       discover_plugins(dirs, current_executable_path(), used)};
 
   const auto diags = check_against_plugins(out.experiment, out.plugins);
   for (const auto& d : diags) std::cerr << d.format() << "\n";

@@ -1,5 +1,6 @@
 #include "launch/rank_discovery.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -72,6 +73,19 @@ class TorchrunDiscovery : public RankDiscovery {
                         "MASTER_PORT to rank 0's host and a free port (torchrun does)");
     c.job_id = find(env, "TORCHELASTIC_RUN_ID") ? *find(env, "TORCHELASTIC_RUN_ID") : "";
     check_ranks(c, "torchrun");
+    // Without the local layout commbench cannot tell a one-host job (store on loopback) from one
+    // that spans hosts (store on MASTER_ADDR, job token required): guessing either is unsafe.
+    if (c.agent_count > 1 && !find(env, "LOCAL_WORLD_SIZE"))
+      throw LaunchError(fmt::format(
+          "RANK, WORLD_SIZE and MASTER_ADDR are set but LOCAL_WORLD_SIZE is not: commbench cannot "
+          "tell whether this job runs on one host or spans hosts. Set LOCAL_WORLD_SIZE (ranks on "
+          "this host) and LOCAL_RANK (this rank among them), as torchrun does; a job that spans "
+          "hosts also needs COMMBENCH_JOB_TOKEN or COMMBENCH_JOB_TOKEN_FILE"));
+    if (c.local_count < c.agent_count && !find(env, "LOCAL_RANK"))
+      throw LaunchError(fmt::format(
+          "LOCAL_WORLD_SIZE={} < WORLD_SIZE={} but LOCAL_RANK is not set: set LOCAL_RANK (this "
+          "rank among the ranks on its host; it selects the GPU), as torchrun does",
+          c.local_count, c.agent_count));
     c.reason = "RANK/WORLD_SIZE/MASTER_ADDR in the environment (torchrun, torch.distributed style)";
     return c;
   }
@@ -92,9 +106,12 @@ class SlurmDiscovery : public RankDiscovery {
     // per-node count is the reliable source for a one-node step.
     const int nnodes = optional_integer(env, "Slurm", "SLURM_STEP_NUM_NODES", 1, 1 << 24,
                                         optional_integer(env, "Slurm", "SLURM_NNODES", 1, 1 << 24, 1, c), c);
+    // Several nodes without SLURM_NTASKS_PER_NODE: an even share, which keeps the job counted
+    // as spanning hosts (a store on the node list's first host, a job token required).
+    const int even_share = (c.agent_count + nnodes - 1) / nnodes;
     c.local_count = nnodes == 1 ? c.agent_count
                                 : optional_integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24,
-                                                   c.agent_count, c);
+                                                   std::max(1, std::min(even_share, c.agent_count - 1)), c);
     c.job_id = fmt::format("{}.{}", find(env, "SLURM_JOB_ID") ? *find(env, "SLURM_JOB_ID") : "0",
                            find(env, "SLURM_STEP_ID") ? *find(env, "SLURM_STEP_ID") : "0");
     if (!take_master(env, "Slurm", c)) {
@@ -152,6 +169,13 @@ class PmiDiscovery : public RankDiscovery {
     // MPICH's Hydra gives the local rank as MPI_LOCALRANKID / MPI_LOCALNRANKS.
     c.local_rank = optional_integer(env, "PMI", "MPI_LOCALRANKID", 0, 1 << 24, c.agent_rank, c);
     c.local_count = optional_integer(env, "PMI", "MPI_LOCALNRANKS", 1, 1 << 24, c.agent_count, c);
+    // As for torchrun: without the local layout, one host and several cannot be told apart.
+    if (c.agent_count > 1 && (!find(env, "MPI_LOCALNRANKS") || !find(env, "MPI_LOCALRANKID")))
+      throw LaunchError(fmt::format(
+          "PMI_RANK and PMI_SIZE are set but {} is not: commbench cannot tell whether this job "
+          "runs on one host or spans hosts. Set MPI_LOCALNRANKS (ranks on this host) and "
+          "MPI_LOCALRANKID (this rank among them), as MPICH's Hydra does",
+          find(env, "MPI_LOCALNRANKS") ? "MPI_LOCALRANKID" : "MPI_LOCALNRANKS"));
     for (const char* id : {"PMI_KVSNAME", "PMIX_NAMESPACE"})
       if (const std::string* v = find(env, id)) {
         c.job_id = *v;

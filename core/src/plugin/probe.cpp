@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
+
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -80,6 +83,14 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
   CapturedRun run = run_captured({self_exe, "__probe", path}, timeout);
   const bool answered = run.end == CapturedRun::End::Exited &&
                         (run.exit_code == kProbeExitOk || run.exit_code == kProbeExitLoadError);
+  if (run.end == CapturedRun::End::TimedOut) {
+    const std::string file = std::filesystem::path(path).filename().string();
+    return failed_probe(path, fmt::format(
+        "plugin '{}' did not answer the probe within {:.3g} s: loading it or reading its "
+        "capabilities hangs (its library constructors, or get_capabilities(NULL)); the probe "
+        "process ({} __probe {}) was killed", plugin_name_from_file(file).value_or(file),
+        timeout.count() / 1000.0, self_exe, path));
+  }
   if (!answered) {
     std::string detail = last_line(run.err);
     return failed_probe(path, fmt::format("probing the plugin failed: the probe process ({} __probe) {}{}{}",
@@ -99,31 +110,65 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
   }
 }
 
+namespace {
+
+// Probes every file at once, each in its own subprocess: a plugin that hangs costs the caller
+// one timeout, not one per plugin after it.
+std::vector<PluginInfo> probe_files(const std::vector<PluginFile>& files, const std::string& self_exe,
+                                    std::chrono::milliseconds timeout) {
+  std::vector<std::future<PluginInfo>> pending;
+  for (const PluginFile& file : files)
+    pending.push_back(std::async(std::launch::async, [&file, &self_exe, timeout] {
+      PluginInfo info = probe_plugin(file.path, self_exe, timeout);
+      // Experiments name backends by file name: a table that says otherwise is a packaging
+      // mistake that would make results carry one name and the listing another.
+      if (info.ok() && info.name != file.name)
+        info.load_error = fmt::format(
+            "the file is named for backend '{}' but the plugin calls itself '{}': rename the file "
+            "to {} or fix the name in the plugin's table", file.name, info.name,
+            plugin_file_name(info.name));
+      info.name = file.name;
+      return info;
+    }));
+  std::vector<PluginInfo> out;
+  for (auto& p : pending) out.push_back(p.get());
+  return out;
+}
+
+}  // namespace
+
 PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std::string& self_exe,
                            std::chrono::milliseconds timeout) {
   PluginListing listing;
   listing.search_path = search_path;
   PluginScan scan = scan_plugin_dirs(search_dir_paths(search_path));
   listing.shadowed = std::move(scan.shadowed);
-  for (const PluginFile& file : scan.found) {
-    PluginInfo info = probe_plugin(file.path, self_exe, timeout);
-    // Experiments name backends by file name: a table that says otherwise is a packaging mistake
-    // that would make results carry one name and the listing another.
-    if (info.ok() && info.name != file.name)
-      info.load_error = fmt::format(
-          "the file is named for backend '{}' but the plugin calls itself '{}': rename the file "
-          "to {} or fix the name in the plugin's table", file.name, info.name,
-          plugin_file_name(info.name));
-    info.name = file.name;
-    listing.plugins.emplace(file.name, std::move(info));
-  }
+  for (PluginInfo& info : probe_files(scan.found, self_exe, timeout))
+    listing.plugins.emplace(info.name, std::move(info));
   return listing;
 }
 
-PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe) {
-  std::vector<SearchDir> search_path;
-  for (const auto& d : dirs) search_path.push_back({d, "given"});
-  return list_plugins(search_path, self_exe).plugins;
+PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe,
+                               const std::optional<std::set<std::string>>& only,
+                               std::chrono::milliseconds timeout) {
+  PluginScan scan = scan_plugin_dirs(dirs);
+  std::vector<PluginFile> wanted;
+  PluginCatalog catalog;
+  for (const PluginFile& file : scan.found) {
+    if (!only || only->count(file.name)) {
+      wanted.push_back(file);
+      continue;
+    }
+    // Known by name (for "did you mean"), never loaded: a plugin no run uses cannot slow or
+    // break this command.
+    PluginInfo info;
+    info.name = file.name;
+    info.path = file.path;
+    info.load_error = "not probed: no run of this experiment uses it";
+    catalog.emplace(file.name, std::move(info));
+  }
+  for (PluginInfo& info : probe_files(wanted, self_exe, timeout)) catalog.insert_or_assign(info.name, std::move(info));
+  return catalog;
 }
 
 }  // namespace commbench

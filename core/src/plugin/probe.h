@@ -8,6 +8,8 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,11 @@ namespace commbench {
 inline constexpr int kProbeExitOk = 0;
 inline constexpr int kProbeExitLoadError = 3;
 
+// For the plugins a run names (they must load for the run to go on).
 inline constexpr std::chrono::milliseconds kDefaultProbeTimeout{10000};
+// For `commbench plugins`, which probes everything on the search path at once: a plugin that
+// takes longer to load and describe itself is reported as not answering.
+inline constexpr std::chrono::milliseconds kListingProbeTimeout{5000};
 
 // Body of the hidden CLI subcommand `commbench __probe PATH`: loads the plugin, reads its static
 // capabilities (get_capabilities(NULL): no init, no hardware) and prints to_json(PluginInfo) on
@@ -39,11 +45,16 @@ struct PluginListing {
   std::vector<PluginScan::Shadowed> shadowed;
 };
 
-// Scans `search_path` and probes every plugin found (each in its own subprocess).
+// Scans `search_path` and probes every plugin found (each in its own subprocess, all at once).
 PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std::string& self_exe,
-                           std::chrono::milliseconds timeout = kDefaultProbeTimeout);
+                           std::chrono::milliseconds timeout = kListingProbeTimeout);
 
-// The catalog alone, for validation: the first file of each name in `dirs`, probed.
-PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe);
+// The catalog for validating and running an experiment: the first file of each name in `dirs`.
+// Only the names in `only` (the backends the experiment uses; nullopt: all) are probed, in
+// parallel; the others are listed by name with a load_error saying they were not probed, so a
+// hanging or broken plugin that no run uses costs nothing.
+PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe,
+                               const std::optional<std::set<std::string>>& only = std::nullopt,
+                               std::chrono::milliseconds timeout = kDefaultProbeTimeout);
 
 }  // namespace commbench

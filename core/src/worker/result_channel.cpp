@@ -10,6 +10,7 @@ namespace commbench {
 void ResultChannel::send(nlohmann::json message) {
   message["rank"] = rank_;
   const std::string line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> lock(mutex_);
   size_t off = 0;
   while (off < line.size()) {
     const ssize_t n = ::write(fd_, line.data() + off, line.size() - off);

@@ -1,5 +1,8 @@
-// The worker's side of the pipe to its agent: one JSON object per line, written whole.
+// The worker's side of the pipe to its agent: one JSON object per line, written whole (lines
+// from the heartbeat thread and the main thread never interleave).
 #pragma once
+
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +19,7 @@ class ResultChannel {
  private:
   int fd_;
   int rank_;
+  std::mutex mutex_;
 };
 
 }  // namespace commbench

@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "bootstrap/collectives.h"
+#include "bootstrap/store.h"
+#include "common/failure_kind.h"
 #include "commbench/sdk/dtypes.hpp"
 #include "common/memory_staging.h"
 #include "device/gpu_device.h"
@@ -23,7 +25,9 @@
 #include "measure/host_timer.h"
 #include "plan/plan.h"
 #include "plugin/loader.h"
+#include "plugin/plugin_error.h"
 #include "worker/backend_session.h"
+#include "worker/heartbeat.h"
 #include "worker/host_services.h"
 #include "worker/memory_footprint.h"
 #include "worker/result_channel.h"
@@ -58,6 +62,15 @@ std::string describe_case(const CaseSpec& c) {
                      c.redop ? " " : "", c.redop ? sdk::redop_name(*c.redop) : "");
 }
 
+// What kind of failure an exception is, for the agent (common/failure_kind.h): from the plugin's
+// status, or the store's own code; never from the message.
+FailureKind kind_of_exception(const std::exception& e) {
+  if (const auto* p = dynamic_cast<const PluginError*>(&e)) return failure_kind_of(p->status());
+  if (const auto* s = dynamic_cast<const StoreError*>(&e))
+    return s->code() == StoreError::Code::Timeout ? FailureKind::kTimeout : FailureKind::kStore;
+  return FailureKind::kOther;
+}
+
 int32_t ms_until(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now()).count();
@@ -81,6 +94,7 @@ int worker_main(int argc, char** argv) {
     if (::getppid() != args.agent_pid) return kWorkerExitFailed;  // the agent died before prctl
   }
   ResultChannel out(args.result_fd, args.rank);
+  Heartbeat heartbeat(out);
   std::string phase = "startup";
   // Declared before the session: destroyed after it, so the backend is gone before the stream.
   std::unique_ptr<GpuDevice> gpu;
@@ -215,7 +229,8 @@ int worker_main(int argc, char** argv) {
     out.send({{"type", "done"}});
     return 0;
   } catch (const std::exception& e) {
-    out.send({{"type", "error"}, {"phase", phase}, {"message", e.what()}});
+    out.send({{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
+              {"message", e.what()}});
     std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
     // Work may still be queued on the stream (a hung op): destroying the device would wait for

@@ -2,6 +2,9 @@
 
 #include <sched.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "commbench/sdk/host_services.hpp"
 #include "errors.h"
 
@@ -49,9 +52,40 @@ ProgressMode resolve_progress(const UcxOptions& o, int local_world_size, std::st
   return crowded ? ProgressMode::kWait : ProgressMode::kPolling;
 }
 
-ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, int local_world_size) {
+// True for a UCX_TLS list that asks for an RDMA (or Cray) transport by name: a user benchmarking
+// a NIC, even between ranks of one host, whose devices must not be narrowed to loopback.
+bool names_rdma_transport(std::string_view tls) {
+  if (tls.empty() || tls.front() == '^') return false;  // UCX's default, or "all but ..."
+  while (!tls.empty()) {
+    const size_t comma = tls.find(',');
+    const std::string_view name = tls.substr(0, comma);
+    for (std::string_view prefix : {"ib", "rc", "ud", "dc", "ugni"})
+      if (name.substr(0, prefix.size()) == prefix) return true;
+    tls = comma == std::string_view::npos ? std::string_view{} : tls.substr(comma + 1);
+  }
+  return false;
+}
+
+// Network devices for this context. When every rank runs on this host, nothing needs the network:
+// UCX is kept to loopback (and shared memory, which is no network device), so that no worker
+// listens on the host's external interfaces (UCX's TCP transport listens on every device it
+// uses). UCX_NET_DEVICES, or transports naming an RDMA transport, leave the choice to the user.
+std::string choose_net_devices(const UcxOptions& o, const cb_host_services& host, Config& config) {
+  if (const char* devices = std::getenv("UCX_NET_DEVICES")) return std::string("UCX_NET_DEVICES=") + devices;
+  const char* env_tls = std::getenv("UCX_TLS");
+  const std::string tls = !o.transports.empty() ? o.transports : env_tls ? env_tls : "";
+  if (host.local_world_size < host.world_size) return "UCX's default (ranks on several hosts)";
+  if (names_rdma_transport(tls)) return "UCX's default (RDMA transports \"" + tls + "\" asked for)";
+  config.set("NET_DEVICES", "lo", "transports");
+  return "lo (every rank on this host; set UCX_NET_DEVICES to choose others)";
+}
+
+ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, const cb_host_services& host,
+                             std::string& net_devices) {
+  const int local_world_size = host.local_world_size;
   Config config;
   if (!o.transports.empty()) config.set("TLS", o.transports, "transports");
+  net_devices = choose_net_devices(o, host, config);
   if (!o.rndv_thresh.empty()) config.set("RNDV_THRESH", o.rndv_thresh, "rndv_thresh");
 
   ucp_params_t params{};
@@ -82,7 +116,7 @@ std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   backend->options = parse_options(backend->host.options, backend->host.num_options);
   backend->progress = resolve_progress(backend->options, backend->host.local_world_size,
                                        backend->progress_reason);
-  backend->context = create_context(backend->options, backend->progress, backend->host.local_world_size);
+  backend->context = create_context(backend->options, backend->progress, backend->host, backend->net_devices);
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   check_ucs("ucp_context_query", ucp_context_query(backend->context, &attr));
@@ -96,6 +130,7 @@ void emit_metadata(const cb_backend& backend,
   auto put = [&](const char* key, const std::string& value) { emit(ctx, key, value.c_str()); };
   put("ucx_version", ucp_get_version_string());
   put("transports", o.transports.empty() ? "default (UCX_TLS or all)" : o.transports);
+  put("net_devices", backend.net_devices);
   put("thread_mode", std::string(thread_mode_name(o.thread_mode)));
   std::string progress = backend.progress == ProgressMode::kWait ? "wait" : "polling";
   if (!backend.progress_reason.empty()) progress += " (" + backend.progress_reason + ")";

@@ -17,6 +17,7 @@ struct cb_backend {
   uint64_t memory_types = 0;  // UCS_BIT(ucs_memory_type_t) the context supports
   commbench::ucx_backend::ProgressMode progress = commbench::ucx_backend::ProgressMode::kPolling;
   std::string progress_reason;  // why, when chosen automatically
+  std::string net_devices;      // the network devices UCX may use, and why (metadata)
 
   cb_backend() = default;
   cb_backend(const cb_backend&) = delete;

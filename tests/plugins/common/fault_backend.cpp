@@ -125,7 +125,11 @@ cb_error* allreduce_f32(cb_comm* comm, const cb_op_args& a) {
 }
 
 cb_error* post(cb_comm* comm, const cb_op_args* args, cb_request** out) {
-  before_post(*comm->backend->host, comm->posts++);
+  try {
+    before_post(*comm->backend->host, comm->posts++);
+  } catch (const InjectedError& injected) {
+    return make_error(injected.status, injected.message);
+  }
   try {
     cb_error* e = nullptr;
     if (args->op == CB_OP_BARRIER) {

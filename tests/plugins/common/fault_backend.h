@@ -34,7 +34,13 @@ void configure(const Options& options, const cb_host_services& host);
 void after_allreduce(const cb_host_services& host, float* result, size_t count);
 
 // Called at the start of every post with its 0-based index on this rank (all ops count).
-// This is where the fault fires; it may never return.
+// This is where the fault fires; it may never return, or throw InjectedError to fail the post.
 void before_post(const cb_host_services& host, uint64_t post_index);
+
+// Thrown by a hook: the current post fails with this status and message.
+struct InjectedError {
+  cb_status status;
+  std::string message;
+};
 
 }  // namespace cbtest

@@ -4,7 +4,9 @@
 // Options ([run.options.crash] in an experiment):
 //   crash_rank  = rank that dies (default 1)
 //   crash_after = posts that rank completes before dying (default 3: it dies in its 4th post)
-//   mode        = "segv" (SIGSEGV, default) | "abort" (SIGABRT) | "exit" (exit code 7)
+//   mode        = "segv" (SIGSEGV, default) | "abort" (SIGABRT) | "exit" (exit code 7) |
+//                 "error": the post fails with CB_ERR_INTERNAL and a message that mentions a
+//                 timeout, to prove that the core goes by the status, not the words
 //   corrupt     = true: crash_rank adds 1 to element 0 of every allreduce result instead of
 //                 crashing (proves that #wrong is counted and fails the job)
 #include <csignal>
@@ -17,7 +19,7 @@
 namespace cbtest {
 namespace {
 
-enum class CrashMode { Segv, Abort, Exit };
+enum class CrashMode { Segv, Abort, Exit, Error };
 int64_t g_crash_rank = 1;
 int64_t g_crash_after = 3;
 CrashMode g_mode = CrashMode::Segv;
@@ -40,7 +42,8 @@ void configure(const Options& options, const cb_host_services&) {
   if (m == "segv") g_mode = CrashMode::Segv;
   else if (m == "abort") g_mode = CrashMode::Abort;
   else if (m == "exit") g_mode = CrashMode::Exit;
-  else throw std::invalid_argument("option mode='" + m + "' must be segv, abort or exit");
+  else if (m == "error") g_mode = CrashMode::Error;
+  else throw std::invalid_argument("option mode='" + m + "' must be segv, abort, exit or error");
 }
 
 void after_allreduce(const cb_host_services& host, float* result, size_t count) {
@@ -53,10 +56,15 @@ void before_post(const cb_host_services& host, uint64_t post_index) {
   std::string what = "crash: rank " + std::to_string(host.rank) + " crashing on purpose in post " +
                      std::to_string(post_index);
   host.log(host.ctx, CB_LOG_ERROR, what.c_str());
+  if (g_mode == CrashMode::Error)
+    throw InjectedError{CB_ERR_INTERNAL, "rank " + std::to_string(host.rank) +
+                                             " failed on purpose; nothing timed out, though this "
+                                             "message says timeout (timeout_ms) and timed out"};
   switch (g_mode) {
     case CrashMode::Segv: std::raise(SIGSEGV); break;
     case CrashMode::Abort: std::abort();
     case CrashMode::Exit: std::exit(7);
+    case CrashMode::Error: break;  // thrown above
   }
   std::abort();  // SIGSEGV was caught and ignored by someone: still die
 }

@@ -1,0 +1,124 @@
+#include "agent/job_token.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace commbench {
+namespace {
+
+// A file name part from a launcher's job id ("prterun-node1-123@1" -> "prterun-node1-123_1").
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ? ch : '_';
+  return out.substr(0, 128);
+}
+
+// <TMPDIR or /tmp>/commbench-<uid>, created 0700; refused when someone else owns it or can enter it
+// (another user could then read the token, or swap the file for one of theirs).
+std::filesystem::path private_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::filesystem::path dir =
+      std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / fmt::format("commbench-{}", ::geteuid());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw LaunchError(fmt::format("cannot create {} for the job token: {}", dir.string(), std::strerror(errno)));
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0)
+    throw LaunchError(fmt::format(
+        "{} is not a directory that only you can use (owner uid {}, mode {:o}); remove it, or give "
+        "every task the same COMMBENCH_JOB_TOKEN", dir.string(), st.st_uid, st.st_mode & 0777));
+  return dir;
+}
+
+}  // namespace
+
+std::string read_job_token(const EnvMap& env) {
+  if (auto it = env.find("COMMBENCH_JOB_TOKEN"); it != env.end() && !it->second.empty()) return it->second;
+  auto file = env.find("COMMBENCH_JOB_TOKEN_FILE");
+  if (file == env.end() || file->second.empty()) return "";
+  struct stat st {};
+  if (::stat(file->second.c_str(), &st) != 0)
+    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={}: {}", file->second, std::strerror(errno)));
+  if (st.st_mode & (S_IRWXG | S_IRWXO))
+    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} can be read by others (mode {:o}); "
+                                  "run chmod 600 on it", file->second, st.st_mode & 0777));
+  std::ifstream in(file->second);
+  std::string token;
+  std::getline(in, token);
+  if (token.empty()) throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} is empty", file->second));
+  return token;
+}
+
+std::string generate_job_token() {
+  unsigned char bytes[32];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw LaunchError(fmt::format("cannot draw a random job token: {}; set COMMBENCH_JOB_TOKEN",
+                                    std::strerror(errno)));
+    got += static_cast<size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
+HostTokenFile::HostTokenFile(const std::string& job_key)
+    : path_(private_dir() / fmt::format("store-{}.token", safe_name(job_key))) {}
+
+HostTokenFile::~HostTokenFile() {
+  if (written_) ::unlink(path_.c_str());
+}
+
+void HostTokenFile::publish(const std::string& token) {
+  // Written beside and renamed, so a reader never sees half a token.
+  const std::filesystem::path tmp = path_.string() + fmt::format(".{}.tmp", ::getpid());
+  ::unlink(tmp.c_str());  // left by a killed process that had this pid (the directory is ours)
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw LaunchError(fmt::format("cannot write the job token to {}: {}", tmp.string(), std::strerror(errno)));
+  const std::string line = token + "\n";
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw LaunchError(fmt::format("cannot write the job token to {}: {}", path_.string(), std::strerror(err)));
+  }
+  written_ = true;
+}
+
+std::string HostTokenFile::read(std::chrono::steady_clock::time_point deadline) const {
+  for (;;) {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      struct stat st {};
+      char buf[256];
+      const bool mine = ::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0;
+      const ssize_t n = mine ? ::read(fd, buf, sizeof(buf)) : -1;
+      ::close(fd);
+      if (n > 0) {
+        std::string token(buf, static_cast<size_t>(n));
+        token = token.substr(0, token.find('\n'));
+        if (!token.empty()) return token;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace commbench

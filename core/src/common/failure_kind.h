@@ -1,0 +1,33 @@
+// Why a rank failed, as data. The worker sends it with its "error" line; the agent decides by it
+// (a rank that timed out waiting for a peer is a victim; any other failure is the cause), never by
+// searching the message, which a plugin may word as it likes ("timeout_ms must be ..." is not a
+// timeout). One table maps the ABI's statuses to these kinds and both to their names.
+#pragma once
+
+#include <string_view>
+
+#include "commbench/backend.h"
+
+namespace commbench {
+
+enum class FailureKind {
+  kTimeout,            // a deadline passed (CB_ERR_TIMEOUT, the store's key timeouts, the run's timeout)
+  kUnavailable,        // CB_ERR_UNAVAILABLE
+  kUnimplemented,      // CB_ERR_UNIMPLEMENTED
+  kInvalidArgument,    // CB_ERR_INVALID_ARGUMENT
+  kResourceExhausted,  // CB_ERR_RESOURCE_EXHAUSTED
+  kInternal,           // CB_ERR_INTERNAL, or a status this build does not know
+  kRemote,             // CB_ERR_REMOTE: a peer failed or went away
+  kStore,              // the bootstrap store refused, dropped or garbled a request
+  kOther,              // anything else the worker ran into (bad spec, a file it cannot read...)
+};
+
+// "timeout", "unavailable", "unimplemented", "invalid_argument", "resource_exhausted",
+// "internal", "remote", "store", "other".
+std::string_view failure_kind_name(FailureKind kind);
+// The kind named `name`; kOther for a name this build does not know.
+FailureKind failure_kind_from_name(std::string_view name);
+// The kind of a plugin's status (CB_OK and unknown codes: kInternal).
+FailureKind failure_kind_of(cb_status status);
+
+}  // namespace commbench

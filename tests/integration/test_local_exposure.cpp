@@ -1,0 +1,153 @@
+// What another local user can reach of a local run (issue 17, docs/launching.md "Security"):
+// the agent's store listens on loopback only and refuses any client without the job's token;
+// UCX workers listen on no interface but loopback; an environment that does not say whether the
+// job spans hosts is refused before anything listens.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bootstrap/store.h"
+#include "job_harness.h"
+#include "process_watch.h"
+
+namespace commbench::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const char* kLongGlooRun = R"(
+name = "exposure"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4MiB"]
+iterations = 100000
+timeout = "120s"
+)";
+
+TEST(LocalExposure, TheStoreOfALocalRunIsOnLoopbackAndRefusesAWrongToken) {
+  JobDir dir;
+  const auto file = dir.write("long.toml", kLongGlooRun);
+  BackgroundCommbench job({"run", file.string(), "-o", (dir.path() / "out").string(), "--quiet"}, dir.path(),
+                          dir.path() / "run.txt");
+  // The store is up before the first worker starts; wait for the workers, so it surely is.
+  std::vector<TcpListener> listeners;
+  for (int i = 0; i < 400 && (listeners.empty() || workers_logging_under(dir.path()).size() < 2); ++i) {
+    std::this_thread::sleep_for(50ms);
+    listeners = listening_sockets(job.pid());
+  }
+  ASSERT_EQ(listeners.size(), 1u) << "the agent listens on one socket, its store: " << read_text(dir.path() / "run.txt");
+  EXPECT_EQ(listeners[0].address, "127.0.0.1") << "a local run's store is reachable from other hosts";
+  for (const std::string token : {"", "guessed-token"}) {
+    try {
+      auto intruder = StoreClient::connect("127.0.0.1", static_cast<uint16_t>(listeners[0].port), 2000ms, token);
+      intruder->delete_prefix("");  // what hung every rank of a run until its timeout (issue 17)
+      ADD_FAILURE() << "a client with token '" << token << "' was let in and could delete every key";
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.code(), StoreError::Code::Rejected) << e.what();
+    }
+  }
+  // The job is unharmed: stopped on purpose, it ends as an interrupted job, nothing failed.
+  std::this_thread::sleep_for(500ms);
+  ::kill(job.pid(), SIGTERM);
+  EXPECT_EQ(job.wait(30), 130) << read_text(dir.path() / "run.txt");
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "interrupted") << execs[0].dump();
+  EXPECT_NE(read_text(dir.path() / "run.txt").find("rejected client"), std::string::npos)
+      << "the store logs the clients it refuses";
+}
+
+TEST(LocalExposure, WorkerCommandLinesCarryNoToken) {
+  JobDir dir;
+  const auto file = dir.write("long.toml", kLongGlooRun);
+  BackgroundCommbench job({"run", file.string(), "-o", (dir.path() / "out").string(), "--quiet"}, dir.path(),
+                          dir.path() / "run.txt");
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 400 && workers.size() < 2; ++i) {
+    std::this_thread::sleep_for(50ms);
+    workers = workers_logging_under(dir.path());
+  }
+  ASSERT_EQ(workers.size(), 2u) << read_text(dir.path() / "run.txt");
+  for (pid_t w : workers) {
+    const std::string env = read_text(fmt::format("/proc/{}/environ", w));
+    const auto at = env.find("COMMBENCH_STORE_TOKEN=");
+    ASSERT_NE(at, std::string::npos) << "the worker got no token";
+    const std::string token = env.substr(at + 22, env.find('\0', at) - at - 22);
+    EXPECT_EQ(token.size(), 64u);
+    EXPECT_EQ(read_text(fmt::format("/proc/{}/cmdline", w)).find(token), std::string::npos);
+    EXPECT_EQ(read_text(fmt::format("/proc/{}/cmdline", job.pid())).find(token), std::string::npos);
+  }
+  ::kill(job.pid(), SIGTERM);
+  EXPECT_EQ(job.wait(30), 130);
+}
+
+// UCX's TCP transport listens on every network device it uses. In a network namespace with an
+// external-looking interface besides loopback (tests/integration/local_listeners_netns.sh), a
+// local UCX run must listen on loopback only. Skipped where namespaces cannot be made.
+TEST(LocalExposure, UcxWorkersOfALocalRunListenOnLoopbackOnly) {
+  JobDir dir;
+  const auto file = dir.write("ucx.toml", R"(
+name = "ucx-local"
+[[run]]
+name = "default-transports"
+backend = "ucx"
+world_sizes = [2, 3]
+ops = ["allreduce", "pingpong"]
+sizes = ["4KiB", "1MiB"]
+iterations = 200
+[[run]]
+name = "tcp"
+backend = "ucx"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 200
+[run.options.ucx]
+transports = "tcp"
+)");
+  const std::string cmd = fmt::format("{}/tests/integration/local_listeners_netns.sh {} {} {} {} > {}/netns.txt 2>&1",
+                                      COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string(),
+                                      (dir.path() / "out").string(), (dir.path() / "samples").string(),
+                                      dir.path().string());
+  const int rc = WEXITSTATUS(std::system(cmd.c_str()));
+  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "netns.txt");
+  ASSERT_EQ(rc, 0) << read_text(dir.path() / "netns.txt");
+  EXPECT_EQ(read_text(dir.path() / "samples/exit"), "0\n") << read_text(dir.path() / "samples/run.txt");
+  size_t seen = 0;
+  for (const bool v6 : {false, true}) {
+    for (const auto& l : decode_listeners(read_text(dir.path() / (v6 ? "samples/listen6" : "samples/listen4")), v6)) {
+      ++seen;
+      EXPECT_TRUE(l.loopback()) << "something listened on " << l.address << ":" << l.port << " during a local run";
+    }
+  }
+  EXPECT_GT(seen, 0u) << "the sampling saw no listener at all (not even the store)";
+  size_t execs = 0;
+  for (const auto& e : dir.records("execution")) {
+    ++execs;
+    EXPECT_EQ(e["status"], "ok") << e.dump();
+    EXPECT_NE(e["metadata"]["ranks"]["0"]["backend"].value("net_devices", "").find("lo"), std::string::npos) << e.dump();
+  }
+  EXPECT_EQ(execs, 3u);
+}
+
+TEST(LocalExposure, AnEnvironmentThatDoesNotSayWhetherTheJobSpansHostsIsRefused) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kLongGlooRun);
+  const std::string out = (dir.path() / "o.txt").string();
+  // torchrun-style variables without LOCAL_WORLD_SIZE: refused before any store listens.
+  const int rc = std::system(fmt::format("RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 {} run {} -o {} > {} 2>&1",
+                                         COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), out).c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2) << read_text(out);
+  EXPECT_NE(read_text(out).find("LOCAL_WORLD_SIZE is not"), std::string::npos) << read_text(out);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "nothing ran";
+}
+
+}  // namespace
+}  // namespace commbench::testing
