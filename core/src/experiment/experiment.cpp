@@ -4,17 +4,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "experiment/did_you_mean.h"
+#include "experiment/experiment_file.h"
 #include "experiment/experiment_json.h"
 #include "experiment/run_layer.h"
 #include "experiment/run_resolve.h"
@@ -220,18 +217,14 @@ ParseResult parse_experiment_string(const std::string& text, const std::string& 
 }
 
 ParseResult parse_experiment_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path)) {
-    const std::string why = std::filesystem::is_directory(path) ? "it is a directory"
-                                                                : std::strerror(errno);
+  auto text = read_experiment_file(path);
+  if (auto* error = std::get_if<FileReadError>(&text)) {
     ParseResult result;
-    result.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error, SourcePos{path, 0, 0},
-                                            fmt::format("cannot read the experiment file: {}", why)});
+    result.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::Error, SourcePos{path, 0, 0}, std::move(error->message)});
     return result;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_experiment_string(text.str(), path);
+  return parse_experiment_string(std::get<std::string>(text), path);
 }
 
 }  // namespace commbench
