@@ -1,5 +1,6 @@
 #include "report/summary_json_reporter.h"
 
+#include <algorithm>
 #include <set>
 
 #include "report/execution_json.h"
@@ -70,7 +71,14 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
 SummaryJsonReporter::SummaryJsonReporter(std::filesystem::path output_dir)
     : output_dir_(std::move(output_dir)) {}
 
-void SummaryJsonReporter::job_started(const JobInfo& job) { job_ = job; }
+void SummaryJsonReporter::job_started(const JobInfo& job) {
+  job_ = job;
+  // An indented case record is ~2.5 KB plus ~30 bytes per sample; a disk that fills up mid-job
+  // must still take the summary (docs/output.md, Faults). Capped: a huge sweep gets part of it.
+  const uint64_t per_record = 3072 + 32 * static_cast<uint64_t>(std::max(job.max_samples_per_record, 0));
+  const uint64_t want = 65536 + per_record * static_cast<uint64_t>(std::max(job.planned_records, 0));
+  reserve_space_for(output_dir_ / kFileName, std::min<uint64_t>(want, 64ull << 20));
+}
 
 void SummaryJsonReporter::job_done(const JobResult& result) {
   const auto doc = make_summary_json(job_, result);
