@@ -20,6 +20,7 @@ struct CaseEnvironment {
   const Execution& exec;
   cb_capabilities caps;
   std::chrono::steady_clock::time_point deadline;  // the execution's timeout
+  int local_world = 1;  // ranks of this execution on this host: they share its memory
 };
 
 // Milliseconds left until the execution's deadline (at least 1).

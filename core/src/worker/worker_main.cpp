@@ -124,7 +124,7 @@ int worker_main(int argc, char** argv) {
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     out.send({{"type", "meta"}, {"metadata", meta}});
 
-    CaseEnvironment env{*session, bootstrap, exec, session->capabilities(), deadline};
+    CaseEnvironment env{*session, bootstrap, exec, session->capabilities(), deadline, args.local_world};
     // all_pairs cases are one sweep (shuffled over pairs and sizes together), run first.
     std::vector<CaseSpec> sweep;
     for (const CaseSpec& c : exec.cases)
