@@ -121,6 +121,7 @@ int worker_main(int argc, char** argv) {
     ::gethostname(hostname, sizeof(hostname) - 1);
     meta["host"] = hostname;
     meta["timer"] = HostTimer::get().describe();
+    meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     out.send({{"type", "meta"}, {"metadata", meta}});
 
