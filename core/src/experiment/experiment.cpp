@@ -16,6 +16,7 @@
 #include "experiment/run_layer.h"
 #include "experiment/run_resolve.h"
 #include "experiment/toml_fields.h"
+#include "experiment/toml_precheck.h"
 
 namespace commbench {
 namespace {
@@ -203,6 +204,11 @@ SourcePos RunSpec::pos_of(const std::string& key) const {
 ParseResult parse_experiment_string(const std::string& text, const std::string& file_name) {
   ParseResult result;
   DiagnosticSink sink(file_name);
+  if (auto finding = precheck_toml(text)) {
+    sink.error(SourcePos{file_name, finding->line, finding->column}, finding->message);
+    result.diagnostics = sink.take_sorted();
+    return result;
+  }
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(file_name));
