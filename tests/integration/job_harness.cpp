@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -13,16 +15,32 @@
 namespace commbench::testing {
 namespace fs = std::filesystem;
 
-static std::string quote(const std::string& s) {
+std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
+static std::string quote(const std::string& s) { return shell_quote(s); }
 
 CommandResult run_commbench(const std::vector<std::string>& args, const fs::path& cwd) {
   std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(COMMBENCH_BIN);
   for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " 2>&1 </dev/null";
+  return run_shell(cmd);
+}
+
+bool root_and_setpriv() {
+  return ::geteuid() == 0 && std::system("command -v setpriv >/dev/null 2>&1") == 0;
+}
+
+CommandResult run_commbench_as_nobody(const std::vector<std::string>& args, const fs::path& cwd) {
+  std::string cmd = "cd " + quote(cwd.string()) + " && setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                    quote(COMMBENCH_BIN);
+  for (const auto& a : args) cmd += " " + quote(a);
+  return run_shell(cmd);
+}
+
+CommandResult run_shell(const std::string& command) {
+  const std::string cmd = command + " 2>&1 </dev/null";
   const auto t0 = std::chrono::steady_clock::now();
   CommandResult r;
   FILE* p = ::popen(cmd.c_str(), "r");

@@ -17,6 +17,14 @@ struct CommandResult {
 
 // Runs `commbench <args>` from `cwd`, capturing output.
 CommandResult run_commbench(const std::vector<std::string>& args, const std::filesystem::path& cwd);
+// Runs a shell command line (stdout and stderr together, stdin from /dev/null).
+CommandResult run_shell(const std::string& command);
+// `s` quoted for sh.
+std::string shell_quote(const std::string& s);
+// `commbench <args>` from `cwd` as user/group 65534 (nobody) through setpriv; the caller skips
+// unless root_and_setpriv() says this can work.
+CommandResult run_commbench_as_nobody(const std::vector<std::string>& args, const std::filesystem::path& cwd);
+bool root_and_setpriv();
 
 class JobDir {
  public:

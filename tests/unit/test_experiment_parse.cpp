@@ -257,7 +257,8 @@ TEST(ExperimentParse, MissingFileIsOneDiagnosticWithoutLine) {
 TEST(ExperimentParse, DirectoryInsteadOfFile) {
   const ParseResult r = parse_experiment_file(kGoodDir.string());
   ASSERT_EQ(r.diagnostics.size(), 1u);
-  EXPECT_EQ(r.diagnostics[0].message, "cannot read the experiment file: it is a directory");
+  EXPECT_EQ(r.diagnostics[0].message, "cannot read the experiment file: it is a directory, not a file; give the path of a .toml "
+            "experiment file");
 }
 
 TEST(ExperimentParse, AsParsedIsTheResolvedExperiment) {

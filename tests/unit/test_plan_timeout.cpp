@@ -2,6 +2,7 @@
 // that gigabyte sweeps are not cut short by a limit meant for kilobytes.
 #include <gtest/gtest.h>
 
+#include "experiment/durations.h"
 #include "experiment/experiment.h"
 #include "plan/plan.h"
 
@@ -30,6 +31,13 @@ TEST(PlanTimeout, DefaultGrowsWithTheBytesMovedAndTheWorld) {
   const auto gathers = plan_of("ops = [\"allgather\"]\nsizes = [\"1GiB\"]\nworld_sizes = [2, 8]\n");
   ASSERT_EQ(gathers.size(), 2u);
   EXPECT_GT(gathers[1].timeout_s, gathers[0].timeout_s);  // allgather moves n blocks
+}
+
+TEST(PlanTimeout, DefaultIsCappedLikeAWrittenTimeout) {
+  // 2^60 bytes at 50 MB/s is 730 years: uncapped, the deadline overflows steady_clock.
+  const auto huge = plan_of("ops = [\"allreduce\"]\nsizes = [\"1048576TiB\"]\nworld_size = 2\n");
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_DOUBLE_EQ(huge[0].timeout_s, kMaxDurationS);
 }
 
 }  // namespace

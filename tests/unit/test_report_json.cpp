@@ -5,6 +5,7 @@
 
 #include "measure/case_record.h"
 #include "report/execution_json.h"
+#include "report/summary_json_reporter.h"
 
 namespace commbench {
 namespace {
@@ -160,6 +161,32 @@ TEST(ReportExecutionJson, NullMetadataIsWrittenAsEmptyObject) {
   const nlohmann::json j = ExecutionOutcome{};
   EXPECT_TRUE(j.at("metadata").is_object());
   EXPECT_TRUE(j.at("metadata").empty());
+}
+
+// summary.json's clock is the timer the ranks reported, not a fixed string (issue 17, minor).
+TEST(ReportSummaryJson, ClockComesFromTheRanksTimers) {
+  JobInfo job;
+  job.environment = {{"launcher", "local"}, {"clock_resolution_ns", 1}};
+  JobResult result;
+  EXPECT_EQ(make_summary_json(job, result)["job"]["environment"]["clock"], "none reported (no worker started timing)");
+
+  ExecutionOutcome o;
+  o.metadata["ranks"]["0"] = {{"timer", "tsc (invariant, 2400.000 MHz, calibrated against steady_clock)"},
+                              {"timer_resolution_ns", 0.4167}};
+  o.metadata["ranks"]["1"] = o.metadata["ranks"]["0"];
+  result.executions.push_back(o);
+  auto env = make_summary_json(job, result)["job"]["environment"];
+  EXPECT_EQ(env["clock"], "tsc (invariant, 2400.000 MHz, calibrated against steady_clock)");
+  EXPECT_DOUBLE_EQ(env["clock_resolution_ns"].get<double>(), 0.4167);
+  EXPECT_EQ(env["launcher"], "local");
+
+  // Ranks that disagree (COMMBENCH_TIMER set on one host): every distinct clock, the coarsest step.
+  o.metadata["ranks"]["1"] = {{"timer", "steady_clock (COMMBENCH_TIMER=steady)"}, {"timer_resolution_ns", 1.0}};
+  result.executions.push_back(o);
+  env = make_summary_json(job, result)["job"]["environment"];
+  ASSERT_TRUE(env["clock"].is_array());
+  EXPECT_EQ(env["clock"].size(), 2u);
+  EXPECT_DOUBLE_EQ(env["clock_resolution_ns"].get<double>(), 1.0);
 }
 
 }  // namespace

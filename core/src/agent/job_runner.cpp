@@ -27,6 +27,8 @@
 #include "report/markdown_reporter.h"
 #include "report/multi_reporter.h"
 #include "report/output_dir.h"
+#include "report/output_failures.h"
+#include "report/output_file.h"
 #include "report/summary_json_reporter.h"
 
 namespace commbench {
@@ -61,13 +63,14 @@ void install_signal_handlers() {
   ::sigaction(SIGHUP, &sa, nullptr);
 }
 
+// The agent's own clock facts; summary.json replaces "clock" and "clock_resolution_ns" with the
+// timer the ranks reported (make_summary_json), which is the one that timed the cases.
 nlohmann::json environment_facts(const LaunchContext& launch) {
   const auto res = std::chrono::steady_clock::period();
   timespec ts{};
   ::clock_getres(CLOCK_MONOTONIC, &ts);
   return {{"launcher", launch.launcher},
           {"launcher_reason", launch.reason},
-          {"clock", "std::chrono::steady_clock (CLOCK_MONOTONIC)"},
           {"clock_resolution_ns", ts.tv_sec * 1e9 + ts.tv_nsec},
           {"steady_clock_period_ns", 1e9 * res.num / res.den}};
 }
@@ -168,23 +171,35 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();
   const auto group = AgentGroup::create(go);
 
-  std::filesystem::path job_dir;
-  if (group->rank() == 0)
-    job_dir = make_job_output_dir(out_base, exp.name, std::chrono::system_clock::now());
-  const std::string folder = group->agree(plan_digest(plan), job_dir.filename().string(), execution_wait);
-  if (group->rank() != 0) job_dir = out_base / folder;  // the same folder on a shared file system
-  const std::filesystem::path log_dir = job_dir / "logs";
-  std::filesystem::create_directories(log_dir);
-
-  // Only agent 0 reports: it hosts rank 0, which is where every record is assembled.
+  // An output that cannot be written is found here, before any worker starts: exit 2, naming
+  // the path and the reason (OutputError), rather than after an hour of measurements.
+  std::filesystem::path job_dir, log_dir;
   MultiReporter reporter;
-  if (group->rank() == 0) {
-    if (!opts.quiet) reporter.add(std::make_unique<ConsoleReporter>(stdout, stderr));
-    reporter.add(std::make_unique<JsonlReporter>(job_dir));
-    reporter.add(std::make_unique<CsvReporter>(job_dir));
-    reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
-    reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
-    reporter.add(std::make_unique<MarkdownReporter>(job_dir));
+  const JsonlReporter* jsonl = nullptr;
+  try {
+    if (group->rank() == 0)
+      job_dir = make_job_output_dir(out_base, exp.name, std::chrono::system_clock::now());
+    const std::string folder = group->agree(plan_digest(plan), job_dir.filename().string(), execution_wait);
+    if (group->rank() != 0) job_dir = out_base / folder;  // the same folder on a shared file system
+    log_dir = job_dir / "logs";
+    std::error_code ec;
+    std::filesystem::create_directories(log_dir, ec);
+    if (ec) throw_output_error(log_dir, ec.value(), "create the log folder");
+
+    // Only agent 0 reports: it hosts rank 0, which is where every record is assembled.
+    if (group->rank() == 0) {
+      if (!opts.quiet) reporter.add(std::make_unique<ConsoleReporter>(stdout, stderr));
+      auto j = std::make_unique<JsonlReporter>(job_dir);
+      jsonl = j.get();
+      reporter.add(std::move(j));
+      reporter.add(std::make_unique<CsvReporter>(job_dir));
+      reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
+      reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
+      reporter.add(std::make_unique<MarkdownReporter>(job_dir));
+    }
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "commbench run: %s\n", e.what());
+    return kExitInvalid;
   }
 
   JobInfo job;
@@ -200,14 +215,23 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   for (const auto& b : used)
     if (auto it = plugins.find(b); it != plugins.end()) job.plugins[b] = to_json(it->second);
   job.environment = environment_facts(group->launch());
+  for (const auto& e : plan) {
+    job.planned_records += expected_records(e);
+    job.max_samples_per_record = std::max(job.max_samples_per_record, e.min_time_s > 0 ? e.max_iterations : e.iterations);
+  }
   reporter.job_started(job);
+  if (!reporter.output_failures().empty()) {  // e.g. a full disk: the first line did not fit
+    std::fprintf(stderr, "commbench run: %s\n", reporter.output_failures().front().message.c_str());
+    return kExitInvalid;
+  }
 
   JobResult result;
   bool interrupted = false;
+  bool stop_for_output = false;  // a results file could not be written (disk full, I/O error)
   for (const RunSpec& run : exp.runs) {
     std::vector<CaseRecord> run_records;
     for (const Execution& exec : plan) {
-      if (exec.run_index != run.index || interrupted) continue;
+      if (exec.run_index != run.index || interrupted || stop_for_output) continue;
       ExecutionInfo info{exec.run_index, exec.run, exec.backend, exec.world_size, exec.index,
                          static_cast<int>(plan.size()), expected_records(exec)};
       ExecutionResult res;
@@ -234,8 +258,17 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       const std::vector<int> ranks = hosted_ranks(*group, exec.world_size);
       if (ranks.empty()) continue;  // this agent's rank is not part of this world size
       reporter.execution_started(info);
-      ExternalAbort abort;
-      if (!group->solo()) abort = [&] { return group->abort_reason(exec.index); };
+      // A results file that stopped taking writes stops the job: measuring on would only add
+      // results that cannot be kept.
+      bool output_failed = false;
+      ExternalAbort abort = [&]() -> std::optional<std::string> {
+        if (!reporter.output_failures().empty()) {
+          output_failed = true;
+          return reporter.output_failures().front().message;
+        }
+        if (!group->solo()) return group->abort_reason(exec.index);
+        return std::nullopt;
+      };
       try {
         auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts);
         res = monitor_execution(exec, info, workers, ranks, reporter, abort);
@@ -243,6 +276,14 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         res.outcome.info = info;
         res.outcome.status = "failed";
         res.outcome.reason = fmt::format("could not start workers: {}", e.what());
+      }
+      output_failed |= !reporter.output_failures().empty();
+      if (output_failed) {
+        stop_for_output = true;
+        res.outcome.status = "interrupted";
+        res.outcome.failed_rank = -1;
+        res.outcome.reason = "the job stopped because results could not be written: " +
+                             reporter.output_failures().front().message;
       }
       if (!group->solo()) {
         if (res.outcome.status != "ok" && res.outcome.failed_rank != -2)
@@ -258,7 +299,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       }
       if (group->rank() == 0) group->clear_execution(exec.index);
       reporter.execution_done(res.outcome);
-      interrupted = res.outcome.status == "interrupted" || g_interrupt_signal.load() != 0;
+      interrupted = (res.outcome.status == "interrupted" && !stop_for_output) || g_interrupt_signal.load() != 0;
       run_records.insert(run_records.end(), res.cases.begin(), res.cases.end());
       result.cases.insert(result.cases.end(), res.cases.begin(), res.cases.end());
       result.executions.push_back(std::move(res.outcome));
@@ -272,10 +313,18 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (o.status == "failed") code = kExitFailures;
   for (const auto& c : result.cases)
     if (c.wrong > 0 || c.status == "failed") code = kExitFailures;
+  if (stop_for_output) code = kExitOutputFailed;
   if (interrupted) code = kExitInterrupted;
   if (group->rank() == 0) {
     result.exit_code = code;
-    reporter.job_done(result);
+    reporter.job_done(result);  // summary.json and summary.md, if there is room for them
+    if (!reporter.output_failures().empty()) {
+      if (code == kExitOk || code == kExitFailures) code = kExitOutputFailed;  // only the summary failed
+      std::fputs(describe_output_failures(reporter.output_failures(), result, plan,
+                                          jsonl ? jsonl->cases_written() : 0)
+                     .c_str(),
+                 stderr);
+    }
     group->finish(code);
     return code;
   }

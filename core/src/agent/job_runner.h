@@ -21,7 +21,10 @@ struct JobOptions {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailures = 1;   // a run failed or #wrong > 0
-inline constexpr int kExitInvalid = 2;    // the experiment did not validate
+inline constexpr int kExitInvalid = 2;    // the experiment did not validate, or the output
+                                          // cannot be written (found before any worker starts)
+inline constexpr int kExitOutputFailed = 3;  // results stopped being written mid-job (disk full,
+                                             // I/O error); what was written is complete
 inline constexpr int kExitInterrupted = 130;
 
 // Runs the whole job; returns the process exit code.

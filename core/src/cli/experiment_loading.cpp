@@ -12,7 +12,7 @@ namespace commbench {
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                                                   const std::vector<std::string>& plugin_dirs) {
   ParseResult parsed = parse_experiment_file(file);
-  for (const auto& d : parsed.diagnostics) std::cerr << d.format() << "\n";
+  print_diagnostics(std::cerr, parsed.diagnostics);
   if (!parsed.experiment) return std::nullopt;
 
   // The experiment's own plugin_path comes first: it is the most specific request.
@@ -25,7 +25,7 @@ std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                        discover_plugins(dirs, current_executable_path(), used)};
 
   const auto diags = check_against_plugins(out.experiment, out.plugins);
-  for (const auto& d : diags) std::cerr << d.format() << "\n";
+  print_diagnostics(std::cerr, diags);
   if (has_errors(diags)) return std::nullopt;
   return out;
 }

@@ -1,6 +1,8 @@
 // A located message about an input file: "file:line:col: message".
 #pragma once
 
+#include <cstddef>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,5 +25,14 @@ struct Diagnostic {
 };
 
 bool has_errors(const std::vector<Diagnostic>& diags);
+
+// Past this many, a file is broken wholesale (or not an experiment at all): more lines would
+// bury the first, most useful ones.
+inline constexpr size_t kMaxPrintedDiagnostics = 50;
+
+// One line per diagnostic, at most `limit`, then "... and N more errors/warnings" if any were
+// left out.
+void print_diagnostics(std::ostream& out, const std::vector<Diagnostic>& diags,
+                       size_t limit = kMaxPrintedDiagnostics);
 
 }  // namespace commbench

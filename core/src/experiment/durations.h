@@ -8,6 +8,10 @@
 
 namespace commbench {
 
+// The longest duration any key accepts (timeout, min_time): 7 days. A longer one is a typo, and
+// beyond ~292 years a count of nanoseconds in int64 (std::chrono) overflows.
+inline constexpr double kMaxDurationS = 7 * 24 * 3600.0;
+
 // Seconds, >= 0. The error says what to write instead.
 Parsed<double> parse_duration(std::string_view text);
 

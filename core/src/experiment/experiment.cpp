@@ -4,21 +4,19 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "experiment/did_you_mean.h"
+#include "experiment/experiment_file.h"
 #include "experiment/experiment_json.h"
 #include "experiment/run_layer.h"
 #include "experiment/run_resolve.h"
 #include "experiment/toml_fields.h"
+#include "experiment/toml_precheck.h"
 
 namespace commbench {
 namespace {
@@ -206,6 +204,11 @@ SourcePos RunSpec::pos_of(const std::string& key) const {
 ParseResult parse_experiment_string(const std::string& text, const std::string& file_name) {
   ParseResult result;
   DiagnosticSink sink(file_name);
+  if (auto finding = precheck_toml(text)) {
+    sink.error(SourcePos{file_name, finding->line, finding->column}, finding->message);
+    result.diagnostics = sink.take_sorted();
+    return result;
+  }
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(file_name));
@@ -220,18 +223,14 @@ ParseResult parse_experiment_string(const std::string& text, const std::string& 
 }
 
 ParseResult parse_experiment_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path)) {
-    const std::string why = std::filesystem::is_directory(path) ? "it is a directory"
-                                                                : std::strerror(errno);
+  auto text = read_experiment_file(path);
+  if (auto* error = std::get_if<FileReadError>(&text)) {
     ParseResult result;
-    result.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error, SourcePos{path, 0, 0},
-                                            fmt::format("cannot read the experiment file: {}", why)});
+    result.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::Error, SourcePos{path, 0, 0}, std::move(error->message)});
     return result;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_experiment_string(text.str(), path);
+  return parse_experiment_string(std::get<std::string>(text), path);
 }
 
 }  // namespace commbench

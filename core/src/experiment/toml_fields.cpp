@@ -133,8 +133,18 @@ std::optional<double> read_duration(DiagnosticSink& sink, const toml::node& node
     report_wrong_type(sink, node, "a duration (e.g. \"500ms\") or a number of seconds", key);
     return std::nullopt;
   }
+  if (std::isnan(seconds) || std::isinf(seconds)) {
+    sink.error(sink.pos(node), fmt::format("'{}' must be a finite number of seconds, got {}{}", key,
+                                           seconds, std::isnan(seconds) ? "" : " (infinity)"));
+    return std::nullopt;
+  }
+  if (seconds > kMaxDurationS) {
+    sink.error(sink.pos(node), fmt::format("'{}' must be at most {} seconds (7 days), got {} seconds",
+                                           key, kMaxDurationS, seconds));
+    return std::nullopt;
+  }
   const bool in_range = zero_allowed ? seconds >= 0 : seconds > 0;
-  if (!in_range || !std::isfinite(seconds)) {
+  if (!in_range) {
     const char* bound = zero_allowed ? "at least 0" : "greater than 0";
     sink.error(sink.pos(node), fmt::format("'{}' must be {} seconds, got {}", key, bound, seconds));
     return std::nullopt;

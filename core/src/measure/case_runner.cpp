@@ -9,6 +9,7 @@
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/case_buffers.h"
 #include "measure/check_pattern.h"
+#include "measure/memory_budget.h"
 #include "measure/op_executor.h"
 #include "stats/bandwidth.h"
 
@@ -23,6 +24,15 @@ struct RankOutcome {
   int32_t iterations;
   int64_t wrong;
 };
+
+// Host memory CaseBuffers takes when the backend works on host memory (plain or the pinned
+// staging copies of device data), in bytes (saturating: sizes near 2^63 must not wrap).
+uint64_t host_buffer_bytes(const CaseSpec& c, int world) {
+  const long double es = static_cast<long double>(sdk::dtype_size(c.dtype));
+  const long double se = send_elements(c.op, c.count, world), re = recv_elements(c.op, c.count, world);
+  const long double bytes = (c.placement == Placement::InPlace ? std::max(se, re) : se + re) * es + 64;
+  return bytes >= 1.8e19L ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
 
 }  // namespace
 
@@ -136,13 +146,21 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   std::unique_ptr<CaseBuffers> owned;
   if (reason.empty()) {
     int32_t allocated = 1;
-    try {
-      owned = std::make_unique<CaseBuffers>(env.session, env.gpu, env.memory, spec, rank, world);
-      env.buffers_device_peak = std::max(env.buffers_device_peak, owned->device_bytes());
-    } catch (const PluginError& err) {
-      if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
+    // malloc grants what the machine (or the cgroup) cannot supply; the OOM killer would then
+    // take the rank. Ask first (measure/memory_budget.h). Device memory is checked by CaseBuffers.
+    if (env.memory.op_memory != CB_MEM_CUDA)
+      reason = memory_shortfall(host_buffer_bytes(spec, world), env.local_world);
+    if (!reason.empty()) {
       allocated = 0;
-      reason = err.what();
+    } else {
+      try {
+        owned = std::make_unique<CaseBuffers>(env.session, env.gpu, env.memory, spec, rank, world);
+        env.buffers_device_peak = std::max(env.buffers_device_peak, owned->device_bytes());
+      } catch (const PluginError& err) {
+        if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
+        allocated = 0;
+        reason = err.what();
+      }
     }
     std::vector<int32_t> everyone_allocated(static_cast<size_t>(world));
     env.bootstrap.allgather(&allocated, sizeof(allocated), everyone_allocated.data(), Millis(remaining_ms(env)));

@@ -28,6 +28,7 @@ struct CaseEnvironment {
   std::string gpu_unusable;       // memory = "cuda" but no usable CUDA: why (cases unsupported)
   TimingMethod timing = TimingMethod::Host;
   uint64_t buffers_device_peak = 0;  // largest device memory one case's buffers took
+  int local_world = 1;  // ranks of this execution on this host: they share its memory
 };
 
 // Milliseconds left until the execution's deadline (at least 1).

@@ -1,5 +1,7 @@
 #include "measure/host_timer.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -124,6 +126,13 @@ const HostTimer& HostTimer::get() {
 std::string HostTimer::describe() const {
   if (tsc_) return fmt::format("tsc (invariant, {:.3f} MHz, calibrated against steady_clock)", counter_mhz());
   return fmt::format("steady_clock ({})", why_);
+}
+
+double HostTimer::resolution_ns() const {
+  if (tsc_) return us_per_tick_ * 1e3;
+  timespec ts{};
+  ::clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace commbench

@@ -27,6 +27,8 @@ class HostTimer {
   double counter_mhz() const { return tsc_ ? 1.0 / us_per_tick_ : 0.0; }
   // For metadata: which clock, and for the counter its calibrated frequency.
   std::string describe() const;
+  // The smallest step it can show, in ns: one counter tick, or clock_getres(CLOCK_MONOTONIC).
+  double resolution_ns() const;
 
   // Exposed for tests: the choice as COMMBENCH_TIMER=`setting` would make it.
   static HostTimer choose(const char* setting);

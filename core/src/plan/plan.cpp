@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "experiment/durations.h"
 #include "stats/bandwidth.h"
 
 #include "commbench/sdk/dtypes.hpp"
@@ -20,7 +21,9 @@ double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSp
     const double n = c.op == OpKind::AllPairs ? ops * world * (world - 1) : ops;
     s += n * per_op + run.min_time_s * (run.min_time_s > 0 ? 2 : 0);
   }
-  return s;
+  // Capped like a written timeout: an exabyte size would otherwise give a deadline beyond what
+  // steady_clock can represent, and the run would time out at once.
+  return std::min(s, kMaxDurationS);
 }
 
 int expected_records(const Execution& exec) {

@@ -1,8 +1,10 @@
 #include "plugin/loader.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
@@ -30,6 +32,10 @@ constexpr MandatoryFunction kMandatoryFunctions[] = {
 
 // What to do about a dlopen failure, from the loader's text.
 std::string_view dl_error_hint(std::string_view reason) {
+  // Before "cannot open shared object file", which dlopen also says for this case.
+  if (reason.find("Permission denied") != std::string_view::npos)
+    return " (the file named there cannot be read by this user: fix its permissions, e.g. "
+           "chmod a+r, or remove it from the plugin directory)";
   if (reason.find("cannot open shared object file") != std::string_view::npos)
     return " (a library the plugin needs is missing: install it or add its directory to "
            "LD_LIBRARY_PATH)";
@@ -89,6 +95,14 @@ LoadedPlugin load_plugin(const std::string& path) {
   std::error_code fs_ec;
   if (!std::filesystem::is_regular_file(path, fs_ec))
     throw PluginLoadError(fmt::format("plugin {} does not exist or is not a file", path));
+  if (::access(path.c_str(), R_OK) != 0) {
+    const int err = errno;
+    throw PluginLoadError(fmt::format(
+        "cannot read plugin {}: {}; {}", path, std::strerror(err),
+        err == EACCES ? "make it readable by this user (chmod a+r) or remove it from the plugin "
+                        "directory"
+                      : "check the file"));
+  }
 
   // Deliberately leaked: see load_plugin() in loader.h for why a plugin is never unloaded.
   auto* library = new boost::dll::shared_library();

@@ -38,6 +38,7 @@ void JsonlReporter::job_started(const JobInfo& job) {
 
 void JsonlReporter::case_done(const CaseRecord& record) {
   file_.write_line(tagged_line("case", record));
+  ++cases_written_;
 }
 
 void JsonlReporter::execution_done(const ExecutionOutcome& outcome) {

@@ -21,9 +21,12 @@ class JsonlReporter : public Reporter {
   void job_done(const JobResult& result) override;
 
   static constexpr const char* kFileName = "results.jsonl";
+  // Case lines now in the file (each complete); fewer than measured after a write failure.
+  size_t cases_written() const { return cases_written_; }
 
  private:
   LineFile file_;
+  size_t cases_written_ = 0;
 };
 
 }  // namespace commbench

@@ -207,7 +207,12 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
 MarkdownReporter::MarkdownReporter(std::filesystem::path output_dir)
     : output_dir_(std::move(output_dir)) {}
 
-void MarkdownReporter::job_started(const JobInfo& job) { job_ = job; }
+void MarkdownReporter::job_started(const JobInfo& job) {
+  job_ = job;
+  // A few table rows per record (its own, comparisons, pair matrices): room for a full disk.
+  const uint64_t want = 65536 + 1024 * static_cast<uint64_t>(std::max(job.planned_records, 0));
+  reserve_space_for(output_dir_ / kFileName, std::min<uint64_t>(want, 16ull << 20));
+}
 
 void MarkdownReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>&) {
   backend_order_[run.index] = run.backends;

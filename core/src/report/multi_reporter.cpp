@@ -1,6 +1,9 @@
 #include "report/multi_reporter.h"
 
+#include <algorithm>
 #include <exception>
+
+#include "report/output_file.h"
 
 namespace commbench {
 
@@ -14,6 +17,11 @@ void MultiReporter::each(F&& call) {
   for (auto& r : reporters_) {
     try {
       call(*r);
+    } catch (const OutputError& e) {
+      const std::string path = e.path().string();
+      if (std::none_of(failures_.begin(), failures_.end(),
+                       [&](const OutputFailure& f) { return f.path == path; }))
+        failures_.push_back(OutputFailure{path, e.what()});
     } catch (...) {
       if (!first) first = std::current_exception();
     }

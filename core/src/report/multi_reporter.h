@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "report/reporter.h"
@@ -13,8 +14,9 @@ class MultiReporter : public Reporter {
   void add(std::unique_ptr<Reporter> reporter);
   size_t size() const { return reporters_.size(); }
 
-  // If one reporter throws (a full disk), the others still get the event, so one broken
-  // output does not cost the rest; the first exception is rethrown afterwards.
+  // If one reporter throws, the others still get the event, so one broken output does not cost
+  // the rest. A failed write (OutputError: disk full, I/O error) is recorded, not thrown: the
+  // job asks output_failures() and decides to stop. Any other exception is rethrown afterwards.
   void job_started(const JobInfo& job) override;
   void execution_started(const ExecutionInfo& exec) override;
   void case_done(const CaseRecord& record) override;
@@ -23,11 +25,19 @@ class MultiReporter : public Reporter {
   void run_done(const RunSpec& run, const std::vector<CaseRecord>& records) override;
   void job_done(const JobResult& result) override;
 
+  struct OutputFailure {
+    std::string path;     // the file that could not be written
+    std::string message;  // OutputError::what(): path, reason, what to do
+  };
+  // The first failure of each file, in the order they happened.
+  const std::vector<OutputFailure>& output_failures() const { return failures_; }
+
  private:
   template <class F>
   void each(F&& call);
 
   std::vector<std::unique_ptr<Reporter>> reporters_;
+  std::vector<OutputFailure> failures_;
 };
 
 }  // namespace commbench

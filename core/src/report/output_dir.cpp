@@ -1,5 +1,7 @@
 #include "report/output_dir.h"
 
+#include "report/output_file.h"
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -47,11 +49,9 @@ std::filesystem::path make_job_output_dir(const std::filesystem::path& base_dir,
                                           std::chrono::system_clock::time_point time) {
   std::error_code ec;
   std::filesystem::create_directories(base_dir, ec);
-  if (ec)
-    throw std::runtime_error(
-        fmt::format("cannot create the output directory '{}': {}; choose another output_dir in the "
-                    "experiment file or fix the permissions",
-                    base_dir.string(), ec.message()));
+  if (ec) throw_output_error(base_dir, ec.value(), "create the output directory");
+  if (!std::filesystem::is_directory(base_dir, ec))
+    throw_output_error(base_dir, ENOTDIR, "use the output directory");
 
   const std::string stem = sanitize_file_name(experiment_name) + "-" + local_timestamp(time);
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
@@ -60,13 +60,9 @@ std::filesystem::path make_job_output_dir(const std::filesystem::path& base_dir,
     // mkdir is atomic: exactly one of several racing jobs gets each name.
     if (::mkdir(dir.c_str(), 0777) == 0) return dir;
     const int err = errno;
-    if (err != EEXIST)
-      throw std::runtime_error(fmt::format(
-          "cannot create the job folder '{}': {}; choose another output_dir in the experiment "
-          "file or fix the permissions",
-          dir.string(), std::strerror(err)));
+    if (err != EEXIST) throw_output_error(dir, err, "create the job folder");
   }
-  throw std::runtime_error(fmt::format(
+  throw OutputError(base_dir, EEXIST, fmt::format(
       "'{}' already holds {} folders named '{}*'; clean up old results or choose another "
       "output_dir",
       base_dir.string(), kMaxAttempts, stem));

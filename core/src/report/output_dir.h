@@ -11,7 +11,7 @@ namespace commbench {
 // Creates base_dir (and parents) if needed, then a fresh folder named after the experiment and
 // `time` (local time). If that name is taken, tries "-2", "-3", ...; each attempt is a mkdir that
 // fails when the folder exists, so two jobs started in the same second never share a folder.
-// Throws std::runtime_error saying which path failed and why.
+// Throws OutputError (report/output_file.h) saying which path failed, why, and what to do.
 std::filesystem::path make_job_output_dir(const std::filesystem::path& base_dir,
                                           std::string_view experiment_name,
                                           std::chrono::system_clock::time_point time);

@@ -26,6 +26,9 @@ struct JobInfo {
   nlohmann::json experiment_json;  // Experiment::as_parsed
   nlohmann::json plugins;          // name -> PluginInfo json for the backends used
   nlohmann::json environment;      // launcher, clock resolution, ...
+  // The plan's size, for reserving the summaries' disk space at the start (output_file.h).
+  int planned_records = 0;          // records the whole job is to produce
+  int max_samples_per_record = 0;   // iterations, or max_iterations with min_time
 };
 
 // One execution = one [[run]] x one backend x one world size, in fresh worker processes.

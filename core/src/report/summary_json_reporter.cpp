@@ -1,5 +1,6 @@
 #include "report/summary_json_reporter.h"
 
+#include <algorithm>
 #include <set>
 
 #include "report/execution_json.h"
@@ -39,6 +40,31 @@ nlohmann::ordered_json backends(const JobInfo& job, const JobResult& result) {
   return out;
 }
 
+// The clock that timed the cases, as the ranks reported it ("timer" in each rank's metadata):
+// one description when every rank agrees, else the distinct ones; with the coarsest resolution.
+void set_clock(nlohmann::ordered_json& environment, const JobResult& result) {
+  std::set<std::string> timers;
+  double resolution_ns = 0;
+  for (const auto& e : result.executions) {
+    if (!e.metadata.is_object() || !e.metadata.contains("ranks") || !e.metadata["ranks"].is_object()) continue;
+    for (const auto& [rank, facts] : e.metadata["ranks"].items()) {
+      if (!facts.is_object()) continue;
+      if (auto t = facts.find("timer"); t != facts.end() && t->is_string()) timers.insert(t->get<std::string>());
+      if (auto r = facts.find("timer_resolution_ns"); r != facts.end() && r->is_number())
+        resolution_ns = std::max(resolution_ns, r->get<double>());
+    }
+  }
+  if (timers.empty()) {
+    environment["clock"] = "none reported (no worker started timing)";
+    return;
+  }
+  if (timers.size() == 1)
+    environment["clock"] = *timers.begin();
+  else
+    environment["clock"] = std::vector<std::string>(timers.begin(), timers.end());
+  if (resolution_ns > 0) environment["clock_resolution_ns"] = resolution_ns;
+}
+
 }  // namespace
 
 nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& result) {
@@ -57,6 +83,7 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
   j["backends"] = backends(job, result);
   j["environment"] = job.environment.is_null() ? nlohmann::ordered_json::object()
                                                : nlohmann::ordered_json(job.environment);
+  set_clock(j["environment"], result);
 
   doc["experiment"] = job.experiment_json;
   doc["executions"] = nlohmann::ordered_json::array();
@@ -70,7 +97,14 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
 SummaryJsonReporter::SummaryJsonReporter(std::filesystem::path output_dir)
     : output_dir_(std::move(output_dir)) {}
 
-void SummaryJsonReporter::job_started(const JobInfo& job) { job_ = job; }
+void SummaryJsonReporter::job_started(const JobInfo& job) {
+  job_ = job;
+  // An indented case record is ~2.5 KB plus ~30 bytes per sample; a disk that fills up mid-job
+  // must still take the summary (docs/output.md, Faults). Capped: a huge sweep gets part of it.
+  const uint64_t per_record = 3072 + 32 * static_cast<uint64_t>(std::max(job.max_samples_per_record, 0));
+  const uint64_t want = 65536 + per_record * static_cast<uint64_t>(std::max(job.planned_records, 0));
+  reserve_space_for(output_dir_ / kFileName, std::min<uint64_t>(want, 64ull << 20));
+}
 
 void SummaryJsonReporter::job_done(const JobResult& result) {
   const auto doc = make_summary_json(job_, result);

@@ -164,6 +164,7 @@ int worker_main(int argc, char** argv) {
     ::gethostname(hostname, sizeof(hostname) - 1);
     meta["host"] = hostname;
     meta["timer"] = HostTimer::get().describe();
+    meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     meta["memory_footprint"] = footprint.to_json();
     if (gpu) {
@@ -180,7 +181,7 @@ int worker_main(int argc, char** argv) {
     const bool stream_ordered = gpu && (caps.flags & CB_CAP_STREAM_ORDERED);
     CaseEnvironment env{*session, bootstrap, exec, caps, deadline, plan_memory(caps, exec.memory),
                         gpu.get(), gpu_unusable,
-                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0};
+                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0, args.local_world};
     // all_pairs cases are one sweep (shuffled over pairs and sizes together), run first.
     std::vector<CaseSpec> sweep;
     for (const CaseSpec& c : exec.cases)

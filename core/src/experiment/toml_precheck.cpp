@@ -1,0 +1,102 @@
+#include "experiment/toml_precheck.h"
+
+namespace commbench {
+namespace {
+
+bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+class Scanner {
+ public:
+  explicit Scanner(std::string_view text) : t_(text) {
+    if (t_.substr(0, 3) == "\xEF\xBB\xBF") i_ = line_start_ = 3;  // a UTF-8 byte order mark
+  }
+
+  std::optional<PrecheckFinding> run() {
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '#') {
+        skip_comment();
+      } else if (starts_with("\"\"\"")) {
+        if (auto f = multiline_basic()) return f;
+      } else if (starts_with("'''")) {
+        skip_until("'''", 3);
+      } else if (c == '"') {
+        basic();
+      } else if (c == '\'') {
+        skip_until("'", 1);
+      } else if (non_ascii(c)) {
+        return finding("a non-ASCII character outside a string or comment: TOML allows them only "
+                       "in \"strings\" and # comments");
+      } else {
+        advance();
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  bool starts_with(std::string_view s) const { return t_.substr(i_, s.size()) == s; }
+  void advance() {
+    if (t_[i_] == '\n') {
+      ++line_;
+      line_start_ = i_ + 1;
+    }
+    ++i_;
+  }
+  PrecheckFinding finding(const char* message) const {
+    return PrecheckFinding{line_, static_cast<int>(i_ - line_start_) + 1, message};
+  }
+  void skip_comment() {
+    while (i_ < t_.size() && t_[i_] != '\n') advance();
+  }
+  // Past the closing `close` (or to the end, where TOML++ reports the unterminated string).
+  void skip_until(std::string_view close, size_t open_length) {
+    for (size_t k = 0; k < open_length; ++k) advance();
+    while (i_ < t_.size() && !starts_with(close)) advance();
+    for (size_t k = 0; k < close.size() && i_ < t_.size(); ++k) advance();
+  }
+  // "...": backslash escapes; a newline ends it (TOML++ reports the error).
+  void basic() {
+    advance();
+    while (i_ < t_.size() && t_[i_] != '"' && t_[i_] != '\n') {
+      if (t_[i_] == '\\' && i_ + 1 < t_.size() && t_[i_ + 1] != '\n') advance();
+      advance();
+    }
+    if (i_ < t_.size() && t_[i_] == '"') advance();
+  }
+  // """...""": after a line-ending backslash TOML++ skips whitespace, testing each character.
+  std::optional<PrecheckFinding> multiline_basic() {
+    for (int k = 0; k < 3; ++k) advance();
+    while (i_ < t_.size() && !starts_with("\"\"\"")) {
+      if (t_[i_] != '\\') {
+        advance();
+        continue;
+      }
+      advance();
+      size_t j = i_;
+      while (j < t_.size() && (t_[j] == ' ' || t_[j] == '\t')) ++j;
+      if (j >= t_.size() || (t_[j] != '\n' && t_[j] != '\r')) {
+        if (i_ < t_.size()) advance();  // an escape such as \" or \n
+        continue;
+      }
+      while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r'))
+        advance();
+      if (i_ < t_.size() && non_ascii(t_[i_]))
+        return finding("a non-ASCII character right after a line-ending backslash in a \"\"\" string: "
+                       "write it as a \\u escape, or put it after an ASCII character");
+    }
+    while (i_ < t_.size() && t_[i_] == '"') advance();  // """ and up to two quotes of content
+    return std::nullopt;
+  }
+
+  std::string_view t_;
+  size_t i_ = 0;
+  size_t line_start_ = 0;
+  int line_ = 1;
+};
+
+}  // namespace
+
+std::optional<PrecheckFinding> precheck_toml(std::string_view text) { return Scanner(text).run(); }
+
+}  // namespace commbench

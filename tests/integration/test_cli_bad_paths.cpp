@@ -1,0 +1,103 @@
+// Paths that are not experiment files, files that are not experiments, and files this user may
+// not read: a clear message and exit 2, never a filesystem_error crash or an endless read
+// (issue 17, item 9 and its minor findings).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_refused(const CommandResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("filesystem_error"), std::string::npos) << r.output;
+}
+
+TEST(CliBadPaths, SymlinkLoopIsAnErrorForValidateAndRun) {
+  JobDir dir;
+  fs::create_symlink(dir.path() / "b.toml", dir.path() / "a.toml");
+  fs::create_symlink(dir.path() / "a.toml", dir.path() / "b.toml");
+  const std::string file = (dir.path() / "a.toml").string();
+  expect_refused(run_commbench({"validate", file}, dir.path()), "Too many levels of symbolic links");
+  expect_refused(dir.run(file), "Too many levels of symbolic links");
+}
+
+TEST(CliBadPaths, DirectoryFifoAndDeviceAreErrors) {
+  JobDir dir;
+  expect_refused(run_commbench({"validate", dir.path().string()}, dir.path()), "it is a directory");
+  expect_refused(dir.run(dir.path()), "it is a directory");
+  // /dev/zero used to be read until memory ran out.
+  const auto zero = run_commbench({"validate", "/dev/zero"}, dir.path());
+  expect_refused(zero, "it is a character device");
+  EXPECT_LT(zero.seconds, 10.0);
+  // A FIFO nobody writes to: read as empty (no blocking), which is not a valid experiment.
+  ASSERT_EQ(::mkfifo((dir.path() / "pipe.toml").c_str(), 0600), 0);
+  const auto fifo = run_commbench({"validate", (dir.path() / "pipe.toml").string()}, dir.path());
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.output;
+  EXPECT_LT(fifo.seconds, 10.0);
+}
+
+TEST(CliBadPaths, OversizedFileIsRefusedWithTheLimit) {
+  JobDir dir;
+  {
+    std::ofstream big(dir.path() / "big.toml");
+    const std::string comment = "# " + std::string(1022, 'x') + "\n";
+    for (int i = 0; i < 17 * 1024; ++i) big << comment;  // 17 MiB
+  }
+  expect_refused(run_commbench({"validate", (dir.path() / "big.toml").string()}, dir.path()),
+                 "more than the 16777216 bytes an experiment file may have");
+  // Through a pipe, where the size is only known while reading.
+  const auto piped = run_shell(fmt::format("(head -c 20000000 /dev/zero | {} validate /dev/stdin)",
+                                           shell_quote(COMMBENCH_BIN)));
+  EXPECT_EQ(piped.exit_code, 2) << piped.output;
+  EXPECT_NE(piped.output.find("16777216 bytes"), std::string::npos) << piped.output;
+}
+
+TEST(CliBadPaths, ThousandsOfErrorsPrintABoundedList) {
+  JobDir dir;
+  std::string text = "name = \"x\"\n[[run]]\nbackends = [\"gloo\"]\nops = [\"allreduce\"]\nsizes = [\"4KiB\"]\n";
+  for (int i = 0; i < 20000; ++i) text += fmt::format("unknown_key_{} = 1\n", i);
+  const auto file = dir.write("many.toml", text);
+  const auto r = run_commbench({"validate", file.string()}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  const auto lines = std::count(r.output.begin(), r.output.end(), '\n');
+  EXPECT_LE(lines, 52) << r.output.substr(0, 2000);
+  EXPECT_NE(r.output.find("and 19950 more error(s) and 0 more warning(s) not shown"), std::string::npos)
+      << r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000 : 0);
+}
+
+TEST(CliBadPaths, UnreadableExperimentFileSaysPermissionDenied) {
+  if (!root_and_setpriv()) GTEST_SKIP() << "needs root and setpriv (util-linux) to run as another user";
+  JobDir dir;
+  const auto file = dir.write("secret.toml", "name = \"x\"\n");
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  expect_refused(run_commbench_as_nobody({"validate", file.string()}, dir.path()), "Permission denied");
+}
+
+TEST(CliBadPaths, UnreadablePluginIsNotBlamedOnTheLibraryPath) {
+  if (!root_and_setpriv()) GTEST_SKIP() << "needs root and setpriv (util-linux) to run as another user";
+  const fs::path original = fs::path(COMMBENCH_TEST_PLUGIN_DIR) / "libcommbench_backend_crash.so";
+  if (!fs::exists(original)) GTEST_SKIP() << "test plugins not built";
+  JobDir dir;
+  fs::create_directories(dir.path() / "plugins");
+  const fs::path copy = dir.path() / "plugins" / "libcommbench_backend_locked.so";
+  fs::copy_file(original, copy);
+  fs::permissions(copy, fs::perms::none);
+  const auto r = run_commbench_as_nobody({"plugins", "-P", (dir.path() / "plugins").string()}, dir.path());
+  EXPECT_NE(r.output.find(copy.string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Permission denied"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("LD_LIBRARY_PATH"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace commbench::testing

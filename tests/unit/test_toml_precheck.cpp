@@ -1,0 +1,49 @@
+// The scan that keeps input TOML++ 3.3 mishandles (undefined behaviour on non-ASCII characters
+// where it tests for whitespace; found by the experiment fuzzer) away from it, without refusing
+// non-ASCII text where TOML allows it.
+#include <gtest/gtest.h>
+
+#include "experiment/experiment.h"
+#include "experiment/toml_precheck.h"
+
+namespace commbench {
+namespace {
+
+TEST(TomlPrecheck, NonAsciiInStringsAndCommentsIsFine) {
+  EXPECT_FALSE(precheck_toml("# Größe und Überblick\nname = \"prüfung ғ\"\nnote = 'litéral'\n"));
+  EXPECT_FALSE(precheck_toml("a = \"\"\"\nmehrzeilig ä\n\"\"\"\nb = '''\nроза\n'''\n"));
+  EXPECT_FALSE(precheck_toml("\"schlüssel\" = 1\nx = \"esc \\\" ä\"\n"));
+  EXPECT_FALSE(precheck_toml("\xEF\xBB\xBFname = \"bom\"\n"));  // a UTF-8 byte order mark
+  EXPECT_FALSE(precheck_toml("s = \"\"\"\\\n  ascii first ä\"\"\"\n"));
+}
+
+TEST(TomlPrecheck, NonAsciiOutsideStringsIsReportedWhereItIs) {
+  auto f = precheck_toml("name = \"x\"\n[run.optionl\xd2\x93o]\n");  // the fuzzer's input, reduced
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 2);
+  EXPECT_EQ(f->column, 13);
+  f = precheck_toml("\xcc\xaa");  // tomlplusplus issue #295
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 1);
+  EXPECT_EQ(f->column, 1);
+  EXPECT_TRUE(precheck_toml("a = 1\xc2\xa7\n"));
+}
+
+TEST(TomlPrecheck, NonAsciiAfterALineEndingBackslashIsReported) {
+  // tomlplusplus issue #190: s = """\<newline>§"""
+  const auto f = precheck_toml("s = \"\"\"\\\n\xc2\xa7\"\"\"\n");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 2);
+  EXPECT_EQ(f->column, 1);
+}
+
+TEST(TomlPrecheck, TheParserReportsItAsALocatedError) {
+  const ParseResult r = parse_experiment_string("name = \"x\"\nkey\xc2\xa7 = 1\n", "f.toml");
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_FALSE(r.experiment);
+  EXPECT_EQ(r.diagnostics[0].format().rfind("f.toml:2:4: error: a non-ASCII character outside a string", 0), 0u)
+      << r.diagnostics[0].format();
+}
+
+}  // namespace
+}  // namespace commbench
