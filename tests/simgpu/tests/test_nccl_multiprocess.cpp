@@ -99,7 +99,7 @@ TEST(SimNccl, StockNcclHasNoAllToAllv) {
 }
 
 TEST(SimNccl, NonBlockingInitAndOpsReturnInProgressAndRejectEarlyReuse) {
-  expect_all_passed(run_ranks("nonblocking", 2, kNccl, {"SIMGPU_NCCL_LAUNCH_DELAY_MS=400"}));
+  expect_all_passed(run_ranks("nonblocking", 2, kNccl, {"SIMGPU_NCCL_LAUNCH_DELAY_MS=1000"}));
 }
 
 TEST(SimNccl, SingleRankLaunchesSynchronouslyAndNcclMemAllocIsDeviceMemory) {
