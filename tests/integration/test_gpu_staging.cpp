@@ -162,6 +162,30 @@ env = { SIMGPU_DEVICE_MEMORY = "1GiB" }
   EXPECT_FALSE(rank_meta(execs[0], 1).contains("gpu_topology"));
 }
 
+TEST(GpuStaging, TheRunsDeviceKeyChoosesTheGpu) {
+  REQUIRE_SIMULATED_CUDA();
+  if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
+  JobDir dir;
+  const auto file = dir.write("dev.toml", R"(
+name = "device"
+[[run]]
+backend = "gloo"
+memory = "cuda"
+world_size = 1
+device = 5
+ops = ["allreduce"]
+sizes = ["4KiB"]
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  const auto& cuda = rank_meta(execs[0], 0).at("gpu").at("cuda");
+  EXPECT_EQ(cuda.at("device"), 5);
+  EXPECT_EQ(cuda.at("binding"), "option device = 5");
+  EXPECT_EQ(dir.records()[0]["status"], "ok");
+}
+
 TEST(GpuStaging, NvmlFactsReachTheMetadata) {
   REQUIRE_SIMULATED_CUDA();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
