@@ -261,10 +261,13 @@ void nonblocking(const ncclUniqueId& id, cudaStream_t s) {
 
 void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStream_t s) {
   const int peer = 1 - g_rank;
-  Dev a(4096), b(4096);
+  Dev a(4096), b(4096), token(64);
   CUDA_OK(cudaMemset(a.p, g_rank + 1, 4096));
   CUDA_OK(cudaMemset(b.p, 0, 4096));
   ncclComm_t comm = init_blocking(id1);
+  ncclComm_t other = init_blocking(id2);
+  cudaStream_t side;
+  CUDA_OK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   // Ungrouped: each rank posts its receive first. Receives block the stream until matched, so the
   // sends queued behind them never start: a deadlock, as on a GPU.
   NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, comm, s));
@@ -274,13 +277,15 @@ void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStr
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   std::fprintf(stderr, "rank %d: ungrouped recv-then-send still not done after 1 s (deadlock, as expected)\n", g_rank);
+  // Both ranks have watched long enough before either aborts (an abort releases the peer too).
+  NCCL_OK(g->ncclAllReduce(token.p, token.p, 16, ncclInt32, ncclSum, other, side));
+  settle(other, side, "barrier on the second communicator");
   NCCL_OK(g->ncclCommAbort(comm));
   CUDA_OK(cudaStreamSynchronize(s));  // the abort released the stream
   // The same posts inside one group progress together.
-  comm = init_blocking(id2);
   NCCL_OK(g->ncclGroupStart());
-  NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, comm, s));
-  NCCL_OK(g->ncclSend(a.p, 4096, ncclUint8, peer, comm, s));
+  NCCL_OK(g->ncclRecv(b.p, 4096, ncclUint8, peer, other, s));
+  NCCL_OK(g->ncclSend(a.p, 4096, ncclUint8, peer, other, s));
   // Inside the group nothing has reached the stream yet: an event recorded now completes at once and
   // the receive buffer is untouched (this is why events must be recorded after ncclGroupEnd).
   cudaEvent_t inside;
@@ -290,10 +295,10 @@ void p2p_serialisation(const ncclUniqueId& id1, const ncclUniqueId& id2, cudaStr
   CHECK(cudaStreamQuery(s) == cudaSuccess, "group ops reached the stream before ncclGroupEnd");
   CHECK(b.download(1)[0] == 0, "group ops ran before ncclGroupEnd");
   NCCL_OK(g->ncclGroupEnd());
-  settle(comm, s, "grouped recv+send");
+  settle(other, s, "grouped recv+send");
   auto out = b.download(4096);
   CHECK(static_cast<unsigned char>(out[4095]) == peer + 1, "grouped p2p data %d", out[4095]);
-  NCCL_OK(g->ncclCommDestroy(comm));
+  NCCL_OK(g->ncclCommDestroy(other));
 }
 
 void mismatch(const ncclUniqueId& id, cudaStream_t s) {

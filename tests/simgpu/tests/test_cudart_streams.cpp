@@ -29,7 +29,7 @@ TEST(SimCudaStreams, WorkQueuedBehindSlowHostFuncIsNotDoneUntilSync) {
   ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&h), 4096), cudaSuccess);
   for (int i = 0; i < 1024; ++i) h[i] = 0;
   ASSERT_EQ(cudaMemset(d.p, 0x01, 4096), cudaSuccess);
-  ASSERT_EQ(cudaLaunchHostFunc(s, sleep_ms, reinterpret_cast<void*>(intptr_t{150})), cudaSuccess);
+  ASSERT_EQ(cudaLaunchHostFunc(s, sleep_ms, reinterpret_cast<void*>(intptr_t{300})), cudaSuccess);
   ASSERT_EQ(cudaMemcpyAsync(h, d.p, 4096, cudaMemcpyDeviceToHost, s), cudaSuccess);
   EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady);
   EXPECT_EQ(h[0], 0) << "the copy ran before the host function ahead of it finished";
@@ -80,7 +80,7 @@ TEST(SimCudaStreams, EventsTimeWorkAndReportIncompleteness) {
   float ms = -1;
   EXPECT_EQ(cudaEventElapsedTime(&ms, a, never), cudaErrorInvalidResourceHandle) << "never recorded";
   ASSERT_EQ(cudaEventRecord(a, s), cudaSuccess);
-  ASSERT_EQ(cudaLaunchHostFunc(s, sleep_ms, reinterpret_cast<void*>(intptr_t{60})), cudaSuccess);
+  ASSERT_EQ(cudaLaunchHostFunc(s, sleep_ms, reinterpret_cast<void*>(intptr_t{200})), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(b, s), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(notiming, s), cudaSuccess);
   EXPECT_EQ(cudaEventQuery(b), cudaErrorNotReady);
@@ -88,7 +88,7 @@ TEST(SimCudaStreams, EventsTimeWorkAndReportIncompleteness) {
   ASSERT_EQ(cudaEventSynchronize(b), cudaSuccess);
   EXPECT_EQ(cudaEventQuery(b), cudaSuccess);
   ASSERT_EQ(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
-  EXPECT_GE(ms, 55.0f);
+  EXPECT_GE(ms, 195.0f);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_EQ(cudaEventElapsedTime(&ms, a, notiming), cudaErrorInvalidResourceHandle);
   for (cudaEvent_t e : {a, b, never, notiming}) EXPECT_EQ(cudaEventDestroy(e), cudaSuccess);
