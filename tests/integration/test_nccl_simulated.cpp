@@ -219,6 +219,32 @@ blocking = 1
   }
 }
 
+// The plugin's own `device` option binds the core to the same GPU (one device for both).
+TEST(NcclSimulated, ThePluginsDeviceOptionBindsTheCoreToo) {
+  REQUIRE_SIMULATED_NCCL("nccl");
+  JobDir dir;
+  const auto file = dir.write("dev.toml", R"(
+name = "device"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 1
+ops = ["allreduce"]
+sizes = ["4KiB"]
+[run.options.nccl]
+blocking = 1
+device = 3
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  const auto& m = execs[0]["metadata"]["ranks"]["0"];
+  EXPECT_EQ(m["gpu"]["cuda"]["device"], 3) << m.dump();
+  EXPECT_EQ(m["gpu"]["cuda"]["binding"], "option device = 3") << m.dump();
+  EXPECT_EQ(m["backend"].value("device", ""), "3") << m.dump();
+}
+
 // An op that never completes on the stream: the execution fails at its timeout naming the stuck
 // case, and the job ends (the worker does not wait for the stream on its way out).
 TEST(NcclSimulated, AHungOpFailsTheExecutionAtItsTimeout) {

@@ -102,7 +102,7 @@ std::string Runtime::describe(Error e) const {
 void Runtime::check(Error e, const char* what) const {
   if (e == kSuccess) return;
   throw PluginError(e == kErrorMemoryAllocation ? CB_ERR_RESOURCE_EXHAUSTED : CB_ERR_INTERNAL,
-                    "cuda runtime", what, describe(e));
+                    kErrorSource, what, describe(e));
 }
 
 }  // namespace commbench::cuda

@@ -39,6 +39,10 @@ inline constexpr int kAttrComputeCapabilityMinor = 76;
 inline constexpr size_t kDevicePropNameBytes = 256;
 inline constexpr size_t kDevicePropBufferBytes = 8192;
 
+// The `plugin` of the PluginErrors the core's own CUDA calls throw: they travel the same typed
+// path as a backend's errors (status decides skip / unsupported / fail).
+inline constexpr const char* kErrorSource = "cuda runtime";
+
 class Runtime {
  public:
   // The process's runtime, loaded on first call. nullptr when it cannot be loaded; then
@@ -85,7 +89,7 @@ class Runtime {
   const std::string& path() const { return path_; }
   // "cudaErrorMemoryAllocation (out of memory)".
   std::string describe(Error e) const;
-  // Throws PluginError (plugin "cuda runtime", operation `what`) when e != kSuccess: status
+  // Throws PluginError (plugin kErrorSource, operation `what`) when e != kSuccess: status
   // CB_ERR_RESOURCE_EXHAUSTED for cudaErrorMemoryAllocation (the case runner skips that size),
   // CB_ERR_INTERNAL otherwise.
   void check(Error e, const char* what) const;

@@ -35,7 +35,7 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
     const size_t need = rounded(first) + (in_place ? 0 : rounded(second)) + (plan.staged ? 0 : rounded(kAckBytes));
     free_before = gpu_->free_bytes();
     if (need > free_before)
-      throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, "cuda runtime", "cudaMemGetInfo",
+      throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, cuda::kErrorSource, "cudaMemGetInfo",
                         fmt::format("the case needs {} bytes of device memory, {} are free on device {}",
                                     need, free_before, gpu_->index()));
   }

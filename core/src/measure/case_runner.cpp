@@ -159,7 +159,8 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       } catch (const PluginError& err) {
         if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
         allocated = 0;
-        reason = err.what();
+        // The core's own CUDA calls: "cudaMalloc: cudaErrorMemoryAllocation (...)", no "backend".
+        reason = err.plugin() == cuda::kErrorSource ? err.operation() + ": " + err.plugin_message() : err.what();
       }
     }
     std::vector<int32_t> everyone_allocated(static_cast<size_t>(world));

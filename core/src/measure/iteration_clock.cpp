@@ -42,7 +42,7 @@ double IterationClock::stop(int32_t timeout_ms) {
     if (e == cuda::kSuccess) break;
     if (e != cuda::kErrorNotReady) rt.check(e, "cudaEventQuery");
     if (std::chrono::steady_clock::now() >= deadline)
-      throw PluginError(CB_ERR_TIMEOUT, "cuda runtime", "cudaEventQuery",
+      throw PluginError(CB_ERR_TIMEOUT, cuda::kErrorSource, "cudaEventQuery",
                         "the iteration's work on the stream did not complete within the timeout");
     std::this_thread::yield();
   }

@@ -71,6 +71,20 @@ FailureKind kind_of_exception(const std::exception& e) {
   return FailureKind::kOther;
 }
 
+// The run's `device` key; else the backend's own `device` option (the NCCL plugins take one), so
+// that core and plugin bind the same GPU whichever the user wrote.
+std::optional<int> requested_device(const Execution& exec) {
+  if (exec.device) return exec.device;
+  const auto it = exec.options.find("device");
+  if (it == exec.options.end()) return std::nullopt;
+  try {
+    size_t used = 0;
+    const int d = std::stoi(it->second, &used);
+    if (used == it->second.size()) return d;
+  } catch (const std::exception&) {}
+  return std::nullopt;  // not a number: the plugin rejects its own option with a message
+}
+
 int32_t ms_until(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now()).count();
@@ -129,7 +143,7 @@ int worker_main(int argc, char** argv) {
       phase = "GPU setup";
       out.phase(phase);
       try {
-        gpu = GpuDevice::open(args.local_rank, args.local_world, exec.device, &gpu_unusable);
+        gpu = GpuDevice::open(args.local_rank, args.local_world, requested_device(exec), &gpu_unusable);
       } catch (const GpuBindingError& e) {
         out.send({{"type", "unavailable"}, {"reason", e.what()}});
         return kWorkerExitUnavailable;
