@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+
 #include "commbench/sdk/capabilities.hpp"
 #include "commbench/sdk/device_choice.hpp"
 #include "commbench/sdk/host_services.hpp"
@@ -27,9 +29,11 @@ std::unique_ptr<cb_backend> create_nccl_backend(const cb_host_services& host, co
   // The same rule as the core's, so the communicator is created on the device the core's buffers
   // are on (one GPU per rank pinned by CUDA_VISIBLE_DEVICES counts as that rank's own).
   const sdk::DeviceChoice choice =
-      sdk::choose_device(b->host.local_rank, b->host.local_world_size, devices, b->options.device);
+      sdk::choose_device(b->host.local_rank, b->host.local_world_size, devices, b->options.device,
+                         std::getenv("CUDA_VISIBLE_DEVICES"));
   if (!choice.error.empty())
-    sdk::fail(b->options.device ? CB_ERR_INVALID_ARGUMENT : CB_ERR_UNAVAILABLE, "option device: " + choice.error);
+    sdk::fail(b->options.device ? CB_ERR_INVALID_ARGUMENT : CB_ERR_UNAVAILABLE,
+              b->options.device ? "option " + choice.error : choice.error + ": this world size is skipped");
   b->device = choice.device;
   check_cuda("cudaSetDevice", cudaSetDevice(b->device));
   check_cuda("cudaDeviceGetAttribute",
