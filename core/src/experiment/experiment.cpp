@@ -83,7 +83,9 @@ void check_unique_names(DiagnosticSink& sink, const std::vector<RunSpec>& runs) 
 // Options in [defaults] for a backend no run uses are most likely a misspelt backend.
 void check_default_options_used(DiagnosticSink& sink, const RunLayer& defaults,
                                 const std::vector<RunSpec>& runs) {
-  for (const auto& [backend, opts] : defaults.options) {
+  for (const auto& option : defaults.options) {
+    const std::string& backend = option.first;  // not a structured binding: clang 14 (the
+                                                // fuzzer's compiler) cannot capture those
     const bool used = std::any_of(runs.begin(), runs.end(), [&](const RunSpec& r) {
       return std::find(r.backends.begin(), r.backends.end(), backend) != r.backends.end();
     });
