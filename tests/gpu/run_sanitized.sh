@@ -22,7 +22,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" \
   -DCOMMBENCH_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" \
   "-DCMAKE_C_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" "-DSIMGPU_SANITIZE=$flags" >/dev/null
-targets=(commbench commbench_gpu_sim_tests)
+targets=(commbench commbench_gpu_tests)
 for t in commbench_backend_gloo commbench_backend_nccl commbench_backend_ncclx; do
   cmake --build "$build" --target help | grep -q "^$t:" && targets+=("$t")
 done
@@ -33,4 +33,4 @@ export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
 export TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 cd "$build"
 # A sanitizer report in a worker fails that worker, and so the test that ran it.
-ctest -L '^gpu_sim$' --output-on-failure --timeout 900
+ctest -L "^gpu_sim$" --output-on-failure --timeout 900

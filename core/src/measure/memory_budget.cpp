@@ -118,7 +118,7 @@ std::optional<MemoryAvailable> available_memory(const MemorySources& s) {
   const CgroupPaths own = own_cgroups(s.proc_root);
   if (own.v2) {
     // Unified hierarchy at the root, or (hybrid systems) under unified/.
-    for (const fs::path mount : {fs::path(s.cgroup_root), fs::path(s.cgroup_root) / "unified"})
+    for (const fs::path& mount : {fs::path(s.cgroup_root), fs::path(s.cgroup_root) / "unified"})
       if (fs::exists(mount / "cgroup.controllers"))
         consider_cgroups(best, mount, *own.v2, "memory.max", "memory.current", "inactive_file");
   }

@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "gpu_sim_harness.h"
+#include "gpu_test_harness.h"
 #include "job_harness.h"
 
 namespace commbench::testing {
@@ -18,7 +18,7 @@ const nlohmann::json& rank_meta(const nlohmann::json& exec, int rank) {
 }
 
 TEST(GpuStaging, GlooAndUcxOnCudaMemoryAreStagedCheckedAndLabelled) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_GPUS(2);
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   // UCX built without CUDA support (Debian's) has host memory only: staged like Gloo.
   const std::string backends = plugin_built("ucx") ? R"(["gloo", "ucx"])" : R"(["gloo"])";
@@ -63,7 +63,7 @@ iterations = 3
 }
 
 TEST(GpuStaging, SizeThatDoesNotFitInDeviceMemoryIsSkippedOnEveryRank) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_SIMULATION();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   JobDir dir;
   const auto file = dir.write("fit.toml", R"(
@@ -92,7 +92,7 @@ env = { SIMGPU_DEVICE_MEMORY = "64MiB" }
 }
 
 TEST(GpuStaging, AllocationFailureIsSkippedToo) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_SIMULATION();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   JobDir dir;
   // cudaMalloc fails from the 2nd call on (the first case's first buffer succeeds), although
@@ -118,7 +118,7 @@ env = { SIMGPU_FAIL_MALLOC_AFTER = "1" }
 }
 
 TEST(GpuStaging, MetadataCarriesTheSimulatedDeviceAndTheFootprint) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_SIMULATION();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   JobDir dir;
   const auto file = dir.write("meta.toml", R"(
@@ -163,7 +163,7 @@ env = { SIMGPU_DEVICE_MEMORY = "1GiB" }
 }
 
 TEST(GpuStaging, TheRunsDeviceKeyChoosesTheGpu) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_GPUS(6);
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   JobDir dir;
   const auto file = dir.write("dev.toml", R"(
@@ -187,7 +187,7 @@ sizes = ["4KiB"]
 }
 
 TEST(GpuStaging, NvmlFactsReachTheMetadata) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_SIMULATION();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   if (!sim_library("libnvidia-ml.so.1")) GTEST_SKIP() << "simulated libnvidia-ml.so.1 not built yet";
   JobDir dir;
@@ -252,7 +252,7 @@ env = { COMMBENCH_CUDART = "/nonexistent/libcudart.so.13" }
 }
 
 TEST(GpuStaging, MoreRanksThanGpusMakesTheExecutionUnavailableSayingSo) {
-  REQUIRE_SIMULATED_CUDA();
+  REQUIRE_SIMULATION();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
   JobDir dir;
   const auto file = dir.write("two_on_one.toml", R"(

@@ -1,29 +1,46 @@
-// nccl and ncclx through the core on the simulated GPU: every op, dtype, reduce op and placement
-// with check = true at world sizes 1, 2 and 4; the ncclx plugin loading the simulated NCCLX by
-// path; p2p patterns grouped by the core; the GPU timing methods labelled.
+// nccl and ncclx through the core on the GPU (simulated in CI, real with COMMBENCH_GPU_TESTS=real):
+// every op, dtype, reduce op and placement with check = true at world sizes 1, 2 and 4 (as many
+// as the host has GPUs, on real hardware); the ncclx plugin loading NCCLX by path; p2p patterns
+// grouped by the core; the GPU timing methods labelled.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
-#include "gpu_sim_harness.h"
+#include <fmt/ranges.h>
+
+#include "gpu_test_harness.h"
 #include "job_harness.h"
 
 namespace commbench::testing {
 namespace {
 
-#define REQUIRE_SIMULATED_NCCL(plugin)                                                      \
+// Skips unless `plugin` is built and `gpus` GPUs are there (with the simulated NCCL in sim mode).
+#define REQUIRE_NCCL(plugin, gpus)                                                          \
   do {                                                                                      \
-    REQUIRE_SIMULATED_CUDA();                                                               \
-    if (!commbench::testing::sim_library("libnccl.so.2"))                                   \
+    REQUIRE_GPUS(gpus);                                                                     \
+    if (!commbench::testing::real_gpu_mode() && !commbench::testing::sim_library("libnccl.so.2")) \
       GTEST_SKIP() << "simulated libnccl.so.2 not built";                                   \
     if (!commbench::testing::plugin_built(plugin)) GTEST_SKIP() << plugin << " plugin not built"; \
   } while (0)
+
+// The world sizes of the matrix: 1, 2 and 4, as far as the GPUs go.
+std::vector<int> matrix_worlds() {
+  const int gpus = real_gpu_mode() ? visible_gpus() : 4;
+  std::vector<int> w;
+  for (int n : {1, 2, 4})
+    if (n <= gpus) w.push_back(n);
+  return w;
+}
 
 // The matrix runs twice per plugin: blocking, and with the plugin's non-blocking default, where
 // the simulated NCCL returns ncclInProgress and launches each op later (1 ms here instead of its
 // default 20 ms, to keep ~1,500 cases quick) — the path issue 11 §6's first bug broke.
 std::string matrix_toml(const std::string& backend, const std::string& options) {
-  return fmt::format(R"(
+  std::vector<int> p2p;
+  for (int n : matrix_worlds())
+    if (n >= 2) p2p.push_back(n);
+  std::string text = fmt::format(R"(
 name = "{0}-matrix"
 [defaults]
 backend = "{0}"
@@ -41,15 +58,19 @@ sizes = ["1KiB"]
 {1}
 [[run]]
 name = "collectives"
-world_sizes = [1, 2, 4]
+world_sizes = [{2}]
 ops = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "gather", "scatter", "barrier"]
+)", backend, options, fmt::join(matrix_worlds(), ", "));
+  if (!p2p.empty())
+    text += fmt::format(R"(
 [[run]]
 name = "p2p"
-world_sizes = [2, 4]
+world_sizes = [{}]
 placement = ["out_of_place"]
 window = 4
 ops = ["pingpong", "unidir_bw", "bidir_bw", "sendrecv", "msg_rate"]
-)", backend, options);
+)", fmt::join(p2p, ", "));
+  return text;
 }
 
 // Runs the matrix; every case ok (or unsupported for a documented reason) and checked.
@@ -59,7 +80,8 @@ void expect_matrix_passes(const std::string& backend, const std::string& options
   const CommandResult r = dir.run(file, {"--quiet"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const auto execs = dir.records("execution");
-  ASSERT_EQ(execs.size(), 5u) << r.output;  // 3 world sizes of collectives, 2 of p2p
+  const size_t worlds = matrix_worlds().size();
+  ASSERT_EQ(execs.size(), worlds + (worlds - 1)) << r.output;  // collectives per world, p2p from 2 ranks
   for (const auto& e : execs) EXPECT_EQ(e["status"], "ok") << e.dump();
   std::map<std::string, int> by_status;
   for (const auto& c : dir.records()) {
@@ -70,31 +92,35 @@ void expect_matrix_passes(const std::string& backend, const std::string& options
       EXPECT_EQ(c["timing"], "cuda_event") << c.dump();
       EXPECT_FALSE(c.contains("staging")) << c.dump();
       EXPECT_GT(c["time_us"]["mean"].get<double>(), 0.0) << c.dump();
+    } else if (real_gpu_mode() && status == "unsupported") {
+      // Real GPUs may lack what the simulated sm90 has (fp8 reductions below compute capability 9.0).
+      EXPECT_NE(c["reason"].get<std::string>().find("compute capability"), std::string::npos) << c.dump();
     } else {
       ADD_FAILURE() << "not ok: " << c.dump();
     }
   }
-  EXPECT_GT(by_status["ok"], 1000);
+  EXPECT_GT(by_status["ok"], real_gpu_mode() ? 100 : 1000);
 }
 
-TEST(NcclSimulated, EveryOpDtypeRedopAndPlacementIsCorrectAtOneTwoAndFourRanks) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, EveryOpDtypeRedopAndPlacementIsCorrectAtOneTwoAndFourRanks) {
+  REQUIRE_NCCL("nccl", 1);
   expect_matrix_passes("nccl", "blocking = 1");
 }
 
-TEST(NcclSimulated, TheSameMatrixPassesOnNonBlockingCommunicators) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, TheSameMatrixPassesOnNonBlockingCommunicators) {
+  REQUIRE_NCCL("nccl", 1);
   expect_matrix_passes("nccl", "blocking = 0");
 }
 
-TEST(NcclSimulated, NcclxLoadsTheNcclxLibraryByPathAndPassesTheSameMatrix) {
-  REQUIRE_SIMULATED_NCCL("ncclx");
-  if (!std::filesystem::exists(SIMGPU_NCCLX_LIBRARY)) GTEST_SKIP() << "simulated NCCLX not built";
-  expect_matrix_passes("ncclx", fmt::format("library = \"{}\"", SIMGPU_NCCLX_LIBRARY));  // non-blocking default
+TEST(NcclOnGpu, NcclxLoadsTheNcclxLibraryByPathAndPassesTheSameMatrix) {
+  REQUIRE_NCCL("ncclx", 1);
+  if (ncclx_library().empty()) GTEST_SKIP() << "no NCCLX library (real mode: set COMMBENCH_NCCLX_LIBRARY)";
+  expect_matrix_passes("ncclx", fmt::format("library = \"{}\"", ncclx_library()));  // non-blocking default
 }
 
-TEST(NcclSimulated, NcclxOnlyPathIsSeenInTheMetadata) {
-  REQUIRE_SIMULATED_NCCL("ncclx");
+TEST(NcclOnGpu, NcclxOnlyPathIsSeenInTheMetadata) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("ncclx", 1);
   if (!std::filesystem::exists(SIMGPU_NCCLX_LIBRARY)) GTEST_SKIP() << "simulated NCCLX not built";
   JobDir dir;
   const auto file = dir.write("x.toml", fmt::format(R"(
@@ -124,8 +150,8 @@ blocking = 1
             "commbench simulated GPU (not a real device)");
 }
 
-TEST(NcclSimulated, NonBlockingCommunicatorsAtTwoRanks) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, NonBlockingCommunicatorsAtTwoRanks) {
+  REQUIRE_NCCL("nccl", 2);
   JobDir dir;
   const auto file = dir.write("nb.toml", R"(
 name = "nonblocking"
@@ -146,8 +172,8 @@ timeout = "60s"
   }
 }
 
-TEST(NcclSimulated, EachGpuTimingMethodIsLabelledInTheRecords) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, EachGpuTimingMethodIsLabelledInTheRecords) {
+  REQUIRE_NCCL("nccl", 2);
   JobDir dir;
   const auto file = dir.write("timing.toml", R"(
 name = "timing"
@@ -187,8 +213,9 @@ gpu_timing = "cuda_event_batch"
   }
 }
 
-TEST(NcclSimulated, FootprintCountsTheCommunicatorsDeviceMemory) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, FootprintCountsTheCommunicatorsDeviceMemory) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("nccl", 1);
   JobDir dir;
   const auto file = dir.write("fp.toml", R"(
 name = "footprint"
@@ -216,8 +243,8 @@ blocking = 1
 }
 
 // The plugin's own `device` option binds the core to the same GPU (one device for both).
-TEST(NcclSimulated, ThePluginsDeviceOptionBindsTheCoreToo) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, ThePluginsDeviceOptionBindsTheCoreToo) {
+  REQUIRE_NCCL("nccl", 4);
   JobDir dir;
   const auto file = dir.write("dev.toml", R"(
 name = "device"
@@ -243,8 +270,9 @@ device = 3
 
 // An op that never completes on the stream: the execution fails at its timeout naming the stuck
 // case, and the job ends (the worker does not wait for the stream on its way out).
-TEST(NcclSimulated, AHungOpFailsTheExecutionAtItsTimeout) {
-  REQUIRE_SIMULATED_NCCL("nccl");
+TEST(NcclOnGpu, AHungOpFailsTheExecutionAtItsTimeout) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("nccl", 1);
   JobDir dir;
   const auto file = dir.write("hang.toml", R"(
 name = "hang"

@@ -1,0 +1,81 @@
+// Shared pieces of the GPU tests (tests/gpu): the real commbench, workers and plugins, run
+//  - on the simulated GPU (default; ctest label gpu_sim puts tests/simgpu's libraries first on
+//    LD_LIBRARY_PATH — the binaries are the ones users run, nothing else differs), or
+//  - on real hardware (COMMBENCH_GPU_TESTS=real, label gpu_real, what scripts/gpu-acceptance.sh
+//    runs): tests that need more GPUs than the host has, or the simulation's fault knobs and
+//    identity, skip with the reason.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace commbench::testing {
+
+inline bool plugin_built(const char* name) {
+  return std::filesystem::exists(std::filesystem::path(COMMBENCH_PLUGIN_DIR) /
+                                 fmt::format("libcommbench_backend_{}.so", name));
+}
+
+inline bool sim_library(const char* file) {
+  return std::filesystem::exists(std::filesystem::path(SIMGPU_LIB_DIR) / file);
+}
+
+inline bool real_gpu_mode() {
+  const char* m = std::getenv("COMMBENCH_GPU_TESTS");
+  return m != nullptr && std::string(m) == "real";
+}
+
+// CUDA devices the workers will see, through the runtime they will load (-1: none loads).
+inline int visible_gpus() {
+  static const int count = [] {
+    void* h = ::dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);  // never closed: CUDA dislikes it
+    if (h == nullptr) return -1;
+    auto get = reinterpret_cast<int (*)(int*)>(::dlsym(h, "cudaGetDeviceCount"));
+    int n = 0;
+    return get != nullptr && get(&n) == 0 ? n : 0;
+  }();
+  return count;
+}
+
+// The NCCLX library the ncclx tests load: the simulated one, or COMMBENCH_NCCLX_LIBRARY on real
+// hardware (empty: none).
+inline std::string ncclx_library() {
+  if (!real_gpu_mode()) return std::filesystem::exists(SIMGPU_NCCLX_LIBRARY) ? SIMGPU_NCCLX_LIBRARY : "";
+  const char* lib = std::getenv("COMMBENCH_NCCLX_LIBRARY");
+  return lib ? lib : "";
+}
+
+// Skips unless the workers will run on at least `n` GPUs: the simulated ones (which must be what
+// the workers load), or real ones in real mode.
+#define REQUIRE_GPUS(n)                                                                        \
+  do {                                                                                         \
+    if (commbench::testing::real_gpu_mode()) {                                                 \
+      const int have = commbench::testing::visible_gpus();                                     \
+      if (have < (n)) GTEST_SKIP() << "needs " << (n) << " GPU(s); this host has "             \
+                                   << (have < 0 ? 0 : have) << " (real mode)";                 \
+      break;                                                                                   \
+    }                                                                                          \
+    if (!commbench::testing::sim_library("libcudart.so.13"))                                   \
+      GTEST_SKIP() << "simulated libcudart.so.13 not built (no CUDA headers at configure)";    \
+    const char* ld = std::getenv("LD_LIBRARY_PATH");                                           \
+    if (!ld || std::string(ld).find(SIMGPU_LIB_DIR) != 0)                                      \
+      GTEST_SKIP() << "LD_LIBRARY_PATH does not start with " SIMGPU_LIB_DIR                    \
+                      " (run through ctest)";                                                  \
+  } while (0)
+
+// For tests that use the simulation's knobs (SIMGPU_*: memory size, faults, hangs) or check its
+// identity: skipped on real hardware.
+#define REQUIRE_SIMULATION()                                                                   \
+  do {                                                                                         \
+    if (commbench::testing::real_gpu_mode())                                                   \
+      GTEST_SKIP() << "uses the simulated GPU's fault knobs or identity (sim only)";          \
+    REQUIRE_GPUS(1);                                                                           \
+  } while (0)
+
+}  // namespace commbench::testing
