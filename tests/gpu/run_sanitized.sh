@@ -21,7 +21,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 # compile time of -O2 -g (this build runs in CI on 2 cores).
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" \
   -DCOMMBENCH_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" \
-  "-DCMAKE_C_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" "-DSIMGPU_SANITIZE=$flags" >/dev/null
+  "-DCMAKE_C_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" "-DSIMGPU_SANITIZE=${flags// /;}" >/dev/null
 targets=(commbench commbench_gpu_tests)
 for t in commbench_backend_gloo commbench_backend_nccl commbench_backend_ncclx; do
   cmake --build "$build" --target help | grep -q "^$t:" && targets+=("$t")

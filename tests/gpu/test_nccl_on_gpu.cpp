@@ -115,7 +115,7 @@ TEST(NcclOnGpu, TheSameMatrixPassesOnNonBlockingCommunicators) {
 TEST(NcclOnGpu, NcclxLoadsTheNcclxLibraryByPathAndPassesTheSameMatrix) {
   REQUIRE_NCCL("ncclx", 1);
   if (ncclx_library().empty()) GTEST_SKIP() << "no NCCLX library (real mode: set COMMBENCH_NCCLX_LIBRARY)";
-  expect_matrix_passes("ncclx", fmt::format("library = \"{}\"", ncclx_library()));  // non-blocking default
+  expect_matrix_passes("ncclx", fmt::format("blocking = 0\nlibrary = \"{}\"", ncclx_library()));
 }
 
 TEST(NcclOnGpu, NcclxOnlyPathIsSeenInTheMetadata) {
@@ -163,9 +163,15 @@ ops = ["allreduce", "alltoall", "pingpong", "sendrecv"]
 sizes = ["4KiB"]
 check = true
 timeout = "60s"
+[run.options.nccl]
+blocking = 0
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["metadata"]["ranks"]["0"]["backend"].value("blocking", ""),
+            "no (ncclInProgress settled per call)");
   for (const auto& c : dir.records()) {
     EXPECT_EQ(c["status"], "ok") << c.dump();
     EXPECT_EQ(c["wrong"], 0) << c.dump();

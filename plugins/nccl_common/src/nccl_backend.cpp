@@ -62,7 +62,7 @@ void emit_nccl_metadata(const cb_backend& b, void (*emit)(void*, const char*, co
   put("ncclx", b.api.is_ncclx() ? "yes (ncclAllToAllv present)" : "no");
   put("alltoall_path", b.api.AllToAllv ? "ncclAllToAllv (NCCLX)" : b.api.AlltoAll ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv");
   put("native_alltoall_gather_scatter", b.api.AlltoAll && b.api.Gather && b.api.Scatter ? "yes" : "no (grouped send/recv)");
-  put("blocking", b.options.blocking.value_or(0) ? "yes" : "no (ncclInProgress settled per call)");
+  put("blocking", b.options.blocking.value_or(1) ? "yes" : "no (ncclInProgress settled per call)");
   put("compute_capability", std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
   put("registration", b.options.registration ? "on" : "off");
   put("device", std::to_string(b.device));

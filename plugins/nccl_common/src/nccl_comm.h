@@ -3,7 +3,7 @@
 // Ops are enqueued on the stream the core passes (cb_op_args.stream) or the communicator's own.
 // A request completes when a CUDA event recorded after its op has passed. Three NCCL rules shape
 // this file (NCCL 2.28, nccl.h):
-//  - Non-blocking communicators (our default, so that init can be abandoned at a deadline) may
+//  - Non-blocking communicators (option blocking = off: init can then be abandoned at a deadline) may
 //    return ncclInProgress from init, any op and ncclGroupEnd; the op is launched later, and the
 //    communicator must not be used until ncclCommGetAsyncError leaves ncclInProgress. Every such
 //    call is settled before the completion event is recorded (settle()).

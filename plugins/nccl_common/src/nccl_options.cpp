@@ -40,7 +40,7 @@ NcclOptions parse_nccl_options(const cb_option* options, size_t count, const cha
 
 ncclConfig_t make_nccl_config(const NcclOptions& o) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = o.blocking.value_or(0);
+  config.blocking = o.blocking.value_or(1);
   if (o.cga_cluster_size) config.cgaClusterSize = *o.cga_cluster_size;
   if (o.min_ctas) config.minCTAs = *o.min_ctas;
   if (o.max_ctas) config.maxCTAs = *o.max_ctas;

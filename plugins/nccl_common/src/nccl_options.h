@@ -12,7 +12,7 @@
 namespace commbench::nccl_backend {
 
 struct NcclOptions {
-  std::optional<int> blocking;          // ncclConfig_t.blocking (unset: 0, non-blocking, so init can be abandoned at a deadline)
+  std::optional<int> blocking;          // ncclConfig_t.blocking (unset: 1, NCCL's and nccl-tests' default)
   std::optional<int> cga_cluster_size;  // ncclConfig_t.cgaClusterSize
   std::optional<int> min_ctas;          // ncclConfig_t.minCTAs
   std::optional<int> max_ctas;          // ncclConfig_t.maxCTAs

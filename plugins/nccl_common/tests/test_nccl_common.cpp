@@ -125,7 +125,7 @@ TEST(NcclOptions, MinCtasAloneGivesADefinedMaxCtasNotBelowIt) {
   const ncclConfig_t none = make_nccl_config(parse_nccl_options(nullptr, 0, "nccl"));
   EXPECT_EQ(none.maxCTAs, NCCL_CONFIG_UNDEF_INT) << "NCCL's own default when nothing is asked";
   EXPECT_EQ(none.minCTAs, NCCL_CONFIG_UNDEF_INT);
-  EXPECT_EQ(none.blocking, 0) << "non-blocking by default, so init can be abandoned at a deadline";
+  EXPECT_EQ(none.blocking, 1) << "blocking by default, like NCCL and nccl-tests";
 }
 
 }  // namespace
