@@ -100,8 +100,8 @@ for mode in batch events; do
 done
 
 # 4. World size 1: 1 GiB allreduce algbw vs a device-to-device copy.
-echo "## 1 GiB allreduce at world size 1 vs cudaMemcpy device-to-device" >>"$report"
 one=$((max < 1073741824 ? max : 1073741824))
+echo "## Allreduce of $one B at world size 1 vs cudaMemcpy device-to-device" >>"$report"
 store=$(mktemp -d)
 "$build/bench/nccl_direct" --rank 0 --world 1 --store "$store" --op d2d_copy --sizes "$one" --iters 10 --mode batch \
   >"$out/d2d.json"
