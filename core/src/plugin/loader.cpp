@@ -104,13 +104,18 @@ LoadedPlugin load_plugin(const std::string& path) {
                       : "check the file"));
   }
 
-  // Deliberately leaked: see load_plugin() in loader.h for why a plugin is never unloaded.
+  // Never unloaded (see load_plugin() in loader.h for why): the object stays reachable from this
+  // list until the process exits, and the list itself is never destroyed, so no static destructor
+  // unloads it (and leak checkers see it held, not lost).
+  static auto* const kept = new std::vector<boost::dll::shared_library*>();
   auto* library = new boost::dll::shared_library();
+  kept->push_back(library);
   boost::system::error_code ec;
   library->load(boost::dll::fs::path(path),
                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
     std::string reason = last_dl_error(ec);
+    kept->pop_back();
     delete library;  // nothing was loaded
     throw PluginLoadError(fmt::format("cannot load plugin {}: {}{}", path, reason, dl_error_hint(reason)));
   }
