@@ -302,5 +302,49 @@ blocking = 1
   EXPECT_NE(execs[0]["reason"].get<std::string>().find("allreduce 4096 B"), std::string::npos) << execs[0].dump();
 }
 
+// Issue 11 §6 cases the simulation reproduces as NCCL 2.28 behaves: a pre-sm90 GPU refuses fp8
+// reductions (reported unsupported from the compute capability, not failed), min_ctas alone is
+// accepted (NCCL rejects an undefined maxCTAs below minCTAs), in-place alltoall is refused as
+// undefined while fp8 data movement and out-of-place alltoall run and check.
+TEST(NcclOnGpu, PreSm90Fp8MinCtasAloneAndInPlaceAlltoallAreHandled) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("nccl", 2);
+  JobDir dir;
+  const auto file = dir.write("cc80.toml", R"(
+name = "cc80"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 2
+env = { SIMGPU_COMPUTE_CAPABILITY = "8.0" }
+ops = ["allreduce", "allgather", "alltoall"]
+dtypes = ["f8e4m3", "f32"]
+placement = ["out_of_place", "in_place"]
+sizes = ["1KiB"]
+check = true
+[run.options.nccl]
+min_ctas = 2
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int ok = 0;
+  for (const auto& c : dir.records()) {
+    const std::string op = c["op"], dtype = c["dtype"], place = c["placement"], status = c["status"];
+    if (op == "allreduce" && dtype == "f8e4m3") {
+      EXPECT_EQ(status, "unsupported") << c.dump();
+      EXPECT_NE(c.value("reason", "").find("f8e4m3"), std::string::npos) << c.dump();
+    } else if (op == "alltoall" && place == "in_place") {
+      EXPECT_NE(status, "ok") << c.dump();
+      EXPECT_NE(c.value("reason", "").find("in-place alltoall"), std::string::npos) << c.dump();
+    } else {
+      EXPECT_EQ(status, "ok") << c.dump();
+      EXPECT_EQ(c["wrong"], 0) << c.dump();
+      ++ok;
+    }
+  }
+  EXPECT_EQ(ok, 8) << "allreduce f32 x2, allgather x4, alltoall out of place x2";
+  EXPECT_EQ(dir.records("execution")[0]["metadata"]["ranks"]["0"]["backend"].value("compute_capability", ""), "8.0");
+}
+
 }  // namespace
 }  // namespace commbench::testing
