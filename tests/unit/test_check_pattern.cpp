@@ -154,7 +154,8 @@ TEST(CheckPattern, AvgRoundingTheWrongWayIsCaught) {
       const double v = sdk::load_as_double(d, got.data(), i) / 3;
       sdk::store_from_double(d, got.data(), i, integer ? std::round(v) : std::trunc(v));
     }
-    EXPECT_GT(check_recv(c, got.data(), c.count).wrong, static_cast<int64_t>(c.count / 4)) << sdk::dtype_name(d);
+    // Integers round differently only where the sum is 2 mod 3 (about a third of elements).
+    EXPECT_GT(check_recv(c, got.data(), c.count).wrong, static_cast<int64_t>(c.count / 8)) << sdk::dtype_name(d);
   }
 }
 

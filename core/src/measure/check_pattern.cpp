@@ -87,8 +87,8 @@ void poison_recv(const CheckContext& c, void* recv, uint64_t recv_elems) {
 
 void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
   if (op_info(c.op).reduction) {
-    for (uint64_t i = 0; i < send_elems; ++i)
-      sdk::store_from_double(c.dtype, send, i, check::reduce_input(c, c.rank, i));
+    const check::ReducePattern pattern(c);
+    for (uint64_t i = 0; i < send_elems; ++i) sdk::store_from_double(c.dtype, send, i, pattern.input(c.rank, i));
     return;
   }
   const uint64_t n = std::max<uint64_t>(c.count, 1);
@@ -104,8 +104,11 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
   (void)recv_elems;
   const uint64_t n = c.count;
   Comparison cmp(c, recv);
+  const bool reduction = op_info(c.op).reduction;
+  const std::optional<check::ReducePattern> pattern =
+      reduction ? std::optional<check::ReducePattern>(std::in_place, c) : std::nullopt;
   auto reduced = [&](uint64_t base) {
-    cmp.values(0, n, [&](uint64_t i) { return check::reduce_expected(c, base + i); });
+    cmp.values(0, n, [&](uint64_t i) { return pattern->expected(base + i); });
   };
   // A rank that must get nothing: its buffer still holds what it held before the op (its own
   // input where the in-place layout put it there, the poison everywhere else).
@@ -122,7 +125,7 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
     case OpKind::Reduce:
       if (c.rank == c.root) reduced(0);
       else if (c.in_place)
-        cmp.values(0, n, [&](uint64_t i) { return Expected{check::reduce_input(c, c.rank, i), 0}; });
+        cmp.values(0, n, [&](uint64_t i) { return Expected{pattern->input(c.rank, i), 0}; });
       else cmp.untouched(0, n);
       break;
     case OpKind::Reducescatter:

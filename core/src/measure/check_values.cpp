@@ -11,11 +11,10 @@ namespace {
 
 // At most this many ranks contribute a non-neutral value to one element: the bound that keeps
 // every partial result exact in the narrow formats, and the check O(count) at any world size.
-// Which ranks they are rotates with the element (a hash), so every rank is checked somewhere.
+// Which ranks they are moves on with the element, so every rank is checked somewhere.
 constexpr int kMaxActive = 16;
 
 // Stream tags: inputs of different reductions and moved data never share hash values.
-constexpr uint64_t kTagActive = 0x61637469766531ull;
 constexpr uint64_t kTagValue = 0x76616c75653131ull;
 constexpr uint64_t kTagMoved = 0x6d6f76656431ull;
 
@@ -50,11 +49,24 @@ FloatFormat float_format(cb_dtype d) {
   }
 }
 
-// Unit in the last place of x in dtype d, subnormals included.
+// Unit in the last place of x in dtype d, subnormals included. On the check's hot path (avg):
+// the exponent is read from the double's bits instead of ilogb/ldexp.
 double ulp(cb_dtype d, double x) {
   const FloatFormat f = float_format(d);
-  const int e = x == 0 ? f.min_exp : std::max(std::ilogb(std::fabs(x)), f.min_exp);
-  return std::ldexp(1.0, e - f.mantissa);
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
+  const int e = std::max(biased == 0 ? f.min_exp : biased - 1023, f.min_exp) - f.mantissa;
+  if (e < -1022) return std::ldexp(1.0, e);  // f64's own subnormal spacing
+  const uint64_t out = static_cast<uint64_t>(e + 1023) << 52;
+  double result;
+  std::memcpy(&result, &out, sizeof result);
+  return result;
+}
+
+// A uniform value in [0, m) from 64 random bits (Lemire's multiply-shift: no division).
+uint64_t below(uint64_t u, uint64_t m) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(u) * m) >> 64);
 }
 
 // x rounded to dtype d.
@@ -71,72 +83,16 @@ int64_t value_bound(cb_dtype d) {
   return d == CB_DTYPE_UINT8 ? e - 1 : e;
 }
 
-// The pattern's parameters for one case.
-struct Shape {
-  int active;      // ranks with a non-neutral value per element
-  int64_t bound;   // |value| of an active rank (sum/avg), the value range (min/max)
-  int doublings;   // prod: active ranks whose factor is +-2 (the others +-1)
-};
-
-Shape shape(const CheckContext& c) {
-  const int64_t e = value_bound(c.dtype);
-  const int n = std::max(1, c.world);
-  Shape s{std::min(n, kMaxActive), e, 0};
-  switch (c.redop) {
-    case CB_REDOP_SUM:
-    case CB_REDOP_AVG:
-      // Any partial sum of `active` values of magnitude <= bound stays within [-e, e].
-      s.active = static_cast<int>(std::clamp<int64_t>(e / 2, 1, s.active));
-      s.bound = std::max<int64_t>(1, e / s.active);
-      break;
-    case CB_REDOP_PROD: {
-      int bits = 0;
-      while ((int64_t{2} << bits) <= e) ++bits;  // 2^bits <= e
-      s.doublings = std::min(s.active, bits);
-      break;
-    }
-    default:
-      break;
-  }
-  return s;
-}
-
-// Where rank r stands among the active ranks of element i: 0..active-1, or -1 if inactive.
-int active_position(const CheckContext& c, const Shape& s, int r, uint64_t i) {
-  const auto n = static_cast<uint64_t>(std::max(1, c.world));
-  const uint64_t start = mix(kTagActive ^ i ^ (static_cast<uint64_t>(c.redop) << 56)) % n;
-  const uint64_t pos = (static_cast<uint64_t>(r) + n - start) % n;
-  return pos < static_cast<uint64_t>(s.active) ? static_cast<int>(pos) : -1;
-}
-
-double input_with(const CheckContext& c, const Shape& s, int r, uint64_t i) {
-  const bool is_signed = !is_unsigned(c.dtype);
-  const int pos = active_position(c, s, r, i);
-  const double lo = is_signed ? -static_cast<double>(s.bound) : 0.0, hi = static_cast<double>(s.bound);
-  if (pos < 0) {  // the op's identity (neutral) value
-    switch (c.redop) {
-      case CB_REDOP_PROD: return 1;
-      case CB_REDOP_MIN: return hi;
-      case CB_REDOP_MAX: return lo;
-      default: return 0;
-    }
-  }
-  const uint64_t u = hash3(kTagValue ^ static_cast<uint64_t>(c.redop), static_cast<uint64_t>(r), i);
-  const auto b = static_cast<uint64_t>(s.bound);
-  switch (c.redop) {
-    case CB_REDOP_PROD: {
-      const double magnitude = pos < s.doublings ? 2 : 1;
-      return is_signed && (u & 1) ? -magnitude : magnitude;
-    }
-    case CB_REDOP_MIN:
-    case CB_REDOP_MAX:
-      return lo + static_cast<double>(u % static_cast<uint64_t>(hi - lo + 1));
-    default: {  // sum, avg: never 0, so a rank that contributes nothing is seen
-      if (!is_signed) return static_cast<double>(u % b + 1);
-      const uint64_t m = u % (2 * b);
-      return m < b ? static_cast<double>(m + 1) : -static_cast<double>(m - b + 1);
-    }
-  }
+// Floating types: a finite, normal, non-zero value (data movement never needs to preserve
+// anything else bit for bit).
+bool normal_finite(cb_dtype d, uint64_t bits) {
+  const FloatFormat f = float_format(d);
+  const int exp_bits = static_cast<int>(8 * sdk::dtype_size(d)) - 1 - f.mantissa;
+  const uint64_t exp = (bits >> f.mantissa) & ((uint64_t{1} << exp_bits) - 1);
+  const uint64_t all_ones = (uint64_t{1} << exp_bits) - 1;
+  if (exp == 0) return false;  // zero or subnormal
+  if (d == CB_DTYPE_F8E4M3) return (bits & 0x7F) != 0x7F;  // "fn": only S.1111.111 is NaN
+  return exp != all_ones;
 }
 
 }  // namespace
@@ -148,50 +104,122 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-double reduce_input(const CheckContext& c, int r, uint64_t i) { return input_with(c, shape(c), r, i); }
+ReducePattern::ReducePattern(const CheckContext& c)
+    : dtype_(c.dtype), redop_(c.redop), world_(std::max(1, c.world)),
+      signed_(!is_unsigned(c.dtype)), floating_(is_float(c.dtype)) {
+  const int64_t e = value_bound(dtype_);
+  active_ = std::min(world_, kMaxActive);
+  bound_ = e;
+  doublings_ = 0;
+  switch (redop_) {
+    case CB_REDOP_SUM:
+    case CB_REDOP_AVG:
+      // Any partial sum of `active` values of magnitude <= bound stays within [-e, e].
+      active_ = static_cast<int>(std::clamp<int64_t>(e / 2, 1, active_));
+      bound_ = std::max<int64_t>(1, e / active_);
+      break;
+    case CB_REDOP_PROD:
+      while ((int64_t{2} << doublings_) <= e) ++doublings_;  // 2^doublings <= e
+      doublings_ = std::min(active_, doublings_);
+      break;
+    default:
+      break;
+  }
+  const double inv_n = 1.0 / world_;
+  inv_n_error_ = floating_ ? std::fabs(rounded(dtype_, inv_n) - inv_n) : 0;
+  element_key_ = mix(kTagValue ^ static_cast<uint64_t>(redop_));
+  rank_keys_.resize(static_cast<size_t>(world_));
+  for (int r = 0; r < world_; ++r) rank_keys_[static_cast<size_t>(r)] = mix(element_key_ + static_cast<uint64_t>(r));
+}
 
-Expected reduce_expected(const CheckContext& c, uint64_t i) {
-  const Shape s = shape(c);
-  const int n = std::max(1, c.world);
+uint64_t ReducePattern::first_active(uint64_t i) const {
+  // Consecutive elements take consecutive windows of ranks: with count * active >= n, every
+  // rank contributes to some element, so a dropped contribution is seen.
+  if (active_ == world_) return 0;  // every rank, every element (small worlds): no division
+  return (i % static_cast<uint64_t>(world_)) * static_cast<uint64_t>(active_) % static_cast<uint64_t>(world_);
+}
+
+double ReducePattern::identity() const {
+  switch (redop_) {
+    case CB_REDOP_PROD: return 1;
+    case CB_REDOP_MIN: return static_cast<double>(bound_);
+    case CB_REDOP_MAX: return signed_ ? -static_cast<double>(bound_) : 0.0;
+    default: return 0;
+  }
+}
+
+uint64_t ReducePattern::element_hash(uint64_t i) const { return mix(element_key_ ^ i); }
+
+double ReducePattern::active_value(int r, int position, uint64_t h) const {
+  // One full hash per element (h), then one multiply per rank: the check of a large buffer at
+  // 16 active ranks stays a few ns per element and rank.
+  uint64_t u = (h + rank_keys_[static_cast<size_t>(r)]) * 0x9E3779B97F4A7C15ull;
+  u ^= u >> 29;
+  const auto b = static_cast<uint64_t>(bound_);
+  // The sign comes from the low bit, the magnitude from the high bits (below()).
+  switch (redop_) {
+    case CB_REDOP_PROD: {
+      const double magnitude = position < doublings_ ? 2 : 1;
+      return signed_ && (u >> 7 & 1) ? -magnitude : magnitude;
+    }
+    case CB_REDOP_MIN:
+    case CB_REDOP_MAX: {
+      const int64_t lo = signed_ ? -bound_ : 0;
+      return static_cast<double>(lo + static_cast<int64_t>(below(u, static_cast<uint64_t>(bound_ - lo + 1))));
+    }
+    default: {  // sum, avg: never 0, so a rank that contributes nothing is seen
+      const double magnitude = static_cast<double>(below(u, b) + 1);
+      return signed_ && (u >> 7 & 1) ? -magnitude : magnitude;
+    }
+  }
+}
+
+double ReducePattern::input(int r, uint64_t i) const {
+  const auto n = static_cast<uint64_t>(world_);
+  const uint64_t start = first_active(i);
+  const uint64_t position = static_cast<uint64_t>(r) >= start ? static_cast<uint64_t>(r) - start
+                                                              : static_cast<uint64_t>(r) + n - start;
+  return position < static_cast<uint64_t>(active_) ? active_value(r, static_cast<int>(position), element_hash(i))
+                                                   : identity();
+}
+
+Expected ReducePattern::expected(uint64_t i) const {
   // Only the active ranks matter: the others contribute the identity, exactly.
-  double acc = c.redop == CB_REDOP_PROD ? 1 : c.redop == CB_REDOP_MIN ? HUGE_VAL
-             : c.redop == CB_REDOP_MAX ? -HUGE_VAL : 0;
-  double magnitudes = 0, scaled_rounding = 0;
-  const double inv_n = 1.0 / n;
-  const double inv_n_error = is_float(c.dtype) ? std::fabs(rounded(c.dtype, inv_n) - inv_n) : 0;
-  const uint64_t start = mix(kTagActive ^ i ^ (static_cast<uint64_t>(c.redop) << 56)) % static_cast<uint64_t>(n);
-  for (int p = 0; p < s.active; ++p) {
-    const int r = static_cast<int>((start + static_cast<uint64_t>(p)) % static_cast<uint64_t>(n));
-    const double v = input_with(c, s, r, i);
-    switch (c.redop) {
+  double acc = redop_ == CB_REDOP_PROD ? 1 : 0, magnitudes = 0, scaled_rounding = 0;
+  const double inv_n = 1.0 / world_;
+  int r = static_cast<int>(first_active(i));
+  const uint64_t h = element_hash(i);
+  for (int p = 0; p < active_; ++p, r = r + 1 == world_ ? 0 : r + 1) {
+    const double v = active_value(r, p, h);
+    switch (redop_) {
       case CB_REDOP_PROD: acc *= v; break;
-      case CB_REDOP_MIN: acc = std::min(acc, v); break;
-      case CB_REDOP_MAX: acc = std::max(acc, v); break;
+      case CB_REDOP_MIN: acc = p == 0 ? v : std::min(acc, v); break;
+      case CB_REDOP_MAX: acc = p == 0 ? v : std::max(acc, v); break;
       default:
         acc += v;
-        magnitudes += std::fabs(v);
-        if (is_float(c.dtype))
-          scaled_rounding += ulp(c.dtype, std::fabs(v) * inv_n) / 2 + std::fabs(v) * inv_n_error;
+        if (redop_ == CB_REDOP_AVG && floating_) {
+          magnitudes += std::fabs(v);
+          scaled_rounding += ulp(dtype_, std::fabs(v) * inv_n) / 2 + std::fabs(v) * inv_n_error_;
+        }
         break;
     }
   }
-  const int active = s.active;
   // Min/max: inactive ranks hold the far end of the range, which an active rank may also hold.
-  if (c.redop == CB_REDOP_MIN && s.active < n) acc = std::min(acc, static_cast<double>(s.bound));
-  if (c.redop == CB_REDOP_MAX && s.active < n) acc = std::max(acc, is_unsigned(c.dtype) ? 0.0 : -static_cast<double>(s.bound));
+  if (active_ < world_ && redop_ == CB_REDOP_MIN) acc = std::min(acc, identity());
+  if (active_ < world_ && redop_ == CB_REDOP_MAX) acc = std::max(acc, identity());
   Expected out{acc, 0};
-  if (c.redop != CB_REDOP_AVG || n == 1) return out;
-  if (!is_float(c.dtype)) {
-    out.value = std::trunc(acc / n);  // the ABI: integer averages truncate
+  if (redop_ != CB_REDOP_AVG || world_ == 1) return out;
+  if (!floating_) {
+    out.value = std::trunc(acc / world_);  // the ABI: integer averages truncate
     return out;
   }
   // Floating avg: a backend may divide the exact sum once, or (NCCL) multiply each input by
   // 1/n rounded to the dtype and add the products with a rounding per addition. The bound
   // covers the worst of those: the final rounding, each product's rounding and scalar error,
   // and one rounding of a partial sum per addition.
-  out.value = acc / n;
-  out.tolerance = ulp(c.dtype, out.value) / 2 + scaled_rounding +
-                  (active - 1) * ulp(c.dtype, magnitudes * inv_n) / 2;
+  out.value = acc / world_;
+  out.tolerance = ulp(dtype_, out.value) / 2 + scaled_rounding +
+                  (active_ - 1) * ulp(dtype_, magnitudes * inv_n) / 2;
   return out;
 }
 
@@ -204,15 +232,15 @@ uint64_t moved_bits(cb_dtype d, uint64_t key, uint64_t i) {
   const size_t bytes = sdk::dtype_size(d);
   const uint64_t mask = bytes >= 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
   const uint64_t poison = poison_bits(d);
+  const bool floating = is_float(d);
+  // key + i*odd is a bijection of i for each key, and mix another: no element of a block, nor of
+  // another block (whose key is a hash), repeats this one's stream at any shift.
   for (uint64_t salt = 0;; ++salt) {
-    const uint64_t bits = mix(key ^ mix(i + (salt << 58))) & mask;
+    const uint64_t bits = mix(key + (i + (salt << 58)) * 0xD1B54A32D192ED03ull) & mask;
     if (bits == poison) continue;
-    if (is_float(d)) {
-      // Normal finite values only: a copy that flushes subnormals or canonicalises NaNs is
-      // still a correct copy of the numbers.
-      const double v = bits_value(d, bits);
-      if (!std::isfinite(v) || std::fabs(v) < std::ldexp(1.0, float_format(d).min_exp)) continue;
-    }
+    // Normal finite values only: a copy that flushes subnormals or canonicalises NaNs is still
+    // a correct copy of the numbers.
+    if (floating && !normal_finite(d, bits)) continue;
     return bits;
   }
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "commbench/backend.h"
 #include "measure/check_pattern.h"
@@ -13,15 +14,38 @@ namespace commbench::check {
 uint64_t mix(uint64_t x);
 
 // ---- reductions
-// Rank r's input at global element index i (reducescatter: index into the count*n send buffer).
-double reduce_input(const CheckContext& c, int r, uint64_t i);
-
 struct Expected {
   double value = 0;
   double tolerance = 0;  // 0 = exact
 };
-// The result at global element index i, and how far a correct backend may be from it.
-Expected reduce_expected(const CheckContext& c, uint64_t i);
+
+// The inputs and results of one reduction case. Built once per check (it precomputes per-rank
+// hash keys): the check of a large buffer costs a few hashes per element.
+class ReducePattern {
+ public:
+  explicit ReducePattern(const CheckContext& c);
+  // Rank r's input at global element index i (reducescatter: index into the count*n send buffer).
+  double input(int r, uint64_t i) const;
+  // The result at global element index i, and how far a correct backend may be from it.
+  Expected expected(uint64_t i) const;
+
+ private:
+  uint64_t first_active(uint64_t i) const;  // the active ranks are first_active .. +active-1 (mod n)
+  uint64_t element_hash(uint64_t i) const;
+  double active_value(int r, int position, uint64_t element_hash) const;
+  double identity() const;
+
+  cb_dtype dtype_;
+  cb_redop redop_;
+  int world_;
+  int active_;       // ranks with a non-identity value per element
+  int64_t bound_;    // |value| of an active rank (sum/avg), the value range (min/max)
+  int doublings_;    // prod: active ranks whose factor is +-2 (the others +-1)
+  bool signed_, floating_;
+  double inv_n_error_;  // |1/n rounded to the dtype - 1/n| (avg)
+  uint64_t element_key_;
+  std::vector<uint64_t> rank_keys_;
+};
 
 // ---- data movement and poison: raw element bits (the low dtype_size bytes)
 // Key of the block that rank `src` sends; `dst` = the destination rank when each destination
