@@ -147,6 +147,22 @@ world_size = 2
 )", "rotate = 120"), "rotate by 120");
 }
 
+// The same for point-to-point patterns (send/recv through the store), bystander ranks included.
+TEST(ResultChecks, PointToPointPatternsPassWhenCorrectAndFailWhenShifted) {
+  const std::string body = R"(ops = ["pingpong", "sendrecv", "unidir_bw", "bidir_bw", "msg_rate"]
+sizes = ["960B"]
+world_size = 4
+window = 4
+)";
+  JobDir good;
+  const auto o = run_faulty(good, "none", body);
+  EXPECT_EQ(o.run.exit_code, 0) << o.run.output;
+  ASSERT_EQ(o.cases.size(), 5u) << o.run.output;
+  for (const auto& c : o.cases) EXPECT_EQ(c["wrong"], 0) << c.dump();
+  JobDir bad;
+  expect_caught(run_faulty(bad, "rotate", body, "rotate = 120"), "p2p rotated by 120");
+}
+
 // Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer
 // one, gave the right numbers.
 TEST(ResultChecks, AvgRoundedTheWrongWayIsCaught) {

@@ -1,6 +1,6 @@
-// Test plugin "faulty": every collective of ABI 1.0 (no send/recv) for every dtype and reduce op
-// on host memory, computed locally after a bootstrap allgather of every rank's send buffer, with
-// one deliberate bug chosen by an option. Each bug is one the result check must catch
+// Test plugin "faulty": every op of ABI 1.0 for every dtype and reduce op on host memory —
+// collectives computed locally after a bootstrap allgather of every rank's send buffer, send/recv
+// through the bootstrap key/value store — with one deliberate bug chosen by an option. Each bug is one the result check must catch
 // (docs/metrics.md, "Correctness checks"); with fault = "none" it is a correct backend, which the
 // check must pass.
 //
@@ -11,7 +11,8 @@
 //         | "stale"          results are written by the first `good_posts` collectives only;
 //                            later ones leave the receive buffer as it was
 //         | "nonroot_write"  reduce and gather also write the result into non-roots' buffers
-//         | "rotate"         data movement delivers each block rotated by `rotate` elements
+//         | "rotate"         data movement (collectives and recv) delivers each block rotated by
+//                            `rotate` elements
 //         | "avg_rounding"   avg rounded the wrong way: floats truncated to an integer, integers
 //                            rounded to nearest (the ABI: integers truncate, floats do not)
 //   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
@@ -23,8 +24,10 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/backend.h"
@@ -50,8 +53,16 @@ struct cb_comm {
   cb_backend* backend = nullptr;
   int32_t timeout_ms = 0;
   int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
+  std::map<std::pair<int, int>, uint64_t> messages;  // (src, dst) -> messages posted so far
 };
-struct cb_request {};  // every post completes inside post()
+// Collectives and sends complete inside post(); a receive completes when its key is in the store.
+struct cb_request {
+  cb_comm* comm = nullptr;
+  std::string key;  // empty: already complete
+  void* buffer = nullptr;
+  size_t bytes = 0;
+  cb_dtype dtype = CB_DTYPE_F32;
+};
 
 namespace faulty {
 namespace sdk = commbench::sdk;
@@ -105,6 +116,32 @@ void reduce_blocks(const cb_backend& b, const cb_op_args& a, const std::vector<u
   sdk::reduce_finish_avg(a.dtype, out, n, world);
 }
 
+// The store key of the n-th message from src to dst (messages between a pair are ordered).
+std::string message_key(cb_comm& comm, int src, int dst) {
+  return "faulty/" + std::to_string(src) + "/" + std::to_string(dst) + "/" +
+         std::to_string(comm.messages[{src, dst}]++);
+}
+
+void rotate_block(const cb_backend& b, unsigned char* p, uint64_t n, size_t es) {
+  if (n > 0) std::rotate(p, p + (static_cast<uint64_t>(b.rotate) % n) * es, p + n * es);
+}
+
+// Tries to complete a receive: true once the message is in the buffer.
+bool try_receive(cb_request& r, int32_t timeout_ms) {
+  const cb_host_services& h = *r.comm->backend->host;
+  std::vector<unsigned char> data(r.bytes);
+  size_t length = 0;
+  const cb_status s = h.kv_get(h.ctx, r.key.c_str(), data.data(), data.size(), &length, timeout_ms);
+  if (s == CB_ERR_TIMEOUT) return false;
+  check_host(s, "kv_get");
+  if (length != r.bytes) sdk::fail(CB_ERR_INVALID_ARGUMENT, "message size differs from the receive count");
+  if (r.comm->backend->fault == Fault::Rotate) rotate_block(*r.comm->backend, data.data(), r.bytes / sdk::dtype_size(r.dtype), sdk::dtype_size(r.dtype));
+  if (r.comm->backend->fault == Fault::Zeros) std::fill(data.begin(), data.end(), 0);
+  std::memcpy(r.buffer, data.data(), r.bytes);
+  r.key.clear();
+  return true;
+}
+
 void run(cb_comm& comm, const cb_op_args& a) {
   const cb_backend& b = *comm.backend;
   const cb_host_services& h = *b.host;
@@ -112,7 +149,6 @@ void run(cb_comm& comm, const cb_op_args& a) {
     check_host(h.bootstrap_barrier(h.ctx, comm.timeout_ms), "bootstrap_barrier");
     return;
   }
-  if (a.op == CB_OP_SEND || a.op == CB_OP_RECV) sdk::fail(CB_ERR_UNIMPLEMENTED, "no send/recv");
   if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
   const int world = h.world_size, rank = h.rank;
   const size_t es = sdk::dtype_size(a.dtype);
@@ -150,12 +186,8 @@ void run(cb_comm& comm, const cb_op_args& a) {
     default: sdk::fail(CB_ERR_UNIMPLEMENTED, "unknown op");
   }
   const bool moves = !sdk::is_reduction(a.op);
-  if (b.fault == Fault::Rotate && moves && n > 0) {
-    for (uint64_t blk = 0; blk < out_elems / n; ++blk) {
-      unsigned char* p = out.data() + blk * n * es;
-      std::rotate(p, p + (static_cast<uint64_t>(b.rotate) % n) * es, p + n * es);
-    }
-  }
+  if (b.fault == Fault::Rotate && moves && n > 0)
+    for (uint64_t blk = 0; blk < out_elems / n; ++blk) rotate_block(b, out.data() + blk * n * es, n, es);
   if (b.fault == Fault::Zeros) std::fill(out.begin(), out.end(), 0);
   if (b.fault == Fault::Stale && comm.collectives >= b.good_posts) writes = false;
   ++comm.collectives;
@@ -168,7 +200,7 @@ struct Traits {
   static cb_capabilities capabilities(const cb_backend*) {
     cb_capabilities c{};
     c.struct_size = sizeof(c);
-    c.ops = (CB_BIT(CB_OP_COUNT_V1) - 1) & ~(CB_BIT(CB_OP_SEND) | CB_BIT(CB_OP_RECV));
+    c.ops = CB_BIT(CB_OP_COUNT_V1) - 1;
     c.dtypes = CB_BIT(CB_DTYPE_COUNT_V1) - 1;
     c.reduce_dtypes = CB_BIT(CB_DTYPE_COUNT_V1) - 1;
     c.redops = CB_BIT(CB_REDOP_COUNT_V1) - 1;
@@ -213,11 +245,30 @@ struct Traits {
     return c;
   }
   static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& a) {
-    run(comm, a);
-    return std::make_unique<cb_request>();
+    auto r = std::make_unique<cb_request>();
+    r->comm = &comm;
+    const cb_host_services& h = *comm.backend->host;
+    const size_t bytes = a.count * sdk::dtype_size(a.dtype);
+    if (a.op == CB_OP_SEND) {
+      if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
+      const std::string key = message_key(comm, h.rank, a.peer);
+      check_host(h.kv_set(h.ctx, key.c_str(), a.sendbuf, bytes, comm.timeout_ms), "kv_set");
+    } else if (a.op == CB_OP_RECV) {
+      if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
+      // Completed in test/wait: a rank may post its receives before its sends.
+      r->key = message_key(comm, a.peer, h.rank);
+      r->buffer = a.recvbuf;
+      r->bytes = bytes;
+      r->dtype = a.dtype;
+    } else {
+      run(comm, a);
+    }
+    return r;
   }
-  static bool test(cb_request&) { return true; }
-  static void wait(cb_request&, int32_t) {}
+  static bool test(cb_request& r) { return r.key.empty() || try_receive(r, 1); }
+  static void wait(cb_request& r, int32_t timeout_ms) {
+    if (!r.key.empty() && !try_receive(r, timeout_ms)) sdk::fail(CB_ERR_TIMEOUT, "recv: no message within the timeout");
+  }
 };
 
 cb_error* comm_destroy(cb_comm* comm) {
