@@ -163,6 +163,22 @@ window = 4
   expect_caught(run_faulty(bad, "rotate", body, "rotate = 120"), "p2p rotated by 120");
 }
 
+// all_pairs always zeroed and hashed its bytes; what it lacked was the failed status and the
+// first mismatch (issue 16 §2).
+TEST(ResultChecks, AllPairsWithWrongBytesIsFailedNamingTheFirstByte) {
+  JobDir dir;
+  const auto o = run_faulty(dir, "zeros", R"(ops = ["all_pairs"]
+sizes = ["64B"]
+world_size = 3
+)");
+  expect_caught(o, "all_pairs zeros");
+  EXPECT_EQ(o.cases.size(), 6u);
+  for (const auto& c : o.cases) {
+    EXPECT_EQ(c["first_wrong"]["rank"], c["dst"]) << c.dump();  // the receiver
+    EXPECT_EQ(c["first_wrong"]["got"], 0) << c.dump();
+  }
+}
+
 // Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer
 // one, gave the right numbers.
 TEST(ResultChecks, AvgRoundedTheWrongWayIsCaught) {
