@@ -91,12 +91,13 @@ void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
     for (uint64_t i = 0; i < send_elems; ++i) sdk::store_from_double(c.dtype, send, i, pattern.input(c.rank, i));
     return;
   }
-  const uint64_t n = std::max<uint64_t>(c.count, 1);
+  // Alltoall and scatter: block j is destined for rank j, and says so.
   const bool per_destination = c.op == OpKind::Alltoall || c.op == OpKind::Scatter;
-  for (uint64_t i = 0; i < send_elems; ++i) {
-    // Alltoall and scatter: block j is destined for rank j, and says so.
-    const uint64_t key = check::moved_key(c.rank, per_destination ? static_cast<int>(i / n) : -1);
-    check::store_bits(c.dtype, send, i, check::moved_bits(c.dtype, key, per_destination ? i % n : i));
+  const uint64_t block = per_destination ? std::max<uint64_t>(c.count, 1) : std::max<uint64_t>(send_elems, 1);
+  for (uint64_t start = 0; start < send_elems; start += block) {
+    const uint64_t key = check::moved_key(c.rank, per_destination ? static_cast<int>(start / block) : -1);
+    for (uint64_t i = 0; i < block && start + i < send_elems; ++i)
+      check::store_bits(c.dtype, send, start + i, check::moved_bits(c.dtype, key, i));
   }
 }
 
