@@ -62,24 +62,6 @@ class Comparison {
 
 }  // namespace
 
-uint64_t send_elements(OpKind op, uint64_t count, int world) {
-  switch (op) {
-    case OpKind::Reducescatter: case OpKind::Alltoall: case OpKind::Scatter:
-      return count * static_cast<uint64_t>(world);
-    case OpKind::Barrier: return 0;
-    default: return count;
-  }
-}
-
-uint64_t recv_elements(OpKind op, uint64_t count, int world) {
-  switch (op) {
-    case OpKind::Allgather: case OpKind::Alltoall: case OpKind::Gather:
-      return count * static_cast<uint64_t>(world);
-    case OpKind::Barrier: return 0;
-    default: return count;
-  }
-}
-
 void poison_recv(const CheckContext& c, void* recv, uint64_t recv_elems) {
   const uint64_t poison = check::poison_bits(c.dtype);
   for (uint64_t i = 0; i < recv_elems; ++i) check::store_bits(c.dtype, recv, i, poison);

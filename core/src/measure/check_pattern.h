@@ -57,8 +57,4 @@ inline int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t rec
   return check_recv(c, recv, recv_elems).wrong;
 }
 
-// Elements of the send and receive buffers an op needs per rank (ABI count semantics).
-uint64_t send_elements(OpKind op, uint64_t count, int world);
-uint64_t recv_elements(OpKind op, uint64_t count, int world);
-
 }  // namespace commbench
