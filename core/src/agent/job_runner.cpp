@@ -20,6 +20,7 @@
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
 #include "plan/plan.h"
+#include "report/trace_merge.h"
 #include "report/console_reporter.h"
 #include "report/csv_reporter.h"
 #include "report/execution_log_reporter.h"
@@ -94,6 +95,10 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
               "--local-rank", std::to_string(local_rank), "--local-world", std::to_string(local_world),
               "--store", group.store_address(), "--plugin", plugin_path, "--result-fd", "3",
               "--agent-pid", std::to_string(::getpid())};
+    if (exec.trace) {
+      l.args.push_back("--trace-file");
+      l.args.push_back(rank_trace_path(log_dir.parent_path(), exec.index, r).string());
+    }
     l.env_overrides = exec.env;
     if (!group.token().empty()) l.env_overrides["COMMBENCH_STORE_TOKEN"] = group.token();
     l.stdin_data = spec;
@@ -196,6 +201,10 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
       reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
       reporter.add(std::make_unique<MarkdownReporter>(job_dir));
+      std::vector<int> traced;
+      for (const Execution& e : plan)
+        if (e.trace) traced.push_back(e.index);
+      if (!traced.empty()) reporter.add(std::make_unique<TraceMergeReporter>(job_dir, traced));
     }
   } catch (const OutputError& e) {
     std::fprintf(stderr, "commbench run: %s\n", e.what());

@@ -47,6 +47,7 @@ struct RunSpec {
   int max_iterations = 100000;
   std::vector<Placement> placements{Placement::OutOfPlace};
   bool check = true;
+  bool trace = false;  // each rank records a Chrome trace; merged into trace.json
   std::vector<int> world_sizes;  // local mode: ranks to start; each value is one execution
   std::map<std::string, std::string> env;  // extra environment of the workers
   // backend name -> option key -> value (all values rendered as strings for the C ABI)

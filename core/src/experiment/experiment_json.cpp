@@ -40,6 +40,7 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"max_iterations", run.max_iterations},
       {"placements", names(run.placements, placement_name)},
       {"check", run.check},
+      {"trace", run.trace},
       {"world_sizes", run.world_sizes},
       {"env", run.env},
       {"options", run.options},

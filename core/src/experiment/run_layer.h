@@ -41,6 +41,7 @@ struct RunLayer {
   std::optional<int> max_iterations;
   std::optional<std::vector<Placement>> placements;
   std::optional<bool> check;
+  std::optional<bool> trace;  // per-rank Chrome traces (issue 13 §1)
   std::optional<std::vector<int>> world_sizes;
   std::optional<double> timeout_s;
   std::optional<int> root;

@@ -208,6 +208,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   m.take(&RunLayer::min_time_s, "min_time", spec.min_time_s);
   m.take(&RunLayer::placements, "placement", spec.placements);
   m.take(&RunLayer::check, "check", spec.check);
+  m.take(&RunLayer::trace, "trace", spec.trace);
   const bool world_sizes_ok = m.take(&RunLayer::world_sizes, "world_sizes", spec.world_sizes);
   const bool root_ok = m.take(&RunLayer::root, "root", spec.root);
   const bool peers_ok = m.take(&RunLayer::peers, "peers", spec.peers);

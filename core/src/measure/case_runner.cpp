@@ -42,6 +42,25 @@ int32_t remaining_ms(const CaseEnvironment& env) {
   return static_cast<int32_t>(std::clamp<int64_t>(left.count(), 1, INT32_MAX));
 }
 
+TraceRecorder& trace_of(CaseEnvironment& env) {
+  static TraceRecorder off;
+  return env.trace ? *env.trace : off;
+}
+
+std::string trace_case_name(const CaseSpec& c) {
+  return fmt::format("{} {} B {}{}{} {}", op_info(c.op).name, c.bytes, sdk::dtype_name(c.dtype), c.redop ? " " : "",
+                     c.redop ? sdk::redop_name(*c.redop) : "", placement_name(c.placement));
+}
+
+nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c) {
+  nlohmann::json a{{"op", op_info(c.op).name},  {"bytes", c.bytes},     {"count", c.count},
+                   {"dtype", sdk::dtype_name(c.dtype)}, {"placement", placement_name(c.placement)},
+                   {"memory", sdk::mem_name(e.memory)}, {"run", e.run},  {"backend", e.backend},
+                   {"world_size", e.world_size}};
+  if (c.redop) a["redop"] = sdk::redop_name(*c.redop);
+  return a;
+}
+
 void sync_start(CaseEnvironment& env) {
   if (env.caps.ops & CB_BIT(CB_OP_BARRIER)) {
     cb_op_args a{};
@@ -185,14 +204,24 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       OpExecutor exec(env.session, e, spec, rank, buffers.bufs(), setup);
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]}};
+      TraceRecorder& trace = trace_of(env);
+      trace.set_case(trace_case_name(spec), trace_case_args(e, spec));
       // The first post also tells us whether the backend rejects this case at run time.
-      buffers.fill(cc);
-      exec.run_once(remaining_ms(env));
-      if (e.check) mine.wrong = buffers.count_wrong(cc);
+      {
+        TraceScope t(trace, TracePhase::Check);
+        buffers.fill(cc);
+        exec.run_once(remaining_ms(env));
+        if (e.check) mine.wrong = buffers.count_wrong(cc);
+      }
       double warm_total = 0;
-      for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
-      if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
+      {
+        TraceScope t(trace, TracePhase::WarmUp);
+        for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
+        if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
+      }
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
+      trace.reserve(static_cast<size_t>(iters) + 2);
+      TraceScope timed_span(trace, TracePhase::Timed);
       samples.reserve(static_cast<size_t>(iters));
       timing = exec.timing();
       const bool barrier_each = exec.barrier_each_iteration() && !exec.batches();
@@ -205,7 +234,10 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       } else {
         for (int i = 0; i < iters; ++i) {
           if (barrier_each) sync_start(env);
+          // Outside the op's own clock reads; off, one predictable branch between iterations.
+          const int64_t t0 = trace.now();
           samples.push_back(exec.run_once(remaining_ms(env)));
+          if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
         }
       }
       mine.iterations = iters;

@@ -100,6 +100,7 @@ std::vector<Execution> plan_job(const Experiment& exp) {
         e.min_time_s = run.min_time_s;
         e.max_iterations = run.max_iterations;
         e.check = run.check;
+        e.trace = run.trace;
         e.timeout_s = run.timeout_given ? run.timeout_s : default_timeout_s(run, world, cases);
         e.window = run.window;
         e.peers[0] = run.peers.size() > 0 ? run.peers[0] : 0;
@@ -131,7 +132,7 @@ void to_json(nlohmann::json& j, const Execution& e) {
                      {"world_size", e.world_size}, {"memory", sdk::mem_name(e.memory)},
                      {"warmup", e.warmup}, {"iterations", e.iterations},
                      {"min_time_s", e.min_time_s}, {"max_iterations", e.max_iterations},
-                     {"check", e.check}, {"timeout_s", e.timeout_s}, {"window", e.window},
+                     {"check", e.check}, {"trace", e.trace}, {"timeout_s", e.timeout_s}, {"window", e.window},
                      {"peers", {e.peers[0], e.peers[1]}}, {"seed", e.seed}, {"env", e.env},
                      {"options", e.options}, {"cases", std::move(cases)},
                      {"gpu_timing", timing_name(e.gpu_timing)}};
@@ -151,6 +152,7 @@ void from_json(const nlohmann::json& j, Execution& e) {
   e.min_time_s = j.at("min_time_s");
   e.max_iterations = j.at("max_iterations");
   e.check = j.at("check");
+  e.trace = j.value("trace", false);
   e.timeout_s = j.at("timeout_s");
   e.window = j.at("window");
   e.peers[0] = j.at("peers").at(0);

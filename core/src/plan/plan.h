@@ -41,6 +41,7 @@ struct Execution {
   double min_time_s = 0;
   int max_iterations = 0;
   bool check = true;
+  bool trace = false;
   double timeout_s = 0;
   int window = 64;
   int peers[2] = {0, 1};
