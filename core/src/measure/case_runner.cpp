@@ -10,6 +10,7 @@
 #include "measure/case_buffers.h"
 #include "measure/check_pattern.h"
 #include "measure/memory_budget.h"
+#include "measure/nvtx_ranges.h"
 #include "measure/op_executor.h"
 #include "stats/bandwidth.h"
 
@@ -94,6 +95,22 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
 }
 
 namespace {
+
+// An NVTX range "<case> <phase>" while a profiler is attached (measure/nvtx_ranges.h).
+class NvtxPhase {
+ public:
+  NvtxPhase(const std::string& case_name, const char* phase) : on_(nvtx::active()) {
+    if (on_) nvtx::push(fmt::format("{} {}", case_name, phase).c_str());
+  }
+  ~NvtxPhase() {
+    if (on_) nvtx::pop();
+  }
+  NvtxPhase(const NvtxPhase&) = delete;
+  NvtxPhase& operator=(const NvtxPhase&) = delete;
+
+ private:
+  bool on_;
+};
 
 // Iterations for this case: fixed, or enough to fill min_time (rank 0 decides for everybody
 // from its own warm-up, since every rank must run the same number of collectives).
@@ -205,10 +222,13 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]}};
       TraceRecorder& trace = trace_of(env);
-      trace.set_case(trace_case_name(spec), trace_case_args(e, spec));
+      const bool nvtx_on = nvtx::active();
+      const std::string case_name = trace.on() || nvtx_on ? trace_case_name(spec) : std::string();
+      trace.set_case(case_name, trace_case_args(e, spec));
       // The first post also tells us whether the backend rejects this case at run time.
       {
         TraceScope t(trace, TracePhase::Check);
+        NvtxPhase n(case_name, "check");
         buffers.fill(cc);
         exec.run_once(remaining_ms(env));
         if (e.check) mine.wrong = buffers.count_wrong(cc);
@@ -216,12 +236,14 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       double warm_total = 0;
       {
         TraceScope t(trace, TracePhase::WarmUp);
+        NvtxPhase n(case_name, "warm-up");
         for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
         if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
       }
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
       trace.reserve(static_cast<size_t>(iters) + 2);
       TraceScope timed_span(trace, TracePhase::Timed);
+      NvtxPhase timed_range(case_name, "timed");
       samples.reserve(static_cast<size_t>(iters));
       timing = exec.timing();
       const bool barrier_each = exec.barrier_each_iteration() && !exec.batches();
@@ -235,9 +257,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
         for (int i = 0; i < iters; ++i) {
           if (barrier_each) sync_start(env);
           // Outside the op's own clock reads; off, one predictable branch between iterations.
+          if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
           const int64_t t0 = trace.now();
           samples.push_back(exec.run_once(remaining_ms(env)));
           if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
+          if (nvtx_on) nvtx::pop();
         }
       }
       mine.iterations = iters;

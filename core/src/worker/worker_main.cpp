@@ -24,6 +24,7 @@
 #include "measure/case_runner.h"
 #include "measure/clock_sync.h"
 #include "measure/host_timer.h"
+#include "measure/nvtx_ranges.h"
 #include "plan/plan.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_error.h"
@@ -180,6 +181,7 @@ int worker_main(int argc, char** argv) {
     out.phase(phase);
     try {
       TraceScope t(tr, TracePhase::Init);
+      nvtx::Range n("init");
       session->init(host.get());
     } catch (const PluginError& e) {
       if (e.status() != CB_ERR_UNAVAILABLE) throw;
@@ -191,6 +193,7 @@ int worker_main(int argc, char** argv) {
     out.phase(phase);
     {
       TraceScope t(tr, TracePhase::Rendezvous);
+      nvtx::Range n("rendezvous");
       session->create_comm(ms_until(deadline));
     }
     footprint.host_rss_after_init = resident_bytes();
@@ -202,6 +205,9 @@ int worker_main(int argc, char** argv) {
     meta["host"] = hostname;
     meta["timer"] = HostTimer::get().describe();
     meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
+    // NVTX: built or not, and whether ranges go anywhere (a profiler injected itself).
+    meta["nvtx"] = fmt::format("{}{}", nvtx::build_state(),
+                               nvtx::active() ? ", ranges emitted (a tool is attached)" : "");
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     meta["memory_footprint"] = footprint.to_json();
     if (gpu) {
