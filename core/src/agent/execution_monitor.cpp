@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
 #include "report/clock_alignment.h"
-#include "worker/worker_main.h"
 
 namespace commbench {
 

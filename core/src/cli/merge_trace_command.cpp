@@ -29,17 +29,14 @@ int cmd_merge_trace(const std::vector<std::string>& args) {
     return 2;
   }
   std::vector<ExecutionOutcome> executions;
-  std::vector<int> traced;
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || j.value("type", "") != "execution") continue;
-    ExecutionOutcome o = j.get<ExecutionOutcome>();
-    std::error_code ec;
-    if (std::filesystem::exists(rank_trace_path(job, o.info.exec_index, 0), ec)) traced.push_back(o.info.exec_index);
-    executions.push_back(std::move(o));
+    executions.push_back(j.get<ExecutionOutcome>());
   }
+  const std::vector<int> traced = traced_executions(job, executions);
   if (traced.empty()) {
-    std::cerr << fmt::format("commbench merge-trace: no rank 0 trace under {}; was the job run with trace = true?\n",
+    std::cerr << fmt::format("commbench merge-trace: no rank trace under {}; was the job run with trace = true?\n",
                              (job / "trace").string());
     return 2;
   }

@@ -14,7 +14,7 @@
 #include "measure/iteration_clock.h"
 #include "measure/trace_recorder.h"
 #include "plan/plan.h"
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 
 namespace commbench {
 

@@ -153,9 +153,24 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
   return sum;
 }
 
+std::vector<int> traced_executions(const std::filesystem::path& job_dir, const std::vector<ExecutionOutcome>& executions) {
+  std::vector<int> traced;
+  for (const ExecutionOutcome& o : executions)
+    for (int r = 0; r < o.info.world_size; ++r) {
+      std::error_code ec;
+      if (std::filesystem::exists(rank_trace_path(job_dir, o.info.exec_index, r), ec)) {
+        traced.push_back(o.info.exec_index);
+        break;
+      }
+    }
+  return traced;
+}
+
 void TraceMergeReporter::job_done(const JobResult& result) {
+  const std::vector<int> traced = traced_executions(dir_, result.executions);
+  if (traced.empty()) return;
   try {
-    const TraceMergeSummary s = merge_job_trace(dir_, result.executions, traced_);
+    const TraceMergeSummary s = merge_job_trace(dir_, result.executions, traced);
     if (!s.missing.empty())
       std::fprintf(stderr, "commbench: trace.json lacks %zu rank trace(s) not found under %s (e.g. %s): ranks on other "
                    "hosts write theirs to their own job folder unless it is shared\n",

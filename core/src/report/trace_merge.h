@@ -27,19 +27,20 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
 
 // The per-rank file of one rank of one execution.
 std::filesystem::path rank_trace_path(const std::filesystem::path& job_dir, int exec_index, int rank);
+// The executions with at least one rank file under `job_dir` (those that ran with trace = true).
+std::vector<int> traced_executions(const std::filesystem::path& job_dir, const std::vector<ExecutionOutcome>& executions);
 
-// Merges at the end of the job; registered when any execution traces.
+// Merges at the end of the job (output format "trace", report/output_formats.cpp); a job
+// without traced executions gets no trace.json.
 class TraceMergeReporter : public Reporter {
  public:
-  TraceMergeReporter(std::filesystem::path job_dir, std::vector<int> traced_exec_indices)
-      : dir_(std::move(job_dir)), traced_(std::move(traced_exec_indices)) {}
+  explicit TraceMergeReporter(std::filesystem::path job_dir) : dir_(std::move(job_dir)) {}
   void job_done(const JobResult& result) override;
 
   static constexpr const char* kFileName = "trace.json";
 
  private:
   std::filesystem::path dir_;
-  std::vector<int> traced_;
 };
 
 }  // namespace commbench
