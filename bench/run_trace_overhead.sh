@@ -71,12 +71,13 @@ for r in range(rounds):
     off, _ = load("false", r)
     on, _ = load("true", r)
     for k in off:
-        d = rows.setdefault(k, {"p50": [], "mean": []})
+        d = rows.setdefault(k, {"p50": [], "mean": [], "off": []})
+        d["off"].append(off[k]["time_us"]["p50"])
         d["p50"].append(on[k]["time_us"]["p50"] / off[k]["time_us"]["p50"])
         d["mean"].append(on[k]["time_us"]["mean"] / off[k]["time_us"]["mean"])
 print(f"{'world':>5} {'bytes':>8} {'p50 off (us)':>12} {'p50 on/off':>11} {'(range)':>13} {'mean on/off':>12} {'(range)':>13}")
 for (w, b), d in sorted(rows.items()):
-    base = statistics.median(load("false", 0)[0][(w, b)]["time_us"]["p50"] for _ in [0])
+    base = statistics.median(d["off"])
     print(f"{w:>5} {b:>8} {base:>12.2f} {statistics.median(d['p50']):>11.3f} ({min(d['p50']):.2f}-{max(d['p50']):.2f})"
           f" {statistics.median(d['mean']):>12.3f} ({min(d['mean']):.2f}-{max(d['mean']):.2f})")
 PY
