@@ -15,7 +15,8 @@ constexpr const char* kUsage =
     "  run FILE        run an experiment and write results\n"
     "  validate FILE   check an experiment file without running it\n"
     "  plugins         list the backend plugins found and what they support\n"
-    "  settings        list every run setting with its type, default and meaning\n\n"
+    "  settings        list every run setting with its type, default and meaning\n"
+    "  merge-trace DIR rebuild a job folder's trace.json (docs/observability.md)\n\n"
     "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
 
 }  // namespace
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return commbench::cmd_run(rest);
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
+  if (cmd == "merge-trace") return commbench::cmd_merge_trace(rest);
   if (cmd == "settings") return commbench::cmd_settings(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;

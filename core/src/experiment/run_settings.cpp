@@ -228,6 +228,11 @@ const std::array kSettings{
         "prints for allgather, reducescatter, alltoall, gather and scatter — divided among the "
         "ranks). Either way, a run with several world sizes gets a scaling-efficiency table "
         "(docs/metrics.md)"),
+    row<&RunSettings::trace, Bool>(
+        "trace", "trace", "boolean",
+        "each rank records a Chrome trace (phases, every timed iteration, every `all_pairs` "
+        "transfer), written after each case to `trace/exec<N>-rank<R>.json` and merged at the end "
+        "into `trace.json` on rank 0's timeline; nothing is recorded when off. docs/observability.md"),
 };
 
 constexpr std::array<RunKeyDoc, 10> kStructural{{

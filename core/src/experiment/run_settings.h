@@ -36,6 +36,7 @@ struct RunSettings {
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
   ScalingMode scaling = ScalingMode::Weak;  // what `sizes` mean across world sizes
+  bool trace = false;  // per-rank Chrome traces, merged into trace.json (docs/observability.md)
 };
 
 // Every setting of `s` into `j`, under the JSON keys.
