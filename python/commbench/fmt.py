@@ -22,7 +22,9 @@ def num(x, digits=3):
     mag = math.floor(math.log10(abs(x)))
     if mag >= digits - 1:
         return f"{x:.0f}"
-    return f"{x:.{digits - 1 - mag}f}"
+    text = f"{x:.{digits - 1 - mag}f}"
+    # 0.700 -> 0.7: the digits shown are significant ones, not padding.
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def pct(fraction, digits=3):

@@ -157,8 +157,8 @@ def scaling_figures(plt, jobs, out_dir, written):
             size = max(common)
             ss = sorted(ss, key=lambda s: s["world_size"])
             recs = [next(r for r in s.records if r.get("bytes") == size) for s in ss]
-            text = label(ss[0], [c[0] for c in configs.values()]) or ss[0]["backend"]
-            text = re.sub(r",? ?\d+ ranks", "", text) + f", {fmt.size(size)}"
+            firsts = [c[0] for c in configs.values()]
+            text = label(ss[0], firsts, never=("world_size",)) + f", {fmt.size(size)}"
             xs = [s["world_size"] for s in ss]
             ax_b.plot(xs, [num(r, "busbw_gbps") for r in recs], marker="o", label=text)
             ax_t.plot(xs, [num(r, "time_us", "mean") for r in recs], marker="o", label=text)

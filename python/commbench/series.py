@@ -53,26 +53,25 @@ def series_of(jobs, ops=None):
     return [Series(k, v) for k, v in groups.items()]
 
 
-def label(series, among):
-    """Legend text naming the fields in which `series` differs from the others in `among`."""
-    varying = [f for f in SERIES_FIELDS if len({s[f] for s in among}) > 1]
+def label(series, among, always=("backend",), never=()):
+    """Legend text naming the fields in which `series` differs from the others in `among`
+    (plus the `always` fields, minus the `never` ones)."""
+    varying = {f for f in SERIES_FIELDS if len({s[f] for s in among}) > 1}
     parts = []
     for f in ("source", "run", "backend", "memory", "staging", "world_size", "dtype", "redop",
               "placement", "root", "op"):
-        if f == "backend" or f in varying:
+        if (f in always or f in varying) and f not in never:
             v = series[f]
             if v in (None, ""):
                 continue
             if f == "world_size":
-                parts.append(f"{v} ranks")
+                parts.append(f"{v} rank" + ("" if v == 1 else "s"))
             elif f == "root":
                 parts.append(f"root {v}")
             elif f == "staging":
                 parts.append(f"staged via {v}")
             else:
                 parts.append(str(v))
-    if "world_size" not in varying and series["world_size"] is not None and len(among) == 1:
-        parts.append(f"{series['world_size']} ranks")
     return ", ".join(parts)
 
 
