@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/python_tools.h"
 #include "plugin/probe.h"
 #include "worker/worker_main.h"
 
@@ -14,7 +15,10 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  run FILE        run an experiment and write results\n"
     "  validate FILE   check an experiment file without running it\n"
-    "  plugins         list the backend plugins found and what they support\n\n"
+    "  plugins         list the backend plugins found and what they support\n"
+    "  report DIR...   plots, report.html, report.md and analysis.md of results folders\n"
+    "  compare BASELINE NEW  per-case time and busbw ratios; exit 1 on a regression\n"
+    "  check DIR       the experiment's expectations (`expect`) against its results\n\n"
     "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
 
 }  // namespace
@@ -33,6 +37,11 @@ int main(int argc, char** argv) {
   if (cmd == "run") return commbench::cmd_run(rest);
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
+  // Written in Python (python/commbench): the C++ side finds the package and runs it.
+  if (cmd == "report" || cmd == "compare" || cmd == "check") {
+    rest.insert(rest.begin(), cmd);
+    return commbench::run_python_tool(rest, "commbench " + cmd);
+  }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;
     return 0;
