@@ -61,11 +61,13 @@ def to_markdown(doc):
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _CODE = re.compile(r"`([^`]+)`")
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
 def _inline(text):
     t = html.escape(str(text))
     t = _BOLD.sub(r"<b>\1</b>", t)
+    t = _LINK.sub(r'<a href="\2">\1</a>', t)
     return _CODE.sub(r"<code>\1</code>", t)
 
 
