@@ -30,6 +30,16 @@ struct SizeSpec {
 enum class Placement { OutOfPlace, InPlace };
 const char* placement_name(Placement p);
 
+// One entry of a run's `expect` (experiment/expect_field.h): conditions every case in its
+// scope must meet.
+struct Expectation {
+  SourcePos pos;
+  std::vector<OpKind> ops;  // empty: every op of the run
+  std::optional<uint64_t> min_bytes, max_bytes;
+  // metric -> condition, normalised to "<op> <number>" (">= 180"), in file order.
+  std::vector<std::pair<std::string, std::string>> conditions;
+};
+
 struct RunSpec {
   std::string name;  // from the file, or "run<index>" when not given
   int index = 0;     // position among [[run]] tables, 0-based
@@ -58,6 +68,7 @@ struct RunSpec {
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
+  std::vector<Expectation> expect;  // checked after the job (`commbench check`)
 
   // Where each field (and each array element) was written, for messages found after parsing
   // (e.g. capability checks). Keys: "backends", "backends[1]", "ops[0]", "sizes[2]", ...
@@ -72,6 +83,7 @@ struct Experiment {
   uint64_t seed = 42;
   std::vector<std::string> plugin_path;  // extra plugin directories (relative to the file)
   std::vector<RunSpec> runs;
+  bool report = false;  // `commbench report` on the job folder at the end of `commbench run`
   nlohmann::json as_parsed;  // canonical JSON of the above, recorded in summary.json
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "experiment/expect_field.h"
 
 namespace commbench {
 namespace {
@@ -25,7 +26,7 @@ nlohmann::json size_to_json(const SizeSpec& s) {
 nlohmann::json run_to_json(const RunSpec& run) {
   nlohmann::json sizes = nlohmann::json::array();
   for (const auto& s : run.sizes) sizes.push_back(size_to_json(s));
-  return nlohmann::json{
+  nlohmann::json j{
       {"name", run.name},
       {"index", run.index},
       {"backends", run.backends},
@@ -50,6 +51,8 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"gpu_timing", timing_name(run.gpu_timing)},
       {"device", run.device ? nlohmann::json(*run.device) : nlohmann::json(nullptr)},
   };
+  if (!run.expect.empty()) j["expect"] = expect_to_json(run.expect);
+  return j;
 }
 
 nlohmann::json experiment_to_json(const Experiment& exp) {
@@ -62,6 +65,7 @@ nlohmann::json experiment_to_json(const Experiment& exp) {
       {"seed", exp.seed},
       {"plugin_path", exp.plugin_path},
       {"runs", runs},
+      {"report", exp.report},
   };
 }
 

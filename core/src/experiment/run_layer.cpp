@@ -10,6 +10,7 @@
 
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/did_you_mean.h"
+#include "experiment/expect_field.h"
 #include "experiment/list_field.h"
 #include "experiment/size_field.h"
 
@@ -18,13 +19,13 @@ namespace {
 
 constexpr int kIntMax = std::numeric_limits<int32_t>::max();
 
-constexpr std::array<std::string_view, 27> kRunKeys{
+constexpr std::array<std::string_view, 28> kRunKeys{
     "name",       "backends",   "backend",   "ops",        "op",
     "sizes",      "dtypes",     "dtype",     "redops",     "redop",
     "memory",     "warmup",     "iterations", "min_time",  "max_iterations",
     "placement",  "check",      "world_sizes", "world_size", "env",
     "options",    "timeout",    "root",      "window",     "peers",
-    "device",     "gpu_timing"};
+    "device",     "gpu_timing", "expect"};
 
 // Spellings from other tools, suggested (not accepted): the file format has one name per dtype.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kDtypeSpellings{{
@@ -173,6 +174,9 @@ class LayerReader {
     } else if (key == "check") {
       where["check"] = sink_.pos(v);
       layer.check = read_bool(sink_, v, key);
+    } else if (key == "expect") {
+      where["expect"] = sink_.pos(v);
+      layer.expect = read_expect(sink_, v);
     } else if (key == "env") {
       read_env(v);
     } else if (key == "options") {

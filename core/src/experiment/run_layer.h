@@ -48,6 +48,7 @@ struct RunLayer {
   std::optional<std::vector<int>> peers;
   std::optional<int> device;
   std::optional<TimingMethod> gpu_timing;
+  std::optional<std::vector<Expectation>> expect;
   std::map<std::string, std::string> env;
   std::map<std::string, std::map<std::string, std::string>> options;
 

@@ -220,6 +220,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
     spec.device = device;
   }
   m.take(&RunLayer::gpu_timing, "gpu_timing", spec.gpu_timing);
+  m.take(&RunLayer::expect, "expect", spec.expect);
   m.merge_env();
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);
