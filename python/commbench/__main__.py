@@ -154,6 +154,10 @@ def main(argv=None):
     except MissingMatplotlib as e:
         sys.stderr.write(f"{e}\n")
         return EXIT_INVALID
+    except OSError as e:  # an output folder that cannot be written, a file that cannot be read
+        sys.stderr.write(f"commbench {argv[0]}: {e.filename or ''}: {e.strerror or e}; "
+                         "choose another output folder with -o\n")
+        return EXIT_INVALID
     except BrokenPipeError:  # `commbench compare ... | head`
         return EXIT_OK
 

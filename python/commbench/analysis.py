@@ -160,6 +160,8 @@ def quality(jobs):
     wrong = [(lb, c) for lb, c in cases if isinstance(c.get("wrong"), int) and c["wrong"] > 0]
     for lb, c in wrong:
         first = c.get("first_mismatch")
+        if isinstance(first, dict):
+            first = ", ".join(f"{k} {v}" for k, v in first.items())
         extra = f"; first mismatch: {first}" if first else ""
         out.append(f"Check failed: {c.get('op')} {fmt.size(c.get('bytes', 0))} "
                    f"{c.get('backend')} {c.get('world_size')} ranks ({lb}) — {c['wrong']} wrong "
