@@ -76,8 +76,9 @@ def _comparison_tables(doc, jobs):
             continue
         any_table = True
         names = [label(s, group, never=("world_size",)) for s in group]
-        doc.h(3, f"{op} {dtype} {redop or ''} {placement}, {world} ranks: "
-              + " vs ".join(names))
+        what = " ".join(str(v) for v in (op, dtype, redop, placement) if v)
+        ranks = f"{world} rank" + ("" if world == 1 else "s")
+        doc.h(3, f"{what}, {ranks}: " + " vs ".join(names))
         sizes = sorted({b for s in group for b in s.sizes})
         headers = ["size"]
         for n in names:

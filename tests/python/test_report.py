@@ -4,6 +4,7 @@ analysis.md's numbers are the records' numbers."""
 import base64
 import csv
 import html.parser
+import json
 import os
 import re
 import unittest
@@ -148,6 +149,34 @@ class ReportTest(TempDirCase):
         with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
             analysis = f.read()
         self.assertIn("## Scaling across world sizes", analysis)
+
+    def test_memory_types_are_compared(self):
+        # Seed 001/002: Gloo on host memory against NCCL on GPU memory, from two jobs. No GPU
+        # here: a copy of the quickstart relabelled nccl/cuda stands in for the second job (the
+        # test is about the report's structure, not about GPU numbers).
+        gpu = self.copy_fixture(QUICKSTART, "gpu-job")
+        jl = os.path.join(gpu, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f]
+        for l in lines:
+            if l.get("type") == "case":
+                l["backend"], l["memory"] = "nccl", "cuda"
+                l["time_us"]["mean"] /= 2
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+        out = self.report(QUICKSTART, gpu, extra=("--no-plots",))
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertRegex(md, r"### allreduce f32 sum out_of_place, 4 ranks: .*gloo, host vs "
+                             r".*nccl, cuda")
+        self.assertIn("| 0.5× |", md)   # nccl's time over gloo's, every size
+        with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
+            analysis = f.read()
+        self.assertIn("(different memory: host vs cuda)", analysis)
+        with open(os.path.join(out, "combined.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual({(r["backend"], r["memory"]) for r in rows},
+                         {("gloo", "host"), ("nccl", "cuda")})
 
     def test_without_matplotlib_a_clear_message(self):
         # A matplotlib that cannot be imported, ahead of the real one on PYTHONPATH.

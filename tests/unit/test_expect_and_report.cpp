@@ -36,7 +36,7 @@ TEST(Expect, TableAndListAreNormalised) {
   const Experiment& e = *r.experiment;
   EXPECT_TRUE(e.report);
   ASSERT_EQ(e.runs[0].expect.size(), 2u);
-  EXPECT_EQ(e.runs[0].expect[0].ops, std::vector<OpKind>{OpKind::AllReduce});
+  EXPECT_EQ(e.runs[0].expect[0].ops, std::vector<OpKind>{OpKind::Allreduce});
   EXPECT_EQ(e.runs[0].expect[0].min_bytes, 1048576u);
   EXPECT_EQ(e.runs[0].expect[1].max_bytes, 8192u);
   const auto& j = e.as_parsed.at("runs").at(0).at("expect");
