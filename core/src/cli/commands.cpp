@@ -116,22 +116,34 @@ int cmd_run(const std::vector<std::string>& args) {
                                  e.backend, e.world_size, e.cases.size());
       return 0;
     }
-    JobOptions opts;
-    opts.output_dir = out_dir;
-    opts.self_exe = current_executable_path();
-    opts.quiet = p.vm.count("quiet") > 0;
-    opts.launch = launch;
-    std::string job_dir;
-    opts.job_dir_out = &job_dir;
-    try {
-      const int code = run_job(loaded->experiment, loaded->plugins, opts);
-      return after_job(loaded->experiment, job_dir, code, opts.quiet);
-    } catch (const LaunchError& e) {
-      std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
-                               launch.agent_count, launch.launcher, e.what());
-      return kExitFailures;
-    }
+    return run_experiment(*loaded, out_dir, p.vm.count("quiet") > 0, forced);
   });
+}
+
+int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
+                   const std::string& forced_launcher) {
+  LaunchContext launch;
+  try {
+    launch = discover_launch(current_environment(), forced_launcher);
+  } catch (const LaunchError& e) {
+    std::cerr << "commbench run: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  JobOptions opts;
+  opts.output_dir = out_dir;
+  opts.self_exe = current_executable_path();
+  opts.quiet = quiet;
+  opts.launch = launch;
+  std::string job_dir;
+  opts.job_dir_out = &job_dir;
+  try {
+    const int code = run_job(loaded.experiment, loaded.plugins, opts);
+    return after_job(loaded.experiment, job_dir, code, opts.quiet);
+  } catch (const LaunchError& e) {
+    std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
+                             launch.agent_count, launch.launcher, e.what());
+    return kExitFailures;
+  }
 }
 
 int cmd_validate(const std::vector<std::string>& args) {

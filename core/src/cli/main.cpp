@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/python_tools.h"
+#include "cli/quick.h"
 #include "plugin/probe.h"
 #include "worker/worker_main.h"
 
@@ -14,6 +15,7 @@ constexpr const char* kUsage =
     "Usage: commbench <command> [options]\n\n"
     "Commands:\n"
     "  run FILE        run an experiment and write results\n"
+    "  quick OPS       run without a file, nccl-tests' flags (-b 8 -e 1G -f 2 -n 20 ...)\n"
     "  validate FILE   check an experiment file without running it\n"
     "  plugins         list the backend plugins found and what they support\n"
     "  report DIR...   plots, report.html, report.md and analysis.md of results folders\n"
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return commbench::cmd_run(rest);
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
+  if (cmd == "quick") return commbench::cmd_quick(rest);
   // Written in Python (python/commbench): the C++ side finds the package and runs it.
   if (cmd == "report" || cmd == "compare" || cmd == "check") {
     rest.insert(rest.begin(), cmd);
