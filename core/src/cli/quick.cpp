@@ -113,7 +113,7 @@ std::string quick_size(const std::string& size) {
 
 QuickExperiment quick_experiment(const QuickFlags& f) {
   Writer w;
-  w.line("# Written by commbench quick (docs/configuration.md, "Quick runs"); run it with commbench run FILE.");
+  w.line("# Written by commbench quick (docs/configuration.md, Quick runs); run it with commbench run FILE.");
   w.line("name = \"quick\"");
   w.line("output_dir = " + quoted(f.output_dir), "-O " + f.output_dir);
   w.line("");
