@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "common/exit_codes.h"
 #include "experiment/experiment.h"
 #include "launch/rank_discovery.h"
 #include "plugin/plugin_info.h"
@@ -20,14 +21,6 @@ struct JobOptions {
   // Set by agent 0 to the job folder it wrote, for what runs after the job (report, checks).
   std::string* job_dir_out = nullptr;
 };
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailures = 1;   // a run failed or #wrong > 0
-inline constexpr int kExitInvalid = 2;    // the experiment did not validate, or the output
-                                          // cannot be written (found before any worker starts)
-inline constexpr int kExitOutputFailed = 3;  // results stopped being written mid-job (disk full,
-                                             // I/O error); what was written is complete
-inline constexpr int kExitInterrupted = 130;
 
 // Runs the whole job; returns the process exit code.
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts);

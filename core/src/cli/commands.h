@@ -10,6 +10,7 @@ namespace commbench {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_plugins(const std::vector<std::string>& args);
+int cmd_settings(const std::vector<std::string>& args);
 
 struct LoadedExperiment;
 // What `run` does once the experiment is loaded: the job, then the report and the expectations

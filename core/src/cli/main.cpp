@@ -20,7 +20,8 @@ constexpr const char* kUsage =
     "  plugins         list the backend plugins found and what they support\n"
     "  report DIR...   plots, report.html, report.md and analysis.md of results folders\n"
     "  compare BASELINE NEW  per-case time and busbw ratios; exit 1 on a regression\n"
-    "  check DIR       the experiment's expectations (`expect`) against its results\n\n"
+    "  check DIR       the experiment's expectations (`expect`) against its results\n"
+    "  settings        list every run setting with its type, default and meaning\n\n"
     "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
 
 }  // namespace
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     rest.insert(rest.begin(), cmd);
     return commbench::run_python_tool(rest, "commbench " + cmd);
   }
+  if (cmd == "settings") return commbench::cmd_settings(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;
     return 0;

@@ -12,14 +12,13 @@
 
 #include <fmt/format.h>
 
+#include "common/exit_codes.h"
 #include "plugin/search_path.h"
 
 extern char** environ;
 
 namespace commbench {
 namespace {
-
-constexpr int kExitInvalid = 2;
 
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "agent/job_runner.h"
+#include "common/exit_codes.h"
 #include "cli/commands.h"
 #include "cli/experiment_loading.h"
 #include "experiment/sizes.h"

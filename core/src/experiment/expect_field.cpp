@@ -158,4 +158,26 @@ nlohmann::json expect_to_json(const std::vector<Expectation>& expect) {
   return out;
 }
 
+std::vector<Expectation> expect_from_json(const nlohmann::json& j) {
+  std::vector<Expectation> out;
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    Expectation x;
+    for (const auto& [k, v] : e.items()) {
+      if (k == "ops") {
+        for (const auto& o : v)
+          if (auto op = parse_op_kind(o.get<std::string>())) x.ops.push_back(*op);
+      } else if (k == "min_bytes") {
+        x.min_bytes = v.get<uint64_t>();
+      } else if (k == "max_bytes") {
+        x.max_bytes = v.get<uint64_t>();
+      } else if (v.is_string()) {
+        x.conditions.emplace_back(k, v.get<std::string>());
+      }
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 }  // namespace commbench

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
-#include "experiment/experiment.h"
+#include "experiment/run_settings.h"
 #include "experiment/toml_fields.h"
 
 namespace commbench {
@@ -31,5 +31,7 @@ std::optional<std::vector<Expectation>> read_expect(DiagnosticSink& sink, const 
 // [{"ops": [...], "min_bytes": n, "max_bytes": n, "<metric>": "<condition>"}...] for
 // summary.json; scope keys only where written.
 nlohmann::json expect_to_json(const std::vector<Expectation>& expect);
+// The inverse (the workers' copy of the execution); positions are not kept.
+std::vector<Expectation> expect_from_json(const nlohmann::json& j);
 
 }  // namespace commbench

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "commbench/sdk/dtypes.hpp"
-#include "experiment/expect_field.h"
 
 namespace commbench {
 namespace {
@@ -34,24 +33,12 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"sizes", sizes},
       {"dtypes", names(run.dtypes, sdk::dtype_name)},
       {"redops", names(run.redops, sdk::redop_name)},
-      {"memory", std::string(sdk::mem_name(run.memory))},
-      {"warmup", run.warmup},
-      {"iterations", run.iterations},
-      {"min_time_s", run.min_time_s},
-      {"max_iterations", run.max_iterations},
       {"placements", names(run.placements, placement_name)},
-      {"check", run.check},
       {"world_sizes", run.world_sizes},
       {"env", run.env},
       {"options", run.options},
-      {"timeout_s", run.timeout_s},
-      {"root", run.root},
-      {"window", run.window},
-      {"peers", run.peers},
-      {"gpu_timing", timing_name(run.gpu_timing)},
-      {"device", run.device ? nlohmann::json(*run.device) : nlohmann::json(nullptr)},
   };
-  if (!run.expect.empty()) j["expect"] = expect_to_json(run.expect);
+  settings_to_json(run, j);
   return j;
 }
 
@@ -64,6 +51,7 @@ nlohmann::json experiment_to_json(const Experiment& exp) {
       {"output_dir", exp.output_dir},
       {"seed", exp.seed},
       {"plugin_path", exp.plugin_path},
+      {"outputs", exp.outputs},
       {"runs", runs},
       {"report", exp.report},
   };
