@@ -323,6 +323,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
                  stderr);
     }
     group->finish(code);
+    if (opts.job_dir_out) *opts.job_dir_out = job_dir.string();
     return code;
   }
   // The job's verdict is agent 0's: it saw every execution's merged outcome.

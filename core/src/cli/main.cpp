@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/python_tools.h"
+#include "cli/quick.h"
 #include "plugin/probe.h"
 #include "worker/worker_main.h"
 
@@ -13,10 +15,14 @@ constexpr const char* kUsage =
     "Usage: commbench <command> [options]\n\n"
     "Commands:\n"
     "  run FILE        run an experiment and write results\n"
+    "  quick OPS       run without a file, nccl-tests' flags (-b 8 -e 1G -f 2 -n 20 ...)\n"
     "  validate FILE   check an experiment file without running it\n"
     "  plugins         list the backend plugins found and what they support\n"
-    "  settings        list every run setting with its type, default and meaning\n"
-    "  merge-trace DIR rebuild a job folder's trace.json (docs/observability.md)\n\n"
+    "  report DIR...   plots, report.html, report.md and analysis.md of results folders\n"
+    "  compare BASELINE NEW  per-case time and busbw ratios; exit 1 on a regression\n"
+    "  check DIR       the experiment's expectations (`expect`) against its results\n"
+    "  merge-trace DIR rebuild a job folder's trace.json (docs/observability.md)\n"
+    "  settings        list every run setting with its type, default and meaning\n\n"
     "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
 
 }  // namespace
@@ -36,6 +42,12 @@ int main(int argc, char** argv) {
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
   if (cmd == "merge-trace") return commbench::cmd_merge_trace(rest);
+  if (cmd == "quick") return commbench::cmd_quick(rest);
+  // Written in Python (python/commbench): the C++ side finds the package and runs it.
+  if (cmd == "report" || cmd == "compare" || cmd == "check") {
+    rest.insert(rest.begin(), cmd);
+    return commbench::run_python_tool(rest, "commbench " + cmd);
+  }
   if (cmd == "settings") return commbench::cmd_settings(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;

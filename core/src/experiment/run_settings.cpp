@@ -8,6 +8,7 @@
 
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/did_you_mean.h"
+#include "experiment/expect_field.h"
 #include "experiment/list_field.h"
 
 namespace commbench {
@@ -143,6 +144,17 @@ struct Peers {
   static std::string text(const std::vector<int>& v) { return fmt::format("`[{}, {}]`", v.at(0), v.at(1)); }
 };
 
+// `expect`: conditions checked after the job (experiment/expect_field.h).
+struct Expect {
+  static std::optional<std::vector<Expectation>> read(const toml::node& n, std::string_view,
+                                                      DiagnosticSink& sink, WhereMap&) {
+    return read_expect(sink, n);
+  }
+  static json to_json(const std::vector<Expectation>& v) { return expect_to_json(v); }
+  static std::vector<Expectation> from_json(const json& j) { return expect_from_json(j); }
+  static std::string text(const std::vector<Expectation>&) { return "none"; }
+};
+
 // A row for member `M` read with codec `C`. `default_words` replaces the generated default in
 // the docs where the built-in value is not the whole story ("sized per execution").
 template <auto M, class C>
@@ -233,6 +245,9 @@ const std::array kSettings{
         "each rank records a Chrome trace (phases, every timed iteration, every `all_pairs` "
         "transfer), written after each case to `trace/exec<N>-rank<R>.json` and merged at the end "
         "into `trace.json` on rank 0's timeline; nothing is recorded when off. docs/observability.md"),
+    row<&RunSettings::expect, Expect>(
+        "expect", "expect", "table or array of tables",
+        "performance the run must reach, checked after the job: see [Expectations](#expectations)"),
 };
 
 constexpr std::array<RunKeyDoc, 10> kStructural{{
