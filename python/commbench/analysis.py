@@ -159,7 +159,7 @@ def quality(jobs):
     cases = [(j.label, c) for j in jobs for c in j.cases]
     wrong = [(lb, c) for lb, c in cases if isinstance(c.get("wrong"), int) and c["wrong"] > 0]
     for lb, c in wrong:
-        first = c.get("first_mismatch")
+        first = c.get("first_wrong")
         if isinstance(first, dict):
             first = ", ".join(f"{k} {v}" for k, v in first.items())
         extra = f"; first mismatch: {first}" if first else ""
