@@ -93,5 +93,48 @@ corrupt = true
   EXPECT_GT(cases[0]["wrong"].get<int64_t>(), 0);
 }
 
+// --set replaces a key before the file is read: the same checks, errors naming the override.
+TEST(Cli, SetOverridesKeysWithTheFilesValidation) {
+  JobDir dir;
+  const auto file = dir.write("two.toml", R"(name = "two"
+[[run]]
+name = "a"
+backend = "gloo"
+op = "allreduce"
+sizes = ["4KiB"]
+world_size = 2
+iterations = 5
+[[run]]
+name = "b"
+backend = "gloo"
+op = "allgather"
+sizes = ["4KiB"]
+world_size = 2
+)");
+  const auto bad = dir.run(file, {"--set", "run.iterations=0"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--set run.iterations=0: error: 'iterations' must be at least 1, got 0"),
+            std::string::npos) << bad.output;
+  const auto typo = dir.run(file, {"--set", "run.iteratons=3"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.output.find("did you mean 'iterations'"), std::string::npos) << typo.output;
+
+  // A singular key in the file is replaced by its plural override; --only keeps run "b".
+  const auto ok = dir.run(file, {"--set", "run.iterations=3", "--set", "run.world_sizes=[1, 2]",
+                                 "--only", "b", "--quiet"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 2u);
+  for (const auto& c : cases) {
+    EXPECT_EQ(c["run"], "b");
+    EXPECT_EQ(c["iterations"], 3);
+  }
+  EXPECT_EQ(cases[0]["world_size"], 1);
+  EXPECT_EQ(cases[1]["world_size"], 2);
+  const auto unknown = dir.run(file, {"--only", "c"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("the file has: a, b"), std::string::npos) << unknown.output;
+}
+
 }  // namespace
 }  // namespace commbench::testing

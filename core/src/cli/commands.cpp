@@ -1,9 +1,12 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <iostream>
+#include <set>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "agent/job_runner.h"
 #include "cli/experiment_loading.h"
@@ -76,17 +79,56 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
   return code;
 }
 
+// --only: keeps the named runs (file order); an unknown name is an error listing the names.
+bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  std::set<std::string> wanted;
+  for (const auto& o : only) {
+    std::string cur;
+    for (char c : o + ",") {
+      if (c == ',') {
+        if (!cur.empty()) wanted.insert(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (const RunSpec& r : loaded.experiment.runs) names.push_back(r.name);
+  for (const auto& w : wanted)
+    if (std::find(names.begin(), names.end(), w) == names.end()) {
+      std::cerr << fmt::format("commbench run: --only {}: no [[run]] of that name; the file has: {}\n",
+                               w, fmt::join(names, ", "));
+      return false;
+    }
+  std::vector<RunSpec> kept;
+  nlohmann::json kept_json = nlohmann::json::array();
+  for (size_t i = 0; i < loaded.experiment.runs.size(); ++i)
+    if (wanted.count(loaded.experiment.runs[i].name)) {
+      kept.push_back(loaded.experiment.runs[i]);
+      kept_json.push_back(loaded.experiment.as_parsed["runs"][i]);
+    }
+  loaded.experiment.runs = std::move(kept);
+  loaded.experiment.as_parsed["runs"] = std::move(kept_json);
+  loaded.experiment.as_parsed["only"] = std::vector<std::string>(wanted.begin(), wanted.end());
+  return true;
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   return guarded("run", [&] {
     std::string file, out_dir;
-    std::vector<std::string> plugin_dirs;
+    std::vector<std::string> plugin_dirs, sets, only;
     po::options_description d("Usage: commbench run FILE [options]\n\n"
                               "Runs every [[run]] of the experiment FILE and writes a new folder of results.\n\nOptions");
     d.add_options()("file", po::value(&file), "experiment file (TOML)")(
         "output-dir,o", po::value(&out_dir), "write the job folder here instead of the file's output_dir")(
         "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
+        "set", po::value(&sets)->composing(), "KEY=VALUE: override a key of the file, e.g. "
+        "run.iterations=100, defaults.world_sizes=[2,4] (repeatable)")(
+        "only", po::value(&only)->composing(), "run only the [[run]] of this name (repeatable, or comma-separated)")(
         "quiet,q", "no console tables (files are still written)")(
         "dry-run", "validate and print the plan without running anything")(
         "launcher", po::value<std::string>(), "torchrun, slurm, openmpi, pmi or local (default: detect)")(
@@ -109,8 +151,10 @@ int cmd_run(const std::vector<std::string>& args) {
       return 0;
     }
     if (file.empty()) throw po::required_option("file");
-    auto loaded = load_and_validate(file, plugin_dirs);
+    auto loaded = load_and_validate(file, plugin_dirs, sets);
     if (!loaded) return kExitInvalid;
+    if (!select_runs(*loaded, only)) return kExitInvalid;
+    if (!sets.empty()) loaded->experiment.as_parsed["overrides"] = sets;
     if (p.vm.count("dry-run")) {
       for (const Execution& e : plan_job(loaded->experiment))
         std::cout << fmt::format("exec {}: run '{}' backend {} world {} — {} cases\n", e.index, e.run,

@@ -10,8 +10,9 @@
 namespace commbench {
 
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
-                                                  const std::vector<std::string>& plugin_dirs) {
-  return validate_parsed(parse_experiment_file(file), plugin_dirs,
+                                                  const std::vector<std::string>& plugin_dirs,
+                                                  const std::vector<std::string>& overrides) {
+  return validate_parsed(parse_experiment_file(file, overrides), plugin_dirs,
                          [](const std::vector<Diagnostic>& d) { print_diagnostics(std::cerr, d); });
 }
 

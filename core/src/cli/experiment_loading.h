@@ -28,6 +28,7 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
 
 // nullopt when there are errors (already printed to stderr, file:line:col first).
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
-                                                  const std::vector<std::string>& plugin_dirs);
+                                                  const std::vector<std::string>& plugin_dirs,
+                                                  const std::vector<std::string>& overrides = {});
 
 }  // namespace commbench

@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "experiment/did_you_mean.h"
+#include "experiment/overrides.h"
 #include "experiment/experiment_file.h"
 #include "experiment/experiment_json.h"
 #include "experiment/list_field.h"
@@ -226,7 +227,8 @@ SourcePos RunSpec::pos_of(const std::string& key) const {
   }
 }
 
-ParseResult parse_experiment_string(const std::string& text, const std::string& file_name) {
+ParseResult parse_experiment_string(const std::string& text, const std::string& file_name,
+                                    const std::vector<std::string>& overrides) {
   ParseResult result;
   DiagnosticSink sink(file_name);
   if (auto finding = precheck_toml(text)) {
@@ -242,12 +244,13 @@ ParseResult parse_experiment_string(const std::string& text, const std::string& 
     result.diagnostics = sink.take_sorted();
     return result;
   }
+  apply_overrides(root, overrides, sink);
   result.experiment = ExperimentReader(sink, root, file_name).read();
   result.diagnostics = sink.take_sorted();
   return result;
 }
 
-ParseResult parse_experiment_file(const std::string& path) {
+ParseResult parse_experiment_file(const std::string& path, const std::vector<std::string>& overrides) {
   auto text = read_experiment_file(path);
   if (auto* error = std::get_if<FileReadError>(&text)) {
     ParseResult result;
@@ -255,7 +258,7 @@ ParseResult parse_experiment_file(const std::string& path) {
         Diagnostic{Diagnostic::Severity::Error, SourcePos{path, 0, 0}, std::move(error->message)});
     return result;
   }
-  return parse_experiment_string(std::get<std::string>(text), path);
+  return parse_experiment_string(std::get<std::string>(text), path, overrides);
 }
 
 }  // namespace commbench

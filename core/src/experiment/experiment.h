@@ -74,8 +74,11 @@ struct ParseResult {
 };
 
 // Parse and validate a file. Never throws for bad input: every problem is a Diagnostic.
-ParseResult parse_experiment_file(const std::string& path);
+// `overrides`: `--set KEY=VALUE`s applied before reading (experiment/overrides.h).
+ParseResult parse_experiment_file(const std::string& path,
+                                  const std::vector<std::string>& overrides = {});
 // Same, from text; `file_name` is used in messages.
-ParseResult parse_experiment_string(const std::string& text, const std::string& file_name);
+ParseResult parse_experiment_string(const std::string& text, const std::string& file_name,
+                                    const std::vector<std::string>& overrides = {});
 
 }  // namespace commbench

@@ -15,12 +15,15 @@
 namespace commbench {
 
 SourcePos DiagnosticSink::pos(const toml::node& node, const SourcePos& fallback) const {
+  // A value from `--set` (experiment/overrides.h) is its own document: name it, not the file.
+  if (const auto& path = node.source().path; path && *path != file_) return SourcePos{*path, 0, 0};
   const auto& begin = node.source().begin;
   if (begin.line == 0) return fallback.file.empty() ? SourcePos{file_, 0, 0} : fallback;
   return SourcePos{file_, static_cast<int>(begin.line), static_cast<int>(begin.column)};
 }
 
 SourcePos DiagnosticSink::pos(const toml::source_region& region) const {
+  if (region.path && *region.path != file_) return SourcePos{*region.path, 0, 0};
   return SourcePos{file_, static_cast<int>(region.begin.line), static_cast<int>(region.begin.column)};
 }
 
