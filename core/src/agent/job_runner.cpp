@@ -16,6 +16,7 @@
 
 #include "agent/agent_group.h"
 #include "agent/execution_monitor.h"
+#include "agent/observability.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
@@ -80,7 +81,8 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
                                                          const AgentGroup& group,
                                                          const std::string& plugin_path,
                                                          const std::filesystem::path& log_dir,
-                                                         const JobOptions& opts) {
+                                                         const JobOptions& opts, const RunSpec& run,
+                                                         JobObservability& observe) {
   const std::string spec = nlohmann::json(exec).dump();
   const LaunchContext& launch = group.launch();
   std::vector<std::unique_ptr<WorkerProcess>> workers;
@@ -99,6 +101,7 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
     l.stdin_data = spec;
     l.log_path = (log_dir / fmt::format("exec{}-{}-w{}-rank{}.log", exec.index, exec.backend,
                                         exec.world_size, r)).string();
+    observe.wrap_worker(exec, run, r, l);
     workers.push_back(std::make_unique<WorkerProcess>(l));
   }
   return workers;
@@ -225,6 +228,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     return kExitInvalid;
   }
 
+  JobObservability observe(exp, job_dir, group->rank(), opts.self_exe);
   JobResult result;
   bool interrupted = false;
   bool stop_for_output = false;  // a results file could not be written (disk full, I/O error)
@@ -270,13 +274,15 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         return std::nullopt;
       };
       try {
-        auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts);
-        res = monitor_execution(exec, info, workers, ranks, reporter, abort);
+        observe.before_execution(exec, run, [] { return g_interrupt_signal.load() != 0; });
+        auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts, run, observe);
+        res = monitor_execution(exec, info, workers, ranks, reporter, abort, observe.annotator());
       } catch (const std::exception& e) {
         res.outcome.info = info;
         res.outcome.status = "failed";
         res.outcome.reason = fmt::format("could not start workers: {}", e.what());
       }
+      observe.after_execution(exec, ranks, res);
       output_failed |= !reporter.output_failures().empty();
       if (output_failed) {
         stop_for_output = true;
@@ -308,6 +314,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   }
 
   result.finished_at = iso_now();
+  result.observability = observe.finish();
   int code = kExitOk;
   for (const auto& o : result.executions)
     if (o.status == "failed") code = kExitFailures;

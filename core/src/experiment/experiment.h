@@ -14,6 +14,7 @@
 #include "common/diagnostic.h"
 #include "common/ops.h"
 #include "common/timing_method.h"
+#include "experiment/observe_settings.h"
 
 namespace commbench {
 
@@ -58,6 +59,9 @@ struct RunSpec {
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
+  double telemetry_s = 0;                        // sampling interval; 0: off (observe_settings.h)
+  std::optional<ThermalWarmup> thermal_warmup;
+  std::optional<ProfilerSetting> profiler;
 
   // Where each field (and each array element) was written, for messages found after parsing
   // (e.g. capability checks). Keys: "backends", "backends[1]", "ops[0]", "sizes[2]", ...

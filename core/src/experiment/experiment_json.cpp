@@ -49,6 +49,9 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"peers", run.peers},
       {"gpu_timing", timing_name(run.gpu_timing)},
       {"device", run.device ? nlohmann::json(*run.device) : nlohmann::json(nullptr)},
+      {"telemetry_s", run.telemetry_s},
+      {"thermal_warmup", run.thermal_warmup ? nlohmann::json(*run.thermal_warmup) : nlohmann::json(nullptr)},
+      {"profiler", run.profiler ? nlohmann::json(*run.profiler) : nlohmann::json(nullptr)},
   };
 }
 

@@ -11,6 +11,7 @@
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/did_you_mean.h"
 #include "experiment/list_field.h"
+#include "experiment/observe_settings.h"
 #include "experiment/size_field.h"
 
 namespace commbench {
@@ -18,13 +19,13 @@ namespace {
 
 constexpr int kIntMax = std::numeric_limits<int32_t>::max();
 
-constexpr std::array<std::string_view, 27> kRunKeys{
+constexpr std::array<std::string_view, 30> kRunKeys{
     "name",       "backends",   "backend",   "ops",        "op",
     "sizes",      "dtypes",     "dtype",     "redops",     "redop",
     "memory",     "warmup",     "iterations", "min_time",  "max_iterations",
     "placement",  "check",      "world_sizes", "world_size", "env",
     "options",    "timeout",    "root",      "window",     "peers",
-    "device",     "gpu_timing"};
+    "device",     "gpu_timing", "telemetry", "thermal_warmup", "profiler"};
 
 // Spellings from other tools, suggested (not accepted): the file format has one name per dtype.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kDtypeSpellings{{
@@ -173,6 +174,15 @@ class LayerReader {
     } else if (key == "check") {
       where["check"] = sink_.pos(v);
       layer.check = read_bool(sink_, v, key);
+    } else if (key == "telemetry") {
+      where["telemetry"] = sink_.pos(v);
+      layer.telemetry_s = read_telemetry(sink_, v);
+    } else if (key == "thermal_warmup") {
+      where["thermal_warmup"] = sink_.pos(v);
+      layer.thermal_warmup = read_thermal_warmup(sink_, v);
+    } else if (key == "profiler") {
+      where["profiler"] = sink_.pos(v);
+      layer.profiler = read_profiler(sink_, v);
     } else if (key == "env") {
       read_env(v);
     } else if (key == "options") {

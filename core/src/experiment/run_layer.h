@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "experiment/experiment.h"
+#include "experiment/observe_settings.h"
 #include "experiment/toml_fields.h"
 
 namespace commbench {
@@ -48,6 +49,9 @@ struct RunLayer {
   std::optional<std::vector<int>> peers;
   std::optional<int> device;
   std::optional<TimingMethod> gpu_timing;
+  std::optional<double> telemetry_s;  // observe_settings.h
+  std::optional<ThermalWarmup> thermal_warmup;
+  std::optional<ProfilerSetting> profiler;
   std::map<std::string, std::string> env;
   std::map<std::string, std::map<std::string, std::string>> options;
 

@@ -220,6 +220,15 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
     spec.device = device;
   }
   m.take(&RunLayer::gpu_timing, "gpu_timing", spec.gpu_timing);
+  m.take(&RunLayer::telemetry_s, "telemetry", spec.telemetry_s);
+  if (m.source("thermal_warmup")) {
+    ThermalWarmup w;
+    if (m.take(&RunLayer::thermal_warmup, "thermal_warmup", w)) spec.thermal_warmup = w;
+  }
+  if (m.source("profiler")) {
+    ProfilerSetting p;
+    if (m.take(&RunLayer::profiler, "profiler", p)) spec.profiler = p;
+  }
   m.merge_env();
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);

@@ -46,6 +46,8 @@ struct CaseRecord {
   double busbw_gbps = 0;
   double msg_rate_mps = 0;    // windowed p2p patterns: millions of messages per second; else 0
   int64_t wrong = -1;         // mismatched elements over all ranks; -1 = not checked
+  // The agent's telemetry over the case's window (observe/telemetry_sampler.h); null when off.
+  nlohmann::json telemetry;
   std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers
   std::vector<double> samples_us;    // per-iteration max over ranks, in order
 };

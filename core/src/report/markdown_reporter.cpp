@@ -10,6 +10,7 @@
 #include "report/comparison.h"
 #include "report/format.h"
 #include "report/markdown_table.h"
+#include "report/observability_markdown.h"
 #include "report/pair_matrix.h"
 #include "report/output_file.h"
 
@@ -201,6 +202,7 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
     append_pair_matrices(md, cases);
     append_comparison(md, order, run_records);
   }
+  append_observability_markdown(md, result);
   return md;
 }
 

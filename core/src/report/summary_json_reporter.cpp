@@ -90,6 +90,7 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
   for (const auto& e : result.executions) doc["executions"].push_back(e);
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& c : result.cases) doc["results"].push_back(c);
+  if (!result.observability.is_null()) doc["observability"] = result.observability;
   doc["exit_code"] = result.exit_code;
   return doc;
 }
