@@ -16,6 +16,7 @@ packages=(
   bc procps                      # tests/integration/launch_tasks.sh, process checks
   clang-14 libclang-rt-14-dev    # libFuzzer for the store-protocol fuzz test
   libgtest-dev libgmock-dev      # unit and integration tests
+  linux-perf                     # profiler = "perf" and its test (docs/observability.md)
 )
 
 missing=()
