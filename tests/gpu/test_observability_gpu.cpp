@@ -160,5 +160,29 @@ thermal_warmup = { temperature_c = 50, timeout = "30s" }
   EXPECT_EQ(dir.records().size(), 1u);
 }
 
+TEST(GpuObservability, HardwarePlaceholderNamesTheResultsFolderAfterGpuDriverAndCuda) {
+  REQUIRE_SIMULATION();
+  if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin needed";
+  JobDir dir;
+  const auto file = dir.write("hw.toml", R"(
+name = "hw"
+output_dir = "by-hardware/{hardware}"
+[[run]]
+backend = "gloo"
+world_size = 2
+op = "allreduce"
+sizes = ["1KiB"]
+iterations = 2
+)");
+  const CommandResult r = run_shell(fmt::format("cd {} && SIMGPU_DEVICE_COUNT=2 {} run {} --quiet",
+                                                shell_quote(dir.path().string()), COMMBENCH_BIN,
+                                                shell_quote(file.string())));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The simulated NVML: its device name, driver 580.00.00, CUDA driver 13000.
+  const fs::path expected = dir.path() / "by-hardware" / "commbench_simulated_GPU__not_a_real_device_-580.00.00-cuda13.0";
+  ASSERT_TRUE(fs::is_directory(expected)) << r.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(expected), fs::directory_iterator()), 1);
+}
+
 }  // namespace
 }  // namespace commbench::testing

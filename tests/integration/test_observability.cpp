@@ -324,6 +324,25 @@ thermal_warmup = { temperature_c = 90, timeout = "1s" }
   EXPECT_EQ(dir.records().size(), 3u);
 }
 
+TEST(Observability, HardwarePlaceholderWithoutGpuIsCpuOnly) {
+  REQUIRE_PLUGINS("gloo");
+  JobDir dir;
+  const auto file = dir.write("hw.toml", R"(
+name = "hw"
+[[run]]
+backend = "gloo"
+world_size = 2
+op = "allreduce"
+sizes = ["1KiB"]
+iterations = 2
+)");
+  // No NVIDIA driver in this test's environment (the simulated one is not on its library path).
+  const CommandResult r = run_commbench({"run", file.string(), "-o", "by-hardware/{hardware}", "--quiet"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::is_directory(dir.path() / "by-hardware" / "cpu-only")) << r.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "by-hardware" / "{hardware}"));
+}
+
 TEST(Observability, BadSettingsAreLocatedErrors) {
   JobDir dir;
   const auto file = dir.write("bad.toml", R"(

@@ -20,6 +20,7 @@
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
+#include "observe/host_metadata.h"
 #include "plan/plan.h"
 #include "report/console_reporter.h"
 #include "report/csv_reporter.h"
@@ -169,7 +170,9 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (!(s > 0)) throw LaunchError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + it->second + " is not a positive number of seconds");
     go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
   }
-  const std::filesystem::path out_base = opts.output_dir.empty() ? exp.output_dir : opts.output_dir;
+  // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).
+  const std::filesystem::path out_base =
+      expand_hardware_placeholder(opts.output_dir.empty() ? exp.output_dir : opts.output_dir);
   if (auto it = env.find("COMMBENCH_RENDEZVOUS_FILE"); it != env.end()) go.rendezvous_file = it->second;
   else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();
   const auto group = AgentGroup::create(go);
@@ -249,6 +252,9 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         result.executions.push_back(std::move(res.outcome));
         continue;
       }
+      // Warm-up and telemetry before the agents meet: under a launcher every agent warms its own
+      // host, and the workers start together after the slowest warm-up, not during it.
+      observe.before_execution(exec, run, [] { return g_interrupt_signal.load() != 0; });
       if (auto skip = group->start_execution(exec.index, exec.world_size, execution_wait)) {
         res.outcome.status = "skipped";
         res.outcome.reason = *skip;
@@ -274,7 +280,6 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         return std::nullopt;
       };
       try {
-        observe.before_execution(exec, run, [] { return g_interrupt_signal.load() != 0; });
         auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts, run, observe);
         res = monitor_execution(exec, info, workers, ranks, reporter, abort, observe.annotator());
       } catch (const std::exception& e) {

@@ -258,4 +258,15 @@ std::string hardware_folder_name(const nlohmann::json& f) {
   return name;
 }
 
+std::string expand_hardware_placeholder(const std::string& output_dir) {
+  static constexpr std::string_view kPlaceholder = "{hardware}";
+  const auto pos = output_dir.find(kPlaceholder);
+  if (pos == std::string::npos) return output_dir;
+  std::string name = hardware_folder_name(host_facts());
+  if (name.empty()) name = "cpu-only";
+  std::string out = output_dir;
+  out.replace(pos, kPlaceholder.size(), name);
+  return out;
+}
+
 }  // namespace commbench

@@ -27,5 +27,8 @@ nlohmann::json host_digest(const nlohmann::json& facts);
 // "<gpu>-<driver>-<cuda>" for naming a results folder after the hardware (seed 003), from the
 // host facts; "" when there is no GPU.
 std::string hardware_folder_name(const nlohmann::json& facts);
+// `output_dir` with "{hardware}" replaced by hardware_folder_name(host_facts()), or "cpu-only"
+// on a host without an NVIDIA GPU; unchanged without the placeholder.
+std::string expand_hardware_placeholder(const std::string& output_dir);
 
 }  // namespace commbench
