@@ -115,6 +115,15 @@ struct GpuTimingNames {
   static std::string_view name(TimingMethod m) { return timing_name(m); }
 };
 
+struct ScalingNames {
+  static constexpr std::string_view what = "scaling mode";
+  static std::vector<std::pair<ScalingMode, std::string_view>> all() {
+    return {{ScalingMode::Weak, scaling_name(ScalingMode::Weak)},
+            {ScalingMode::Strong, scaling_name(ScalingMode::Strong)}};
+  }
+  static std::string_view name(ScalingMode m) { return scaling_name(m); }
+};
+
 // Exactly two distinct ranks.
 struct Peers {
   static std::optional<std::vector<int>> read(const toml::node& n, std::string_view key,
@@ -238,6 +247,13 @@ const std::array kSettings{
         "an event after each: nccl-tests' method), `host_stream_sync` (host timer around each "
         "iteration plus a stream synchronisation). Host-memory and staged backends are timed on the "
         "host whatever this says. docs/gpu.md"),
+    row<&RunSettings::scaling, Named<ScalingMode, ScalingNames>>(
+        "scaling", "scaling", "string",
+        "how `sizes` scale with `world_sizes`: `weak` (each rank's message is the size written, at "
+        "every world size) or `strong` (the size written is the job's total — what nccl-tests "
+        "prints for allgather, reducescatter, alltoall, gather and scatter — divided among the "
+        "ranks). Either way, a run with several world sizes gets a scaling-efficiency table "
+        "(docs/metrics.md)"),
     row<&RunSettings::telemetry_s, TelemetryInterval>(
         "telemetry", "telemetry_s", "boolean or duration ≥ 10ms",
         "the agent samples CPU frequency, temperatures, RAPL power, load, NIC counters and (NVML) GPU "

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commbench/backend.h"
+#include "common/scaling_mode.h"
 #include "common/timing_method.h"
 #include "experiment/observe_settings.h"
 
@@ -35,6 +36,7 @@ struct RunSettings {
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw / bidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
+  ScalingMode scaling = ScalingMode::Weak;  // what `sizes` mean across world sizes
   // Read by the agent, not the workers (docs/observability.md, observe_settings.h).
   double telemetry_s = 0;                       // the sampler's interval; 0: off
   std::optional<ThermalWarmup> thermal_warmup;  // unset: no warm-up
