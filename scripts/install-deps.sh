@@ -19,6 +19,7 @@ packages=(
   python3-matplotlib             # commbench report: plots (python/commbench)
   python3-pandas                 # commbench.load() returns a DataFrame (tests/python covers it)
   chromium                       # tests/python/test_browser.py: report.html in a headless browser
+  linux-perf                     # profiler = "perf" and its test (docs/observability.md)
 )
 
 missing=()

@@ -33,20 +33,28 @@ struct RankState {
   std::string unavailable;
   bool done = false;
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
+  int64_t window_start_ns = 0;  // system clock at its last phase message (CaseAnnotator)
 };
 
+int64_t system_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 void handle_line(const std::string& line, int rank, std::vector<RankState>& ranks,
-                 ExecutionResult& res, Reporter& reporter) {
+                 ExecutionResult& res, Reporter& reporter, const CaseAnnotator& annotate) {
   const ExecutionInfo& info = res.outcome.info;
   nlohmann::json m = nlohmann::json::parse(line, nullptr, false);
   if (m.is_discarded() || !m.is_object()) return;  // a plugin printing to fd 3 must not kill us
   const std::string type = m.value("type", "");
   RankState& st = ranks[static_cast<size_t>(rank)];
   if (type == "phase") {
+    st.window_start_ns = system_now_ns();
     st.phase = m.value("phase", "");
     if (m.contains("what")) st.phase = fmt::format("case {} ({})", m.value("case", 0) + 1, m.value("what", ""));
   } else if (type == "case") {
     CaseRecord rec = m.get<CaseRecord>();
+    if (annotate && rank == 0) annotate(rec, st.window_start_ns, system_now_ns());
     reporter.case_done(rec);
     res.cases.push_back(std::move(rec));
     res.outcome.cases_done = static_cast<int>(res.cases.size());
@@ -69,13 +77,13 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
 }
 
 void drain(std::vector<std::unique_ptr<WorkerProcess>>& workers, std::vector<RankState>& ranks,
-           ExecutionResult& res, Reporter& reporter) {
+           ExecutionResult& res, Reporter& reporter, const CaseAnnotator& annotate) {
   const auto now = Clock::now();
   for (size_t r = 0; r < workers.size(); ++r) {
     std::vector<std::string> lines;
     workers[r]->read_lines(lines);
     if (!lines.empty()) ranks[r].heard = now;
-    for (const auto& l : lines) handle_line(l, static_cast<int>(r), ranks, res, reporter);
+    for (const auto& l : lines) handle_line(l, static_cast<int>(r), ranks, res, reporter, annotate);
   }
 }
 
@@ -148,7 +156,7 @@ void stop_workers(std::vector<std::unique_ptr<WorkerProcess>>& workers) {
 // right away could name a victim. Wait (up to 2 s) until at most one other rank is silent.
 void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers,
                             std::vector<RankState>& ranks, ExecutionResult& res, Reporter& reporter,
-                            size_t first_victim) {
+                            size_t first_victim, const CaseAnnotator& annotate) {
   const auto judge_by = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (;;) {
     if (silent_rank(workers, ranks)) return;  // the cause is known: no need to wait for reports
@@ -160,7 +168,7 @@ void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers
     for (auto& w : workers)
       if (w->result_fd() >= 0) fds.push_back(pollfd{w->result_fd(), POLLIN, 0});
     ::poll(fds.data(), fds.size(), 20);
-    drain(workers, ranks, res, reporter);
+    drain(workers, ranks, res, reporter, annotate);
   }
 }
 
@@ -169,13 +177,16 @@ void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,
                                   std::vector<std::unique_ptr<WorkerProcess>>& workers,
                                   const std::vector<int>& global, Reporter& reporter,
-                                  const ExternalAbort& external_abort) {
+                                  const ExternalAbort& external_abort, const CaseAnnotator& annotate) {
   using clock = std::chrono::steady_clock;
   ExecutionResult res;
   res.outcome.info = info;
   std::vector<RankState> ranks(workers.size());
   const auto start = clock::now();
-  for (auto& st : ranks) st.heard = start;
+  for (auto& st : ranks) {
+    st.heard = start;
+    st.window_start_ns = system_now_ns();
+  }
   // Workers enforce the timeout themselves; the agent's deadline is the backstop for a rank
   // that is stuck where it cannot notice (inside a plugin call that never returns).
   const auto deadline = start + std::chrono::milliseconds(static_cast<int64_t>(exec.timeout_s * 1000) + 1500);
@@ -189,7 +200,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     for (auto& w : workers)
       if (w->result_fd() >= 0) fds.push_back(pollfd{w->result_fd(), POLLIN, 0});
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 50);
-    drain(workers, ranks, res, reporter);
+    drain(workers, ranks, res, reporter, annotate);
 
     bool all_exited = true;
     for (size_t r = 0; r < workers.size(); ++r) {
@@ -201,7 +212,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       if (!failure.empty() || w.exited_cleanly()) continue;
       failed_rank = rank_of(global, r);
       RankState& st = ranks[r];
-      drain(workers, ranks, res, reporter);
+      drain(workers, ranks, res, reporter, annotate);
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         status = "unavailable";
         failure = st.unavailable.empty() ? "backend unavailable" : st.unavailable;
@@ -212,7 +223,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         // A rank that gave up waiting is a victim: blame the rank that never answered. Decided
         // by the reported kind, never by the wording of the message.
         if (st.error_kind == FailureKind::kTimeout) {
-          wait_for_other_victims(workers, ranks, res, reporter, r);
+          wait_for_other_victims(workers, ranks, res, reporter, r, annotate);
           if (const auto quiet = silent_rank(workers, ranks)) {
             failed_rank = rank_of(global, *quiet);
             failure = timeout_reason(exec.timeout_s, ranks, global, quiet) + "; first to give up: " + failure;
@@ -237,7 +248,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       break;
     }
     if (clock::now() > deadline) {
-      drain(workers, ranks, res, reporter);
+      drain(workers, ranks, res, reporter, annotate);
       if (const auto quiet = silent_rank(workers, ranks)) {  // no need to wait for the others' reports
         status = "failed";
         failed_rank = rank_of(global, *quiet);
@@ -258,7 +269,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     }
     if (external_abort && ++ticks % 2 == 0) {  // every ~100 ms: one store round trip
       if (auto why = external_abort()) {
-        drain(workers, ranks, res, reporter);
+        drain(workers, ranks, res, reporter, annotate);
         status = "failed";
         failure = *why;
         failed_rank = -2;  // another agent's rank; the caller fills it in from that agent's outcome
@@ -267,7 +278,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
     }
   }
   stop_workers(workers);
-  drain(workers, ranks, res, reporter);
+  drain(workers, ranks, res, reporter, annotate);
 
   res.outcome.status = status;
   res.outcome.reason = failure;

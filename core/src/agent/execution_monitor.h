@@ -28,11 +28,17 @@ struct ExecutionResult {
 // this agent's workers must stop too.
 using ExternalAbort = std::function<std::optional<std::string>()>;
 
+// Called for each case record of the first hosted rank before the reporters see it, with the
+// case's window on the system clock (from the rank's last phase message to the record's
+// arrival): the telemetry summary is added here (agent/observability.h).
+using CaseAnnotator = std::function<void(CaseRecord&, int64_t t0_unix_ns, int64_t t1_unix_ns)>;
+
 // `workers[i]` is rank `ranks[i]` (local mode: every rank, in order; under a launcher: this
 // agent's one). Grace periods: workers get SIGTERM, then SIGKILL 2 s later.
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,
                                   std::vector<std::unique_ptr<WorkerProcess>>& workers,
                                   const std::vector<int>& ranks, Reporter& reporter,
-                                  const ExternalAbort& external_abort = {});
+                                  const ExternalAbort& external_abort = {},
+                                  const CaseAnnotator& annotate = {});
 
 }  // namespace commbench

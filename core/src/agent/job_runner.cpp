@@ -16,9 +16,11 @@
 
 #include "agent/agent_group.h"
 #include "agent/execution_monitor.h"
+#include "agent/observability.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
+#include "observe/host_metadata.h"
 #include "plan/plan.h"
 #include "report/trace_merge.h"
 #include "report/multi_reporter.h"
@@ -76,7 +78,8 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
                                                          const AgentGroup& group,
                                                          const std::string& plugin_path,
                                                          const std::filesystem::path& log_dir,
-                                                         const JobOptions& opts) {
+                                                         const JobOptions& opts, const RunSpec& run,
+                                                         JobObservability& observe) {
   const std::string spec = nlohmann::json(exec).dump();
   const LaunchContext& launch = group.launch();
   std::vector<std::unique_ptr<WorkerProcess>> workers;
@@ -99,6 +102,7 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
     l.stdin_data = spec;
     l.log_path = (log_dir / fmt::format("exec{}-{}-w{}-rank{}.log", exec.index, exec.backend,
                                         exec.world_size, r)).string();
+    observe.wrap_worker(exec, run, r, l);
     workers.push_back(std::make_unique<WorkerProcess>(l));
   }
   return workers;
@@ -166,7 +170,9 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (!(s > 0)) throw LaunchError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + it->second + " is not a positive number of seconds");
     go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
   }
-  const std::filesystem::path out_base = opts.output_dir.empty() ? exp.output_dir : opts.output_dir;
+  // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).
+  const std::filesystem::path out_base =
+      expand_hardware_placeholder(opts.output_dir.empty() ? exp.output_dir : opts.output_dir);
   if (auto it = env.find("COMMBENCH_RENDEZVOUS_FILE"); it != env.end()) go.rendezvous_file = it->second;
   else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();
   const auto group = AgentGroup::create(go);
@@ -222,6 +228,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     return kExitInvalid;
   }
 
+  JobObservability observe(exp, job_dir, group->rank(), opts.self_exe);
   JobResult result;
   bool interrupted = false;
   bool stop_for_output = false;  // a results file could not be written (disk full, I/O error)
@@ -242,6 +249,9 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         result.executions.push_back(std::move(res.outcome));
         continue;
       }
+      // Warm-up and telemetry before the agents meet: under a launcher every agent warms its own
+      // host, and the workers start together after the slowest warm-up, not during it.
+      observe.before_execution(exec, run, [] { return g_interrupt_signal.load() != 0; });
       if (auto skip = group->start_execution(exec.index, exec.world_size, execution_wait)) {
         res.outcome.status = "skipped";
         res.outcome.reason = *skip;
@@ -267,13 +277,14 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         return std::nullopt;
       };
       try {
-        auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts);
-        res = monitor_execution(exec, info, workers, ranks, reporter, abort);
+        auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts, run, observe);
+        res = monitor_execution(exec, info, workers, ranks, reporter, abort, observe.annotator());
       } catch (const std::exception& e) {
         res.outcome.info = info;
         res.outcome.status = "failed";
         res.outcome.reason = fmt::format("could not start workers: {}", e.what());
       }
+      observe.after_execution(exec, ranks, res);
       output_failed |= !reporter.output_failures().empty();
       if (output_failed) {
         stop_for_output = true;
@@ -305,6 +316,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   }
 
   result.finished_at = iso_now();
+  result.observability = observe.finish();
   int code = kExitOk;
   for (const auto& o : result.executions)
     if (o.status == "failed") code = kExitFailures;

@@ -71,10 +71,12 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
 
   std::vector<std::string> argv_s{launch.exe};
   argv_s.insert(argv_s.end(), launch.args.begin(), launch.args.end());
+  if (!launch.wrapped_argv.empty()) argv_s = launch.wrapped_argv;
+  group_ = !launch.wrapped_argv.empty();
   std::vector<std::string> env_s = merged_environment(launch.env_overrides);
   auto argv = c_strings(argv_s);
   auto envp = c_strings(env_s);
-  const int rc = ::posix_spawn(&pid_, launch.exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  const int rc = ::posix_spawn(&pid_, argv_s[0].c_str(), &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(in_pipe[0]);
@@ -83,7 +85,7 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   if (rc != 0) {
     ::close(in_pipe[1]);
     ::close(res_pipe[0]);
-    throw std::runtime_error(fmt::format("cannot start worker {}: {}", launch.exe, std::strerror(rc)));
+    throw std::runtime_error(fmt::format("cannot start worker {}: {}", argv_s[0], std::strerror(rc)));
   }
   result_fd_ = res_pipe[0];
   ::fcntl(result_fd_, F_SETFL, ::fcntl(result_fd_, F_GETFL) | O_NONBLOCK);
@@ -148,19 +150,22 @@ std::string WorkerProcess::describe_exit() const {
   return "ended";
 }
 
+// The group is the one created at spawn (POSIX_SPAWN_SETPGROUP): the wrapper and its worker.
+void WorkerProcess::send(int sig) { ::kill(group_ ? -pid_ : pid_, sig); }
+
 void WorkerProcess::signal(int sig) {
-  if (!exited_ && pid_ > 0) ::kill(pid_, sig);
+  if (!exited_ && pid_ > 0) send(sig);
 }
 
 void WorkerProcess::terminate(int grace_ms) {
   if (poll_exit()) return;
-  ::kill(pid_, SIGTERM);
+  send(SIGTERM);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
   while (std::chrono::steady_clock::now() < until) {
     if (poll_exit()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ::kill(pid_, SIGKILL);
+  send(SIGKILL);
   ::waitpid(pid_, &status_, 0);
   exited_ = true;
 }

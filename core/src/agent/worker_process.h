@@ -18,6 +18,10 @@ struct WorkerLaunch {
   std::map<std::string, std::string> env_overrides;
   std::string stdin_data;           // the execution spec
   std::string log_path;             // stdout+stderr go here
+  // Non-empty: run this command line instead, a profiler with exe+args inside it
+  // (observe/profiler_command.h). Signals then go to the whole process group (the profiler and
+  // the worker), so that the profiler finishes its output when the worker is stopped.
+  std::vector<std::string> wrapped_argv;
 };
 
 class WorkerProcess {
@@ -43,7 +47,10 @@ class WorkerProcess {
   void terminate(int grace_ms);
 
  private:
+  void send(int sig);
+
   pid_t pid_ = -1;
+  bool group_ = false;  // signal the process group (a wrapped worker)
   int result_fd_ = -1;
   std::string partial_;
   bool exited_ = false;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "experiment/capability_check.h"
+#include "observe/profiler_command.h"
 #include "plugin/probe.h"
 #include "plugin/search_path.h"
 
@@ -31,7 +32,8 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
   LoadedExperiment out{std::move(*parsed.experiment),
                        discover_plugins(dirs, current_executable_path(), used)};
 
-  const auto diags = check_against_plugins(out.experiment, out.plugins);
+  auto diags = check_against_plugins(out.experiment, out.plugins);
+  for (auto& d : check_profilers(out.experiment)) diags.push_back(std::move(d));
   print(diags);
   if (has_errors(diags)) return std::nullopt;
   return out;

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/python_tools.h"
 #include "cli/quick.h"
+#include "observe/warm_load.h"
 #include "plugin/probe.h"
 #include "worker/worker_main.h"
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> rest(argv + 2, argv + argc);
   // Internal entry points: the agent starts these in subprocesses.
   if (cmd == "__worker") return commbench::worker_main(argc - 1, argv + 1);
+  if (cmd == "__warm-load") return commbench::warm_load_main(argc - 1, argv + 1);
   if (cmd == "__probe") return argc == 3 ? commbench::run_probe(argv[2]) : 2;
 
   if (cmd == "run") return commbench::cmd_run(rest);

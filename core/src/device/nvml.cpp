@@ -48,6 +48,10 @@ struct Nvml::Api {
   Ret (*DeviceGetClockInfo)(Dev, int, unsigned*) = nullptr;
   Ret (*DeviceGetTopologyCommonAncestor)(Dev, Dev, int*) = nullptr;
   Ret (*DeviceGetNvLinkState)(Dev, unsigned, int*) = nullptr;
+  // Optional (telemetry): absent in old drivers, the reading is then left out.
+  Ret (*DeviceGetThrottleReasons)(Dev, unsigned long long*) = nullptr;
+  Ret (*DeviceGetUtilizationRates)(Dev, unsigned*) = nullptr;  // nvmlUtilization_t {gpu, memory}
+  Ret (*DeviceGetComputeRunningProcesses)(Dev, unsigned*, void*) = nullptr;
 
   std::string error(Ret r) const {
     const char* s = ErrorString ? ErrorString(r) : nullptr;
@@ -87,6 +91,11 @@ const Nvml* Nvml::get(std::string* why) {
     bind("nvmlDeviceGetClockInfo", api->DeviceGetClockInfo);
     bind("nvmlDeviceGetTopologyCommonAncestor", api->DeviceGetTopologyCommonAncestor);
     bind("nvmlDeviceGetNvLinkState", api->DeviceGetNvLinkState);
+    const std::string required_missing = missing;
+    bind("nvmlDeviceGetCurrentClocksThrottleReasons", api->DeviceGetThrottleReasons);
+    bind("nvmlDeviceGetUtilizationRates", api->DeviceGetUtilizationRates);
+    bind("nvmlDeviceGetComputeRunningProcesses_v3", api->DeviceGetComputeRunningProcesses);
+    missing = required_missing;
     if (!missing.empty()) {
       reason = fmt::format("libnvidia-ml.so.1 lacks {}", missing);
       return;
@@ -164,6 +173,56 @@ nlohmann::json Nvml::topology() const {
     }
   j["gpus"] = gpus;
   j["pairs"] = pairs;
+  return j;
+}
+
+unsigned Nvml::device_count() const {
+  unsigned n = 0;
+  return api_->DeviceGetCount(&n) == kOk ? n : 0;
+}
+
+Nvml::Reading Nvml::read(unsigned index) const {
+  Reading r;
+  Dev d = nullptr;
+  if (api_->DeviceGetHandleByIndex(index, &d) != kOk) return r;
+  unsigned v = 0;
+  if (api_->DeviceGetTemperature(d, kTemperatureGpu, &v) == kOk) r.temperature_c = v;
+  if (api_->DeviceGetPowerUsage(d, &v) == kOk) r.power_w = v / 1000.0;
+  if (api_->DeviceGetClockInfo(d, kClockSm, &v) == kOk) r.sm_clock_mhz = v;
+  if (api_->DeviceGetClockInfo(d, kClockMem, &v) == kOk) r.memory_clock_mhz = v;
+  unsigned long long reasons = 0;
+  if (api_->DeviceGetThrottleReasons && api_->DeviceGetThrottleReasons(d, &reasons) == kOk)
+    r.throttle_reasons = reasons;
+  unsigned util[2] = {0, 0};
+  if (api_->DeviceGetUtilizationRates && api_->DeviceGetUtilizationRates(d, util) == kOk) {
+    r.utilization_gpu_pct = util[0];
+    r.utilization_memory_pct = util[1];
+  }
+  // Asked with no room: NVML answers success for none, "insufficient size" with the count.
+  unsigned count = 0;
+  if (api_->DeviceGetComputeRunningProcesses) {
+    const Ret p = api_->DeviceGetComputeRunningProcesses(d, &count, nullptr);
+    if (p == kOk || p == 7 /* NVML_ERROR_INSUFFICIENT_SIZE */) r.processes = count;
+  }
+  return r;
+}
+
+nlohmann::json Nvml::describe(unsigned index) const {
+  nlohmann::json j{{"index", index}};
+  Dev d = nullptr;
+  if (api_->DeviceGetHandleByIndex(index, &d) != kOk) return j;
+  char text[kStringBytes] = {0};
+  if (api_->DeviceGetName(d, text, sizeof(text)) == kOk) j["name"] = text;
+  if (api_->DeviceGetUUID(d, text, sizeof(text)) == kOk) j["uuid"] = text;
+  return j;
+}
+
+nlohmann::json Nvml::driver() const {
+  nlohmann::json j = nlohmann::json::object();
+  char text[kStringBytes] = {0};
+  if (api_->SystemGetDriverVersion(text, sizeof(text)) == kOk) j["driver_version"] = text;
+  int cuda = 0;
+  if (api_->SystemGetCudaDriverVersion(&cuda) == kOk) j["cuda_driver_version"] = cuda;
   return j;
 }
 

@@ -4,6 +4,8 @@
 // what NVML cannot tell is recorded as unavailable, with the reason, and never fails a run.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +25,21 @@ class Nvml {
   // Every GPU of the host and, for each pair, their common ancestor as nvidia-smi topo -m
   // names it (same board, PIX/PXB switch(es), PHB host bridge, NODE, SYS).
   nlohmann::json topology() const;
+
+  // The agent's telemetry sampler and idle check: every GPU of the host by NVML index. Fields
+  // NVML cannot give (not supported by the device or the library) stay empty.
+  struct Reading {
+    std::optional<double> temperature_c, power_w, sm_clock_mhz, memory_clock_mhz;
+    std::optional<double> utilization_gpu_pct, utilization_memory_pct;
+    std::optional<uint64_t> throttle_reasons;  // nvmlClocksThrottleReasons bit mask
+    std::optional<unsigned> processes;         // compute processes running on it
+  };
+  unsigned device_count() const;
+  Reading read(unsigned index) const;
+  // Name and UUID by NVML index (metadata).
+  nlohmann::json describe(unsigned index) const;
+  // Driver and CUDA driver versions.
+  nlohmann::json driver() const;
 
  private:
   Nvml() = default;

@@ -153,6 +153,30 @@ struct Expect {
   static json to_json(const std::vector<Expectation>& v) { return expect_to_json(v); }
   static std::vector<Expectation> from_json(const json& j) { return expect_from_json(j); }
   static std::string text(const std::vector<Expectation>&) { return "none"; }
+// telemetry = true | false | "<interval>" (observe_settings.h): seconds, 0 = off.
+struct TelemetryInterval {
+  static std::optional<double> read(const toml::node& n, std::string_view, DiagnosticSink& sink, WhereMap&) {
+    return read_telemetry(sink, n);
+  }
+  static json to_json(double v) { return v; }
+  static double from_json(const json& j) { return j.get<double>(); }
+  static std::string text(double v) { return v > 0 ? fmt::format("`\"{}s\"`", v) : "`false`"; }
+};
+
+// An optional table-valued setting read by `Read` (thermal_warmup, profiler); null in JSON when unset.
+template <class T, std::optional<T> (*Read)(DiagnosticSink&, const toml::node&)>
+struct OptionalTable {
+  static std::optional<std::optional<T>> read(const toml::node& n, std::string_view, DiagnosticSink& sink, WhereMap&) {
+    auto v = Read(sink, n);
+    if (!v) return std::nullopt;
+    return std::optional<T>(std::move(*v));
+  }
+  static json to_json(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
+  static std::optional<T> from_json(const json& j) {
+    if (j.is_null()) return std::nullopt;
+    return j.get<T>();
+  }
+  static std::string text(const std::optional<T>&) { return "off"; }
 };
 
 // A row for member `M` read with codec `C`. `default_words` replaces the generated default in
@@ -248,6 +272,26 @@ const std::array kSettings{
     row<&RunSettings::expect, Expect>(
         "expect", "expect", "table or array of tables",
         "performance the run must reach, checked after the job: see [Expectations](#expectations)"),
+    row<&RunSettings::telemetry_s, TelemetryInterval>(
+        "telemetry", "telemetry_s", "boolean or duration ≥ 10ms",
+        "the agent samples CPU frequency, temperatures, RAPL power, load, NIC counters and (NVML) GPU "
+        "temperature/power/clocks/throttle reasons/utilisation every interval (`true` = every `1s`) "
+        "into `telemetry.csv`, and each case record gets a `telemetry` summary. Sampled by the agent, "
+        "never inside the timed workers. [observability.md](observability.md#telemetry)"),
+    row<&RunSettings::thermal_warmup, OptionalTable<ThermalWarmup, read_thermal_warmup>>(
+        "thermal_warmup", "thermal_warmup", "duration, or `{ temperature_c = 50, timeout = \"10min\", idle = \"30s\" }`",
+        "before an execution, load the devices (every CPU, and with `memory = \"cuda\"` every GPU) "
+        "for the duration, or until they reach `temperature_c` (GPUs through NVML, else the CPU "
+        "through hwmon) or `timeout` passes (default 10 min); repeated after an idle gap longer than "
+        "`idle` (duration form) or whenever the devices cooled below the target. Recorded in "
+        "`summary.json`. [observability.md](observability.md#thermal-warm-up)"),
+    row<&RunSettings::profiler, OptionalTable<ProfilerSetting, read_profiler>>(
+        "profiler", "profiler", "string or table",
+        "wrap workers in a profiler: `\"perf\"`, `\"nsys\"`, `\"ncu\"`, or a command template "
+        "(`\"strace -f -o {output}.strace\"`); table form `{ tool = \"nsys\", ranks = [0] }` or "
+        "`{ command = \"...\", ranks = [...] }` to wrap only some ranks (all by default). Outputs "
+        "land next to the rank's log; a missing program is a validation error. "
+        "[observability.md](observability.md#profilers)"),
 };
 
 constexpr std::array<RunKeyDoc, 10> kStructural{{

@@ -24,6 +24,7 @@
 #include "common/ops.h"
 #include "common/scaling_mode.h"
 #include "common/timing_method.h"
+#include "experiment/observe_settings.h"
 
 namespace commbench {
 
@@ -53,6 +54,10 @@ struct RunSettings {
   ScalingMode scaling = ScalingMode::Weak;  // what `sizes` mean across world sizes
   bool trace = false;  // per-rank Chrome traces, merged into trace.json (docs/observability.md)
   std::vector<Expectation> expect;  // none by default
+  // Read by the agent, not the workers (docs/observability.md, observe_settings.h).
+  double telemetry_s = 0;                       // the sampler's interval; 0: off
+  std::optional<ThermalWarmup> thermal_warmup;  // unset: no warm-up
+  std::optional<ProfilerSetting> profiler;      // unset: workers run unwrapped
 };
 
 // Every setting of `s` into `j`, under the JSON keys.

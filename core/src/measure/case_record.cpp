@@ -54,6 +54,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["msg_rate_mps"] = r.msg_rate_mps;
   j["wrong"] = r.wrong;
   if (r.first_wrong) j["first_wrong"] = wrong_element_json<Json>(*r.first_wrong);
+  if (!r.telemetry.is_null()) j["telemetry"] = Json(r.telemetry);  // absent: telemetry off
   j["rank_mean_us"] = r.rank_mean_us;
   j["samples_us"] = r.samples_us;
 }
@@ -94,6 +95,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "reason", r.reason);
   read_field(j, "timing", r.timing);
   read_field(j, "staging", r.staging);
+  read_field(j, "telemetry", r.telemetry);
   read_field(j, "warmup", r.warmup);
   read_field(j, "iterations", r.iterations);
   read_field(j, "time_us", r.time_us);

@@ -66,6 +66,8 @@ struct CaseRecord {
   int64_t wrong = -1;         // mismatched elements over all ranks (per rank, the larger of
                               // its two checked iterations); -1 = not checked; > 0 = "failed"
   std::optional<WrongElement> first_wrong;  // absent when nothing was wrong
+  // The agent's telemetry over the case's window (observe/telemetry_sampler.h); null when off.
+  nlohmann::json telemetry;
   std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers
   std::vector<double> samples_us;    // per-iteration max over ranks, in order
 };

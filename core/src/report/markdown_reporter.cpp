@@ -10,6 +10,7 @@
 #include "report/comparison.h"
 #include "report/format.h"
 #include "report/markdown_table.h"
+#include "report/observability_markdown.h"
 #include "report/pair_matrix.h"
 #include "report/output_file.h"
 #include "report/scaling.h"
@@ -234,6 +235,7 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
     append_comparison(md, order, run_records);
     append_scaling(md, scaling_series(run_records, scaling_modes(job.experiment_json)));
   }
+  append_observability_markdown(md, result);
   return md;
 }
 

@@ -58,6 +58,9 @@ struct JobResult {
   std::vector<ExecutionOutcome> executions;
   std::string finished_at;
   int exit_code = 0;
+  // Telemetry, thermal warm-ups, idle checks, profilers and the hosts' metadata digest
+  // (docs/observability.md); null when none of them was asked for.
+  nlohmann::json observability;
 };
 
 class Reporter {

@@ -110,6 +110,7 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& c : result.cases) doc["results"].push_back(c);
   doc["scaling"] = scaling_json(scaling_series(result.cases, scaling_modes(job.experiment_json)));
+  if (!result.observability.is_null()) doc["observability"] = result.observability;
   doc["exit_code"] = result.exit_code;
   return doc;
 }

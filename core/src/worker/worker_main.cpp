@@ -20,6 +20,7 @@
 #include "common/memory_staging.h"
 #include "device/gpu_device.h"
 #include "device/gpu_facts.h"
+#include "observe/host_metadata.h"
 #include "measure/all_pairs.h"
 #include "measure/case_runner.h"
 #include "measure/clock_sync.h"
@@ -45,6 +46,7 @@ struct WorkerArgs {
   int result_fd = 3;
   int agent_pid = 0;
   std::string trace_file;  // empty: tracing off
+  bool wrapped = false;  // started by a profiler the agent started: its parent is not the agent
 };
 
 WorkerArgs parse_args(int argc, char** argv) {
@@ -54,7 +56,8 @@ WorkerArgs parse_args(int argc, char** argv) {
       "local-rank", po::value(&a.local_rank))("local-world", po::value(&a.local_world))(
       "store", po::value(&a.store)->required())("plugin", po::value(&a.plugin)->required())(
       "result-fd", po::value(&a.result_fd))("agent-pid", po::value(&a.agent_pid))(
-      "trace-file", po::value(&a.trace_file));
+      "trace-file", po::value(&a.trace_file))(
+      "wrapped", po::bool_switch(&a.wrapped));
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
   po::notify(vm);
@@ -109,7 +112,9 @@ int worker_main(int argc, char** argv) {
   // job down), the kernel kills the worker too, instead of leaving it blocked on its peers.
   if (args.agent_pid > 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != args.agent_pid) return kWorkerExitFailed;  // the agent died before prctl
+    // Under a profiler the parent is the profiler (it dies with its group); otherwise the agent
+    // must still be the parent, or it died before prctl.
+    if (args.wrapped ? ::kill(args.agent_pid, 0) != 0 : ::getppid() != args.agent_pid) return kWorkerExitFailed;
   }
   ResultChannel out(args.result_fd, args.rank);
   Heartbeat heartbeat(out);
@@ -208,6 +213,7 @@ int worker_main(int argc, char** argv) {
     // NVTX: built or not, and whether ranges go anywhere (a profiler injected itself).
     meta["nvtx"] = fmt::format("{}{}", nvtx::build_state(),
                                nvtx::active() ? ", ranges emitted (a tool is attached)" : "");
+    meta["binding"] = process_binding();  // metadata/rank<N>.json
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     meta["memory_footprint"] = footprint.to_json();
     if (gpu) {

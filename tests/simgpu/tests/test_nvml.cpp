@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -72,3 +73,44 @@ TEST(SimNvml, IdentityTelemetryAndTopology) {
 }
 
 }  // namespace
+
+// The knobs the telemetry tests use: fixed readings, throttle reasons, utilisation, processes
+// counted the way NVML answers an array that is too small.
+TEST(SimNvml, KnobsGiveKnownTelemetryThrottlingAndBusyState) {
+  Nvml n;
+  ASSERT_NE(n.h, nullptr);
+  ASSERT_EQ(n.fn<int (*)()>("nvmlInit_v2")(), 0);
+  ::setenv("SIMGPU_NVML_TEMPERATURE", "61", 1);
+  ::setenv("SIMGPU_NVML_POWER_W", "123.5", 1);
+  ::setenv("SIMGPU_NVML_SM_CLOCK", "1410", 1);
+  ::setenv("SIMGPU_NVML_THROTTLE_REASONS", "32", 1);
+  ::setenv("SIMGPU_NVML_UTILIZATION", "40", 1);
+  ::setenv("SIMGPU_NVML_PROCESSES", "2", 1);
+  void* d = nullptr;
+  ASSERT_EQ(n.fn<int (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2")(3, &d), 0);
+  unsigned v = 0;
+  ASSERT_EQ(n.fn<int (*)(void*, int, unsigned*)>("nvmlDeviceGetTemperature")(d, 0, &v), 0);
+  EXPECT_EQ(v, 61u);
+  ASSERT_EQ(n.fn<int (*)(void*, unsigned*)>("nvmlDeviceGetPowerUsage")(d, &v), 0);
+  EXPECT_EQ(v, 123500u) << "milliwatts";
+  ASSERT_EQ(n.fn<int (*)(void*, int, unsigned*)>("nvmlDeviceGetClockInfo")(d, 1, &v), 0);
+  EXPECT_EQ(v, 1410u);
+  unsigned long long reasons = 0;
+  ASSERT_EQ(n.fn<int (*)(void*, unsigned long long*)>("nvmlDeviceGetCurrentClocksThrottleReasons")(d, &reasons), 0);
+  EXPECT_EQ(reasons, 0x20u);
+  unsigned util[2] = {9, 9};
+  ASSERT_EQ(n.fn<int (*)(void*, unsigned*)>("nvmlDeviceGetUtilizationRates")(d, util), 0);
+  EXPECT_EQ(util[0], 40u);
+  EXPECT_EQ(util[1], 0u);
+  auto procs = n.fn<int (*)(void*, unsigned*, void*)>("nvmlDeviceGetComputeRunningProcesses_v3");
+  unsigned count = 0;
+  EXPECT_EQ(procs(d, &count, nullptr), 7) << "NVML_ERROR_INSUFFICIENT_SIZE with the count";
+  EXPECT_EQ(count, 2u);
+  ::setenv("SIMGPU_NVML_PROCESSES", "0", 1);
+  count = 0;
+  EXPECT_EQ(procs(d, &count, nullptr), 0);
+  EXPECT_EQ(count, 0u);
+  for (const char* k : {"SIMGPU_NVML_TEMPERATURE", "SIMGPU_NVML_POWER_W", "SIMGPU_NVML_SM_CLOCK",
+                        "SIMGPU_NVML_THROTTLE_REASONS", "SIMGPU_NVML_UTILIZATION", "SIMGPU_NVML_PROCESSES"})
+    ::unsetenv(k);
+}

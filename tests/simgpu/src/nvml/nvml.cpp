@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -67,6 +68,23 @@ double wobble(int physical, double period_s) {
   return (phase < 0.5 ? phase : 1 - phase) * 2 + physical * 0.1;  // 0..1(+)
 }
 
+// Fixed readings for tests (tests/simgpu/README.md): SIMGPU_NVML_<NAME> when set, else `def`.
+double knob(const char* name, double def) {
+  const char* v = simgpu::env(name);
+  if (v == nullptr) return def;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  return end == v ? def : x;
+}
+
+// Seconds since the first nvmlInit: SIMGPU_NVML_TEMPERATURE_RISE_PER_S warms the devices over
+// time (the thermal warm-up's test reaches its target this way).
+double seconds_since_init() {
+  using namespace std::chrono;
+  static const steady_clock::time_point start = steady_clock::now();
+  return duration<double>(steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 #define NVML_API extern "C" __attribute__((visibility("default")))
@@ -79,6 +97,7 @@ double wobble(int physical, double period_s) {
 
 NVML_API nvmlReturn_t nvmlInit_v2() {
   ++g_init;
+  (void)seconds_since_init();
   return NVML_SUCCESS;
 }
 NVML_API nvmlReturn_t nvmlInit() { return nvmlInit_v2(); }
@@ -170,14 +189,15 @@ NVML_API nvmlReturn_t nvmlDeviceGetPciInfo_v3(void* d, nvmlPciInfo_t* pci) {
 NVML_API nvmlReturn_t nvmlDeviceGetTemperature(void* d, int sensor, unsigned int* temp) {
   NEED_DEVICE(d);
   if (temp == nullptr || sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
-  *temp = 38 + static_cast<unsigned>(4 * wobble(PHYS(d), 60));
+  const double base = knob("SIMGPU_NVML_TEMPERATURE", 38 + static_cast<unsigned>(4 * wobble(PHYS(d), 60)));
+  *temp = static_cast<unsigned>(base + knob("SIMGPU_NVML_TEMPERATURE_RISE_PER_S", 0) * seconds_since_init());
   return NVML_SUCCESS;
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetPowerUsage(void* d, unsigned int* milliwatts) {
   NEED_DEVICE(d);
   if (milliwatts == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *milliwatts = 95000 + static_cast<unsigned>(10000 * wobble(PHYS(d), 20));
+  *milliwatts = static_cast<unsigned>(1000 * knob("SIMGPU_NVML_POWER_W", 95 + 10 * wobble(PHYS(d), 20)));
   return NVML_SUCCESS;
 }
 
@@ -185,8 +205,8 @@ NVML_API nvmlReturn_t nvmlDeviceGetClockInfo(void* d, int type, unsigned int* mh
   NEED_DEVICE(d);
   if (mhz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   switch (type) {
-    case 0: case 1: *mhz = 1980; return NVML_SUCCESS;  // graphics, SM
-    case 2: *mhz = 2619; return NVML_SUCCESS;          // memory
+    case 0: case 1: *mhz = static_cast<unsigned>(knob("SIMGPU_NVML_SM_CLOCK", 1980)); return NVML_SUCCESS;  // graphics, SM
+    case 2: *mhz = static_cast<unsigned>(knob("SIMGPU_NVML_MEMORY_CLOCK", 2619)); return NVML_SUCCESS;      // memory
     case 3: *mhz = 1755; return NVML_SUCCESS;          // video
     default: return NVML_ERROR_INVALID_ARGUMENT;
   }
@@ -212,4 +232,45 @@ NVML_API nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(void* a, void* b, int*
 NVML_API nvmlReturn_t nvmlDeviceGetNvLinkState(void* d, unsigned int /*link*/, int* /*isActive*/) {
   NEED_DEVICE(d);
   return NVML_ERROR_NOT_SUPPORTED;  // no NVLink in the simulation
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(void* d, unsigned long long* reasons) {
+  NEED_DEVICE(d);
+  if (reasons == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *reasons = static_cast<unsigned long long>(knob("SIMGPU_NVML_THROTTLE_REASONS", 0));
+  return NVML_SUCCESS;
+}
+NVML_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(void* d, unsigned long long* reasons) {
+  return nvmlDeviceGetCurrentClocksThrottleReasons(d, reasons);
+}
+
+struct nvmlUtilization_t {
+  unsigned int gpu, memory;
+};
+NVML_API nvmlReturn_t nvmlDeviceGetUtilizationRates(void* d, nvmlUtilization_t* u) {
+  NEED_DEVICE(d);
+  if (u == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  u->gpu = static_cast<unsigned>(knob("SIMGPU_NVML_UTILIZATION", 0));
+  u->memory = static_cast<unsigned>(knob("SIMGPU_NVML_MEMORY_UTILIZATION", 0));
+  return NVML_SUCCESS;
+}
+
+// Other processes on the device: SIMGPU_NVML_PROCESSES of them (pids 1000...), as NVML reports
+// them: the count with NVML_ERROR_INSUFFICIENT_SIZE when the caller's array is too small.
+struct nvmlProcessInfo_t {  // the _v2/_v3 layout
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(void* d, unsigned int* count, nvmlProcessInfo_t* infos) {
+  NEED_DEVICE(d);
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const unsigned n = static_cast<unsigned>(knob("SIMGPU_NVML_PROCESSES", 0));
+  if (*count < n || (n > 0 && infos == nullptr)) {
+    *count = n;
+    return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  for (unsigned i = 0; i < n; ++i) infos[i] = nvmlProcessInfo_t{1000 + i, 64ull << 20, 0xffffffffu, 0xffffffffu};
+  *count = n;
+  return NVML_SUCCESS;
 }
