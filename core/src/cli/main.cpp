@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "conformance/rank_main.h"
 #include "plugin/probe.h"
 #include "worker/worker_main.h"
 
@@ -14,7 +15,8 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  run FILE        run an experiment and write results\n"
     "  validate FILE   check an experiment file without running it\n"
-    "  plugins         list the backend plugins found and what they support\n\n"
+    "  plugins         list the backend plugins found and what they support\n"
+    "  conformance P   prove a backend plugin (file or name) follows the ABI before shipping it\n\n"
     "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
 
 }  // namespace
@@ -28,11 +30,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> rest(argv + 2, argv + argc);
   // Internal entry points: the agent starts these in subprocesses.
   if (cmd == "__worker") return commbench::worker_main(argc - 1, argv + 1);
+  if (cmd == "__conformance_rank") return commbench::conformance_rank_main(argc - 1, argv + 1);
   if (cmd == "__probe") return argc == 3 ? commbench::run_probe(argv[2]) : 2;
 
   if (cmd == "run") return commbench::cmd_run(rest);
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
+  if (cmd == "conformance") return commbench::cmd_conformance(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;
     return 0;
