@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <exception>
 
 #include <fmt/format.h>
@@ -41,14 +42,10 @@ int open_fds() {
 void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
   const cb_backend_api& api = plugin.api;
   std::vector<std::string> wrong;
-  const size_t v10 = CB_STRUCT_SIZE(cb_backend_api, group_end), v11 = CB_STRUCT_SIZE(cb_backend_api, complete);
+  const size_t v10 = CB_STRUCT_SIZE(cb_backend_api, group_end);
   if (api.struct_size < v10)
     wrong.push_back(fmt::format("struct_size {} is smaller than ABI 1.0's table ({})", api.struct_size, v10));
-  if (api.abi_minor >= 1 && api.struct_size < v11)
-    wrong.push_back(fmt::format("abi_minor {} but struct_size {} does not reach 1.1's `complete` ({}): "
-                                "set struct_size = CB_STRUCT_SIZE(cb_backend_api, complete)",
-                                api.abi_minor, api.struct_size, v11));
-  const auto file_name = plugin_name_from_file(std::string(std::strrchr(plugin.path.c_str(), '/') ? std::strrchr(plugin.path.c_str(), '/') + 1 : plugin.path.c_str()));
+  const auto file_name = plugin_name_from_file(std::filesystem::path(plugin.path).filename().string());
   if (file_name && *file_name != api.name)
     wrong.push_back(fmt::format("table name '{}' differs from the file's '{}'", api.name, *file_name));
   if (!api.version || !*api.version) wrong.push_back("version is empty");
