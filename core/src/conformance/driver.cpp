@@ -26,6 +26,7 @@ constexpr int kRankExitUnavailable = 4;  // run_rank_suite: the backend cannot r
 struct RankView {
   std::string phase = "startup";
   std::string error;
+  Clock::time_point heard = Clock::now();  // its last line: ranks report every case and step
 };
 
 CheckResult result_from(const std::string& s) {
@@ -104,6 +105,7 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
     for (int r = 0; r < world; ++r) {
       std::vector<std::string> lines;
       ranks[r]->read_lines(lines);
+      if (!lines.empty()) view[r].heard = Clock::now();
       for (const auto& line : lines) {
         const auto m = nlohmann::json::parse(line, nullptr, false);
         if (!m.is_object()) continue;
@@ -140,8 +142,24 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
       failure = fmt::format("rank {} {} during {}", r, w.describe_exit(), view[r].phase);
       if (!view[r].error.empty()) failure += ": " + view[r].error;
       else if (const std::string tail = log_tail(logs[r], 3); !tail.empty()) failure += fmt::format(" (its log ends: {})", tail);
+      // A rank that gave up waiting is a victim: name the one that went silent, if any did.
+      for (int s = 0; s < world; ++s)
+        if (s != r && !ranks[s]->poll_exit() && Clock::now() - view[s].heard > std::chrono::milliseconds(opts.op_timeout_ms)) {
+          failure = fmt::format("rank {} hung in {} (silent for {:.0f} s); {}", s, view[s].phase,
+                                std::chrono::duration<double>(Clock::now() - view[s].heard).count(), failure);
+          break;
+        }
     }
     if (all_exited || !failure.empty()) break;
+    // Every call a rank makes is bounded by the op timeout (comm_create and the barriers by
+    // twice that): a rank silent for longer is inside a plugin call that does not return.
+    const auto silent_limit = std::chrono::milliseconds(opts.op_timeout_ms) * 3 + std::chrono::seconds(10);
+    for (int r = 0; r < world && failure.empty(); ++r)
+      if (!ranks[r]->exited() && Clock::now() - view[r].heard > silent_limit)
+        failure = fmt::format("rank {} hung in {}: nothing from it for {:.0f} s, past every timeout it was given "
+                              "(a call into the plugin did not return)", r, view[r].phase,
+                              std::chrono::duration<double>(Clock::now() - view[r].heard).count());
+    if (!failure.empty()) break;
     if (Clock::now() > deadline) {
       failure = fmt::format("not finished after {:g} s:", opts.stage_timeout_s);
       for (int r = 0; r < world; ++r)
