@@ -17,7 +17,9 @@ constexpr const char* kUsage =
     "  validate FILE   check an experiment file without running it\n"
     "  plugins         list the backend plugins found and what they support\n"
     "  conformance P   prove a backend plugin (file or name) follows the ABI before shipping it\n\n"
-    "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
+    "'commbench <command> --help' describes each command. Documentation (configuration, outputs,\n"
+    "metrics, launching, the plugin ABI): " COMMBENCH_INSTALL_DOC_DIR " once installed, docs/ in the\n"
+    "source tree.\n";
 
 }  // namespace
 
