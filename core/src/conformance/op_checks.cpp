@@ -120,7 +120,9 @@ Execution conformance_execution(const SuiteContext& ctx, cb_mem mem) {
   return e;
 }
 
-CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem) {
+// `check` names the op's check: a rank whose case failed reports it at once, before the ranks
+// agree, so the reason is known even if the others then never answer.
+CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check) {
   CaseOutcome o;
   const Execution exec = conformance_execution(ctx, mem);
   try {
@@ -145,6 +147,8 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem) {
     o.mine = CaseOutcome::kFailed;
     o.error = e.what();
   }
+  if (o.mine == CaseOutcome::kFailed)
+    ctx.report(check, CheckResult::Fail, fmt::format("{}: {}", describe_case(spec, mem), o.error));
   const auto all = ctx.agree(o.mine);
   size_t refused = 0;
   for (int64_t k : all) {
@@ -199,12 +203,11 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
   for (const CaseSpec& spec : cases_of(ctx, info)) {
     const std::string what = describe_case(spec, mem);
     ctx.out.phase("conformance " + what);
-    const CaseOutcome o = run_case(ctx, spec, mem);
-    if (o.failed_anywhere) {
+    const CaseOutcome o = run_case(ctx, spec, mem, name);
+    if (o.failed_anywhere) {  // this rank's own failure is reported already
       ctx.broken = fmt::format("the communicator failed in {}", what);
-      return ctx.report(name, CheckResult::Fail,
-                        o.mine == CaseOutcome::kFailed ? fmt::format("{}: {}", what, o.error)
-                                                       : fmt::format("{}: failed on another rank", what));
+      if (o.mine != CaseOutcome::kFailed) ctx.report(name, CheckResult::Fail, fmt::format("{}: failed on another rank", what));
+      return;
     }
     if (o.refusal_split)
       return ctx.report(name, CheckResult::Fail,

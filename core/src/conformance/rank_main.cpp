@@ -53,10 +53,11 @@ int conformance_rank_main(int argc, char** argv) {
     auto client = StoreClient::connect(store.substr(0, colon), static_cast<uint16_t>(std::stoi(store.substr(colon + 1))),
                                        Millis(30000), token ? token : "");
     Bootstrap bootstrap(*client, fmt::format("conformance-{}-{}", stage, opts.world), opts.rank, opts.world);
+    Bootstrap suite(*client, fmt::format("conformance-{}-{}-suite", stage, opts.world), opts.rank, opts.world);
     out.phase("conformance: load plugin");
     static const LoadedPlugin plugin = load_plugin(plugin_path);
     if (stage == "options") return run_unknown_option_check(plugin, bootstrap, out);
-    return run_rank_suite(plugin, bootstrap, out, opts);
+    return run_rank_suite(plugin, bootstrap, suite, out, opts);
   } catch (const std::exception& e) {
     out.send({{"type", "error"}, {"message", e.what()}});
     return 1;

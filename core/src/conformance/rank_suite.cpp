@@ -184,11 +184,11 @@ void check_timeout_and_abort(SuiteContext& ctx) {
 
 }  // namespace
 
-int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& bootstrap, ResultChannel& out,
+int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap& for_suite, ResultChannel& out,
                    const RankSuiteOptions& opts) {
-  HostServices host(bootstrap, opts.rank, opts.world, opts.options);
+  HostServices host(for_plugin, opts.rank, opts.world, opts.options);
   BackendSession session(plugin.api);
-  SuiteContext ctx{session, bootstrap, out, opts.rank, opts.world, opts.op_timeout_ms};
+  SuiteContext ctx{session, for_suite, out, opts.rank, opts.world, opts.op_timeout_ms};
   // Device memory needs the GPU bound before init, as in a worker.
   std::unique_ptr<GpuDevice> gpu;
   if (query_capabilities(plugin.api, nullptr).mem_types & CB_BIT(CB_MEM_CUDA)) {
