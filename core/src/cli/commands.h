@@ -11,5 +11,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_plugins(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);  // cli/conformance_command.cpp
+int cmd_settings(const std::vector<std::string>& args);
 
 }  // namespace commbench

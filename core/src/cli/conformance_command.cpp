@@ -1,11 +1,13 @@
 // `commbench conformance PLUGIN.so|NAME`: options, the plugin's file, the report and exit code.
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iostream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
-#include "agent/job_runner.h"
+#include "common/exit_codes.h"
 #include "cli/commands.h"
 #include "conformance/driver.h"
 #include "plugin/search_path.h"

@@ -16,6 +16,7 @@ constexpr const char* kUsage =
     "  run FILE        run an experiment and write results\n"
     "  validate FILE   check an experiment file without running it\n"
     "  plugins         list the backend plugins found and what they support\n"
+    "  settings        list every run setting with its type, default and meaning\n"
     "  conformance P   prove a backend plugin (file or name) follows the ABI before shipping it\n\n"
     "'commbench <command> --help' describes each command. Documentation (configuration, outputs,\n"
     "metrics, launching, the plugin ABI): " COMMBENCH_INSTALL_DOC_DIR " once installed, docs/ in the\n"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
   if (cmd == "conformance") return commbench::cmd_conformance(rest);
+  if (cmd == "settings") return commbench::cmd_settings(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;
     return 0;

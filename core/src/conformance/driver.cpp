@@ -15,13 +15,13 @@
 #include "agent/job_token.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
+#include "common/exit_codes.h"
 #include "plugin/probe.h"
 
 namespace commbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kRankExitUnavailable = 4;  // run_rank_suite: the backend cannot run here
 
 struct RankView {
   std::string phase = "startup";
@@ -134,7 +134,7 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
         continue;
       }
       if (w.exited_cleanly()) continue;
-      if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kRankExitUnavailable) {
+      if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         unavailable = true;
         continue;
       }

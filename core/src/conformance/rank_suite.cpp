@@ -13,9 +13,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/exit_codes.h"
 #include "conformance/suite_context.h"
 #include "plugin/search_path.h"
-#include "worker/host_services.h"
+#include "plugin/host_services.h"
 #include "worker/memory_footprint.h"
 
 namespace commbench {
@@ -206,7 +207,7 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   } catch (const PluginError& e) {
     if (e.skips_backend()) {
       ctx.report("init", CheckResult::Skip, fmt::format("the backend is unavailable here: {}", e.what()));
-      return 4;
+      return kWorkerExitUnavailable;
     }
     ctx.report("init", CheckResult::Fail, e.what());
     return 0;

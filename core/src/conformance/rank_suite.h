@@ -29,7 +29,7 @@ struct RankSuiteOptions {
 // Runs every check on this rank. `for_plugin` backs the host services handed to the plugin;
 // `for_suite` is the suite's own (a separate key space: ranks whose plugin calls diverged must
 // not pair the plugin's bootstrap collectives with the suite's). Returns the process exit code:
-// 0 when every check ran (passed or failed: failures are in the lines), 4 when the backend is
+// 0 when every check ran (passed or failed: failures are in the lines), kWorkerExitUnavailable when the backend is
 // unavailable here.
 int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap& for_suite, ResultChannel& out,
                    const RankSuiteOptions& opts);

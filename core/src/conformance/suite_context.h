@@ -12,7 +12,7 @@
 #include "conformance/conformance_report.h"
 #include "device/gpu_device.h"
 #include "plan/plan.h"
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 #include "worker/result_channel.h"
 
 namespace commbench {
