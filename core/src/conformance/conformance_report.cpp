@@ -30,12 +30,12 @@ std::string ranks_label(int ranks) { return ranks == 0 ? "alone" : fmt::format("
 
 }  // namespace
 
-size_t ConformanceReport::count(CheckResult r) const {
+size_t ConformanceReport::count(ConformanceResult r) const {
   return static_cast<size_t>(std::count_if(checks.begin(), checks.end(), [&](const ConformanceCheck& c) { return c.result == r; }));
 }
 
-const char* check_result_name(CheckResult r) {
-  return r == CheckResult::Pass ? "pass" : r == CheckResult::Fail ? "FAIL" : "skip";
+const char* check_result_name(ConformanceResult r) {
+  return r == ConformanceResult::Pass ? "pass" : r == ConformanceResult::Fail ? "FAIL" : "skip";
 }
 
 void print_conformance(std::ostream& out, const ConformanceReport& report) {
@@ -45,12 +45,12 @@ void print_conformance(std::ostream& out, const ConformanceReport& report) {
   out << fmt::format("{:<8} {:<{}}  {:<6} {}\n", "ranks", "check", width, "result", "detail");
   for (const auto& c : report.checks)
     out << fmt::format("{:<8} {:<{}}  {:<6} {}\n", ranks_label(c.ranks), c.name, width, check_result_name(c.result), c.detail);
-  const size_t failed = report.count(CheckResult::Fail), skipped = report.count(CheckResult::Skip);
+  const size_t failed = report.count(ConformanceResult::Fail), skipped = report.count(ConformanceResult::Skip);
   out << "\n";
   if (failed > 0) {
     out << fmt::format("verdict: FAIL: {} of {} checks failed\n", failed, report.checks.size());
     for (const auto& c : report.checks)
-      if (c.result == CheckResult::Fail) out << fmt::format("  - {} ({}): {}\n", c.name, ranks_label(c.ranks), c.detail);
+      if (c.result == ConformanceResult::Fail) out << fmt::format("  - {} ({}): {}\n", c.name, ranks_label(c.ranks), c.detail);
     if (!report.log_dir.empty()) out << fmt::format("The ranks' logs (what the plugin printed) are in {}\n", report.log_dir);
   } else if (report.unavailable) {
     out << "verdict: NOT PROVEN: the backend is unavailable on this machine (see the skipped checks); "
@@ -67,25 +67,25 @@ std::string conformance_junit(const ConformanceReport& report) {
   for (const auto& c : report.checks) by_ranks[c.ranks].push_back(&c);
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += fmt::format("<testsuites name=\"commbench conformance {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-                   xml_escape(report.plugin), report.checks.size(), report.count(CheckResult::Fail),
-                   report.count(CheckResult::Skip));
+                   xml_escape(report.plugin), report.checks.size(), report.count(ConformanceResult::Fail),
+                   report.count(ConformanceResult::Skip));
   for (const auto& [ranks, checks] : by_ranks) {
     size_t failures = 0, skipped = 0;
     for (const auto* c : checks) {
-      failures += c->result == CheckResult::Fail;
-      skipped += c->result == CheckResult::Skip;
+      failures += c->result == ConformanceResult::Fail;
+      skipped += c->result == ConformanceResult::Skip;
     }
     const std::string suite = fmt::format("conformance.{}.{}", report.plugin, ranks == 0 ? "alone" : fmt::format("ranks{}", ranks));
     x += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", xml_escape(suite),
                      checks.size(), failures, skipped);
     for (const auto* c : checks) {
       x += fmt::format("    <testcase classname=\"{}\" name=\"{}\"", xml_escape(suite), xml_escape(c->name));
-      if (c->result == CheckResult::Pass) {
+      if (c->result == ConformanceResult::Pass) {
         x += "/>\n";
         continue;
       }
       x += ">\n";
-      if (c->result == CheckResult::Fail)
+      if (c->result == ConformanceResult::Fail)
         x += fmt::format("      <failure message=\"{}\"/>\n", xml_escape(c->detail));
       else
         x += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c->detail));

@@ -8,12 +8,12 @@
 
 namespace commbench {
 
-enum class CheckResult { Pass, Fail, Skip };
+enum class ConformanceResult { Pass, Fail, Skip };
 
 struct ConformanceCheck {
   std::string name;
   int ranks = 0;  // 0: the plugin alone, before any rank runs
-  CheckResult result = CheckResult::Pass;
+  ConformanceResult result = ConformanceResult::Pass;
   std::string detail;
 };
 
@@ -25,11 +25,11 @@ struct ConformanceReport {
   std::string log_dir;  // where the ranks' logs were kept (after a failure), or ""
   bool unavailable = false;  // the backend could not run here: nothing beyond loading was proven
 
-  size_t count(CheckResult r) const;
-  bool passed() const { return count(CheckResult::Fail) == 0 && !unavailable && !checks.empty(); }
+  size_t count(ConformanceResult r) const;
+  bool passed() const { return count(ConformanceResult::Fail) == 0 && !unavailable && !checks.empty(); }
 };
 
-const char* check_result_name(CheckResult r);  // "pass", "fail", "skip"
+const char* check_result_name(ConformanceResult r);  // "pass", "fail", "skip"
 
 // The table and the verdict line(s), as printed on the console.
 void print_conformance(std::ostream& out, const ConformanceReport& report);

@@ -29,8 +29,8 @@ struct RankView {
   Clock::time_point heard = Clock::now();  // its last line: ranks report every case and step
 };
 
-CheckResult result_from(const std::string& s) {
-  return s == "pass" ? CheckResult::Pass : s == "skip" ? CheckResult::Skip : CheckResult::Fail;
+ConformanceResult result_from(const std::string& s) {
+  return s == "pass" ? ConformanceResult::Pass : s == "skip" ? ConformanceResult::Skip : ConformanceResult::Fail;
 }
 
 // The last non-empty lines of a rank's log: what it printed before dying.
@@ -49,19 +49,19 @@ std::string log_tail(const std::string& path, size_t lines) {
 class Merger {
  public:
   Merger(int world, std::vector<ConformanceCheck>& out) : world_(world), out_(out), first_(out.size()) {}
-  void add(int rank, const std::string& name, CheckResult r, const std::string& detail) {
+  void add(int rank, const std::string& name, ConformanceResult r, const std::string& detail) {
     ConformanceCheck* c = nullptr;
     for (size_t i = first_; i < out_.size(); ++i)
       if (out_[i].name == name) c = &out_[i];
-    const std::string d = world_ > 1 && r == CheckResult::Fail ? fmt::format("rank {}: {}", rank, detail) : detail;
+    const std::string d = world_ > 1 && r == ConformanceResult::Fail ? fmt::format("rank {}: {}", rank, detail) : detail;
     if (!c) {
       out_.push_back(ConformanceCheck{name, world_, r, d});
       return;
     }
-    if (c->result != CheckResult::Fail && r == CheckResult::Fail) {
+    if (c->result != ConformanceResult::Fail && r == ConformanceResult::Fail) {
       c->result = r;
       c->detail = d;
-    } else if (c->result == CheckResult::Skip && r == CheckResult::Pass) {
+    } else if (c->result == ConformanceResult::Skip && r == ConformanceResult::Pass) {
       c->result = r;
       c->detail = d;
     }
@@ -171,7 +171,7 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
   for (auto& w : ranks)
     if (!w->exited()) w->terminate(2000);
   drain();
-  if (!failure.empty()) checks.push_back(ConformanceCheck{"rank processes", world, CheckResult::Fail, failure});
+  if (!failure.empty()) checks.push_back(ConformanceCheck{"rank processes", world, ConformanceResult::Fail, failure});
   return !unavailable;
 }
 
@@ -184,10 +184,10 @@ ConformanceReport run_conformance(const ConformanceOptions& opts) {
   report.plugin = info.name.empty() ? std::filesystem::path(opts.plugin_path).filename().string() : info.name;
   report.version = info.version;
   if (!info.ok()) {
-    report.checks.push_back(ConformanceCheck{"load alone", 0, CheckResult::Fail, info.load_error});
+    report.checks.push_back(ConformanceCheck{"load alone", 0, ConformanceResult::Fail, info.load_error});
     return report;
   }
-  report.checks.push_back(ConformanceCheck{"load alone", 0, CheckResult::Pass,
+  report.checks.push_back(ConformanceCheck{"load alone", 0, ConformanceResult::Pass,
                                            fmt::format("entry point and static capabilities, ABI {}.{}", info.abi_major, info.abi_minor)});
   char tmpl[] = "/tmp/commbench-conformance-XXXXXX";
   const std::string log_dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";

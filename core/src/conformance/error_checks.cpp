@@ -54,8 +54,8 @@ cb_status post_expecting_refusal(SuiteContext& ctx, const cb_op_args& args, std:
 // Runs each probe on every rank and checks the status post answered with.
 void expect_statuses(SuiteContext& ctx, const char* check, const std::vector<Probe>& probes,
                      std::initializer_list<cb_status> accepted, const std::string& none_reason) {
-  if (!ctx.broken.empty()) return ctx.report(check, CheckResult::Skip, ctx.broken);
-  if (probes.empty()) return ctx.report(check, CheckResult::Skip, none_reason);
+  if (!ctx.broken.empty()) return ctx.report(check, ConformanceResult::Skip, ctx.broken);
+  if (probes.empty()) return ctx.report(check, ConformanceResult::Skip, none_reason);
   std::vector<std::string> wrong;
   for (const Probe& p : probes) {
     ctx.out.phase(fmt::format("conformance {}: {}", check, p.what));
@@ -72,17 +72,17 @@ void expect_statuses(SuiteContext& ctx, const char* check, const std::vector<Pro
   std::string expected;
   for (cb_status s : accepted) expected += (expected.empty() ? "" : " or ") + status_name(s);
   if (!wrong.empty())
-    return ctx.report(check, CheckResult::Fail,
+    return ctx.report(check, ConformanceResult::Fail,
                       fmt::format("expected {}; {}{}", expected, wrong.front(),
                                   wrong.size() > 1 ? fmt::format(" (and {} more)", wrong.size() - 1) : ""));
-  ctx.report(check, CheckResult::Pass, fmt::format("{} case(s) answered {}", probes.size(), expected));
+  ctx.report(check, ConformanceResult::Pass, fmt::format("{} case(s) answered {}", probes.size(), expected));
 }
 
 }  // namespace
 
 void check_unadvertised_refused(SuiteContext& ctx) {
   const char* check = "unadvertised capabilities refused";
-  if (!ctx.broken.empty()) return ctx.report(check, CheckResult::Skip, ctx.broken);
+  if (!ctx.broken.empty()) return ctx.report(check, ConformanceResult::Skip, ctx.broken);
   const cb_mem mem = ctx.usable_memory().front();
   ScratchMemory send(ctx, mem, kScratchBytes), recv(ctx, mem, kScratchBytes);
   const cb_dtype any_dtype = ctx.caps.dtypes ? static_cast<cb_dtype>(std::countr_zero(ctx.caps.dtypes)) : CB_DTYPE_F32;
@@ -136,7 +136,7 @@ void check_unadvertised_refused(SuiteContext& ctx) {
 
 void check_bad_arguments(SuiteContext& ctx) {
   const char* check = "bad arguments refused";
-  if (!ctx.broken.empty()) return ctx.report(check, CheckResult::Skip, ctx.broken);
+  if (!ctx.broken.empty()) return ctx.report(check, ConformanceResult::Skip, ctx.broken);
   const cb_mem mem = ctx.usable_memory().front();
   ScratchMemory send(ctx, mem, kScratchBytes), recv(ctx, mem, kScratchBytes);
   std::vector<Probe> probes;
@@ -175,7 +175,7 @@ void check_bad_arguments(SuiteContext& ctx) {
 
   // NULL pointers where the ABI requires one: answered without touching anything.
   const char* nulls = "NULL arguments refused";
-  if (!ctx.broken.empty()) return ctx.report(nulls, CheckResult::Skip, ctx.broken);
+  if (!ctx.broken.empty()) return ctx.report(nulls, ConformanceResult::Skip, ctx.broken);
   std::vector<std::string> wrong;
   auto expect_invalid = [&](const char* what, const std::function<cb_error*()>& f) {
     ctx.out.phase(fmt::format("conformance {}: {}", nulls, what));
@@ -196,10 +196,10 @@ void check_bad_arguments(SuiteContext& ctx) {
   expect_invalid("comm_create(backend, timeout, NULL)", [&] { return api.comm_create(ctx.session.backend(), 1000, nullptr); });
   ctx.agree(0);
   if (!wrong.empty())
-    return ctx.report(nulls, CheckResult::Fail,
+    return ctx.report(nulls, ConformanceResult::Fail,
                       fmt::format("expected invalid_argument; {}{}", wrong.front(),
                                   wrong.size() > 1 ? fmt::format(" (and {} more)", wrong.size() - 1) : ""));
-  ctx.report(nulls, CheckResult::Pass, "7 calls answered invalid_argument");
+  ctx.report(nulls, ConformanceResult::Pass, "7 calls answered invalid_argument");
 }
 
 }  // namespace commbench

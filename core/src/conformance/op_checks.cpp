@@ -1,6 +1,8 @@
 // Every advertised op x dtype x redop x placement x root x count, run through the benchmark's
 // own buffers, executor and check patterns, with exact expected results; and collectives in
 // flight together where the plugin says posts are asynchronous.
+#include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <optional>
@@ -16,8 +18,8 @@
 
 namespace commbench {
 
-void SuiteContext::report(const std::string& name, CheckResult result, const std::string& detail) const {
-  const char* r = result == CheckResult::Pass ? "pass" : result == CheckResult::Fail ? "fail" : "skip";
+void SuiteContext::report(const std::string& name, ConformanceResult result, const std::string& detail) const {
+  const char* r = result == ConformanceResult::Pass ? "pass" : result == ConformanceResult::Fail ? "fail" : "skip";
   out.send({{"type", "check"}, {"name", name}, {"result", r}, {"detail", detail}});
 }
 
@@ -104,6 +106,7 @@ struct CaseOutcome {
   enum Kind : int64_t { kOk = 0, kRefused = 1, kFailed = 2 };
   Kind mine = kOk;
   int64_t wrong = 0;
+  std::optional<Mismatch> first;  // the first wrong element (check_pattern's own report)
   std::string error;        // this rank's error (kFailed)
   bool refused_everywhere = false;
   bool failed_anywhere = false;
@@ -136,10 +139,13 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
     setup.staging = buffers.staging();
     OpExecutor executor(ctx.session, exec, spec, ctx.rank, buffers.bufs(), setup);
     const CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
-                          spec.root, spec.count, {exec.peers[0], exec.peers[1]}};
-    buffers.fill(cc);
+                          spec.root, spec.count, {exec.peers[0], exec.peers[1]},
+                          spec.placement == Placement::InPlace};
+    buffers.prepare_check(cc);
     executor.run_once(ctx.op_timeout_ms);
-    o.wrong = buffers.count_wrong(cc);
+    const CheckResult checked = buffers.check(cc);
+    o.wrong = checked.wrong;
+    o.first = checked.first;
   } catch (const PluginError& e) {
     o.mine = e.skips_case() ? CaseOutcome::kRefused : CaseOutcome::kFailed;
     o.error = e.what();
@@ -148,7 +154,7 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
     o.error = e.what();
   }
   if (o.mine == CaseOutcome::kFailed)
-    ctx.report(check, CheckResult::Fail, fmt::format("{}: {}", describe_case(spec, mem), o.error));
+    ctx.report(check, ConformanceResult::Fail, fmt::format("{}: {}", describe_case(spec, mem), o.error));
   const auto all = ctx.agree(o.mine);
   size_t refused = 0;
   for (int64_t k : all) {
@@ -195,9 +201,9 @@ std::vector<CaseSpec> cases_of(const SuiteContext& ctx, const OpInfo& info) {
 void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
   const std::string name = mem == CB_MEM_HOST ? fmt::format("op {}", info.name)
                                               : fmt::format("op {} ({})", info.name, sdk::mem_name(mem));
-  if (!ctx.broken.empty()) return ctx.report(name, CheckResult::Skip, ctx.broken);
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
   if (ctx.world < info.min_world_size)
-    return ctx.report(name, CheckResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
+    return ctx.report(name, ConformanceResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
   size_t run = 0, refused = 0, wrong_cases = 0;
   std::string first_wrong;
   for (const CaseSpec& spec : cases_of(ctx, info)) {
@@ -206,11 +212,11 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
     const CaseOutcome o = run_case(ctx, spec, mem, name);
     if (o.failed_anywhere) {  // this rank's own failure is reported already
       ctx.broken = fmt::format("the communicator failed in {}", what);
-      if (o.mine != CaseOutcome::kFailed) ctx.report(name, CheckResult::Fail, fmt::format("{}: failed on another rank", what));
+      if (o.mine != CaseOutcome::kFailed) ctx.report(name, ConformanceResult::Fail, fmt::format("{}: failed on another rank", what));
       return;
     }
     if (o.refusal_split)
-      return ctx.report(name, CheckResult::Fail,
+      return ctx.report(name, ConformanceResult::Fail,
                         fmt::format("{}: refused (CB_ERR_UNIMPLEMENTED) on some ranks and run on others: "
                                     "a refusal must depend only on the arguments, the same on every rank", what));
     if (o.refused_everywhere) {
@@ -218,13 +224,18 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
       continue;
     }
     ++run;
-    if (o.wrong > 0 && wrong_cases++ == 0)
+    if (o.wrong > 0 && wrong_cases++ == 0) {
       first_wrong = fmt::format("{}: {} of the elements this rank received are wrong", what, o.wrong);
+      if (o.first)
+        first_wrong += fmt::format(" (first at element {}: expected {}, got {})", o.first->index,
+                                   std::isnan(o.first->expected) ? std::string("untouched") : fmt::format("{}", o.first->expected),
+                                   std::isnan(o.first->got) ? std::string("nothing written") : fmt::format("{}", o.first->got));
+    }
   }
   if (wrong_cases > 0)
-    return ctx.report(name, CheckResult::Fail,
+    return ctx.report(name, ConformanceResult::Fail,
                       fmt::format("{} case(s) with wrong results; first: {}", wrong_cases, first_wrong));
-  ctx.report(name, CheckResult::Pass,
+  ctx.report(name, ConformanceResult::Pass,
              fmt::format("{} case(s) exact{}", run,
                          refused ? fmt::format(", {} refused as unsupported (CB_ERR_UNIMPLEMENTED)", refused) : ""));
 }
@@ -235,7 +246,7 @@ void check_op_matrix(SuiteContext& ctx) {
   const std::vector<cb_mem> mems = ctx.usable_memory();
   if (mems.empty()) {
     ctx.broken = "no memory type this process can drive";
-    return ctx.report("memory", CheckResult::Skip,
+    return ctx.report("memory", ConformanceResult::Skip,
                       ctx.gpu_unusable.empty() ? "the plugin advertises no memory type"
                                                : "device memory only, and no GPU here: " + ctx.gpu_unusable);
   }
@@ -250,13 +261,13 @@ void check_op_matrix(SuiteContext& ctx) {
 
 void check_concurrent_collectives(SuiteContext& ctx) {
   const char* name = "collectives in flight together";
-  if (!ctx.broken.empty()) return ctx.report(name, CheckResult::Skip, ctx.broken);
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
   if (!(ctx.caps.flags & CB_CAP_ASYNC))
-    return ctx.report(name, CheckResult::Skip, "not claimed: no CB_CAP_ASYNC");
+    return ctx.report(name, ConformanceResult::Skip, "not claimed: no CB_CAP_ASYNC");
   const OpInfo* op = nullptr;
   for (OpKind k : {OpKind::Allreduce, OpKind::Allgather, OpKind::Alltoall, OpKind::Broadcast})
     if (ctx.has_op(op_info(k).abi_op)) { op = &op_info(k); break; }
-  if (!op) return ctx.report(name, CheckResult::Skip, "no allreduce, allgather, alltoall or broadcast");
+  if (!op) return ctx.report(name, ConformanceResult::Skip, "no allreduce, allgather, alltoall or broadcast");
   const uint64_t dtype_bits = op->reduction ? ctx.caps.reduce_dtypes : ctx.caps.dtypes;
   const cb_dtype dtype = dtype_bits & CB_BIT(CB_DTYPE_INT32) ? CB_DTYPE_INT32 : static_cast<cb_dtype>(std::countr_zero(dtype_bits));
   const cb_mem mem = ctx.usable_memory().front();
@@ -274,8 +285,9 @@ void check_concurrent_collectives(SuiteContext& ctx) {
     for (int i = 0; i < kInFlight; ++i) {
       specs[i].bytes = specs[i].count * sdk::dtype_size(dtype);
       bufs.push_back(std::make_unique<CaseBuffers>(ctx.session, ctx.gpu, plan, specs[i], ctx.rank, ctx.world));
-      checks.push_back(CheckContext{op->kind, dtype, CB_REDOP_SUM, ctx.rank, ctx.world, 0, specs[i].count, {0, 1}});
-      bufs[i]->fill(checks[i]);
+      checks.push_back(CheckContext{op->kind, dtype, CB_REDOP_SUM, ctx.rank, ctx.world, 0, specs[i].count, {0, 1},
+                                    placement == Placement::InPlace});
+      bufs[i]->prepare_check(checks[i]);
     }
     ctx.out.phase(fmt::format("conformance: {} {}s posted before any is waited for", kInFlight, op->name));
     for (int i = 0; i < kInFlight; ++i) {
@@ -288,7 +300,7 @@ void check_concurrent_collectives(SuiteContext& ctx) {
       reqs[static_cast<size_t>(i)] = nullptr;
     }
     for (int i = 0; i < kInFlight; ++i)
-      if (const int64_t w = bufs[i]->count_wrong(checks[i]); w > 0 && problem.empty())
+      if (const int64_t w = bufs[i]->check(checks[i]).wrong; w > 0 && problem.empty())
         problem = fmt::format("{} #{} of {} in flight: {} wrong elements", op->name, i + 1, kInFlight, w);
   } catch (const std::exception& e) {
     problem = e.what();
@@ -296,8 +308,8 @@ void check_concurrent_collectives(SuiteContext& ctx) {
   }
   const auto all = ctx.agree(problem.empty() ? 0 : 1);
   (void)all;
-  if (!problem.empty()) return ctx.report(name, CheckResult::Fail, problem);
-  ctx.report(name, CheckResult::Pass,
+  if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
+  ctx.report(name, ConformanceResult::Pass,
              fmt::format("{} {}s posted back to back, waited for last first, all exact", kInFlight, op->name));
 }
 

@@ -55,9 +55,9 @@ void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
   const cb_capabilities caps = query_capabilities(api, nullptr);
   if ((caps.flags & CB_CAP_GROUPS) && !api.group_start) wrong.push_back("CB_CAP_GROUPS without group_start/group_end");
   if (wrong.empty())
-    return ctx.report("function table", CheckResult::Pass,
+    return ctx.report("function table", ConformanceResult::Pass,
                       fmt::format("ABI {}.{}, struct_size {}", api.abi_major, api.abi_minor, api.struct_size));
-  ctx.report("function table", CheckResult::Fail, fmt::format("{}", fmt::join(wrong, "; ")));
+  ctx.report("function table", ConformanceResult::Fail, fmt::format("{}", fmt::join(wrong, "; ")));
 }
 
 // The static set, the runtime set (never larger), and an older host's smaller struct.
@@ -90,19 +90,19 @@ void check_capabilities(const SuiteContext& ctx) {
     wrong.push_back("get_capabilities changed the caller's struct_size");
   else if (touched) wrong.push_back(fmt::format("get_capabilities wrote {} bytes past the caller's struct_size", touched));
   else if (older.caps.ops != r.ops) wrong.push_back("get_capabilities with a smaller struct gave other ops");
-  if (wrong.empty()) return ctx.report("capabilities and struct_size", CheckResult::Pass, "runtime set within the static set; an older host's struct respected");
-  ctx.report("capabilities and struct_size", CheckResult::Fail, fmt::format("{}", fmt::join(wrong, "; ")));
+  if (wrong.empty()) return ctx.report("capabilities and struct_size", ConformanceResult::Pass, "runtime set within the static set; an older host's struct respected");
+  ctx.report("capabilities and struct_size", ConformanceResult::Fail, fmt::format("{}", fmt::join(wrong, "; ")));
 }
 
 void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   const char* name = "comm create/destroy without leaks";
-  if (!ctx.broken.empty()) return ctx.report(name, CheckResult::Skip, ctx.broken);
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
   ctx.out.phase("conformance: comm_destroy after refused and failed calls");
   try {
     ctx.session.destroy_comm();
   } catch (const std::exception& e) {
     ctx.broken = "comm_destroy failed";
-    return ctx.report(name, CheckResult::Fail, fmt::format("comm_destroy after refused calls: {}", e.what()));
+    return ctx.report(name, ConformanceResult::Fail, fmt::format("comm_destroy after refused calls: {}", e.what()));
   }
   uint64_t rss0 = 0;
   int fds0 = 0;
@@ -118,7 +118,7 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
     }
   } catch (const std::exception& e) {
     ctx.broken = "a communicator could not be created again";
-    return ctx.report(name, CheckResult::Fail, e.what());
+    return ctx.report(name, ConformanceResult::Fail, e.what());
   }
   const uint64_t rss1 = resident_bytes();
   const int fds1 = open_fds();
@@ -132,8 +132,8 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
     ctx.broken = "a communicator could not be created again";
     problem = e.what();
   }
-  if (!problem.empty()) return ctx.report(name, CheckResult::Fail, problem);
-  ctx.report(name, CheckResult::Pass,
+  if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
+  ctx.report(name, ConformanceResult::Pass,
              fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds", kCycles,
                          (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0));
 }
@@ -142,8 +142,8 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
 // Then every rank aborts its communicator, rank 0's receive still pending in the plugin.
 void check_timeout_and_abort(SuiteContext& ctx) {
   const bool can_probe = ctx.world >= 2 && ctx.has_op(CB_OP_RECV) && ctx.broken.empty();
-  if (!ctx.broken.empty()) ctx.report("timeout", CheckResult::Skip, ctx.broken);
-  else if (!can_probe) ctx.report("timeout", CheckResult::Skip, ctx.world < 2 ? "needs 2 ranks" : "no recv to wait on");
+  if (!ctx.broken.empty()) ctx.report("timeout", ConformanceResult::Skip, ctx.broken);
+  else if (!can_probe) ctx.report("timeout", ConformanceResult::Skip, ctx.world < 2 ? "needs 2 ranks" : "no recv to wait on");
   if (can_probe && ctx.rank == 0) {
     ctx.out.phase("conformance: a receive that no peer sends to, waited for with a 500 ms timeout");
     std::string problem;
@@ -165,7 +165,7 @@ void check_timeout_and_abort(SuiteContext& ctx) {
     } catch (const std::exception& e) {
       problem = e.what();
     }
-    ctx.report("timeout", problem.empty() ? CheckResult::Pass : CheckResult::Fail,
+    ctx.report("timeout", problem.empty() ? ConformanceResult::Pass : ConformanceResult::Fail,
                problem.empty() ? "wait(500 ms) on a receive no one sends: CB_ERR_TIMEOUT" : problem);
   }
   if (ctx.world >= 2) ctx.boot.barrier(Millis(ctx.op_timeout_ms * 2));  // rank 0 done waiting
@@ -176,10 +176,10 @@ void check_timeout_and_abort(SuiteContext& ctx) {
     ctx.session.abort_comm();
     const double took = seconds_since(t0);
     if (took > kPromptS)
-      return ctx.report(name, CheckResult::Fail, fmt::format("took {:.1f} s: an abort must not wait for peers", took));
-    ctx.report(name, CheckResult::Pass, fmt::format("returned in {:.3f} s", took));
+      return ctx.report(name, ConformanceResult::Fail, fmt::format("took {:.1f} s: an abort must not wait for peers", took));
+    ctx.report(name, ConformanceResult::Pass, fmt::format("returned in {:.3f} s", took));
   } catch (const std::exception& e) {
-    ctx.report(name, CheckResult::Fail, e.what());
+    ctx.report(name, ConformanceResult::Fail, e.what());
   }
 }
 
@@ -206,10 +206,10 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
     session.init(host.get());
   } catch (const PluginError& e) {
     if (e.skips_backend()) {
-      ctx.report("init", CheckResult::Skip, fmt::format("the backend is unavailable here: {}", e.what()));
+      ctx.report("init", ConformanceResult::Skip, fmt::format("the backend is unavailable here: {}", e.what()));
       return kWorkerExitUnavailable;
     }
-    ctx.report("init", CheckResult::Fail, e.what());
+    ctx.report("init", ConformanceResult::Fail, e.what());
     return 0;
   }
   ctx.caps = session.capabilities();
@@ -218,9 +218,9 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   const int32_t create_timeout_ms = opts.op_timeout_ms * 2;
   try {
     session.create_comm(create_timeout_ms);
-    ctx.report("comm_create", CheckResult::Pass, "");
+    ctx.report("comm_create", ConformanceResult::Pass, "");
   } catch (const std::exception& e) {
-    ctx.report("comm_create", CheckResult::Fail, e.what());
+    ctx.report("comm_create", ConformanceResult::Fail, e.what());
     return 0;
   }
   check_op_matrix(ctx);
@@ -232,9 +232,9 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   out.phase("conformance: finalize");
   try {
     session.shutdown();
-    ctx.report("finalize", CheckResult::Pass, "");
+    ctx.report("finalize", ConformanceResult::Pass, "");
   } catch (const std::exception& e) {
-    ctx.report("finalize", CheckResult::Fail, e.what());
+    ctx.report("finalize", ConformanceResult::Fail, e.what());
   }
   return 0;
 }
@@ -250,16 +250,16 @@ int run_unknown_option_check(const LoadedPlugin& plugin, Bootstrap& bootstrap, R
   const CallResult r = call(plugin.api, plugin.api.init(host.get(), &backend));
   if (r.code == CB_OK) {
     call(plugin.api, plugin.api.finalize(backend));
-    ctx.report(name, CheckResult::Fail, "init accepted option 'commbench_conformance_no_such_option': a typo "
+    ctx.report(name, ConformanceResult::Fail, "init accepted option 'commbench_conformance_no_such_option': a typo "
                                         "in an experiment would go unnoticed; refuse it with CB_ERR_INVALID_ARGUMENT");
   } else if (r.code == CB_ERR_UNAVAILABLE) {
-    ctx.report(name, CheckResult::Skip, "the backend is unavailable here: " + r.message);
+    ctx.report(name, ConformanceResult::Skip, "the backend is unavailable here: " + r.message);
   } else if (r.code != CB_ERR_INVALID_ARGUMENT) {
-    ctx.report(name, CheckResult::Fail, fmt::format("init answered {} instead of invalid_argument: {}", status_name(r.code), r.message));
+    ctx.report(name, ConformanceResult::Fail, fmt::format("init answered {} instead of invalid_argument: {}", status_name(r.code), r.message));
   } else if (r.message.find("commbench_conformance_no_such_option") == std::string::npos) {
-    ctx.report(name, CheckResult::Fail, "the error does not name the unknown option: " + r.message);
+    ctx.report(name, ConformanceResult::Fail, "the error does not name the unknown option: " + r.message);
   } else {
-    ctx.report(name, CheckResult::Pass, r.message);
+    ctx.report(name, ConformanceResult::Pass, r.message);
   }
   return 0;
 }

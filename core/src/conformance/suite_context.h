@@ -35,7 +35,7 @@ struct SuiteContext {
   const cb_backend_api& api() const { return session.api(); }
   bool has_op(cb_op op) const { return caps.ops & CB_BIT(op); }
   // Sends one "check" line: {"name", "result": "pass"|"fail"|"skip", "detail"}.
-  void report(const std::string& name, CheckResult result, const std::string& detail) const;
+  void report(const std::string& name, ConformanceResult result, const std::string& detail) const;
   // Every rank's value, in rank order (a bootstrap allgather: also keeps the ranks in step).
   std::vector<int64_t> agree(int64_t mine) const;
   // The memory types this process can drive: advertised, and a GPU here for device memory.

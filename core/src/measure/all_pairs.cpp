@@ -44,11 +44,29 @@ void fill_payload(uint64_t seed, int src, unsigned char* buf, uint64_t bytes) {
   for_each_payload_byte(payload_key(seed, src), bytes, [&](uint64_t i, uint8_t v) { buf[i] = v; });
 }
 
-int64_t count_wrong_bytes(uint64_t seed, int src, const unsigned char* buf, uint64_t bytes) {
+// One configuration's check at the receiver: mismatched bytes and the first of them. Fixed
+// layout: allgathered.
+struct ByteCheck {
   int64_t wrong = 0;
-  for_each_payload_byte(payload_key(seed, src), bytes,
-                        [&](uint64_t i, uint8_t v) { wrong += buf[i] != v; });
-  return wrong;
+  int64_t first_index = -1;
+  int32_t expected = 0, got = 0;
+  int32_t check = -1;  // CheckStage of the first mismatch
+  int32_t unused = 0;
+};
+
+void check_bytes(uint64_t seed, int src, const unsigned char* buf, uint64_t bytes, CheckStage stage,
+                 ByteCheck& out) {
+  int64_t wrong = 0;
+  for_each_payload_byte(payload_key(seed, src), bytes, [&](uint64_t i, uint8_t v) {
+    if (buf[i] == v) return;
+    if (wrong++ == 0 && out.first_index < 0) {
+      out.first_index = static_cast<int64_t>(i);
+      out.expected = v;
+      out.got = buf[i];
+      out.check = static_cast<int32_t>(stage);
+    }
+  });
+  out.wrong = std::max(out.wrong, wrong);  // the larger of the two checked transfers
 }
 
 int64_t now_ns() {
@@ -188,19 +206,21 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   SweepBuffers& bufs = *owned;
   fill_payload(e.seed, rank, bufs.send(), largest);
 
-  // Checked pass (untimed): the receiver zeroes its buffer first and counts bytes that differ
-  // from the sender's payload. Then the warm-up, per configuration.
-  std::vector<int64_t> wrong(configs.size(), 0);
-  for (size_t k = 0; k < configs.size(); ++k) {
-    const AllPairsConfig& cfg = configs[k];
-    const CaseSpec& spec = cases[cfg.size_index];
-    if (e.check) {
+  // Checked transfer (untimed): the receiver zeroes its buffer first and counts bytes that
+  // differ from the sender's payload. Once before the warm-up, once after the repetitions.
+  std::vector<ByteCheck> wrong(configs.size());
+  auto checked_pass = [&](CheckStage stage) {
+    for (size_t k = 0; k < configs.size(); ++k) {
+      const AllPairsConfig& cfg = configs[k];
+      const CaseSpec& spec = cases[cfg.size_index];
       if (rank == cfg.dst) std::memset(bufs.recv(), 0, spec.bytes);
       transfer(env, cfg, spec, bufs);
-      if (rank == cfg.dst) wrong[k] = count_wrong_bytes(e.seed, cfg.src, bufs.recv(), spec.bytes);
+      if (rank == cfg.dst) check_bytes(e.seed, cfg.src, bufs.recv(), spec.bytes, stage, wrong[k]);
     }
-    for (int w = 0; w < e.warmup; ++w) transfer(env, cfg, spec, bufs);
-  }
+  };
+  if (e.check) checked_pass(CheckStage::FirstIteration);
+  for (size_t k = 0; k < configs.size(); ++k)
+    for (int w = 0; w < e.warmup; ++w) transfer(env, configs[k], cases[configs[k].size_index], bufs);
 
   const int reps = std::max(1, e.iterations);
   std::vector<Interval> mine(configs.size()), everyone(configs.size() * static_cast<size_t>(world));
@@ -227,8 +247,9 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     sink.transfers(log);
   }
 
-  std::vector<int64_t> all_wrong(configs.size() * static_cast<size_t>(world));
-  env.bootstrap.allgather(wrong.data(), wrong.size() * sizeof(int64_t), all_wrong.data(),
+  if (e.check) checked_pass(CheckStage::AfterTiming);
+  std::vector<ByteCheck> all_wrong(configs.size() * static_cast<size_t>(world));
+  env.bootstrap.allgather(wrong.data(), wrong.size() * sizeof(ByteCheck), all_wrong.data(),
                           Millis(remaining_ms(env)));
   if (rank != 0) return;
   // Records in (size, src, dst) order: the order people read matrices in.
@@ -255,7 +276,18 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     const Bandwidth bw = bandwidth(spec.op, spec.bytes, world, r.time_us.mean);
     r.algbw_gbps = bw.algbw_gbps;
     r.busbw_gbps = bw.busbw_gbps;
-    if (e.check) r.wrong = all_wrong[static_cast<size_t>(cfg.dst) * configs.size() + k];
+    if (e.check) {
+      const ByteCheck& b = all_wrong[static_cast<size_t>(cfg.dst) * configs.size() + k];
+      r.wrong = b.wrong;
+      if (b.wrong > 0) {
+        r.first_wrong = WrongElement{cfg.dst, static_cast<uint64_t>(b.first_index), static_cast<double>(b.expected),
+                                     static_cast<double>(b.got), std::string(check_stage_name(static_cast<CheckStage>(b.check)))};
+        r.status = "failed";
+        r.reason = fmt::format("wrong results: {} byte{} differ (first: rank {}, byte {}, expected {}, got {}, {} check)",
+                               b.wrong, b.wrong == 1 ? "" : "s", cfg.dst, b.first_index, b.expected, b.got,
+                               check_stage_name(static_cast<CheckStage>(b.check)));
+      }
+    }
     sink.record(std::move(r));
   }
 }

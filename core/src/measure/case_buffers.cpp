@@ -121,23 +121,28 @@ OpBuffers CaseBuffers::layout(void* base, void* second) const {
   return o;
 }
 
-void CaseBuffers::fill(const CheckContext& cc) {
+void CaseBuffers::prepare_check(const CheckContext& cc) {
+  // Staged data: the backend works on the pinned copies, which still hold the last result.
+  if (staging_) poison_recv(cc, op_.recv, recv_elems_);
   if (!data_on_device_) {
-    fill_send(cc, data_.send, send_elems_);
+    poison_recv(cc, data_.recv, recv_elems_);
+    fill_send(cc, data_.send, send_elems_);  // after the poison: in place, the input lies inside
     return;
   }
-  std::vector<unsigned char> host(send_elems_ * elem_size_);
-  fill_send(cc, host.data(), send_elems_);
+  std::vector<unsigned char> recv(recv_elems_ * elem_size_), send(send_elems_ * elem_size_);
+  poison_recv(cc, recv.data(), recv_elems_);
+  fill_send(cc, send.data(), send_elems_);
   gpu_->synchronize();  // the stream is non-blocking: cudaMemcpy would not wait for it
-  gpu_->copy_to_device(data_.send, host.data(), host.size());
+  gpu_->copy_to_device(data_.recv, recv.data(), recv.size());
+  gpu_->copy_to_device(data_.send, send.data(), send.size());
 }
 
-int64_t CaseBuffers::count_wrong(const CheckContext& cc) {
-  if (!data_on_device_) return commbench::count_wrong(cc, data_.recv, recv_elems_);
+CheckResult CaseBuffers::check(const CheckContext& cc) {
+  if (!data_on_device_) return check_recv(cc, data_.recv, recv_elems_);
   std::vector<unsigned char> host(recv_elems_ * elem_size_);
   gpu_->synchronize();
   gpu_->copy_to_host(host.data(), data_.recv, host.size());
-  return commbench::count_wrong(cc, host.data(), recv_elems_);
+  return check_recv(cc, host.data(), recv_elems_);
 }
 
 }  // namespace commbench

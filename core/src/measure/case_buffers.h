@@ -34,10 +34,11 @@ class CaseBuffers {
   // Device memory these buffers took (cudaMemGetInfo before and after); 0 for host memory.
   uint64_t device_bytes() const { return device_bytes_; }
 
-  // Writes this rank's check pattern into the send buffer (through a host copy for device data).
-  void fill(const CheckContext& cc);
-  // Reads the receive buffer back (device to host for device data) and counts wrong elements.
-  int64_t count_wrong(const CheckContext& cc);
+  // Before a checked iteration: poisons the receive buffer, then writes this rank's check
+  // pattern into the send buffer (through host copies for device data).
+  void prepare_check(const CheckContext& cc);
+  // After it: reads the receive buffer back (device to host for device data) and checks it.
+  CheckResult check(const CheckContext& cc);
 
  private:
   struct Block {

@@ -1,7 +1,26 @@
 #include "measure/case_record.h"
 
+#include <cmath>
+#include <limits>
+
 namespace commbench {
+
+std::string_view check_stage_name(CheckStage s) {
+  return s == CheckStage::AfterTiming ? "after_timing" : "first_iteration";
+}
+
 namespace {
+
+template <class Json>
+Json wrong_element_json(const WrongElement& w) {
+  Json j = Json::object();
+  j["rank"] = w.rank;
+  j["index"] = w.index;
+  j["expected"] = w.expected;
+  j["got"] = w.got;  // NaN is written as null
+  j["check"] = w.check;
+  return j;
+}
 
 // JSON keys are the struct's field names, one for one, so that results.jsonl, summary.json and
 // the C++ struct read the same. Declaration order is kept for the ordered_json flavour.
@@ -34,6 +53,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["busbw_gbps"] = r.busbw_gbps;
   j["msg_rate_mps"] = r.msg_rate_mps;
   j["wrong"] = r.wrong;
+  if (r.first_wrong) j["first_wrong"] = wrong_element_json<Json>(*r.first_wrong);
   j["rank_mean_us"] = r.rank_mean_us;
   j["samples_us"] = r.samples_us;
 }
@@ -81,6 +101,16 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "busbw_gbps", r.busbw_gbps);
   read_field(j, "msg_rate_mps", r.msg_rate_mps);
   read_field(j, "wrong", r.wrong);
+  if (auto it = j.find("first_wrong"); it != j.end() && it->is_object()) {
+    WrongElement w;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    read_field(*it, "rank", w.rank);
+    read_field(*it, "index", w.index);
+    w.expected = it->contains("expected") && !(*it)["expected"].is_null() ? (*it)["expected"].get<double>() : nan;
+    w.got = it->contains("got") && !(*it)["got"].is_null() ? (*it)["got"].get<double>() : nan;
+    read_field(*it, "check", w.check);
+    r.first_wrong = w;
+  }
   read_field(j, "rank_mean_us", r.rank_mean_us);
   read_field(j, "samples_us", r.samples_us);
 }

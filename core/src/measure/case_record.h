@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,22 @@
 namespace commbench {
 
 inline constexpr int kResultsSchemaVersion = 1;
+
+// The checked iterations of a case (docs/metrics.md, "Correctness checks").
+enum class CheckStage : int32_t {
+  FirstIteration = 0,  // the first post, before the warm-up
+  AfterTiming = 1,     // one more iteration after the timed ones, outside the timed region
+};
+std::string_view check_stage_name(CheckStage s);
+
+// The first element found wrong (lowest rank, then the earlier check, then the lowest index).
+struct WrongElement {
+  int rank = -1;
+  uint64_t index = 0;     // element of that rank's receive buffer
+  double expected = 0;
+  double got = 0;         // NaN (JSON null) when the element still held the poison
+  std::string check;      // check_stage_name
+};
 
 struct CaseRecord {
   // identity
@@ -45,7 +63,9 @@ struct CaseRecord {
   double algbw_gbps = 0;      // from time_us.mean
   double busbw_gbps = 0;
   double msg_rate_mps = 0;    // windowed p2p patterns: millions of messages per second; else 0
-  int64_t wrong = -1;         // mismatched elements over all ranks; -1 = not checked
+  int64_t wrong = -1;         // mismatched elements over all ranks (per rank, the larger of
+                              // its two checked iterations); -1 = not checked; > 0 = "failed"
+  std::optional<WrongElement> first_wrong;  // absent when nothing was wrong
   std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers
   std::vector<double> samples_us;    // per-iteration max over ranks, in order
 };

@@ -22,8 +22,42 @@ enum LocalStatus : int32_t { kOk = 0, kUnsupported = 1, kDoesNotFit = 2 };
 struct RankOutcome {
   int32_t status;
   int32_t iterations;
-  int64_t wrong;
+  int64_t wrong;        // the larger of the checked iterations' counts; -1 = not checked
+  int32_t first_check;  // CheckStage of the first mismatch; -1 = none
+  int32_t unused = 0;
+  uint64_t first_index = 0;
+  double first_expected = 0, first_got = 0;
 };
+
+RankOutcome outcome(int32_t status, bool checked) { return RankOutcome{status, 0, checked ? 0 : -1, -1}; }
+
+// Adds one checked iteration's result to this rank's outcome.
+void record_check(RankOutcome& o, CheckStage stage, const CheckResult& r) {
+  o.wrong = std::max(o.wrong, r.wrong);
+  if (r.first && o.first_check < 0) {
+    o.first_check = static_cast<int32_t>(stage);
+    o.first_index = r.first->index;
+    o.first_expected = r.first->expected;
+    o.first_got = r.first->got;
+  }
+}
+
+// One checked iteration: poisoned receive buffers, the check pattern, one untimed op, the check.
+CheckResult checked_iteration(CaseEnvironment& env, CaseBuffers& buffers, OpExecutor& exec,
+                              const CheckContext& cc, bool check) {
+  buffers.prepare_check(cc);
+  exec.run_once(remaining_ms(env));
+  return check ? buffers.check(cc) : CheckResult{};
+}
+
+// The steady-state check (issue 12 §5, as nccl-tests): after the timed iterations, outside the
+// timed region, from a synchronised start as the timed iterations had.
+CheckResult check_after_timing(CaseEnvironment& env, CaseBuffers& buffers, OpExecutor& exec,
+                               const CheckContext& cc) {
+  sync_start(env);
+  exec.resynchronise();
+  return checked_iteration(env, buffers, exec, cc, true);
+}
 
 // Host memory CaseBuffers takes when the backend works on host memory (plain or the pinned
 // staging copies of device data), in bytes (saturating: sizes near 2^63 must not wrap).
@@ -32,6 +66,19 @@ uint64_t host_buffer_bytes(const CaseSpec& c, int world) {
   const long double se = send_elements(c.op, c.count, world), re = recv_elements(c.op, c.count, world);
   const long double bytes = (c.placement == Placement::InPlace ? std::max(se, re) : se + re) * es + 64;
   return bytes >= 1.8e19L ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
+
+// The reason of a case whose check failed: how many, and the first mismatch. NaN stands for the
+// poison (check_pattern.h): expected NaN = the element had to stay untouched.
+std::string wrong_reason(const CaseRecord& r) {
+  std::string s = fmt::format("wrong results: {} element{} differ", r.wrong, r.wrong == 1 ? "" : "s");
+  if (!r.first_wrong) return s;
+  const WrongElement& w = *r.first_wrong;
+  const std::string expected = std::isnan(w.expected) ? std::string("it untouched (no output goes there)")
+                                                      : fmt::format("{}", w.expected);
+  const std::string got = std::isnan(w.got) ? std::string("the poison (nothing was written)") : fmt::format("{}", w.got);
+  return s + fmt::format(" (first: rank {}, element {}, expected {}, got {}; {} check)", w.rank, w.index,
+                         expected, got, w.check);
 }
 
 }  // namespace
@@ -139,7 +186,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   rec.staging = staging_name(env.memory);
   std::string reason = unsupported_reason(env, spec);
 
-  RankOutcome mine{reason.empty() ? kOk : kUnsupported, 0, e.check ? 0 : -1};
+  RankOutcome mine = outcome(reason.empty() ? kOk : kUnsupported, e.check);
   std::vector<double> samples;
   // Buffers first, and every rank learns whether every rank got them: a size that does not fit
   // on one rank is skipped by all (the others must not enter a collective it will never join).
@@ -184,11 +231,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       setup.staging = buffers.staging();
       OpExecutor exec(env.session, e, spec, rank, buffers.bufs(), setup);
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
-                      spec.root, spec.count, {e.peers[0], e.peers[1]}};
+                      spec.root, spec.count, {e.peers[0], e.peers[1]},
+                      spec.placement == Placement::InPlace};
       // The first post also tells us whether the backend rejects this case at run time.
-      buffers.fill(cc);
-      exec.run_once(remaining_ms(env));
-      if (e.check) mine.wrong = buffers.count_wrong(cc);
+      const CheckResult first = checked_iteration(env, buffers, exec, cc, e.check);
+      if (e.check) record_check(mine, CheckStage::FirstIteration, first);
       double warm_total = 0;
       for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
       if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
@@ -208,11 +255,12 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
           samples.push_back(exec.run_once(remaining_ms(env)));
         }
       }
+      if (e.check) record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
       mine.iterations = iters;
     } catch (const PluginError& err) {
       // Only "this case is not implemented" is survivable; the same args fail on every rank.
       if (err.status() != CB_ERR_UNIMPLEMENTED) throw;
-      mine = RankOutcome{kUnsupported, 0, e.check ? 0 : -1};
+      mine = outcome(kUnsupported, e.check);
       reason = err.what();
       samples.clear();
     }
@@ -265,7 +313,18 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   rec.msg_rate_mps = message_rate_mps(spec.op, world, rec.time_us.mean);
   if (e.check) {
     rec.wrong = 0;
-    for (const auto& o : all) rec.wrong += o.wrong;
+    for (int r = 0; r < world; ++r) {
+      const RankOutcome& o = all[static_cast<size_t>(r)];
+      rec.wrong += o.wrong;
+      if (o.first_check >= 0 && !rec.first_wrong)
+        rec.first_wrong = WrongElement{r, o.first_index, o.first_expected, o.first_got,
+                                       std::string(check_stage_name(static_cast<CheckStage>(o.first_check)))};
+    }
+    // Wrong results are a failed case, whatever its times: no table may rank it.
+    if (rec.wrong > 0) {
+      rec.status = "failed";
+      rec.reason = wrong_reason(rec);
+    }
   }
   return rec;
 }

@@ -2,172 +2,162 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "measure/check_values.h"
 
 namespace commbench {
 namespace {
 
-// Values for data movement: distinct per (source rank, index) within the dtype's exact range,
-// so a block delivered to the wrong place or from the wrong rank is caught.
-double move_value(const CheckContext& c, int src, uint64_t i) {
-  const uint64_t m = static_cast<uint64_t>(std::min(sdk::max_exact_integer(c.dtype), 120.0));
-  return static_cast<double>((static_cast<uint64_t>(src) * 31u + i * 7u + 1u) % m);
-}
+using check::Expected;
 
-// Largest per-rank value m-1 so that n contributions stay exact.
-uint64_t reduce_modulus(const CheckContext& c) {
-  const double limit = sdk::max_exact_integer(c.dtype) / std::max(1, c.world);
-  return static_cast<uint64_t>(std::clamp(limit, 1.0, 8.0));
-}
+// Compares regions of one receive buffer with what they must hold; keeps the count and the
+// first mismatch.
+class Comparison {
+ public:
+  Comparison(const CheckContext& c, const void* recv) : c_(c), recv_(recv) {}
 
-// Contribution of rank r at global element index i for reductions.
-double reduce_input(const CheckContext& c, int r, uint64_t i) {
-  const uint64_t m = reduce_modulus(c);
-  switch (c.redop) {
-    case CB_REDOP_PROD:
-      // Exactly one rank contributes 2 to each element: the product is 2 if every rank took part.
-      return (i % static_cast<uint64_t>(c.world)) == static_cast<uint64_t>(r) ? 2.0 : 1.0;
-    case CB_REDOP_AVG:
-      // Sum is world * ((i % m) + 1) so the average is exact.
-      return static_cast<double>(i % m) +
-             ((i % static_cast<uint64_t>(c.world)) == static_cast<uint64_t>(r) ? c.world : 0);
-    case CB_REDOP_MIN:
-    case CB_REDOP_MAX:
-      return static_cast<double>((static_cast<uint64_t>(r) * 3u + i) % (m + 1));
-    default:
-      return static_cast<double>((static_cast<uint64_t>(r) + i) % m);
-  }
-}
-
-double reduce_expected(const CheckContext& c, uint64_t i) {
-  double acc = reduce_input(c, 0, i);
-  for (int r = 1; r < c.world; ++r) {
-    const double v = reduce_input(c, r, i);
-    switch (c.redop) {
-      case CB_REDOP_PROD: acc *= v; break;
-      case CB_REDOP_MIN: acc = std::min(acc, v); break;
-      case CB_REDOP_MAX: acc = std::max(acc, v); break;
-      default: acc += v; break;
+  // Elements [offset, offset+n) hold reduction results: expected(i) for i in [0, n).
+  template <class F>
+  void values(uint64_t offset, uint64_t n, F&& expected) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const Expected want = expected(i);
+      const double got = sdk::load_as_double(c_.dtype, recv_, offset + i);
+      if (got == want.value || std::fabs(got - want.value) <= want.tolerance) continue;
+      miss(offset + i, want.value, reported(offset + i, got));
     }
   }
-  if (c.redop == CB_REDOP_AVG) acc /= c.world;
-  return acc;
-}
-
-// Mantissa bits of the floating dtypes; 0 for integers (compared exactly).
-int mantissa_bits(cb_dtype d) {
-  switch (d) {
-    case CB_DTYPE_F64: return 52;
-    case CB_DTYPE_F32: return 23;
-    case CB_DTYPE_F16: return 10;
-    case CB_DTYPE_BF16: return 7;
-    case CB_DTYPE_F8E4M3: return 3;
-    case CB_DTYPE_F8E5M2: return 2;
-    default: return 0;
+  // Elements [offset, offset+n) hold block `key`'s elements 0..n-1, bit for bit.
+  void moved(uint64_t offset, uint64_t n, uint64_t key) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t want = check::moved_bits(c_.dtype, key, i);
+      const uint64_t got = check::load_bits(c_.dtype, recv_, offset + i);
+      if (got != want) miss(offset + i, check::bits_value(c_.dtype, want), reported(offset + i, check::bits_value(c_.dtype, got)));
+    }
   }
-}
+  // Elements [offset, offset+n) were not to be written: they still hold the poison.
+  void untouched(uint64_t offset, uint64_t n) {
+    const uint64_t poison = check::poison_bits(c_.dtype);
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t got = check::load_bits(c_.dtype, recv_, offset + i);
+      if (got != poison) miss(offset + i, kNothing, check::bits_value(c_.dtype, got));
+    }
+  }
+  CheckResult result() const { return result_; }
 
-// How far a result may be from the exact one. Exact everywhere but `avg` on floating types:
-// NCCL computes it as a pre-multiplied sum (each input times 1/n, then summed), which rounds at
-// every step. As nccl-tests, 2 ulp of the result for f32/f64; narrow formats round once per rank.
-double tolerance(const CheckContext& c, double expected) {
-  const int bits = mantissa_bits(c.dtype);
-  if (c.redop != CB_REDOP_AVG || bits == 0 || !op_info(c.op).reduction) return 0;
-  const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(expected), 1.0)) - bits);
-  const int ulps = bits >= 23 ? 2 : std::max(2, c.world);
-  return ulps * ulp;
-}
+ private:
+  // Mismatch reports the poison as NaN whatever the dtype: "nothing written" / "leave untouched".
+  static constexpr double kNothing = std::numeric_limits<double>::quiet_NaN();
+  double reported(uint64_t index, double got) const {
+    return check::load_bits(c_.dtype, recv_, index) == check::poison_bits(c_.dtype) ? kNothing : got;
+  }
+  void miss(uint64_t index, double expected, double got) {
+    if (result_.wrong++ == 0) result_.first = Mismatch{index, expected, got};
+  }
+  const CheckContext& c_;
+  const void* recv_;
+  CheckResult result_;
+};
 
 }  // namespace
 
+void poison_recv(const CheckContext& c, void* recv, uint64_t recv_elems) {
+  const uint64_t poison = check::poison_bits(c.dtype);
+  for (uint64_t i = 0; i < recv_elems; ++i) check::store_bits(c.dtype, recv, i, poison);
+}
+
 void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
-  const OpInfo& info = op_info(c.op);
-  for (uint64_t i = 0; i < send_elems; ++i) {
-    double v;
-    if (info.reduction) {
-      v = reduce_input(c, c.rank, i);
-    } else if (c.op == OpKind::Alltoall || c.op == OpKind::Scatter) {
-      // Block j is destined for rank j: encode the destination too.
-      const uint64_t j = i / std::max<uint64_t>(c.count, 1), k = i % std::max<uint64_t>(c.count, 1);
-      v = move_value(c, c.rank * c.world + static_cast<int>(j), k);
-    } else {
-      v = move_value(c, c.rank, i);
-    }
-    sdk::store_from_double(c.dtype, send, i, v);
+  if (op_info(c.op).reduction) {
+    const check::ReducePattern pattern(c);
+    for (uint64_t i = 0; i < send_elems; ++i) sdk::store_from_double(c.dtype, send, i, pattern.input(c.rank, i));
+    return;
+  }
+  // Alltoall and scatter: block j is destined for rank j, and says so.
+  const bool per_destination = c.op == OpKind::Alltoall || c.op == OpKind::Scatter;
+  const uint64_t block = per_destination ? std::max<uint64_t>(c.count, 1) : std::max<uint64_t>(send_elems, 1);
+  for (uint64_t start = 0; start < send_elems; start += block) {
+    const uint64_t key = check::moved_key(c.rank, per_destination ? static_cast<int>(start / block) : -1);
+    for (uint64_t i = 0; i < block && start + i < send_elems; ++i)
+      check::store_bits(c.dtype, send, start + i, check::moved_bits(c.dtype, key, i));
   }
 }
 
-int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t recv_elems) {
+CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_elems) {
   (void)recv_elems;
   const uint64_t n = c.count;
-  int64_t wrong = 0;
-  auto each = [&](uint64_t offset, auto&& expected) {
-    for (uint64_t i = 0; i < n; ++i) {
-      const double want = expected(i), got = sdk::load_as_double(c.dtype, recv, offset + i);
-      if (got != want && !(std::fabs(got - want) <= tolerance(c, want))) ++wrong;
+  Comparison cmp(c, recv);
+  const bool reduction = op_info(c.op).reduction;
+  const std::optional<check::ReducePattern> pattern =
+      reduction ? std::optional<check::ReducePattern>(std::in_place, c) : std::nullopt;
+  auto reduced = [&](uint64_t base) {
+    cmp.values(0, n, [&](uint64_t i) { return pattern->expected(base + i); });
+  };
+  // A rank that must get nothing: its buffer still holds what it held before the op (its own
+  // input where the in-place layout put it there, the poison everywhere else).
+  auto unchanged_moved = [&](uint64_t blocks) {
+    for (uint64_t b = 0; b < blocks; ++b) {
+      if (c.in_place && b == static_cast<uint64_t>(c.rank) % blocks) cmp.moved(b * n, n, check::moved_key(c.rank, -1));
+      else cmp.untouched(b * n, n);
     }
   };
   switch (c.op) {
     case OpKind::Allreduce:
-      each(0, [&](uint64_t i) { return reduce_expected(c, i); });
+      reduced(0);
       break;
     case OpKind::Reduce:
-      if (c.rank == c.root) each(0, [&](uint64_t i) { return reduce_expected(c, i); });
+      if (c.rank == c.root) reduced(0);
+      else if (c.in_place)
+        cmp.values(0, n, [&](uint64_t i) { return Expected{pattern->input(c.rank, i), 0}; });
+      else cmp.untouched(0, n);
       break;
     case OpKind::Reducescatter:
-      each(0, [&](uint64_t i) { return reduce_expected(c, static_cast<uint64_t>(c.rank) * n + i); });
+      reduced(static_cast<uint64_t>(c.rank) * n);
       break;
     case OpKind::Allgather:
-      for (int b = 0; b < c.world; ++b)
-        each(static_cast<uint64_t>(b) * n, [&](uint64_t i) { return move_value(c, b, i); });
+      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check::moved_key(b, -1));
       break;
     case OpKind::Gather:
       if (c.rank == c.root)
-        for (int b = 0; b < c.world; ++b)
-          each(static_cast<uint64_t>(b) * n, [&](uint64_t i) { return move_value(c, b, i); });
+        for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check::moved_key(b, -1));
+      else unchanged_moved(static_cast<uint64_t>(c.world));
       break;
     case OpKind::Broadcast:
-      each(0, [&](uint64_t i) { return move_value(c, c.root, i); });
+      cmp.moved(0, n, check::moved_key(c.root, -1));
       break;
     case OpKind::Alltoall:
-      for (int b = 0; b < c.world; ++b)
-        each(static_cast<uint64_t>(b) * n,
-             [&](uint64_t i) { return move_value(c, b * c.world + c.rank, i); });
+      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check::moved_key(b, c.rank));
       break;
     case OpKind::Scatter:
-      each(0, [&](uint64_t i) { return move_value(c, c.root * c.world + c.rank, i); });
+      cmp.moved(0, n, check::moved_key(c.root, c.rank));
       break;
     case OpKind::PingPong:
     case OpKind::UnidirBw:
       // The second peer receives the first peer's data (pingpong's reply is checked the same way).
-      if (c.rank == c.peers[1]) each(0, [&](uint64_t i) { return move_value(c, c.peers[0], i); });
-      else if (c.op == OpKind::PingPong && c.rank == c.peers[0])
-        each(0, [&](uint64_t i) { return move_value(c, c.peers[1], i); });
+      if (c.rank == c.peers[1]) cmp.moved(0, n, check::moved_key(c.peers[0], -1));
+      else if (c.op == OpKind::PingPong && c.rank == c.peers[0]) cmp.moved(0, n, check::moved_key(c.peers[1], -1));
+      else unchanged_moved(1);
       break;
-    case OpKind::SendRecvRing: {
-      const int prev = (c.rank + c.world - 1) % c.world;
-      each(0, [&](uint64_t i) { return move_value(c, prev, i); });
+    case OpKind::SendRecvRing:
+      cmp.moved(0, n, check::moved_key((c.rank + c.world - 1) % c.world, -1));
       break;
-    }
     case OpKind::BidirBw:
-      if (c.rank == c.peers[0] || c.rank == c.peers[1]) {
-        const int other = c.rank == c.peers[0] ? c.peers[1] : c.peers[0];
-        each(0, [&](uint64_t i) { return move_value(c, other, i); });
-      }
+      if (c.rank == c.peers[0] || c.rank == c.peers[1])
+        cmp.moved(0, n, check::moved_key(c.rank == c.peers[0] ? c.peers[1] : c.peers[0], -1));
+      else unchanged_moved(1);
       break;
     case OpKind::MsgRate: {
       // Ranks n/2 .. 2*(n/2)-1 receive from their partner in the first half.
       const int pairs = msg_rate_pairs(c.world);
-      if (c.rank >= pairs && c.rank < 2 * pairs)
-        each(0, [&](uint64_t i) { return move_value(c, c.rank - pairs, i); });
+      if (c.rank >= pairs && c.rank < 2 * pairs) cmp.moved(0, n, check::moved_key(c.rank - pairs, -1));
+      else unchanged_moved(1);
       break;
     }
     case OpKind::AllPairs:  // checked by the all-pairs driver (measure/all_pairs.h)
     case OpKind::Barrier:
       break;
   }
-  return wrong;
+  return cmp.result();
 }
 
 }  // namespace commbench

@@ -1,0 +1,286 @@
+// Test plugin "faulty": every op of ABI 1.0 for every dtype and reduce op on host memory —
+// collectives computed locally after a bootstrap allgather of every rank's send buffer, send/recv
+// through the bootstrap key/value store — with one deliberate bug chosen by an option. Each bug is one the result check must catch
+// (docs/metrics.md, "Correctness checks"); with fault = "none" it is a correct backend, which the
+// check must pass.
+//
+// Options ([run.options.faulty] in an experiment):
+//   fault = "none" (default)
+//         | "zeros"          every result is all zero bytes
+//         | "max_for_prod"   prod computes max
+//         | "stale"          results are written by the first `good_posts` collectives only;
+//                            later ones leave the receive buffer as it was
+//         | "nonroot_write"  reduce and gather also write the result into non-roots' buffers
+//         | "rotate"         data movement (collectives and recv) delivers each block rotated by
+//                            `rotate` elements
+//         | "avg_rounding"   avg rounded the wrong way: floats truncated to an integer, integers
+//                            rounded to nearest (the ABI: integers truncate, floats do not)
+//   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
+//         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
+//         addition; correct, and the check must accept its rounding)
+//   good_posts = collectives written before "stale" stops writing (default 1)
+//   rotate = elements of the "rotate" fault (default 120)
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commbench/backend.h"
+#include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/plugin_entry.hpp"
+#include "commbench/sdk/plugin_error.hpp"
+#include "commbench/sdk/plugin_options.hpp"
+
+namespace faulty {
+
+enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding };
+
+}  // namespace faulty
+
+struct cb_backend {
+  const cb_host_services* host = nullptr;
+  faulty::Fault fault = faulty::Fault::None;
+  bool premultiply = false;
+  int64_t good_posts = 1;
+  int64_t rotate = 120;
+};
+struct cb_comm {
+  cb_backend* backend = nullptr;
+  int32_t timeout_ms = 0;
+  int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
+  std::map<std::pair<int, int>, uint64_t> messages;  // (src, dst) -> messages posted so far
+};
+// Collectives and sends complete inside post(); a receive completes when its key is in the store.
+struct cb_request {
+  cb_comm* comm = nullptr;
+  std::string key;  // empty: already complete
+  void* buffer = nullptr;
+  size_t bytes = 0;
+  cb_dtype dtype = CB_DTYPE_F32;
+};
+
+namespace faulty {
+namespace sdk = commbench::sdk;
+
+void check_host(cb_status s, const char* call) {
+  if (s != CB_OK) sdk::fail(s, std::string("host ") + call + " failed");
+}
+
+uint64_t send_elems(cb_op op, uint64_t count, int world) {
+  return op == CB_OP_REDUCESCATTER || op == CB_OP_ALLTOALL || op == CB_OP_SCATTER ? count * world : count;
+}
+uint64_t recv_elems(cb_op op, uint64_t count, int world) {
+  return op == CB_OP_ALLGATHER || op == CB_OP_ALLTOALL || op == CB_OP_GATHER ? count * world : count;
+}
+bool is_float(cb_dtype d) {
+  return d == CB_DTYPE_F16 || d == CB_DTYPE_BF16 || d == CB_DTYPE_F32 || d == CB_DTYPE_F64 ||
+         d == CB_DTYPE_F8E4M3 || d == CB_DTYPE_F8E5M2;
+}
+
+// Reduces the `n` elements at `offset` of every rank's contribution into `out`.
+void reduce_blocks(const cb_backend& b, const cb_op_args& a, const std::vector<unsigned char>& all,
+                   size_t per_rank_bytes, uint64_t offset, uint64_t n, unsigned char* out) {
+  const int world = b.host->world_size;
+  const size_t es = sdk::dtype_size(a.dtype);
+  cb_redop op = a.redop;
+  if (op == CB_REDOP_PROD && b.fault == Fault::MaxForProd) op = CB_REDOP_MAX;
+  const bool premultiply = op == CB_REDOP_AVG && b.premultiply && is_float(a.dtype);
+  std::vector<unsigned char> term(n * es);
+  for (int r = 0; r < world; ++r) {
+    const unsigned char* in = all.data() + static_cast<size_t>(r) * per_rank_bytes + offset * es;
+    const unsigned char* src = in;
+    if (premultiply) {
+      // x * (1/n), with 1/n and the product rounded to the dtype.
+      unsigned char scalar[8];
+      sdk::store_from_double(a.dtype, scalar, 0, 1.0 / world);
+      const double inv = sdk::load_as_double(a.dtype, scalar, 0);
+      for (uint64_t i = 0; i < n; ++i) sdk::store_from_double(a.dtype, term.data(), i, sdk::load_as_double(a.dtype, in, i) * inv);
+      src = term.data();
+    }
+    if (r == 0) std::memcpy(out, src, n * es);
+    else sdk::reduce(a.dtype, op, out, out, src, n);
+  }
+  if (op != CB_REDOP_AVG || premultiply) return;
+  if (b.fault == Fault::AvgRounding) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const double v = sdk::load_as_double(a.dtype, out, i) / world;
+      sdk::store_from_double(a.dtype, out, i, is_float(a.dtype) ? std::trunc(v) : std::round(v));
+    }
+    return;
+  }
+  sdk::reduce_finish_avg(a.dtype, out, n, world);
+}
+
+// The store key of the n-th message from src to dst (messages between a pair are ordered).
+std::string message_key(cb_comm& comm, int src, int dst) {
+  return "faulty/" + std::to_string(src) + "/" + std::to_string(dst) + "/" +
+         std::to_string(comm.messages[{src, dst}]++);
+}
+
+void rotate_block(const cb_backend& b, unsigned char* p, uint64_t n, size_t es) {
+  if (n > 0) std::rotate(p, p + (static_cast<uint64_t>(b.rotate) % n) * es, p + n * es);
+}
+
+// Tries to complete a receive: true once the message is in the buffer.
+bool try_receive(cb_request& r, int32_t timeout_ms) {
+  const cb_host_services& h = *r.comm->backend->host;
+  std::vector<unsigned char> data(r.bytes);
+  size_t length = 0;
+  const cb_status s = h.kv_get(h.ctx, r.key.c_str(), data.data(), data.size(), &length, timeout_ms);
+  if (s == CB_ERR_TIMEOUT) return false;
+  check_host(s, "kv_get");
+  if (length != r.bytes) sdk::fail(CB_ERR_INVALID_ARGUMENT, "message size differs from the receive count");
+  if (r.comm->backend->fault == Fault::Rotate) rotate_block(*r.comm->backend, data.data(), r.bytes / sdk::dtype_size(r.dtype), sdk::dtype_size(r.dtype));
+  if (r.comm->backend->fault == Fault::Zeros) std::fill(data.begin(), data.end(), 0);
+  std::memcpy(r.buffer, data.data(), r.bytes);
+  r.key.clear();
+  return true;
+}
+
+void run(cb_comm& comm, const cb_op_args& a) {
+  const cb_backend& b = *comm.backend;
+  const cb_host_services& h = *b.host;
+  if (a.op == CB_OP_BARRIER) {
+    check_host(h.bootstrap_barrier(h.ctx, comm.timeout_ms), "bootstrap_barrier");
+    return;
+  }
+  if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
+  const int world = h.world_size, rank = h.rank;
+  const size_t es = sdk::dtype_size(a.dtype);
+  const uint64_t n = a.count;
+  const size_t send_bytes = send_elems(a.op, n, world) * es;
+  // Non-roots of scatter (and broadcast) may pass no send buffer: contribute zeros.
+  std::vector<unsigned char> mine(send_bytes, 0), all(send_bytes * static_cast<size_t>(world));
+  if (a.sendbuf != nullptr) std::memcpy(mine.data(), a.sendbuf, send_bytes);
+  check_host(h.bootstrap_allgather(h.ctx, mine.data(), send_bytes, all.data(), comm.timeout_ms), "bootstrap_allgather");
+
+  const uint64_t out_elems = recv_elems(a.op, n, world);
+  std::vector<unsigned char> out(out_elems * es, 0);
+  const bool is_root = rank == a.root;
+  bool writes = true;
+  auto block_of = [&](int r, uint64_t elem) { return all.data() + static_cast<size_t>(r) * send_bytes + elem * es; };
+  switch (a.op) {
+    case CB_OP_ALLREDUCE: reduce_blocks(b, a, all, send_bytes, 0, n, out.data()); break;
+    case CB_OP_REDUCE:
+      reduce_blocks(b, a, all, send_bytes, 0, n, out.data());
+      writes = is_root || b.fault == Fault::NonrootWrite;
+      break;
+    case CB_OP_REDUCESCATTER:
+      reduce_blocks(b, a, all, send_bytes, static_cast<uint64_t>(rank) * n, n, out.data());
+      break;
+    case CB_OP_ALLGATHER:
+    case CB_OP_GATHER:
+      for (int r = 0; r < world; ++r) std::memcpy(out.data() + r * n * es, block_of(r, 0), n * es);
+      writes = a.op == CB_OP_ALLGATHER || is_root || b.fault == Fault::NonrootWrite;
+      break;
+    case CB_OP_BROADCAST: std::memcpy(out.data(), block_of(a.root, 0), n * es); break;
+    case CB_OP_SCATTER: std::memcpy(out.data(), block_of(a.root, static_cast<uint64_t>(rank) * n), n * es); break;
+    case CB_OP_ALLTOALL:
+      for (int r = 0; r < world; ++r) std::memcpy(out.data() + r * n * es, block_of(r, static_cast<uint64_t>(rank) * n), n * es);
+      break;
+    default: sdk::fail(CB_ERR_UNIMPLEMENTED, "unknown op");
+  }
+  const bool moves = !sdk::is_reduction(a.op);
+  if (b.fault == Fault::Rotate && moves && n > 0)
+    for (uint64_t blk = 0; blk < out_elems / n; ++blk) rotate_block(b, out.data() + blk * n * es, n, es);
+  if (b.fault == Fault::Zeros) std::fill(out.begin(), out.end(), 0);
+  if (b.fault == Fault::Stale && comm.collectives >= b.good_posts) writes = false;
+  ++comm.collectives;
+  if (writes) std::memcpy(a.recvbuf, out.data(), out.size());
+}
+
+struct Traits {
+  static constexpr const char* name = "faulty";
+  static cb_error* translate(std::string_view what) noexcept { return sdk::error_from_standard_exception(what); }
+  static cb_capabilities capabilities(const cb_backend*) {
+    cb_capabilities c{};
+    c.struct_size = sizeof(c);
+    c.ops = CB_BIT(CB_OP_COUNT_V1) - 1;
+    c.dtypes = CB_BIT(CB_DTYPE_COUNT_V1) - 1;
+    c.reduce_dtypes = CB_BIT(CB_DTYPE_COUNT_V1) - 1;
+    c.redops = CB_BIT(CB_REDOP_COUNT_V1) - 1;
+    c.mem_types = CB_BIT(CB_MEM_HOST);
+    c.flags = CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
+    return c;
+  }
+  static std::unique_ptr<cb_backend> create_backend(const cb_host_services& host) {
+    auto b = std::make_unique<cb_backend>();
+    b->host = &host;
+    sdk::for_each_option(host.options, host.num_options, [&](std::string_view key, std::string_view value) {
+      if (key == "fault") {
+        static const std::pair<std::string_view, Fault> kFaults[] = {
+            {"none", Fault::None}, {"zeros", Fault::Zeros}, {"max_for_prod", Fault::MaxForProd},
+            {"stale", Fault::Stale}, {"nonroot_write", Fault::NonrootWrite}, {"rotate", Fault::Rotate},
+            {"avg_rounding", Fault::AvgRounding}};
+        const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
+        if (it == std::end(kFaults))
+          sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate or avg_rounding");
+        b->fault = it->second;
+      } else if (key == "avg") {
+        if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
+        b->premultiply = value == "premultiply";
+      } else if (key == "good_posts") {
+        b->good_posts = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
+      } else if (key == "rotate") {
+        b->rotate = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
+      } else {
+        sdk::unknown_option(name, key, {"fault", "avg", "good_posts", "rotate"});
+      }
+    });
+    return b;
+  }
+  static void emit_metadata(const cb_backend&, void (*emit)(void*, const char*, const char*), void* ctx) {
+    emit(ctx, "transport", "commbench bootstrap store (test plugin with deliberate bugs)");
+  }
+  static std::unique_ptr<cb_comm> create_communicator(cb_backend& b, int32_t timeout_ms) {
+    check_host(b.host->bootstrap_barrier(b.host->ctx, timeout_ms), "bootstrap_barrier");
+    auto c = std::make_unique<cb_comm>();
+    c->backend = &b;
+    c->timeout_ms = timeout_ms;
+    return c;
+  }
+  static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& a) {
+    auto r = std::make_unique<cb_request>();
+    r->comm = &comm;
+    const cb_host_services& h = *comm.backend->host;
+    const size_t bytes = a.count * sdk::dtype_size(a.dtype);
+    if (a.op == CB_OP_SEND) {
+      if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
+      const std::string key = message_key(comm, h.rank, a.peer);
+      check_host(h.kv_set(h.ctx, key.c_str(), a.sendbuf, bytes, comm.timeout_ms), "kv_set");
+    } else if (a.op == CB_OP_RECV) {
+      if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
+      // Completed in test/wait: a rank may post its receives before its sends.
+      r->key = message_key(comm, a.peer, h.rank);
+      r->buffer = a.recvbuf;
+      r->bytes = bytes;
+      r->dtype = a.dtype;
+    } else {
+      run(comm, a);
+    }
+    return r;
+  }
+  static bool test(cb_request& r) { return r.key.empty() || try_receive(r, 1); }
+  static void wait(cb_request& r, int32_t timeout_ms) {
+    if (!r.key.empty() && !try_receive(r, timeout_ms)) sdk::fail(CB_ERR_TIMEOUT, "recv: no message within the timeout");
+  }
+};
+
+cb_error* comm_destroy(cb_comm* comm) {
+  delete comm;
+  return nullptr;
+}
+
+}  // namespace faulty
+
+extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
+  static const cb_backend_api api = commbench::sdk::EntryPoints<faulty::Traits>::table(
+      "1.0", "test plugin: collectives with one deliberate bug, to prove the result check catches it",
+      {.comm_destroy = faulty::comm_destroy, .comm_abort = faulty::comm_destroy});
+  return &api;
+}
