@@ -16,6 +16,9 @@ packages=(
   bc procps                      # tests/integration/launch_tasks.sh, process checks
   clang-14 libclang-rt-14-dev    # libFuzzer for the store-protocol fuzz test
   libgtest-dev libgmock-dev      # unit and integration tests
+  python3-matplotlib             # commbench report: plots (python/commbench)
+  python3-pandas                 # commbench.load() returns a DataFrame (tests/python covers it)
+  chromium                       # tests/python/test_browser.py: report.html in a headless browser
 )
 
 missing=()

@@ -4,6 +4,8 @@
 # torchrun-style variables, the store on host 0's address with a job token. Exit 77 (ctest:
 # skipped) when namespaces cannot be created (not root, no CAP_NET_ADMIN). Every namespace and
 # link is removed on exit.
+# CB_HOST_MONOTONIC_OFFSETS="0 7 -3" (optional) runs host h's tasks in a time namespace whose
+# CLOCK_MONOTONIC is shifted by that many seconds (unshare --time): hosts with skewed clocks.
 # Usage: multihost_netns.sh COMMBENCH EXPERIMENT OUT_DIR LOG_DIR
 set -u
 bin=$1 exp=$2 out=$3 logs=$4
@@ -28,12 +30,18 @@ for h in 0 1 2; do
   ip -n "$ns" link set lo up
 done
 mkdir -p "$logs"
+read -r -a skew <<< "${CB_HOST_MONOTONIC_OFFSETS:-}"
+if [ ${#skew[@]} -gt 0 ]; then
+  unshare --time --monotonic 1 true 2>/dev/null || { echo "SKIP: cannot create time namespaces (unshare --time)"; exit 77; }
+fi
 token="token-$id-$RANDOM$RANDOM$RANDOM"  # the same for every task of the job
 pids=()
 for h in 0 1 2; do
   for l in 0 1; do
     r=$((h * 2 + l))
-    ip netns exec "${hosts[$h]}" env RANK=$r WORLD_SIZE=6 LOCAL_RANK=$l LOCAL_WORLD_SIZE=2 \
+    shift_clock=()
+    [ -n "${skew[$h]:-}" ] && shift_clock=(unshare --time --monotonic "${skew[$h]}")
+    ip netns exec "${hosts[$h]}" "${shift_clock[@]}" env RANK=$r WORLD_SIZE=6 LOCAL_RANK=$l LOCAL_WORLD_SIZE=2 \
       MASTER_ADDR="10.77.$id.10" MASTER_PORT=29711 COMMBENCH_JOB_TOKEN="$token" \
       "$bin" run "$exp" -o "$out" --quiet >"$logs/task-$r.log" 2>&1 </dev/null &
     pids+=($!)

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "measure/all_pairs.h"
+#include "report/clock_alignment.h"
 #include "report/execution_log_reporter.h"
 #include "report/pair_matrix.h"
 #include "test_report_helpers.h"
@@ -72,9 +73,14 @@ TEST(ExecutionLog, WritesSeedColumnsOnlyWhenTransfersArrive) {
   ExecutionLogReporter log(dir.path());
   const auto file = dir.path() / ExecutionLogReporter::kFileName;
   EXPECT_FALSE(std::filesystem::exists(file)) << "a job without all_pairs gets no log";
-  ExecutionInfo exec = test::make_exec("ucx", 0, 1, 12);
-  log.transfers_logged(exec, {{5, 0, 1, 1024, 0, 1000, 1500, 600}, {2, 1, 0, 8, 0, 2000, 2100, 100}});
-  log.transfers_logged(exec, {{5, 0, 1, 1024, 1, 3000, 3400, 400}});
+  ExecutionOutcome done;
+  done.info = test::make_exec("ucx", 0, 1, 12);
+  log.execution_done(done);
+  EXPECT_FALSE(std::filesystem::exists(file)) << "an execution without transfers writes nothing";
+  log.transfers_logged(done.info, {{5, 0, 1, 1024, 0, 1000, 1500, 600}, {2, 1, 0, 8, 0, 2000, 2100, 100}});
+  log.transfers_logged(done.info, {{5, 0, 1, 1024, 1, 3000, 3400, 400}});
+  EXPECT_FALSE(std::filesystem::exists(file)) << "held until the end-of-execution clock estimate";
+  log.execution_done(done);  // no clock record (nothing to align): the receivers' own times
   const auto lines = test::read_lines(file);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0], "run,backend,world_size,config_id,src,dst,size,repetition,timestamp_start_ns,"
@@ -82,6 +88,25 @@ TEST(ExecutionLog, WritesSeedColumnsOnlyWhenTransfersArrive) {
   EXPECT_EQ(lines[1], "sweep,ucx,4,5,0,1,1024,0,1000,1500,600");
   EXPECT_EQ(lines[2], "sweep,ucx,4,2,1,0,8,0,2000,2100,100");
   EXPECT_EQ(lines[3], "sweep,ucx,4,5,0,1,1024,1,3000,3400,400");
+}
+
+TEST(ExecutionLog, TimestampsMoveOntoRankZerosTimelineByTheReceiversClock) {
+  test::TempDir dir;
+  ExecutionLogReporter log(dir.path());
+  ExecutionOutcome done;
+  done.info = test::make_exec("ucx", 0, 1, 12);
+  // Rank 1's clock is 5000 ns behind rank 0's at its time 1000 and 5100 behind at 101000:
+  // 1000 ppm, so at 51000 it is 5050 behind.
+  ClockEstimate r0{0, "a", 0, 0, 0, 0}, s1{1, "b", 5000, 100, 1000, 0}, e1{1, "b", 5100, 100, 101000, 0};
+  done.clock = clock_record(8, {r0, s1}, {r0, e1});
+  EXPECT_NEAR(done.clock["ranks"][1]["drift_ppm"].get<double>(), 1000.0, 1e-9);
+  EXPECT_EQ(done.clock["ranks"][1]["error_bound_ns"], 50);
+  log.transfers_logged(done.info, {{3, 0, 1, 8, 0, 51000, 52000, 1000}, {4, 1, 0, 8, 0, 60000, 61000, 1000}});
+  log.execution_done(done);
+  const auto lines = test::read_lines(dir.path() / ExecutionLogReporter::kFileName);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "sweep,ucx,4,3,0,1,8,0,56050,57051,1000") << "receiver rank 1: moved";
+  EXPECT_EQ(lines[2], "sweep,ucx,4,4,1,0,8,0,60000,61000,1000") << "receiver rank 0: as it was";
 }
 
 TEST(ExecutionLog, EntriesSurviveTheWorkerPipeAsJson) {

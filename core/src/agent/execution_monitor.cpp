@@ -14,6 +14,7 @@
 #include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
+#include "report/clock_alignment.h"
 
 namespace commbench {
 
@@ -53,6 +54,10 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     res.outcome.cases_done = static_cast<int>(res.cases.size());
   } else if (type == "transfers") {
     reporter.transfers_logged(info, m.value("entries", nlohmann::json::array()).get<std::vector<TransferLogEntry>>());
+  } else if (type == "clock") {
+    res.outcome.clock = clock_record(m.value("rounds", 0),
+                                     m.value("start", nlohmann::json::array()).get<std::vector<ClockEstimate>>(),
+                                     m.value("end", nlohmann::json::array()).get<std::vector<ClockEstimate>>());
   } else if (type == "meta") {
     res.outcome.metadata["ranks"][std::to_string(rank)] = m.value("metadata", nlohmann::json::object());
   } else if (type == "error") {

@@ -20,6 +20,7 @@
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
 #include "plan/plan.h"
+#include "report/trace_merge.h"
 #include "report/multi_reporter.h"
 #include "report/output_dir.h"
 #include "report/output_failures.h"
@@ -89,6 +90,10 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
               "--local-rank", std::to_string(local_rank), "--local-world", std::to_string(local_world),
               "--store", group.store_address(), "--plugin", plugin_path, "--result-fd", "3",
               "--agent-pid", std::to_string(::getpid())};
+    if (exec.trace) {
+      l.args.push_back("--trace-file");
+      l.args.push_back(rank_trace_path(log_dir.parent_path(), exec.index, r).string());
+    }
     l.env_overrides = exec.env;
     if (!group.token().empty()) l.env_overrides["COMMBENCH_STORE_TOKEN"] = group.token();
     l.stdin_data = spec;
@@ -324,6 +329,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
                  stderr);
     }
     group->finish(code);
+    if (opts.job_dir_out) *opts.job_dir_out = job_dir.string();
     return code;
   }
   // The job's verdict is agent 0's: it saw every execution's merged outcome.

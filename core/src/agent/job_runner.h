@@ -18,6 +18,8 @@ struct JobOptions {
   std::string self_exe;    // this binary, for the workers
   bool quiet = false;      // no console tables (files are still written)
   LaunchContext launch;    // who this agent is (discover_launch); default: local mode
+  // Set by agent 0 to the job folder it wrote, for what runs after the job (report, checks).
+  std::string* job_dir_out = nullptr;
 };
 
 // Runs the whole job; returns the process exit code.

@@ -7,6 +7,7 @@
 
 #include "agent/job_runner.h"
 #include "cli/experiment_loading.h"
+#include "cli/python_tools.h"
 #include "experiment/run_setting_table.h"
 #include "plan/plan.h"
 #include "plugin/catalog_format.h"
@@ -43,6 +44,36 @@ int guarded(const char* cmd, F&& body) {
     std::cerr << fmt::format("commbench {}: {}\nTry 'commbench {} --help'.\n", cmd, e.what(), cmd);
     return kExitInvalid;
   }
+}
+
+bool has_expectations(const Experiment& exp) {
+  for (const RunSpec& r : exp.runs)
+    if (!r.expect.empty()) return true;
+  return false;
+}
+
+// `report = true` and `expect`: run by the Python package on the finished job folder (agent 0
+// only: it is the one that wrote it). The analysis lands at the end of the console summary.
+// A missed expectation turns exit code 0 into 1; an interrupted or unwritable job is left alone.
+int after_job(const Experiment& exp, const std::string& job_dir, int code, bool quiet) {
+  const bool expect = has_expectations(exp);
+  if (job_dir.empty() || (!exp.report && !expect)) return code;
+  if (code != kExitOk && code != kExitFailures) return code;
+  std::vector<std::string> args{"after-run", job_dir};
+  if (exp.report) args.push_back("--report");
+  if (quiet) args.push_back("--quiet");
+  const int rc = run_python_tool(args, "commbench run");
+  if (rc == kExitOk) return code;
+  if (expect) {
+    std::cerr << (rc == kExitFailures
+                      ? "# Exit code 1: expectations missed (listed above)\n"
+                      : "# Exit code 1: the expectations could not be checked (see above); "
+                        "'commbench check " + job_dir + "' checks them again\n");
+    return kExitFailures;
+  }
+  std::cerr << "# the report could not be written (see above); the results are complete: "
+               "'commbench report " << job_dir << "' tries again\n";
+  return code;
 }
 
 }  // namespace
@@ -86,19 +117,34 @@ int cmd_run(const std::vector<std::string>& args) {
                                  e.backend, e.world_size, e.cases.size());
       return 0;
     }
-    JobOptions opts;
-    opts.output_dir = out_dir;
-    opts.self_exe = current_executable_path();
-    opts.quiet = p.vm.count("quiet") > 0;
-    opts.launch = launch;
-    try {
-      return run_job(loaded->experiment, loaded->plugins, opts);
-    } catch (const LaunchError& e) {
-      std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
-                               launch.agent_count, launch.launcher, e.what());
-      return kExitFailures;
-    }
+    return run_experiment(*loaded, out_dir, p.vm.count("quiet") > 0, forced);
   });
+}
+
+int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
+                   const std::string& forced_launcher) {
+  LaunchContext launch;
+  try {
+    launch = discover_launch(current_environment(), forced_launcher);
+  } catch (const LaunchError& e) {
+    std::cerr << "commbench run: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  JobOptions opts;
+  opts.output_dir = out_dir;
+  opts.self_exe = current_executable_path();
+  opts.quiet = quiet;
+  opts.launch = launch;
+  std::string job_dir;
+  opts.job_dir_out = &job_dir;
+  try {
+    const int code = run_job(loaded.experiment, loaded.plugins, opts);
+    return after_job(loaded.experiment, job_dir, code, opts.quiet);
+  } catch (const LaunchError& e) {
+    std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
+                             launch.agent_count, launch.launcher, e.what());
+    return kExitFailures;
+  }
 }
 
 int cmd_validate(const std::vector<std::string>& args) {

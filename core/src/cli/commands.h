@@ -11,6 +11,13 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_plugins(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);  // cli/conformance_command.cpp
+int cmd_merge_trace(const std::vector<std::string>& args);
 int cmd_settings(const std::vector<std::string>& args);
+
+struct LoadedExperiment;
+// What `run` does once the experiment is loaded: the job, then the report and the expectations
+// (`report`, `expect`). `forced_launcher` as --launcher ("" = detect).
+int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
+                   const std::string& forced_launcher);
 
 }  // namespace commbench

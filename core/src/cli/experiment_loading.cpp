@@ -11,8 +11,14 @@ namespace commbench {
 
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                                                   const std::vector<std::string>& plugin_dirs) {
-  ParseResult parsed = parse_experiment_file(file);
-  print_diagnostics(std::cerr, parsed.diagnostics);
+  return validate_parsed(parse_experiment_file(file), plugin_dirs,
+                         [](const std::vector<Diagnostic>& d) { print_diagnostics(std::cerr, d); });
+}
+
+std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
+                                                const std::vector<std::string>& plugin_dirs,
+                                                const DiagnosticPrinter& print) {
+  print(parsed.diagnostics);
   if (!parsed.experiment) return std::nullopt;
 
   // The experiment's own plugin_path comes first: it is the most specific request.
@@ -25,7 +31,7 @@ std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                        discover_plugins(dirs, current_executable_path(), used)};
 
   const auto diags = check_against_plugins(out.experiment, out.plugins);
-  print_diagnostics(std::cerr, diags);
+  print(diags);
   if (has_errors(diags)) return std::nullopt;
   return out;
 }

@@ -5,7 +5,9 @@ namespace commbench {
 
 // `commbench run` (and the other commands where they apply).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailures = 1;      // a run failed or a result was wrong
+inline constexpr int kExitFailures = 1;      // a run failed or a result was wrong, or an
+                                             // expectation (`expect`) was missed; `commbench
+                                             // compare`: a case regressed
 inline constexpr int kExitInvalid = 2;       // the experiment did not validate, or the output
                                              // cannot be written (found before any worker starts)
 inline constexpr int kExitOutputFailed = 3;  // results stopped being written mid-job (disk full,

@@ -69,6 +69,11 @@ std::optional<OpKind> parse_op_kind(std::string_view name) {
   return std::nullopt;
 }
 
+uint64_t strong_scaling_share(OpKind op, int world) {
+  const double share = per_world(op_info(op).algbw, world);
+  return share >= 1 ? static_cast<uint64_t>(share) : 1;
+}
+
 uint64_t send_elements(OpKind op, uint64_t count, int world) {
   return count * static_cast<uint64_t>(per_world(op_info(op).send, world));
 }

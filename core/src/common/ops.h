@@ -66,6 +66,10 @@ std::span<const OpInfo> all_ops();
 const OpInfo& op_info(OpKind kind);
 std::optional<OpKind> parse_op_kind(std::string_view name);
 
+// Strong scaling (common/scaling_mode.h): the number of equal shares a job-wide size is
+// divided into at `world` ranks, from the algbw multiple (allgather: world; allreduce: 1).
+uint64_t strong_scaling_share(OpKind op, int world);
+
 // Elements of the send and receive buffers of one rank for `count` (the ABI's count).
 uint64_t send_elements(OpKind op, uint64_t count, int world);
 uint64_t recv_elements(OpKind op, uint64_t count, int world);

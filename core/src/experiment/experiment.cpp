@@ -23,8 +23,8 @@
 namespace commbench {
 namespace {
 
-constexpr std::array<std::string_view, 7> kTopLevelKeys{"name",     "output_dir", "seed", "plugin_path",
-                                                       "outputs",  "defaults",   "run"};
+constexpr std::array<std::string_view, 8> kTopLevelKeys{"name",     "output_dir", "seed", "plugin_path",
+                                                       "outputs",  "defaults",   "run",  "report"};
 
 // Top-level keys that are not top-level settings. Run keys get a pointer to where they belong.
 void report_unknown_top_level_keys(DiagnosticSink& sink, const toml::table& root) {
@@ -139,6 +139,8 @@ class ExperimentReader {
     if (const toml::node* n = root_.get("seed"))
       exp.seed = static_cast<uint64_t>(
           read_integer(sink_, *n, "seed", 0, std::numeric_limits<int64_t>::max()).value_or(0));
+    if (const toml::node* n = root_.get("report"))
+      exp.report = read_bool(sink_, *n, "report").value_or(false);
     if (const toml::node* n = root_.get("plugin_path"))
       exp.plugin_path = read_plugin_path(sink_, *n, file_);
     for (std::string_view f : output_format_names()) exp.outputs.emplace_back(f);

@@ -64,6 +64,7 @@ struct Experiment {
   // Output formats to write (report/output_formats.h); results.jsonl always. Default: all.
   std::vector<std::string> outputs;
   std::vector<RunSpec> runs;
+  bool report = false;  // `commbench report` on the job folder at the end of `commbench run`
   nlohmann::json as_parsed;  // canonical JSON of the above, recorded in summary.json
 };
 

@@ -53,6 +53,7 @@ nlohmann::json experiment_to_json(const Experiment& exp) {
       {"plugin_path", exp.plugin_path},
       {"outputs", exp.outputs},
       {"runs", runs},
+      {"report", exp.report},
   };
 }
 

@@ -150,6 +150,29 @@ void check_sizes_against_dtypes(const RunSpec& spec, DiagnosticSink& sink) {
   }
 }
 
+// Strong scaling divides each size among the ranks (plan.cpp): it must divide into whole
+// elements at every world size, for every op and dtype.
+void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
+  for (size_t i = 0; i < spec.sizes.size(); ++i) {
+    const SizeSpec& size = spec.sizes[i];
+    for (cb_dtype d : spec.dtypes) {
+      const uint64_t esize = sdk::dtype_size(d);
+      for (int ws : spec.world_sizes)
+        for (OpKind op : spec.ops) {
+          if (op == OpKind::Barrier) continue;
+          const uint64_t shares = strong_scaling_share(op, ws);
+          if (size.bytes(esize) % (shares * esize) == 0) continue;
+          sink.error(spec.pos_of(fmt::format("sizes[{}]", i)),
+                     fmt::format("scaling = \"strong\" divides size {} among {} shares for '{}' at world "
+                                 "size {}, which is not a whole number of {} elements: use a multiple of "
+                                 "{} bytes",
+                                 size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), shares * esize));
+          return;  // one message per run is enough to say what to change
+        }
+    }
+  }
+}
+
 // p2p patterns need two ranks; root and peers must be ranks of every world size.
 void check_world_sizes(const RunSpec& spec, const RunLayer& run, const Merger& m,
                        DiagnosticSink& sink) {
@@ -196,6 +219,7 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   if (!has(OpKind::PingPong) && !has(OpKind::UnidirBw) && !has(OpKind::BidirBw))
     warn("peers", "only pingpong, unidir_bw and bidir_bw use it");
   if (only_barrier(ops)) warn("sizes", "barrier moves no data");
+  if (spec.world_sizes.size() < 2) warn("scaling", "the run has one world size, so nothing scales");
   if (spec.memory != CB_MEM_CUDA) {
     warn("device", "only memory = \"cuda\" uses a GPU");
     warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");
@@ -243,6 +267,9 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   }
   if (ops_ok && world_sizes_ok && root_ok && peers_ok) check_world_sizes(spec, run, m, sink);
   if (ops_ok && sizes_ok && dtypes_ok && !only_barrier(spec.ops)) check_sizes_against_dtypes(spec, sink);
+  if (ops_ok && sizes_ok && dtypes_ok && world_sizes_ok && m.ok("scaling") &&
+      spec.scaling == ScalingMode::Strong && sink.error_count() == errors_before)
+    check_strong_shares(spec, sink);
   if (ops_ok) warn_unused(spec, run, sink);
 
   if (!m.usable() || sink.error_count() > errors_before) return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/did_you_mean.h"
+#include "experiment/expect_field.h"
 #include "experiment/list_field.h"
 
 namespace commbench {
@@ -115,6 +116,15 @@ struct GpuTimingNames {
   static std::string_view name(TimingMethod m) { return timing_name(m); }
 };
 
+struct ScalingNames {
+  static constexpr std::string_view what = "scaling mode";
+  static std::vector<std::pair<ScalingMode, std::string_view>> all() {
+    return {{ScalingMode::Weak, scaling_name(ScalingMode::Weak)},
+            {ScalingMode::Strong, scaling_name(ScalingMode::Strong)}};
+  }
+  static std::string_view name(ScalingMode m) { return scaling_name(m); }
+};
+
 // Exactly two distinct ranks.
 struct Peers {
   static std::optional<std::vector<int>> read(const toml::node& n, std::string_view key,
@@ -132,6 +142,17 @@ struct Peers {
   static json to_json(const std::vector<int>& v) { return v; }
   static std::vector<int> from_json(const json& j) { return j.get<std::vector<int>>(); }
   static std::string text(const std::vector<int>& v) { return fmt::format("`[{}, {}]`", v.at(0), v.at(1)); }
+};
+
+// `expect`: conditions checked after the job (experiment/expect_field.h).
+struct Expect {
+  static std::optional<std::vector<Expectation>> read(const toml::node& n, std::string_view,
+                                                      DiagnosticSink& sink, WhereMap&) {
+    return read_expect(sink, n);
+  }
+  static json to_json(const std::vector<Expectation>& v) { return expect_to_json(v); }
+  static std::vector<Expectation> from_json(const json& j) { return expect_from_json(j); }
+  static std::string text(const std::vector<Expectation>&) { return "none"; }
 };
 
 // A row for member `M` read with codec `C`. `default_words` replaces the generated default in
@@ -212,6 +233,21 @@ const std::array kSettings{
         "an event after each: nccl-tests' method), `host_stream_sync` (host timer around each "
         "iteration plus a stream synchronisation). Host-memory and staged backends are timed on the "
         "host whatever this says. docs/gpu.md"),
+    row<&RunSettings::scaling, Named<ScalingMode, ScalingNames>>(
+        "scaling", "scaling", "string",
+        "how `sizes` scale with `world_sizes`: `weak` (each rank's message is the size written, at "
+        "every world size) or `strong` (the size written is the job's total — what nccl-tests "
+        "prints for allgather, reducescatter, alltoall, gather and scatter — divided among the "
+        "ranks). Either way, a run with several world sizes gets a scaling-efficiency table "
+        "(docs/metrics.md)"),
+    row<&RunSettings::trace, Bool>(
+        "trace", "trace", "boolean",
+        "each rank records a Chrome trace (phases, every timed iteration, every `all_pairs` "
+        "transfer), written after each case to `trace/exec<N>-rank<R>.json` and merged at the end "
+        "into `trace.json` on rank 0's timeline; nothing is recorded when off. docs/observability.md"),
+    row<&RunSettings::expect, Expect>(
+        "expect", "expect", "table or array of tables",
+        "performance the run must reach, checked after the job: see [Expectations](#expectations)"),
 };
 
 constexpr std::array<RunKeyDoc, 10> kStructural{{

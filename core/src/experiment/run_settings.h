@@ -11,15 +11,31 @@
 // are listed beside the table (structural_run_keys()) for the docs and the unknown-key check.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "commbench/backend.h"
+#include "common/diagnostic.h"
+#include "common/ops.h"
+#include "common/scaling_mode.h"
 #include "common/timing_method.h"
 
 namespace commbench {
+
+// One entry of a run's `expect` (experiment/expect_field.h): conditions every case in its scope
+// must meet, checked after the job (python/commbench/expect.py).
+struct Expectation {
+  SourcePos pos;
+  std::vector<OpKind> ops;  // empty: every op of the run
+  std::optional<uint64_t> min_bytes, max_bytes;
+  // metric -> condition, normalised to "<op> <number>" (">= 180"), in file order.
+  std::vector<std::pair<std::string, std::string>> conditions;
+};
 
 struct RunSettings {
   cb_mem memory = CB_MEM_HOST;
@@ -34,6 +50,9 @@ struct RunSettings {
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw / bidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
+  ScalingMode scaling = ScalingMode::Weak;  // what `sizes` mean across world sizes
+  bool trace = false;  // per-rank Chrome traces, merged into trace.json (docs/observability.md)
+  std::vector<Expectation> expect;  // none by default
 };
 
 // Every setting of `s` into `j`, under the JSON keys.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "measure/host_timer.h"
 #include "stats/bandwidth.h"
 
 namespace commbench {
@@ -69,11 +70,8 @@ void check_bytes(uint64_t seed, int src, const unsigned char* buf, uint64_t byte
   out.wrong = std::max(out.wrong, wrong);  // the larger of the two checked transfers
 }
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+// The worker's one timer (measure/host_timer.h), like every other time it reports.
+int64_t now_ns() { return HostTimer::get().now_ns(); }
 
 // The host's buffers of the sweep, freed on every path.
 class SweepBuffers {
@@ -205,6 +203,15 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   }
   SweepBuffers& bufs = *owned;
   fill_payload(e.seed, rank, bufs.send(), largest);
+  TraceRecorder& trace = trace_of(env);
+  std::vector<int32_t> trace_case(cases.size(), -1);  // per size
+  for (size_t s = 0; s < cases.size(); ++s)
+    trace_case[s] = trace.add_case(fmt::format("all_pairs {} B", cases[s].bytes), trace_case_args(e, cases[s]));
+  // Only the pair's ranks have an interval; the others' spans would be the wait for them.
+  auto traced = [&](TracePhase phase, const AllPairsConfig& cfg, int rep, const Interval& t) {
+    if (trace.on() && (rank == cfg.src || rank == cfg.dst))
+      trace.transfer(phase, trace_case[cfg.size_index], cfg.src, cfg.dst, rep, t.start_ns, t.end_ns);
+  };
 
   // Checked transfer (untimed): the receiver zeroes its buffer first and counts bytes that
   // differ from the sender's payload. Once before the warm-up, once after the repetitions.
@@ -214,13 +221,15 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
       const AllPairsConfig& cfg = configs[k];
       const CaseSpec& spec = cases[cfg.size_index];
       if (rank == cfg.dst) std::memset(bufs.recv(), 0, spec.bytes);
-      transfer(env, cfg, spec, bufs);
+      traced(TracePhase::Check, cfg, -1, transfer(env, cfg, spec, bufs));
       if (rank == cfg.dst) check_bytes(e.seed, cfg.src, bufs.recv(), spec.bytes, stage, wrong[k]);
     }
   };
   if (e.check) checked_pass(CheckStage::FirstIteration);
   for (size_t k = 0; k < configs.size(); ++k)
-    for (int w = 0; w < e.warmup; ++w) transfer(env, configs[k], cases[configs[k].size_index], bufs);
+    for (int w = 0; w < e.warmup; ++w)
+      traced(TracePhase::WarmUp, configs[k], -1, transfer(env, configs[k], cases[configs[k].size_index], bufs));
+  trace.flush();
 
   const int reps = std::max(1, e.iterations);
   std::vector<Interval> mine(configs.size()), everyone(configs.size() * static_cast<size_t>(world));
@@ -229,6 +238,8 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   for (int rep = 0; rep < reps; ++rep) {
     sink.progress(fmt::format("all_pairs repetition {}/{} ({} transfers)", rep + 1, reps, configs.size()));
     for (size_t k = 0; k < configs.size(); ++k) mine[k] = transfer(env, configs[k], cases[configs[k].size_index], bufs);
+    for (size_t k = 0; k < configs.size(); ++k) traced(TracePhase::Transfer, configs[k], rep, mine[k]);
+    trace.flush();
     env.bootstrap.allgather(mine.data(), mine.size() * sizeof(Interval), everyone.data(),
                             Millis(remaining_ms(env)));
     if (rank != 0) continue;

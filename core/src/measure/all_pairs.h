@@ -17,8 +17,9 @@
 
 namespace commbench {
 
-// One timed transfer, as seed 003's execution log has it. Timestamps are the receiver's
-// steady clock (CLOCK_MONOTONIC, ns): comparable across ranks of one host, not across hosts.
+// One timed transfer, as seed 003's execution log has it. Timestamps are the receiver's timer
+// (HostTimer::now_ns, CLOCK_MONOTONIC ns); the execution log puts them on rank 0's timeline with
+// the execution's clock estimates (measure/clock_sync.h).
 // duration_ns is what the statistics use: the longer of the sender's and receiver's times.
 struct TransferLogEntry {
   int config_id = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "measure/case_buffers.h"
 #include "measure/check_pattern.h"
 #include "measure/memory_budget.h"
+#include "measure/nvtx_ranges.h"
 #include "measure/op_executor.h"
 #include "stats/bandwidth.h"
 
@@ -89,6 +91,25 @@ int32_t remaining_ms(const CaseEnvironment& env) {
   return static_cast<int32_t>(std::clamp<int64_t>(left.count(), 1, INT32_MAX));
 }
 
+TraceRecorder& trace_of(CaseEnvironment& env) {
+  static TraceRecorder off;
+  return env.trace ? *env.trace : off;
+}
+
+std::string trace_case_name(const CaseSpec& c) {
+  return fmt::format("{} {} B {}{}{} {}", op_info(c.op).name, c.bytes, sdk::dtype_name(c.dtype), c.redop ? " " : "",
+                     c.redop ? sdk::redop_name(*c.redop) : "", placement_name(c.placement));
+}
+
+nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c) {
+  nlohmann::json a{{"op", op_info(c.op).name},  {"bytes", c.bytes},     {"count", c.count},
+                   {"dtype", sdk::dtype_name(c.dtype)}, {"placement", placement_name(c.placement)},
+                   {"memory", sdk::mem_name(e.memory)}, {"run", e.run},  {"backend", e.backend},
+                   {"world_size", e.world_size}};
+  if (c.redop) a["redop"] = sdk::redop_name(*c.redop);
+  return a;
+}
+
 void sync_start(CaseEnvironment& env) {
   if (env.caps.ops & CB_BIT(CB_OP_BARRIER)) {
     cb_op_args a{};
@@ -122,6 +143,22 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
 }
 
 namespace {
+
+// An NVTX range "<case> <phase>" while a profiler is attached (measure/nvtx_ranges.h).
+class NvtxPhase {
+ public:
+  NvtxPhase(const std::string& case_name, const char* phase) : on_(nvtx::active()) {
+    if (on_) nvtx::push(fmt::format("{} {}", case_name, phase).c_str());
+  }
+  ~NvtxPhase() {
+    if (on_) nvtx::pop();
+  }
+  NvtxPhase(const NvtxPhase&) = delete;
+  NvtxPhase& operator=(const NvtxPhase&) = delete;
+
+ private:
+  bool on_;
+};
 
 // Iterations for this case: fixed, or enough to fill min_time (rank 0 decides for everybody
 // from its own warm-up, since every rank must run the same number of collectives).
@@ -233,13 +270,29 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]},
                       spec.placement == Placement::InPlace};
+      TraceRecorder& trace = trace_of(env);
+      const bool nvtx_on = nvtx::active();
+      const std::string case_name = trace.on() || nvtx_on ? trace_case_name(spec) : std::string();
+      trace.set_case(case_name, trace_case_args(e, spec));
       // The first post also tells us whether the backend rejects this case at run time.
-      const CheckResult first = checked_iteration(env, buffers, exec, cc, e.check);
-      if (e.check) record_check(mine, CheckStage::FirstIteration, first);
+      {
+        TraceScope t(trace, TracePhase::Check);
+        NvtxPhase n(case_name, "check");
+        const CheckResult first = checked_iteration(env, buffers, exec, cc, e.check);
+        if (e.check) record_check(mine, CheckStage::FirstIteration, first);
+      }
       double warm_total = 0;
-      for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
-      if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
+      {
+        TraceScope t(trace, TracePhase::WarmUp);
+        NvtxPhase n(case_name, "warm-up");
+        for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
+        if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
+      }
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
+      trace.reserve(static_cast<size_t>(iters) + 2);
+      // Ended before the check after timing, so the trace shows that check as its own phase.
+      std::optional<TraceScope> timed_span(std::in_place, trace, TracePhase::Timed);
+      std::optional<NvtxPhase> timed_range(std::in_place, case_name, "timed");
       samples.reserve(static_cast<size_t>(iters));
       timing = exec.timing();
       const bool barrier_each = exec.barrier_each_iteration() && !exec.batches();
@@ -252,10 +305,21 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       } else {
         for (int i = 0; i < iters; ++i) {
           if (barrier_each) sync_start(env);
+          // Outside the op's own clock reads; off, one predictable branch between iterations.
+          if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
+          const int64_t t0 = trace.now();
           samples.push_back(exec.run_once(remaining_ms(env)));
+          if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
+          if (nvtx_on) nvtx::pop();
         }
       }
-      if (e.check) record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
+      timed_range.reset();
+      timed_span.reset();
+      if (e.check) {
+        TraceScope t(trace, TracePhase::Check);
+        NvtxPhase n(case_name, "check");
+        record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
+      }
       mine.iterations = iters;
     } catch (const PluginError& err) {
       // Only "this case is not implemented" is survivable; the same args fail on every rank.

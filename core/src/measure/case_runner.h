@@ -12,6 +12,7 @@
 #include "device/gpu_device.h"
 #include "measure/case_record.h"
 #include "measure/iteration_clock.h"
+#include "measure/trace_recorder.h"
 #include "plan/plan.h"
 #include "plugin/backend_session.h"
 
@@ -29,7 +30,14 @@ struct CaseEnvironment {
   TimingMethod timing = TimingMethod::Host;
   uint64_t buffers_device_peak = 0;  // largest device memory one case's buffers took
   int local_world = 1;  // ranks of this execution on this host: they share its memory
+  TraceRecorder* trace = nullptr;  // the rank's trace; null or off: nothing recorded
 };
+
+// The environment's trace recorder, an off one when it has none.
+TraceRecorder& trace_of(CaseEnvironment& env);
+// A case's trace name ("allreduce 1048576 B float32 sum out_of_place") and configuration args.
+std::string trace_case_name(const CaseSpec& c);
+nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c);
 
 // Milliseconds left until the execution's deadline (at least 1).
 int32_t remaining_ms(const CaseEnvironment& env);

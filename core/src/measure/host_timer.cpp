@@ -54,6 +54,11 @@ double steady_us() {
 
 double HostTimer::steady_now_us() { return steady_us() - steady_origin_us(); }
 
+int64_t HostTimer::steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 double HostTimer::steady_origin_us() {
   static const double origin = steady_us();  // keeps the doubles small: ns resolution
   return origin;
@@ -114,7 +119,10 @@ HostTimer HostTimer::choose(const char* setting) {
   }
   t.tsc_ = true;
   t.us_per_tick_ = 1.0 / mhz;
-  t.origin_ticks_ = read_counter();
+  t.ns_per_tick_ = 1e3 / mhz;
+  // The second paired read anchors the counter to CLOCK_MONOTONIC (to tens of ns).
+  t.origin_ticks_ = b.ticks;
+  t.anchor_ns_ = static_cast<int64_t>(b.steady_us * 1e3);
   return t;
 }
 

@@ -23,6 +23,14 @@ class HostTimer {
   double now_us() const {
     return tsc_ ? static_cast<double>(read_counter() - origin_ticks_) * us_per_tick_ : steady_now_us();
   }
+  // Nanoseconds on the host's CLOCK_MONOTONIC timeline (the counter is anchored to it when
+  // calibrated): the timestamps of traces and execution_log.csv, which clock_sync.h puts on rank
+  // 0's timeline. A time namespace's monotonic offset (unshare --time) shows here as it does in
+  // steady_clock, which is how the multi-host test skews a host's clock.
+  int64_t now_ns() const {
+    return tsc_ ? anchor_ns_ + static_cast<int64_t>(static_cast<double>(read_counter() - origin_ticks_) * ns_per_tick_)
+                : steady_ns();
+  }
   bool uses_counter() const { return tsc_; }
   double counter_mhz() const { return tsc_ ? 1.0 / us_per_tick_ : 0.0; }
   // For metadata: which clock, and for the counter its calibrated frequency.
@@ -43,10 +51,13 @@ class HostTimer {
 #endif
   }
   static double steady_now_us();
+  static int64_t steady_ns();
   static double steady_origin_us();
   bool tsc_ = false;
   double us_per_tick_ = 0.0;
   uint64_t origin_ticks_ = 0;  // differences from it stay small, exact in a double
+  double ns_per_tick_ = 0.0;
+  int64_t anchor_ns_ = 0;      // CLOCK_MONOTONIC at origin_ticks_
   std::string why_;            // why steady_clock, when it is
 };
 

@@ -36,7 +36,9 @@ int expected_records(const Execution& exec) {
 namespace {
 
 // Cases of one op, sizes innermost so each (op, dtype, redop, placement) group reads as a table.
-void add_cases(const RunSpec& run, OpKind op, std::vector<CaseSpec>& out) {
+// Strong scaling: each size is the job's total, divided among `world` ranks as the op's
+// algbw multiple says (run_resolve.cpp checked that it divides evenly).
+void add_cases(const RunSpec& run, OpKind op, int world, std::vector<CaseSpec>& out) {
   const OpInfo& info = op_info(op);
   if (op == OpKind::Barrier) {
     out.push_back(CaseSpec{op, 0, 0, CB_DTYPE_UINT8, std::nullopt, Placement::OutOfPlace, 0});
@@ -56,6 +58,7 @@ void add_cases(const RunSpec& run, OpKind op, std::vector<CaseSpec>& out) {
           CaseSpec c;
           c.op = op;
           c.bytes = size.bytes(esize);
+          if (run.scaling == ScalingMode::Strong) c.bytes /= strong_scaling_share(op, world);
           c.count = c.bytes / esize;
           c.dtype = dtype;
           c.redop = redop;
@@ -73,10 +76,10 @@ void add_cases(const RunSpec& run, OpKind op, std::vector<CaseSpec>& out) {
 std::vector<Execution> plan_job(const Experiment& exp) {
   std::vector<Execution> plan;
   for (const RunSpec& run : exp.runs) {
-    std::vector<CaseSpec> cases;
-    for (OpKind op : run.ops) add_cases(run, op, cases);
     for (const std::string& backend : run.backends) {
       for (int world : run.world_sizes) {
+        std::vector<CaseSpec> cases;
+        for (OpKind op : run.ops) add_cases(run, op, world, cases);
         Execution e;
         static_cast<RunSettings&>(e) = run;
         e.index = static_cast<int>(plan.size());

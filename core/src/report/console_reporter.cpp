@@ -5,6 +5,7 @@
 
 #include "report/comparison.h"
 #include "report/format.h"
+#include "report/scaling.h"
 
 namespace commbench {
 namespace {
@@ -151,6 +152,26 @@ void ConsoleReporter::execution_done(const ExecutionOutcome& o) {
 }
 
 void ConsoleReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>& records) {
+  print_comparison(run, records);
+  print_scaling(run, records);
+}
+
+void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRecord>& records) {
+  const auto series = scaling_series(records, {{run.index, run.scaling}});
+  if (series.empty()) return;
+  print("#");
+  print(fmt::format("# Scaling efficiency for run '{}': (throughput(N) / throughput(base)) / (N / base)", run.name));
+  for (const auto& s : series) {
+    std::string line = fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),
+                                   short_placement(s.placement), s.memory, describe_scaling(s));
+    for (const auto& p : s.points)
+      line += fmt::format(" | {} rank{} {} us {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
+                          format_time_us(p.time_us), p.efficiency * 100);
+    print(line);
+  }
+}
+
+void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<CaseRecord>& records) {
   const ComparisonSet set = compare_backends(run.backends, records);
   if (set.backends.size() < 2 || set.tables.empty()) return;
   const std::string& ref = set.backends[0];

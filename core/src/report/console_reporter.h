@@ -31,6 +31,8 @@ class ConsoleReporter : public Reporter {
   void job_done(const JobResult& result) override;
 
  private:
+  void print_comparison(const RunSpec& run, const std::vector<CaseRecord>& records);
+  void print_scaling(const RunSpec& run, const std::vector<CaseRecord>& records);
   void print(const std::string& line);  // one line to `out`, clearing the progress line first
   void show_progress(const std::string& text);
   void clear_progress();

@@ -27,6 +27,7 @@ void write_outcome(Json& j, const ExecutionOutcome& o) {
   j["elapsed_s"] = o.elapsed_s;
   j["cases_done"] = o.cases_done;
   j["metadata"] = o.metadata.is_null() ? nlohmann::json::object() : o.metadata;
+  if (!o.clock.is_null()) j["clock"] = o.clock;
 }
 
 // Missing or null keeps the default: readers accept files from older writers.
@@ -73,6 +74,7 @@ void from_json(const nlohmann::json& j, ExecutionOutcome& o) {
   read_field(j, "elapsed_s", o.elapsed_s);
   read_field(j, "cases_done", o.cases_done);
   if (auto it = j.find("metadata"); it != j.end()) o.metadata = *it;
+  if (auto it = j.find("clock"); it != j.end()) o.clock = *it;
 }
 
 }  // namespace commbench

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/clock_alignment.h"
 #include "report/csv_reporter.h"
 
 namespace commbench {
@@ -15,21 +16,29 @@ const std::vector<std::string>& ExecutionLogReporter::columns() {
   return kColumns;
 }
 
-void ExecutionLogReporter::transfers_logged(const ExecutionInfo& exec,
-                                            const std::vector<TransferLogEntry>& entries) {
+void ExecutionLogReporter::transfers_logged(const ExecutionInfo&, const std::vector<TransferLogEntry>& entries) {
+  pending_.insert(pending_.end(), entries.begin(), entries.end());
+}
+
+void ExecutionLogReporter::execution_done(const ExecutionOutcome& outcome) {
+  if (pending_.empty()) return;
+  std::vector<TransferLogEntry> entries;
+  entries.swap(pending_);
   if (!file_) {
     file_ = std::make_unique<LineFile>(dir_ / kFileName);
     file_->write_line(fmt::format("{}", fmt::join(columns(), ",")));
   }
-  // One write per repetition: a crash loses at most the repetition in flight.
+  // The receiver's timestamps (its timer) on rank 0's timeline; the duration stays as measured.
+  const ClockAlignment clock(outcome.clock);
+  const ExecutionInfo& exec = outcome.info;
   std::string block;
   for (const TransferLogEntry& e : entries) {
     if (!block.empty()) block += '\n';
     block += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", csv_field(exec.run), csv_field(exec.backend),
                          exec.world_size, e.config_id, e.src, e.dst, e.bytes, e.repetition,
-                         e.start_ns, e.end_ns, e.duration_ns);
+                         clock.to_rank0(e.dst, e.start_ns), clock.to_rank0(e.dst, e.end_ns), e.duration_ns);
   }
-  if (!block.empty()) file_->write_line(block);
+  file_->write_line(block);
 }
 
 }  // namespace commbench

@@ -12,6 +12,7 @@
 #include "report/markdown_table.h"
 #include "report/pair_matrix.h"
 #include "report/output_file.h"
+#include "report/scaling.h"
 
 namespace commbench {
 namespace {
@@ -163,6 +164,37 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
   }
 }
 
+// One table per (backend, op, dtype, redop, placement, memory): a row per size, a column per
+// world size with the efficiency and the time it comes from.
+void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
+  std::vector<int> worlds;
+  for (const auto& s : series)
+    for (const auto& p : s.points)
+      if (std::find(worlds.begin(), worlds.end(), p.world_size) == worlds.end()) worlds.push_back(p.world_size);
+  if (series.empty()) return;
+  std::sort(worlds.begin(), worlds.end());
+  md += fmt::format("### Scaling efficiency ({} scaling)\n\n", scaling_name(series[0].mode));
+  md += "efficiency = (throughput(N) / throughput(base)) / (N / base), base = the smallest world size "
+        "measured; time in us (docs/metrics.md).\n\n";
+  std::vector<Column> columns{{"backend", false}, {"case", false}, {"size", true}, {"base", true}};
+  for (int w : worlds) columns.push_back({fmt::format("{} ranks", w), true});
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : series) {
+    std::vector<std::string> cells{cell(s.backend),
+                                   cell(fmt::format("{} {} {} {} {}", s.op, s.dtype, redop_or_dash(s.redop),
+                                                    short_placement(s.placement), s.memory)),
+                                   fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : ""),
+                                   std::to_string(s.base_world_size)};
+    for (int w : worlds) {
+      auto p = std::find_if(s.points.begin(), s.points.end(), [&](const ScalingPoint& x) { return x.world_size == w; });
+      cells.push_back(p == s.points.end() ? "-"
+                                          : fmt::format("{:.3g}% ({})", p->efficiency * 100, format_time_us(p->time_us)));
+    }
+    rows.push_back(std::move(cells));
+  }
+  append_table(md, columns, rows);
+}
+
 }  // namespace
 
 std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
@@ -200,6 +232,7 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
     append_case_tables(md, cases);
     append_pair_matrices(md, cases);
     append_comparison(md, order, run_records);
+    append_scaling(md, scaling_series(run_records, scaling_modes(job.experiment_json)));
   }
   return md;
 }

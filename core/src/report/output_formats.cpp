@@ -8,6 +8,7 @@
 #include "report/jsonl_reporter.h"
 #include "report/markdown_reporter.h"
 #include "report/summary_json_reporter.h"
+#include "report/trace_merge.h"
 
 namespace commbench {
 namespace {
@@ -32,6 +33,8 @@ const std::array kFormats{
     OutputFormat{"summary_json", "summary.json", "the experiment, plugins, environment, executions and records of the job", false,
                  in_folder<SummaryJsonReporter>},
     OutputFormat{"markdown", "summary.md", "the tables of the console, in Markdown", false, in_folder<MarkdownReporter>},
+    OutputFormat{"trace", "trace.json", "runs with `trace = true`: the ranks' traces merged on rank 0's timeline, telemetry as counters (docs/observability.md)", false,
+                 in_folder<TraceMergeReporter>},
 };
 
 }  // namespace

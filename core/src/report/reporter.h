@@ -57,6 +57,7 @@ struct ExecutionOutcome {
   double elapsed_s = 0;
   int cases_done = 0;
   nlohmann::json metadata;    // backend/host facts reported by the workers
+  nlohmann::json clock;       // each rank's clock against rank 0's (report/clock_alignment.h); null: none
 };
 
 struct JobResult {

@@ -5,6 +5,7 @@
 
 #include "report/execution_json.h"
 #include "report/output_file.h"
+#include "report/scaling.h"
 
 namespace commbench {
 namespace {
@@ -65,6 +66,24 @@ void set_clock(nlohmann::ordered_json& environment, const JobResult& result) {
   if (resolution_ns > 0) environment["clock_resolution_ns"] = resolution_ns;
 }
 
+// docs/output.md, "scaling".
+nlohmann::ordered_json scaling_json(const std::vector<ScalingSeries>& series) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& s : series) {
+    nlohmann::ordered_json j{{"run", s.run},       {"run_index", s.run_index}, {"backend", s.backend},
+                             {"op", s.op},         {"dtype", s.dtype},         {"redop", s.redop},
+                             {"placement", s.placement}, {"memory", s.memory},
+                             {"mode", scaling_name(s.mode)}, {"bytes", s.bytes},
+                             {"base_world_size", s.base_world_size}};
+    j["points"] = nlohmann::ordered_json::array();
+    for (const auto& p : s.points)
+      j["points"].push_back({{"world_size", p.world_size}, {"time_us", p.time_us},
+                             {"throughput_gbps", p.throughput_gbps}, {"efficiency", p.efficiency}});
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& result) {
@@ -90,6 +109,7 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
   for (const auto& e : result.executions) doc["executions"].push_back(e);
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& c : result.cases) doc["results"].push_back(c);
+  doc["scaling"] = scaling_json(scaling_series(result.cases, scaling_modes(job.experiment_json)));
   doc["exit_code"] = result.exit_code;
   return doc;
 }

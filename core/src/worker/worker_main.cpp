@@ -22,7 +22,9 @@
 #include "device/gpu_facts.h"
 #include "measure/all_pairs.h"
 #include "measure/case_runner.h"
+#include "measure/clock_sync.h"
 #include "measure/host_timer.h"
+#include "measure/nvtx_ranges.h"
 #include "plan/plan.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_error.h"
@@ -42,6 +44,7 @@ struct WorkerArgs {
   std::string store, plugin;
   int result_fd = 3;
   int agent_pid = 0;
+  std::string trace_file;  // empty: tracing off
 };
 
 WorkerArgs parse_args(int argc, char** argv) {
@@ -50,7 +53,8 @@ WorkerArgs parse_args(int argc, char** argv) {
   d.add_options()("rank", po::value(&a.rank)->required())("world", po::value(&a.world)->required())(
       "local-rank", po::value(&a.local_rank))("local-world", po::value(&a.local_world))(
       "store", po::value(&a.store)->required())("plugin", po::value(&a.plugin)->required())(
-      "result-fd", po::value(&a.result_fd))("agent-pid", po::value(&a.agent_pid));
+      "result-fd", po::value(&a.result_fd))("agent-pid", po::value(&a.agent_pid))(
+      "trace-file", po::value(&a.trace_file));
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
   po::notify(vm);
@@ -130,6 +134,22 @@ int worker_main(int argc, char** argv) {
     phase = "timer calibration";
     out.phase(phase);
     HostTimer::get();  // before anything is timed; a bad COMMBENCH_TIMER fails here, named
+    TraceRecorder trace;
+    std::unique_ptr<TraceRecorder> trace_on;
+    if (!args.trace_file.empty()) trace_on = std::make_unique<TraceRecorder>(args.trace_file, args.rank, exec.index);
+    TraceRecorder& tr = trace_on ? *trace_on : trace;
+
+    // Every rank's clock against rank 0's, now and again at the end (measure/clock_sync.h); rank
+    // 0's agent records both with the execution and aligns the logs and traces with them.
+    phase = "clock estimate";
+    out.phase(phase);
+    const int rounds = clock_rounds(args.world);
+    std::vector<ClockEstimate> clock_start;
+    {
+      TraceScope t(tr, TracePhase::ClockSync);
+      clock_start = estimate_clock_offsets(bootstrap, "start", rounds, Millis(ms_until(deadline)));
+    }
+    if (args.rank == 0) out.send({{"type", "clock"}, {"rounds", rounds}, {"start", clock_start}});
     phase = "load plugin";
     out.phase(phase);
     static const LoadedPlugin plugin = load_plugin(args.plugin);
@@ -160,6 +180,8 @@ int worker_main(int argc, char** argv) {
     phase = "init";
     out.phase(phase);
     try {
+      TraceScope t(tr, TracePhase::Init);
+      nvtx::Range n("init");
       session->init(host.get());
     } catch (const PluginError& e) {
       if (e.status() != CB_ERR_UNAVAILABLE) throw;
@@ -169,7 +191,11 @@ int worker_main(int argc, char** argv) {
     }
     phase = "communicator creation";
     out.phase(phase);
-    session->create_comm(ms_until(deadline));
+    {
+      TraceScope t(tr, TracePhase::Rendezvous);
+      nvtx::Range n("rendezvous");
+      session->create_comm(ms_until(deadline));
+    }
     footprint.host_rss_after_init = resident_bytes();
     if (gpu) footprint.device_free_after_comm = gpu->free_bytes();
 
@@ -179,6 +205,9 @@ int worker_main(int argc, char** argv) {
     meta["host"] = hostname;
     meta["timer"] = HostTimer::get().describe();
     meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
+    // NVTX: built or not, and whether ranges go anywhere (a profiler injected itself).
+    meta["nvtx"] = fmt::format("{}{}", nvtx::build_state(),
+                               nvtx::active() ? ", ranges emitted (a tool is attached)" : "");
     for (const auto& [k, v] : session->metadata()) meta["backend"][k] = v;
     meta["memory_footprint"] = footprint.to_json();
     if (gpu) {
@@ -195,7 +224,8 @@ int worker_main(int argc, char** argv) {
     const bool stream_ordered = gpu && (caps.flags & CB_CAP_STREAM_ORDERED);
     CaseEnvironment env{*session, bootstrap, exec, caps, deadline, plan_memory(caps, exec.memory),
                         gpu.get(), gpu_unusable,
-                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0, args.local_world};
+                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0, args.local_world, &tr};
+    tr.flush();
     // all_pairs cases are one sweep (shuffled over pairs and sizes together), run first.
     std::vector<CaseSpec> sweep;
     for (const CaseSpec& c : exec.cases)
@@ -223,7 +253,9 @@ int worker_main(int argc, char** argv) {
       if (c.op == OpKind::AllPairs) continue;
       phase = fmt::format("case {}/{} ({})", i + 1, exec.cases.size(), describe_case(c));
       out.phase("case", static_cast<int>(i), describe_case(c));
-      if (auto rec = run_case(env, c)) {
+      std::optional<CaseRecord> rec = run_case(env, c);
+      tr.flush();  // after the case, outside its timed region
+      if (rec) {
         nlohmann::json j = *rec;
         j["type"] = "case";
         j["case_index"] = i;
@@ -232,6 +264,13 @@ int worker_main(int argc, char** argv) {
     }
     phase = "finalisation";
     out.phase(phase);
+    {
+      TraceScope t(tr, TracePhase::ClockSync);
+      const auto clock_end = estimate_clock_offsets(bootstrap, "end", rounds, Millis(ms_until(deadline)));
+      if (args.rank == 0)
+        out.send({{"type", "clock"}, {"rounds", rounds}, {"start", clock_start}, {"end", clock_end}});
+    }
+    tr.flush();
     if (gpu) {
       // The metadata again, completed: telemetry at the end and the buffers' peak footprint
       // (the agent keeps each rank's last metadata message).

@@ -1,0 +1,55 @@
+// `commbench merge-trace JOB_FOLDER`: (re)builds trace.json from the ranks' trace files and the
+// execution records in results.jsonl: after copying other hosts' trace/ files into a job folder
+// that was not shared, or after telemetry.csv arrived.
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "report/execution_json.h"
+#include "report/trace_merge.h"
+
+namespace commbench {
+
+int cmd_merge_trace(const std::vector<std::string>& args) {
+  if (args.size() != 1 || args[0] == "--help" || args[0] == "-h") {
+    std::cerr << "Usage: commbench merge-trace JOB_FOLDER\n"
+                 "Writes JOB_FOLDER/trace.json from JOB_FOLDER/trace/exec<E>-rank<R>.json, the clock "
+                 "estimates in JOB_FOLDER/results.jsonl and JOB_FOLDER/telemetry.csv if present.\n";
+    return args.size() == 1 ? 0 : 2;
+  }
+  const std::filesystem::path job = args[0];
+  std::ifstream in(job / "results.jsonl");
+  if (!in) {
+    std::cerr << fmt::format("commbench merge-trace: cannot read {}; give the job's results folder\n",
+                             (job / "results.jsonl").string());
+    return 2;
+  }
+  std::vector<ExecutionOutcome> executions;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("type", "") != "execution") continue;
+    executions.push_back(j.get<ExecutionOutcome>());
+  }
+  const std::vector<int> traced = traced_executions(job, executions);
+  if (traced.empty()) {
+    std::cerr << fmt::format("commbench merge-trace: no rank trace under {}; was the job run with trace = true?\n",
+                             (job / "trace").string());
+    return 2;
+  }
+  try {
+    const TraceMergeSummary s = merge_job_trace(job, executions, traced);
+    std::cout << fmt::format("{}: {} events from {} rank files, {} telemetry samples{}\n",
+                             (job / TraceMergeReporter::kFileName).string(), s.events, s.files, s.counter_samples,
+                             s.missing.empty() ? "" : fmt::format("; {} rank files missing", s.missing.size()));
+  } catch (const std::exception& e) {
+    std::cerr << "commbench merge-trace: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace commbench

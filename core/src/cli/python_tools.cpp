@@ -1,0 +1,114 @@
+#include "cli/python_tools.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/exit_codes.h"
+#include "plugin/search_path.h"
+
+extern char** environ;
+
+namespace commbench {
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+PythonToolInputs current_inputs() {
+  return PythonToolInputs{env_or_empty("COMMBENCH_PYTHON"), env_or_empty("COMMBENCH_PYTHON_DIR"),
+                          current_executable_path(), COMMBENCH_INSTALL_PYTHON_DIR};
+}
+
+bool has_package(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::path(dir) / "commbench" / "__main__.py", ec);
+}
+
+}  // namespace
+
+std::vector<std::string> python_package_dirs(const PythonToolInputs& in) {
+  std::vector<std::string> dirs;
+  if (!in.env_python_dir.empty()) dirs.push_back(in.env_python_dir);
+  if (!in.exe_path.empty()) {
+    const auto exe_dir = std::filesystem::path(in.exe_path).parent_path();
+    dirs.push_back((exe_dir.parent_path() / "share" / "commbench" / "python").lexically_normal().string());
+  }
+  if (!in.install_dir.empty()) dirs.push_back(in.install_dir);
+  return dirs;
+}
+
+std::string python_interpreter(const PythonToolInputs& in) {
+  if (!in.env_python.empty()) return in.env_python;
+  if (::access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";
+  return "python3";
+}
+
+int run_python_tool(const std::vector<std::string>& args, const std::string& what) {
+  const PythonToolInputs in = current_inputs();
+  std::string package_dir;
+  const auto dirs = python_package_dirs(in);
+  for (const auto& d : dirs)
+    if (has_package(d)) {
+      package_dir = d;
+      break;
+    }
+  if (package_dir.empty()) {
+    std::string looked;
+    for (const auto& d : dirs) looked += "\n  " + d;
+    std::cerr << fmt::format(
+        "{}: the commbench Python package (python/commbench in the source tree) is not installed; "
+        "looked in:{}\nInstall commbench (cmake --install), or set COMMBENCH_PYTHON_DIR to the "
+        "source tree's python/ folder.\n",
+        what, looked);
+    return kExitInvalid;
+  }
+  const std::string python = python_interpreter(in);
+  std::string pythonpath = package_dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0) env_strings.emplace_back(*e);
+  env_strings.push_back("PYTHONPATH=" + pythonpath);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  std::vector<std::string> argv_strings{python, "-m", "commbench"};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), envp.data());
+  if (rc != 0) {
+    std::cerr << fmt::format(
+        "{}: cannot start Python ('{}': {}). Install Python 3 (apt-get install python3 "
+        "python3-matplotlib) or set COMMBENCH_PYTHON to an interpreter.\n",
+        what, python, std::strerror(rc));
+    return kExitInvalid;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return kExitInvalid;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  std::cerr << fmt::format("{}: Python was killed by signal {}\n", what, WTERMSIG(status));
+  return 128 + WTERMSIG(status);
+}
+
+}  // namespace commbench

@@ -1,0 +1,257 @@
+#include "cli/quick.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/exit_codes.h"
+#include "cli/commands.h"
+#include "cli/experiment_loading.h"
+#include "experiment/sizes.h"
+
+namespace po = boost::program_options;
+
+namespace commbench {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// A TOML basic string (quotes and backslashes escaped).
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string string_list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + quoted(v[i]);
+  return out + "]";
+}
+
+// Values written into the TOML unquoted (numbers, lists of numbers): anything else is written
+// as a string, so the parser reports "expected an integer" instead of the text changing the file.
+std::string raw(const std::string& v) {
+  for (char c : v)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != ',' && c != '+' &&
+        c != '-' && c != ' ')
+      return quoted(v);
+  return v.empty() ? quoted(v) : v;
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+class Writer {
+ public:
+  Writer() { origin_.push_back(""); }
+  void line(const std::string& text, const std::string& flag = "") {
+    toml_ += text + "\n";
+    origin_.push_back(flag);
+  }
+  QuickExperiment done() { return QuickExperiment{toml_, origin_}; }
+
+ private:
+  std::string toml_;
+  std::vector<std::string> origin_;
+};
+
+}  // namespace
+
+std::string quick_op_name(const std::string& op) {
+  static const std::map<std::string, std::string> kNcclTests{
+      {"all_reduce", "allreduce"}, {"all_gather", "allgather"}, {"reduce_scatter", "reducescatter"},
+      {"all_to_all", "alltoall"},  {"send_recv", "sendrecv"}};
+  auto it = kNcclTests.find(op);
+  return it == kNcclTests.end() ? op : it->second;
+}
+
+std::string quick_dtype_name(const std::string& dtype) {
+  static const std::map<std::string, std::string> kNcclTests{
+      {"float", "f32"},  {"half", "f16"},    {"bfloat16", "bf16"}, {"double", "f64"},
+      {"int", "int32"},  {"fp8_e4m3", "f8e4m3"}, {"fp8_e5m2", "f8e5m2"}};
+  auto it = kNcclTests.find(dtype);
+  return it == kNcclTests.end() ? dtype : it->second;
+}
+
+std::string quick_size(const std::string& size) {
+  if (all_digits(size)) return size + "B";
+  if (size.size() >= 2 && all_digits(size.substr(0, size.size() - 1))) {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(size.back())));
+    if (unit == 'K' || unit == 'M' || unit == 'G' || unit == 'T')
+      return size.substr(0, size.size() - 1) + unit + "iB";
+  }
+  return size;
+}
+
+QuickExperiment quick_experiment(const QuickFlags& f) {
+  Writer w;
+  w.line("# Written by commbench quick (docs/configuration.md, Quick runs); run it with commbench run FILE.");
+  w.line("name = \"quick\"");
+  w.line("output_dir = " + quoted(f.output_dir), "-O " + f.output_dir);
+  w.line("");
+  w.line("[[run]]");
+  w.line("name = \"quick\"");
+  std::vector<std::string> backends;
+  for (const auto& b : f.backends)
+    for (const auto& x : split_commas(b)) backends.push_back(x);
+  if (backends.empty()) backends.push_back("gloo");
+  w.line("backends = " + string_list(backends), "--backend " + fmt::format("{}", fmt::join(backends, ",")));
+  std::vector<std::string> ops;
+  for (const auto& o : f.ops)
+    for (const auto& x : split_commas(o)) ops.push_back(quick_op_name(x));
+  w.line("ops = " + string_list(ops), "OPS " + fmt::format("{}", fmt::join(ops, ",")));
+  const std::string sizes_flag = fmt::format("-b {} -e {}", f.min_bytes, f.max_bytes);
+  const std::string lo = quick_size(f.min_bytes), hi = quick_size(f.max_bytes);
+  const auto blo = parse_size(lo), bhi = parse_size(hi), bstep = parse_size(quick_size(f.step));
+  if (!f.step.empty() && f.step != "0" && blo && bhi && bstep && !blo.value->elements &&
+      !bhi.value->elements && !bstep.value->elements &&
+      (bhi.value->value - std::min(bhi.value->value, blo.value->value)) / bstep.value->value < 4096) {
+    // nccl-tests -i: arithmetic steps, written out as a list (the file format has no such range).
+    std::vector<std::string> list;
+    for (uint64_t b = blo.value->value; b <= bhi.value->value; b += bstep.value->value)
+      list.push_back(fmt::format("{}B", b));
+    w.line("sizes = " + string_list(list), sizes_flag + " -i " + f.step);
+  } else if (!f.step.empty() && f.step != "0") {
+    // Unparsable, or too many sizes: let the parser say what is wrong with the range.
+    w.line(fmt::format("sizes = {{ min = {}, max = {}, step = {} }}", quoted(lo), quoted(hi),
+                       quoted(quick_size(f.step))),
+           sizes_flag + " -i " + f.step);
+  } else if (lo == hi) {
+    w.line("sizes = [" + quoted(lo) + "]", sizes_flag);
+  } else {
+    w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = {} }}", quoted(lo), quoted(hi),
+                       f.factor.empty() ? "2" : f.factor),
+           sizes_flag + (f.factor.empty() ? "" : " -f " + f.factor));
+  }
+  w.line("world_sizes = [" + raw(f.ranks) + "]", "--ranks " + f.ranks);
+  if (!f.dtype.empty()) w.line("dtype = " + quoted(quick_dtype_name(f.dtype)), "-d " + f.dtype);
+  if (!f.redop.empty()) w.line("redop = " + quoted(f.redop), "-o " + f.redop);
+  if (!f.iters.empty()) w.line("iterations = " + raw(f.iters), "-n " + f.iters);
+  if (!f.warmup.empty()) w.line("warmup = " + raw(f.warmup), "-w " + f.warmup);
+  if (!f.check.empty()) w.line(std::string("check = ") + (f.check == "0" ? "false" : "true"), "-c " + f.check);
+  if (!f.root.empty()) w.line("root = " + raw(f.root), "-r " + f.root);
+  if (!f.timeout.empty()) w.line("timeout = " + quoted(f.timeout + (all_digits(f.timeout) ? "s" : "")), "-T " + f.timeout);
+  if (!f.memory.empty()) w.line("memory = " + quoted(f.memory), "--memory " + f.memory);
+  if (!f.placement.empty()) w.line("placement = " + quoted(f.placement), "--placement " + f.placement);
+  return w.done();
+}
+
+int cmd_quick(const std::vector<std::string>& args) {
+  QuickFlags f;
+  std::string aggregation, graph, save, launcher;
+  std::vector<std::string> plugin_dirs;
+  po::options_description d(
+      "Usage: commbench quick OPS [options]\n\n"
+      "Runs OPS (comma-separated: allreduce,allgather or nccl-tests' all_reduce...) without an\n"
+      "experiment file and writes the same tables and results folder as 'commbench run'.\n"
+      "Flags use nccl-tests' letters and meanings; sizes take K, M, G (powers of 1024).\n\n"
+      "Options");
+  d.add_options()("help,h", "show this help")(
+      "ops", po::value(&f.ops)->multitoken(), "ops to run")(
+      "backend", po::value(&f.backends)->composing(), "backend(s), comma-separated (default gloo)")(
+      "ranks", po::value(&f.ranks), "world size(s), comma-separated (default 2)")(
+      "minbytes,b", po::value(&f.min_bytes), "smallest size (default 32M)")(
+      "maxbytes,e", po::value(&f.max_bytes), "largest size (default 32M)")(
+      "stepfactor,f", po::value(&f.factor), "multiply the size by this (default 2)")(
+      "stepbytes,i", po::value(&f.step), "add this to the size instead (0 = use -f)")(
+      "iters,n", po::value(&f.iters), "timed iterations (default 20)")(
+      "warmup_iters,w", po::value(&f.warmup), "warm-up iterations (default 5)")(
+      "check,c", po::value(&f.check), "check results: 1 or 0 (default 1)")(
+      "op,o", po::value(&f.redop), "reduce op: sum, prod, min, max, avg (default sum)")(
+      "datatype,d", po::value(&f.dtype), "dtype: float, half, bfloat16, double, int8, ... (default float)")(
+      "root,r", po::value(&f.root), "root rank of rooted ops (default 0)")(
+      "average,a", po::value(&aggregation), "rank aggregation: only 3 (max, the slowest rank: what commbench reports)")(
+      "cudagraph,G", po::value(&graph), "CUDA graph launches: only 0 (not supported yet)")(
+      "timeout,T", po::value(&f.timeout), "limit per execution, seconds or a duration (\"10min\")")(
+      "memory", po::value(&f.memory), "host, host_pinned or cuda (default host)")(
+      "placement", po::value(&f.placement), "out_of_place or in_place")(
+      "output-dir,O", po::value(&f.output_dir), "results folder parent (default ./results)")(
+      "save", po::value(&save), "also write the experiment as a TOML file")(
+      "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
+      "launcher", po::value(&launcher), "as in 'commbench run'")(
+      "quiet,q", "no console tables");
+  po::positional_options_description pos;
+  pos.add("ops", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << fmt::format("commbench quick: {}\nTry 'commbench quick --help'.\n", e.what());
+    return kExitInvalid;
+  }
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return 0;
+  }
+  if (f.ops.empty()) {
+    std::cerr << "commbench quick: name the ops to run, e.g. 'commbench quick allreduce -b 8 -e 1G'\n";
+    return kExitInvalid;
+  }
+  if (!aggregation.empty() && aggregation != "3") {
+    std::cerr << fmt::format("commbench quick: -a {}: commbench times every iteration on the slowest "
+                             "rank (nccl-tests' -a 3); other aggregations are not available\n",
+                             aggregation);
+    return kExitInvalid;
+  }
+  if (!graph.empty() && graph != "0") {
+    std::cerr << fmt::format("commbench quick: -G {}: CUDA graph timing is not supported yet "
+                             "(docs/gpu.md); leave -G out\n", graph);
+    return kExitInvalid;
+  }
+  const QuickExperiment q = quick_experiment(f);
+  if (!save.empty()) {
+    std::ofstream out(save);
+    out << q.toml;
+    if (!out.flush()) {
+      std::cerr << fmt::format("commbench quick: --save {}: cannot write the file\n", save);
+      return kExitInvalid;
+    }
+  }
+  // Errors name the flag that wrote the line they are about.
+  const auto print = [&](const std::vector<Diagnostic>& diags) {
+    for (const Diagnostic& diag : diags) {
+      const int line = diag.pos.line;
+      if (line > 0 && line < static_cast<int>(q.origin.size()) && !q.origin[line].empty()) {
+        Diagnostic named = diag;
+        named.pos = SourcePos{"commbench quick: " + q.origin[line], 0, 0};
+        std::cerr << named.format() << "\n";
+      } else {
+        std::cerr << diag.format() << "\n";
+      }
+    }
+  };
+  auto loaded = validate_parsed(parse_experiment_string(q.toml, "commbench quick"), plugin_dirs, print);
+  if (!loaded) return kExitInvalid;
+  return run_experiment(*loaded, "", vm.count("quiet") > 0, launcher);
+}
+
+}  // namespace commbench

@@ -1,0 +1,42 @@
+// Each rank's clock against rank 0's, estimated NTP-style through the bootstrap store: rank r
+// reads its timer (t1), posts a ping, rank 0 answers with its own timer (t2), rank r reads its
+// timer again when the answer arrives (t4). Rank 0's clock read happened between t1 and t4, so
+//   offset = t2 - (t1 + t4) / 2   is within   +-(t4 - t1) / 2   of the truth,
+// whatever the store's latency or asymmetry. Of `rounds` round trips the shortest is kept (its
+// bound is the tightest). Done at the start and at the end of every execution; the two give the
+// drift between the clocks (clock_alignment.h turns them into rank 0's timeline).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bootstrap/collectives.h"
+
+namespace commbench {
+
+struct ClockEstimate {
+  int rank = 0;
+  std::string host;
+  int64_t offset_ns = 0;  // rank 0's timer minus this rank's, at at_ns
+  int64_t rtt_ns = 0;     // of the kept round trip; the offset is good to +-rtt_ns/2
+  int64_t at_ns = 0;      // this rank's timer at the kept round trip's midpoint
+  // CLOCK_REALTIME minus the timer on this rank, read together: maps a host's wall-clock
+  // timestamps (telemetry.csv) onto its timer, and from there onto rank 0's.
+  int64_t unix_minus_timer_ns = 0;
+};
+
+void to_json(nlohmann::json& j, const ClockEstimate& e);
+void from_json(const nlohmann::json& j, ClockEstimate& e);
+
+// Round trips per rank: fewer at large worlds, where rank 0 answers every rank in turn.
+int clock_rounds(int world_size);
+
+// Collective over the execution's ranks; `label` ("start", "end") keeps the two estimates' keys
+// apart. Returns every rank's estimate (rank order) on every rank; rank 0's is offset 0, rtt 0.
+std::vector<ClockEstimate> estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label,
+                                                  int rounds, Millis timeout);
+
+}  // namespace commbench

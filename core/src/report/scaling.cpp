@@ -1,0 +1,84 @@
+#include "report/scaling.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "common/ops.h"
+#include "report/format.h"
+
+namespace commbench {
+namespace {
+
+using Key = std::tuple<int, std::string, std::string, std::string, std::string, std::string,
+                       std::string, uint64_t>;
+
+}  // namespace
+
+std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records,
+                                          const std::map<int, ScalingMode>& modes) {
+  std::map<Key, size_t> index;
+  std::vector<ScalingSeries> all;
+  for (const CaseRecord& r : records) {
+    const auto kind = parse_op_kind(r.op);
+    if (!kind || *kind == OpKind::Barrier || *kind == OpKind::AllPairs) continue;
+    if (r.status != "ok" || !(r.time_us.mean > 0) || r.world_size < 1) continue;
+    const auto m = modes.find(r.run_index);
+    const ScalingMode mode = m == modes.end() ? ScalingMode::Weak : m->second;
+    // Strong: the series is the job-wide size, which the per-rank size came from (plan.cpp).
+    const uint64_t bytes = mode == ScalingMode::Strong ? r.bytes * strong_scaling_share(*kind, r.world_size) : r.bytes;
+    const Key key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
+    auto [it, added] = index.emplace(key, all.size());
+    if (added) {
+      ScalingSeries s;
+      s.run_index = r.run_index;
+      s.run = r.run;
+      s.backend = r.backend;
+      s.op = r.op;
+      s.dtype = r.dtype;
+      s.redop = r.redop;
+      s.placement = r.placement;
+      s.memory = r.memory;
+      s.mode = mode;
+      s.bytes = bytes;
+      all.push_back(std::move(s));
+    }
+    ScalingSeries& s = all[it->second];
+    const double n = r.world_size;
+    const double work = mode == ScalingMode::Strong ? static_cast<double>(bytes) : n * static_cast<double>(r.bytes);
+    // A repeated world size (the same case twice in one run) keeps the first measurement.
+    if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
+      s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, work / r.time_us.mean / 1e3, 0});
+  }
+  std::vector<ScalingSeries> out;
+  for (ScalingSeries& s : all) {
+    if (s.points.size() < 2) continue;
+    std::sort(s.points.begin(), s.points.end(),
+              [](const ScalingPoint& a, const ScalingPoint& b) { return a.world_size < b.world_size; });
+    const ScalingPoint base = s.points.front();
+    s.base_world_size = base.world_size;
+    for (ScalingPoint& p : s.points)
+      p.efficiency = (p.throughput_gbps / base.throughput_gbps) /
+                     (static_cast<double>(p.world_size) / base.world_size);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::map<int, ScalingMode> scaling_modes(const nlohmann::json& experiment_json) {
+  std::map<int, ScalingMode> modes;
+  if (!experiment_json.is_object() || !experiment_json.contains("runs")) return modes;
+  for (const auto& run : experiment_json.at("runs"))
+    if (run.is_object() && run.value("scaling", "") == scaling_name(ScalingMode::Strong))
+      modes[run.value("index", 0)] = ScalingMode::Strong;
+  return modes;
+}
+
+std::string describe_scaling(const ScalingSeries& s) {
+  return fmt::format("{} scaling of {} {}, efficiency against {} rank{}", scaling_name(s.mode), human_size(s.bytes),
+                     s.mode == ScalingMode::Strong ? "in total" : "per rank", s.base_world_size,
+                     s.base_world_size == 1 ? "" : "s");
+}
+
+}  // namespace commbench

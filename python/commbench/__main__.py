@@ -1,0 +1,166 @@
+"""Entry point of `commbench report|compare|check|after-run` (the C++ CLI runs
+`python3 -m commbench ...` with this package on PYTHONPATH; it works on its own too).
+
+Exit codes: 0 fine; 1 a regression (compare) or a missed expectation (check, after-run);
+2 bad input or a missing dependency (the message says which and what to do).
+"""
+import argparse
+import os
+import sys
+
+from . import analysis, compare, expect, junit
+from .load import ResultsError, read_jobs
+from .plots import MissingMatplotlib
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2 like the C++ commands, with a hint
+        sys.stderr.write(f"{self.prog}: {message}\nTry '{self.prog} --help'.\n")
+        sys.exit(EXIT_INVALID)
+
+
+def cmd_report(argv):
+    from .report import default_out_dir, write_report
+    p = Parser(prog="commbench report", description=(
+        "Writes plots (PNG and SVG), report.html (self-contained), report.md, analysis.md and "
+        "combined.csv for one or more results folders. Several folders give one combined "
+        "report."))
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="job folder, or a folder of job folders")
+    p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: DIR/report "
+                   "for one job, ./report-<time> for several)")
+    p.add_argument("--no-plots", action="store_true", help="tables and text only (no matplotlib)")
+    a = p.parse_args(argv)
+    jobs = read_jobs(a.dirs)
+    out = os.path.abspath(a.output or default_out_dir(a.dirs, jobs))
+    files = write_report(jobs, out, plots=not a.no_plots)
+    figures = sum(1 for f in files if f.endswith(".png"))
+    print(f"commbench report: {len(jobs)} job(s) -> {out}")
+    print(f"  report.html, report.md, analysis.md, combined.csv, {figures} plot(s) (PNG + SVG)")
+    return EXIT_OK
+
+
+def _expectation_cases(outcomes):
+    for o in outcomes:
+        yield (f"{o.where()}: {o.metric} {o.condition}", f"expect.{o.run}",
+               None if o.ok else o.describe(), o.describe())
+
+
+def _print_outcomes(outcomes, prefix=""):
+    missed = [o for o in outcomes if not o.ok]
+    print(f"{prefix}Expectations: {len(outcomes) - len(missed)} of {len(outcomes)} met, "
+          f"{len(missed)} missed")
+    for o in missed:
+        print(f"{prefix}  {o.describe()}")
+
+
+def cmd_check(argv):
+    p = Parser(prog="commbench check", description=(
+        "Checks the expectations (`expect` in the experiment's runs) against a results folder. "
+        "Exit code 1 when any is missed."))
+    p.add_argument("dirs", nargs="+", metavar="DIR")
+    p.add_argument("--junit", metavar="FILE", help="also write the outcomes as JUnit XML")
+    a = p.parse_args(argv)
+    outcomes = [o for j in read_jobs(a.dirs) for o in expect.evaluate(j)]
+    if not outcomes:
+        print("commbench check: the experiment sets no expectations (`expect` in a [[run]])")
+    else:
+        _print_outcomes(outcomes)
+    if a.junit:
+        junit.write(a.junit, "commbench expectations", _expectation_cases(outcomes))
+    return EXIT_FAILED if any(not o.ok for o in outcomes) else EXIT_OK
+
+
+def cmd_compare(argv):
+    p = Parser(prog="commbench compare", description=(
+        "Compares two results folders case by case: time and busbw ratios, sorted by change. "
+        "Exit code 1 when a case regressed: its mean time grew by more than the threshold and "
+        "by more than the noise of the two measurements (--sigma standard errors)."))
+    p.add_argument("baseline", metavar="BASELINE")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--threshold", default="5%", help="allowed slowdown of the mean time "
+                   "(default 5%%)")
+    p.add_argument("--sigma", type=float, default=compare.SIGMA, help="standard errors a change "
+                   f"must exceed to count as real (default {compare.SIGMA:g})")
+    p.add_argument("--junit", metavar="FILE", help="also write one JUnit test case per case")
+    a = p.parse_args(argv)
+    try:
+        threshold = compare.parse_threshold(a.threshold)
+    except ValueError as e:
+        p.error(str(e))
+    if a.sigma < 0:
+        p.error(f"--sigma {a.sigma}: expected a number of standard errors >= 0")
+    rows = compare.compare(a.baseline, a.new, threshold, a.sigma)
+    print(f"commbench compare: baseline {a.baseline}\n                   new      {a.new}\n")
+    print(compare.render_text(rows, threshold, a.sigma))
+    outcomes = [o for j in read_jobs([a.new]) for o in expect.evaluate(j)]
+    if outcomes:
+        print()
+        _print_outcomes(outcomes)
+    if a.junit:
+        cases = [(r.name, "compare", f"{r.verdict}: {r.note}" if r.verdict == "regressed"
+                  else None, f"time × {r.time_ratio}, busbw × {r.bw_ratio}, {r.verdict} {r.note}")
+                 for r in rows]
+        junit.write(a.junit, "commbench compare", cases + list(_expectation_cases(outcomes)))
+    regressed = any(r.verdict == "regressed" for r in rows)
+    return EXIT_FAILED if regressed or any(not o.ok for o in outcomes) else EXIT_OK
+
+
+def cmd_after_run(argv):
+    """Run by `commbench run` at the end of a job: the analysis for the console (and the
+    report) when the experiment says `report = true`, the expectations when it sets any."""
+    p = Parser(prog="commbench after-run")
+    p.add_argument("dir")
+    p.add_argument("--report", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    a = p.parse_args(argv)
+    jobs = read_jobs([a.dir])
+    code = EXIT_OK
+    if a.report:
+        from .report import write_report
+        out = os.path.join(jobs[0].path, "report")
+        try:
+            write_report(jobs, out)
+        except MissingMatplotlib as e:
+            print(f"# {str(e).splitlines()[0]}\n# Writing the report without plots.",
+                  file=sys.stderr)
+            write_report(jobs, out, plots=False)
+        if not a.quiet:
+            print(analysis.console(jobs))
+            print(f"# Report: {os.path.join(out, 'report.html')} (and report.md, analysis.md)")
+    outcomes = [o for j in jobs for o in expect.evaluate(j)]
+    if outcomes:
+        _print_outcomes(outcomes, prefix="# ")
+        if any(not o.ok for o in outcomes):
+            code = EXIT_FAILED
+    return code
+
+
+COMMANDS = {"report": cmd_report, "compare": cmd_compare, "check": cmd_check,
+            "after-run": cmd_after_run}
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        sys.stderr.write("usage: python3 -m commbench {report|compare|check} ...\n")
+        return EXIT_INVALID
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except (ResultsError, ValueError) as e:
+        sys.stderr.write(f"commbench {argv[0]}: {e}\n")
+        return EXIT_INVALID
+    except MissingMatplotlib as e:
+        sys.stderr.write(f"{e}\n")
+        return EXIT_INVALID
+    except OSError as e:  # an output folder that cannot be written, a file that cannot be read
+        sys.stderr.write(f"commbench {argv[0]}: {e.filename or ''}: {e.strerror or e}; "
+                         "choose another output folder with -o\n")
+        return EXIT_INVALID
+    except BrokenPipeError:  # `commbench compare ... | head`
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Expectations for cluster qualification: `expect` in a [[run]] (docs/configuration.md).
+
+The experiment loader validates them and writes them, normalised, into summary.json's
+experiment: a list of entries, each with an optional scope (`ops`, `min_bytes`, `max_bytes`)
+and one or more conditions `metric: "<op> <number>"` (e.g. "busbw_gbps": ">= 180"). Every
+case of the run inside the scope must meet every condition; a case in scope that was not
+measured misses it, and so does a scope that matches no case.
+"""
+import operator
+import re
+
+from . import fmt
+from .load import num
+
+# metric name -> (record field, sub-field, unit); one table, shared with docs/configuration.md.
+METRICS = {
+    "busbw_gbps": ("busbw_gbps", None, "GB/s"),
+    "algbw_gbps": ("algbw_gbps", None, "GB/s"),
+    "time_us": ("time_us", "mean", "µs"),
+    "time_us_p50": ("time_us", "p50", "µs"),
+    "time_us_p99": ("time_us", "p99", "µs"),
+    "msg_rate_mps": ("msg_rate_mps", None, "M msg/s"),
+}
+SCOPE_KEYS = ("ops", "min_bytes", "max_bytes")
+_OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+_COND = re.compile(r"^\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def parse_condition(text):
+    """'>= 180' -> ('>=', 180.0); ValueError with what is expected otherwise."""
+    m = _COND.match(str(text))
+    if not m:
+        raise ValueError(f"'{text}' is not a condition; write a comparison and a number, "
+                         "e.g. \">= 180\" or \"<= 25.5\"")
+    return m.group(1), float(m.group(2))
+
+
+class Outcome:
+    def __init__(self, run, scope, metric, condition, case=None, value=None, ok=False,
+                 reason=""):
+        self.run, self.scope, self.metric, self.condition = run, scope, metric, condition
+        self.case, self.value, self.ok, self.reason = case, value, ok, reason
+
+    def where(self):
+        c = self.case
+        if c is None:
+            return f"run '{self.run}' ({self.scope})"
+        pair = f" {c.get('src')}→{c.get('dst')}" if c.get("op") == "all_pairs" else ""
+        return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} "
+                f"{c.get('backend')} {c.get('world_size')} ranks")
+
+    def describe(self):
+        unit = METRICS[self.metric][2]
+        if self.value is not None:
+            got = f"{fmt.num(self.value)} {unit}"
+        else:
+            got = self.reason
+        verdict = "met" if self.ok else "MISSED"
+        return f"{verdict}: {self.where()} — {self.metric} {self.condition}, got {got}"
+
+
+def scope_text(entry):
+    parts = []
+    if entry.get("ops"):
+        parts.append("/".join(entry["ops"]))
+    lo, hi = entry.get("min_bytes"), entry.get("max_bytes")
+    if lo is not None or hi is not None:
+        parts.append(f"{fmt.size(lo) if lo is not None else '0 B'} .. "
+                     f"{fmt.size(hi) if hi is not None else '∞'}")
+    return ", ".join(parts) or "every case"
+
+
+def in_scope(entry, case):
+    if entry.get("ops") and case.get("op") not in entry["ops"]:
+        return False
+    b = case.get("bytes", 0)
+    if entry.get("min_bytes") is not None and b < entry["min_bytes"]:
+        return False
+    if entry.get("max_bytes") is not None and b > entry["max_bytes"]:
+        return False
+    return True
+
+
+def entries(run):
+    e = run.get("expect")
+    if isinstance(e, dict):
+        return [e]
+    return list(e or [])
+
+
+def evaluate(job):
+    """Outcomes for every expectation of every run of the job, in file order."""
+    outcomes = []
+    for run in job.experiment.get("runs", []):
+        name = run.get("name")
+        cases = [c for c in job.cases if c.get("run") == name]
+        for entry in entries(run):
+            scope = scope_text(entry)
+            matched = [c for c in cases if in_scope(entry, c)]
+            for metric, cond in entry.items():
+                if metric in SCOPE_KEYS:
+                    continue
+                if metric not in METRICS:
+                    outcomes.append(Outcome(name, scope, "time_us", str(cond),
+                                            reason=f"unknown metric '{metric}'"))
+                    continue
+                op_text, bound = parse_condition(cond)
+                if not matched:
+                    outcomes.append(Outcome(name, scope, metric, cond,
+                                            reason="no case of the run is in this scope"))
+                    continue
+                field, sub, _ = METRICS[metric]
+                for c in matched:
+                    if c.get("status") != "ok":
+                        outcomes.append(Outcome(name, scope, metric, cond, c, reason=(
+                            f"not measured ({c.get('status')}: {c.get('reason', '')})")))
+                        continue
+                    v = num(c, field, sub)
+                    if v is None:
+                        outcomes.append(Outcome(name, scope, metric, cond, c,
+                                                reason="no value in the record"))
+                        continue
+                    outcomes.append(Outcome(name, scope, metric, cond, c, v,
+                                            _OPS[op_text](v, bound)))
+    return outcomes

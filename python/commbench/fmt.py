@@ -1,0 +1,46 @@
+"""Number and size formatting shared by the report, the analysis and compare, so a number
+printed in one place reads the same everywhere (and tests can recompute it)."""
+import math
+
+
+def size(nbytes):
+    """4096 -> '4 KiB', 1536 -> '1.5 KiB', 0 -> '0 B' (binary units, as summary.md)."""
+    n = int(nbytes)
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            v = n / (1 << shift)
+            return f"{v:g} {unit}" if v == int(v) else f"{v:.3g} {unit}"
+    return f"{n} B"
+
+
+def num(x, digits=3):
+    """Three significant digits, no exponent for everyday magnitudes: 0.000591, 12.5, 10391."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    if mag >= digits - 1:
+        return f"{x:.0f}"
+    text = f"{x:.{digits - 1 - mag}f}"
+    # 0.700 -> 0.7: the digits shown are significant ones, not padding.
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def pct(fraction, digits=3):
+    return f"{num(fraction * 100, digits)} %"
+
+
+def ratio(x):
+    return f"{num(x)}×"
+
+
+def percentile(values, q):
+    """Linear interpolation between closest ranks (numpy's default), q in [0, 100]."""
+    v = sorted(values)
+    if not v:
+        return None
+    pos = (len(v) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)

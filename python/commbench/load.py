@@ -1,0 +1,238 @@
+"""Reading commbench results folders (docs/output.md) into plain Python objects.
+
+Everything here works without third-party packages; `load()` returns a pandas DataFrame only
+when pandas is importable. Fields are read defensively: a field a record does not carry (older
+or newer schema, another helper's addition) is simply absent, never an error.
+"""
+import csv
+import json
+import math
+import os
+
+# Columns of results.csv in their documented order (docs/output.md); the combined CSV starts with
+# these and appends any further scalar fields the records carry.
+CSV_COLUMNS = [
+    "experiment", "run", "backend", "world_size", "op", "bytes", "count", "dtype", "redop",
+    "placement", "memory", "root", "status", "reason", "timing", "warmup", "iterations",
+    "time_us_mean", "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max",
+    "time_us_stddev", "time_us_cv", "algbw_gbps", "busbw_gbps", "wrong", "src", "dst",
+    "msg_rate_mps", "staging",
+]
+
+# What identifies a case across jobs (compare, combined tables). src/dst only matter for all_pairs.
+CASE_KEY = ("run", "backend", "world_size", "op", "bytes", "dtype", "redop", "placement",
+            "memory", "root", "src", "dst")
+
+
+class ResultsError(Exception):
+    """A folder that is not a readable commbench results folder; the message says what to do."""
+
+
+class Job:
+    """One results folder: its job header, case records, execution outcomes and summary."""
+
+    def __init__(self, path, label):
+        self.path = path
+        self.label = label          # short name for tables and legends (the folder's name)
+        self.header = {}            # the `job` line of results.jsonl
+        self.summary = None         # summary.json as a dict, None when the job did not finish
+        self.cases = []             # case records (dicts), in the order measured
+        self.executions = []        # execution outcomes
+        self.end = None             # the `job_end` line, None when the job did not finish
+        self.has_execution_log = os.path.exists(os.path.join(path, "execution_log.csv"))
+
+    @property
+    def experiment(self):
+        """The experiment as parsed (summary.json), or {} when the job has no summary."""
+        return (self.summary or {}).get("experiment", {}) or {}
+
+    @property
+    def name(self):
+        return self.header.get("experiment") or (self.summary or {}).get("job", {}).get("name", "")
+
+    @property
+    def exit_code(self):
+        if self.summary is not None and "exit_code" in self.summary:
+            return self.summary["exit_code"]
+        return (self.end or {}).get("exit_code")
+
+
+def _finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def num(record, field, sub=None):
+    """record[field] (or record[field][sub]) as a float, None when absent, null or not finite."""
+    v = record.get(field)
+    if sub is not None:
+        v = v.get(sub) if isinstance(v, dict) else None
+    return float(v) if _finite(v) else None
+
+
+def is_job_dir(path):
+    return os.path.isfile(os.path.join(path, "results.jsonl")) or \
+        os.path.isfile(os.path.join(path, "summary.json"))
+
+
+def find_job_dirs(path):
+    """`path` itself when it is a job folder, else the job folders directly inside it (sorted)."""
+    if not os.path.isdir(path):
+        raise ResultsError(f"{path}: no such folder; pass a job folder written by 'commbench run' "
+                           "(it holds results.jsonl)")
+    if is_job_dir(path):
+        return [path]
+    inside = sorted(os.path.join(path, d) for d in os.listdir(path)
+                    if is_job_dir(os.path.join(path, d)))
+    if not inside:
+        raise ResultsError(f"{path}: not a results folder (no results.jsonl or summary.json in it "
+                           "or in its subfolders); pass the job folder 'commbench run' printed "
+                           "after 'Results in:'")
+    return inside
+
+
+def read_job(path, label=None):
+    """Reads one job folder. results.jsonl is preferred (it survives an unfinished job and holds
+    the per-iteration samples); summary.json fills in what it lacks."""
+    path = os.path.abspath(path)
+    job = Job(path, label or os.path.basename(path.rstrip("/")))
+    jsonl = os.path.join(path, "results.jsonl")
+    if os.path.isfile(jsonl):
+        with open(jsonl, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ResultsError(f"{jsonl}:{lineno}: not JSON ({e.msg}); the file may have "
+                                       "been edited by hand") from None
+                kind = obj.get("type")
+                if kind == "job":
+                    job.header = obj
+                elif kind == "case":
+                    job.cases.append(obj)
+                elif kind == "execution":
+                    job.executions.append(obj)
+                elif kind == "job_end":
+                    job.end = obj
+                # other types: ignored, as the schema asks
+    summary_path = os.path.join(path, "summary.json")
+    if os.path.isfile(summary_path):
+        try:
+            with open(summary_path, encoding="utf-8") as f:
+                job.summary = json.load(f)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ResultsError(f"{summary_path}: not valid JSON ({e}); delete it to use "
+                               "results.jsonl alone") from None
+        if not os.path.isfile(jsonl):
+            job.cases = list(job.summary.get("results", []))
+            job.executions = list(job.summary.get("executions", []))
+    return job
+
+
+def read_jobs(paths):
+    """Every job folder named by `paths` (a folder of job folders counts as all of them), with
+    labels that tell them apart (the folder names; made unique when two are equal)."""
+    dirs = []
+    for p in paths:
+        dirs.extend(find_job_dirs(p))
+    seen = {}
+    jobs = []
+    for d in dirs:
+        label = os.path.basename(os.path.abspath(d).rstrip("/"))
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}#{seen[label]}"
+        jobs.append(read_job(d, label))
+    return jobs
+
+
+def flatten(record, source=None):
+    """A case record as one flat dict: `time_us.p50` -> `time_us_p50`, arrays left out, like
+    results.csv; `source` (the job folder's label) first when given."""
+    row = {}
+    if source is not None:
+        row["source"] = source
+    for k, v in record.items():
+        if k in ("type", "schema_version"):
+            continue
+        if isinstance(v, dict):
+            for sk, sv in v.items():
+                if not isinstance(sv, (dict, list)):
+                    row[f"{k}_{sk}"] = sv
+        elif not isinstance(v, list):
+            row[k] = v
+    return row
+
+
+def load(path, as_dataframe=None):
+    """Case records of one or more results folders.
+
+    `path`: a job folder, a folder of job folders, or a list of those. Returns a pandas DataFrame
+    (one row per case, `time_us` flattened to `time_us_mean` ..., plus `source`, the job folder's
+    name) when pandas is installed, else a list of the records as dicts (nested, with
+    `samples_us` and `rank_mean_us`, and `source` added). `as_dataframe=False` forces the list,
+    True requires pandas.
+    """
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    jobs = read_jobs([os.fspath(p) for p in paths])
+    if as_dataframe is not False:
+        try:
+            import pandas as pd
+        except ImportError:
+            if as_dataframe:
+                raise ImportError("commbench.load(as_dataframe=True) needs pandas "
+                                  "(Debian: apt-get install python3-pandas)") from None
+            pd = None
+        if pd is not None:
+            rows = [flatten(c, j.label) for j in jobs for c in j.cases]
+            return pd.DataFrame(rows)
+    out = []
+    for j in jobs:
+        for c in j.cases:
+            r = dict(c)
+            r["source"] = j.label
+            out.append(r)
+    return out
+
+
+def combined_columns(jobs):
+    """source + the documented CSV columns + any other scalar field found, in first-seen order."""
+    cols = ["source"] + CSV_COLUMNS
+    known = set(cols)
+    for j in jobs:
+        for c in j.cases:
+            for k in flatten(c):
+                if k not in known:
+                    known.add(k)
+                    cols.append(k)
+    return cols
+
+
+def write_combined_csv(jobs, path):
+    """One CSV of every case of every job (seed 001's combined_benchmark.csv). Cells follow
+    results.csv: empty where a value is missing or the case was not measured."""
+    cols = combined_columns(jobs)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(cols)
+        for j in jobs:
+            for c in j.cases:
+                row = flatten(c, j.label)
+                measured = c.get("status") == "ok"
+                cells = []
+                for k in cols:
+                    v = row.get(k)
+                    if v is None or (k in ("src", "dst") and v == -1) or (k == "wrong" and v == -1):
+                        v = ""
+                    elif not measured and (k.startswith("time_us_") or k.endswith("_gbps")
+                                           or k == "msg_rate_mps"):
+                        v = ""
+                    elif isinstance(v, float):
+                        v = repr(v) if math.isfinite(v) else ""
+                    elif isinstance(v, bool):
+                        v = "true" if v else "false"
+                    cells.append(v)
+                w.writerow(cells)
+    return cols

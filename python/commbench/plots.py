@@ -1,0 +1,294 @@
+"""The report's figures, drawn with matplotlib into PNG and SVG files.
+
+Every figure has the same pixel size (FIG_INCHES x DPI = 800 x 500 PNG pixels) so reports line up
+and tests can check it. matplotlib is imported only here; `require_matplotlib()` turns its absence
+into a message naming the Debian package.
+"""
+import os
+import re
+import statistics
+
+from . import fmt
+from .load import num
+from .series import label, pairs, series_of
+
+FIG_INCHES = (8, 5)
+DPI = 100
+PNG_SIZE = (FIG_INCHES[0] * DPI, FIG_INCHES[1] * DPI)
+
+MISSING_MATPLOTLIB = (
+    "commbench report: plotting needs matplotlib, which this Python ({python}) cannot import.\n"
+    "Install it with: apt-get install python3-matplotlib (Debian/Ubuntu; scripts/install-deps.sh "
+    "does this), or pip install matplotlib, or point COMMBENCH_PYTHON at a Python that has it.\n"
+    "Use --no-plots for the report without figures.")
+
+
+class MissingMatplotlib(Exception):
+    pass
+
+
+def require_matplotlib():
+    """Imports matplotlib with the file-only Agg backend; raises MissingMatplotlib otherwise."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: F401
+    except ImportError:
+        import sys
+        raise MissingMatplotlib(MISSING_MATPLOTLIB.format(python=sys.executable)) from None
+    return plt
+
+
+class Figure:
+    """A figure written to disk: `name` is the file stem under plots/, `title` its caption."""
+
+    def __init__(self, name, title, kind):
+        self.name, self.title, self.kind = name, title, kind
+
+    def png(self):
+        return f"plots/{self.name}.png"
+
+    def svg(self):
+        return f"plots/{self.name}.svg"
+
+
+def slug(*parts):
+    s = "-".join(str(p) for p in parts if p not in (None, ""))
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_")
+
+
+def _save(plt, fig, out_dir, name, title, kind, written):
+    os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
+    f = Figure(name, title, kind)
+    # No bbox_inches="tight": it would change the pixel size from figure to figure.
+    fig.savefig(os.path.join(out_dir, f.png()), dpi=DPI)
+    fig.savefig(os.path.join(out_dir, f.svg()))
+    plt.close(fig)
+    written.append(f)
+
+
+def _band(record):
+    """(p5, p95) of the per-iteration samples, None when there are fewer than 2."""
+    s = [x for x in record.get("samples_us") or [] if isinstance(x, (int, float))]
+    if len(s) < 2:
+        return None
+    return fmt.percentile(s, 5), fmt.percentile(s, 95)
+
+
+def _size_axis(ax):
+    from matplotlib.ticker import FuncFormatter, LogLocator
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(LogLocator(base=4))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt.size(x) if x >= 1 else ""))
+    ax.set_xlabel("message size per rank")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def op_figures(plt, jobs, out_dir, written):
+    """Per op: time and busbw against size, one line per series, p5–p95 band from the samples."""
+    all_series = series_of(jobs)
+    ops = []
+    for s in all_series:
+        if s["op"] not in ops:
+            ops.append(s["op"])
+    for op in ops:
+        group = [s for s in all_series if s["op"] == op and any(b > 0 for b in s.sizes)]
+        if not group:
+            continue  # barrier: no size axis
+        fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=FIG_INCHES)
+        has_bw = False
+        for s in group:
+            pts = [(r["bytes"], num(r, "time_us", "mean"), num(r, "busbw_gbps"), _band(r))
+                   for r in s.records if r.get("bytes", 0) > 0]
+            text = label(s, group)
+            line, = ax_t.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3,
+                              label=text)
+            bands = [(p[0], p[3]) for p in pts if p[3]]
+            if len(bands) >= 1:
+                ax_t.fill_between([b[0] for b in bands], [b[1][0] for b in bands],
+                                  [b[1][1] for b in bands], color=line.get_color(), alpha=0.2,
+                                  linewidth=0)
+            bw = [(p[0], p[2], p[1], p[3]) for p in pts if p[2] and p[2] > 0]
+            if bw:
+                has_bw = True
+                ax_b.plot([b[0] for b in bw], [b[1] for b in bw], marker="o", ms=3,
+                          color=line.get_color(), label=text)
+                # busbw is bytes over the mean time: the band is the same formula at p95 and p5.
+                bb = [b for b in bw if b[3] and b[3][0] > 0]
+                if bb:
+                    ax_b.fill_between([b[0] for b in bb], [b[1] * b[2] / b[3][1] for b in bb],
+                                      [b[1] * b[2] / b[3][0] for b in bb],
+                                      color=line.get_color(), alpha=0.2, linewidth=0)
+        for ax in (ax_t, ax_b):
+            _size_axis(ax)
+            ax.set_yscale("log")
+        ax_t.set_ylabel("time per operation (µs, mean)")
+        ax_t.set_title("time", fontsize=10)
+        ax_b.set_ylabel("bus bandwidth (GB/s)")
+        ax_b.set_title("busbw" if has_bw else "busbw (0 for this op / world size)", fontsize=10)
+        ax_t.legend(fontsize=7)
+        fig.suptitle(f"{op}: time and bus bandwidth vs size (band: p5–p95 of iterations)",
+                     fontsize=11)
+        fig.tight_layout()
+        _save(plt, fig, out_dir, slug("op", op), f"{op}: time and busbw against size", "op",
+              written)
+
+
+def scaling_figures(plt, jobs, out_dir, written):
+    """Per op with several world sizes: busbw and time at the largest size every world size
+    measured, against world size, one line per configuration."""
+    all_series = series_of(jobs)
+    by_op = {}
+    for s in all_series:
+        by_op.setdefault(s["op"], []).append(s)
+    for op, group in by_op.items():
+        if len({s["world_size"] for s in group}) < 2:
+            continue
+        configs = {}
+        for s in group:
+            k = tuple((f, s[f]) for f in s.key if f != "world_size")
+            configs.setdefault(k, []).append(s)
+        fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=FIG_INCHES)
+        drew = False
+        for k, ss in configs.items():
+            common = set.intersection(*(set(s.sizes) for s in ss))
+            if len(ss) < 2 or not common:
+                continue
+            size = max(common)
+            ss = sorted(ss, key=lambda s: s["world_size"])
+            recs = [next(r for r in s.records if r.get("bytes") == size) for s in ss]
+            firsts = [c[0] for c in configs.values()]
+            text = label(ss[0], firsts, never=("world_size",)) + f", {fmt.size(size)}"
+            xs = [s["world_size"] for s in ss]
+            ax_b.plot(xs, [num(r, "busbw_gbps") for r in recs], marker="o", label=text)
+            ax_t.plot(xs, [num(r, "time_us", "mean") for r in recs], marker="o", label=text)
+            drew = True
+        if not drew:
+            plt.close(fig)
+            continue
+        ax_b.set_ylabel("bus bandwidth (GB/s)")
+        ax_t.set_ylabel("time per operation (µs, mean)")
+        ax_t.set_yscale("log")
+        for ax in (ax_b, ax_t):
+            ax.set_xlabel("world size (ranks)")
+            ax.grid(True, alpha=0.3)
+        ax_b.legend(fontsize=7)
+        fig.suptitle(f"{op}: scaling with world size (largest size all world sizes ran)",
+                     fontsize=11)
+        fig.tight_layout()
+        _save(plt, fig, out_dir, slug("scaling", op), f"{op}: busbw and time against world size",
+              "scaling", written)
+
+
+def pair_matrix(records, world):
+    """src x dst matrices of bandwidth (GB/s, from the mean) and p50 latency (µs); None where a
+    pair was not measured."""
+    bw = [[None] * world for _ in range(world)]
+    lat = [[None] * world for _ in range(world)]
+    for r in records:
+        s, d = r.get("src", -1), r.get("dst", -1)
+        if 0 <= s < world and 0 <= d < world and r.get("status") == "ok":
+            bw[s][d] = num(r, "algbw_gbps")
+            lat[s][d] = num(r, "time_us", "p50")
+    return bw, lat
+
+
+def pair_figures(plt, jobs, out_dir, written):
+    """all_pairs: per size, heat maps of bandwidth and p50 latency, src rows x dst columns."""
+    import numpy as np
+    groups = pairs(jobs)
+    many_sources = len({k[0] for k in groups}) > 1
+    for (source, run, backend, memory, world, nbytes), recs in groups.items():
+        if not world:
+            continue
+        bw, lat = pair_matrix(recs, world)
+        fig, axes = plt.subplots(1, 2, figsize=FIG_INCHES)
+        for ax, m, title, cmap in ((axes[0], bw, "bandwidth (GB/s, mean)", "viridis"),
+                                   (axes[1], lat, "latency (µs, p50)", "magma_r")):
+            a = np.array([[np.nan if v is None else v for v in row] for row in m], dtype=float)
+            im = ax.imshow(np.ma.masked_invalid(a), cmap=cmap)
+            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+            ax.set_title(title, fontsize=10)
+            ax.set_xlabel("dst rank")
+            ax.set_ylabel("src rank")
+            ax.set_xticks(range(world))
+            ax.set_yticks(range(world))
+            if world <= 8:
+                for i in range(world):
+                    for j in range(world):
+                        if m[i][j] is not None:
+                            ax.text(j, i, fmt.num(m[i][j]), ha="center", va="center",
+                                    fontsize=7, color="white",
+                                    bbox=dict(boxstyle="round,pad=0.1", fc="black", alpha=0.4,
+                                              lw=0))
+        where = f"{source}: " if many_sources else ""
+        fig.suptitle(f"{where}all_pairs {backend} ({memory}), {world} ranks, {fmt.size(nbytes)}",
+                     fontsize=11)
+        fig.tight_layout()
+        _save(plt, fig, out_dir,
+              slug("pairs", source if many_sources else "", run, backend, memory, f"w{world}",
+                   f"{nbytes}B"),
+              f"all_pairs {backend} {world} ranks {fmt.size(nbytes)}: src × dst", "pairs", written)
+
+
+def straggler_rows(records, world):
+    """(case label, [rank mean / median of the ranks' means]) per measured case with one mean
+    per rank; values above 1 mark ranks slower than the typical rank."""
+    rows = []
+    for r in records:
+        means = r.get("rank_mean_us") or []
+        if len(means) != world or r.get("status") != "ok" or r.get("op") == "all_pairs":
+            continue
+        if not all(isinstance(x, (int, float)) for x in means):
+            continue
+        med = statistics.median(means)
+        if med <= 0:
+            continue
+        rows.append((f"{r.get('op')} {fmt.size(r.get('bytes', 0))}", [x / med for x in means]))
+    return rows
+
+
+def straggler_figures(plt, jobs, out_dir, written):
+    """Per execution with 2+ ranks: each rank's own mean time over the median rank's, per case."""
+    import numpy as np
+    for j in jobs:
+        execs = {}
+        for c in j.cases:
+            key = (c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"))
+            execs.setdefault(key, []).append(c)
+        for (run, backend, memory, world), recs in execs.items():
+            if not world or world < 2:
+                continue
+            rows = straggler_rows(recs, world)
+            if not rows:
+                continue
+            a = np.array([v for _, v in rows], dtype=float).T  # ranks x cases
+            fig, ax = plt.subplots(figsize=FIG_INCHES)
+            spread = max(0.05, float(np.nanmax(np.abs(a - 1.0))))
+            im = ax.imshow(a, cmap="coolwarm", vmin=1 - spread, vmax=1 + spread, aspect="auto")
+            fig.colorbar(im, ax=ax, label="rank mean / median of ranks")
+            ax.set_yticks(range(world))
+            ax.set_ylabel("rank")
+            ax.set_xticks(range(len(rows)))
+            ax.set_xticklabels([t for t, _ in rows], rotation=60, ha="right", fontsize=7)
+            if world * len(rows) <= 160:
+                for x in range(len(rows)):
+                    for y in range(world):
+                        ax.text(x, y, f"{a[y, x]:.2f}", ha="center", va="center", fontsize=6)
+            ax.set_title(f"{j.label}: {run} {backend} ({memory}), {world} ranks — each rank's "
+                         "mean time per case", fontsize=9)
+            fig.tight_layout()
+            _save(plt, fig, out_dir, slug("stragglers", j.label, run, backend, memory, f"w{world}"),
+                  f"stragglers: {run} {backend} {world} ranks (rank_mean_us)", "stragglers",
+                  written)
+
+
+def draw_all(jobs, out_dir):
+    """Writes every figure; returns the Figure list in report order."""
+    plt = require_matplotlib()
+    written = []
+    op_figures(plt, jobs, out_dir, written)
+    scaling_figures(plt, jobs, out_dir, written)
+    pair_figures(plt, jobs, out_dir, written)
+    straggler_figures(plt, jobs, out_dir, written)
+    return written

@@ -1,0 +1,175 @@
+"""`commbench report DIR...`: figures, report.html, report.md, analysis.md and combined.csv for
+one or more results folders."""
+import json
+import os
+import time
+
+from . import analysis, expect, fmt
+from .document import Doc, to_html, to_markdown
+from .load import num, write_combined_csv
+from .plots import draw_all, pair_matrix
+from .series import label, pairs, series_of
+
+
+def default_out_dir(paths, jobs):
+    if len(jobs) == 1:
+        return os.path.join(jobs[0].path, "report")
+    return os.path.abspath(f"report-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def _job_section(doc, j):
+    doc.h(3, f"{j.label}")
+    s = (j.summary or {}).get("job", {})
+    rows = [["experiment", j.name], ["file", s.get("file") or j.header.get("file", "")],
+            ["folder", j.path], ["host", s.get("host") or j.header.get("host", "")],
+            ["started", s.get("started_at") or j.header.get("started_at", "")],
+            ["finished", s.get("finished_at") or (j.end or {}).get("finished_at",
+                                                                     "did not finish")],
+            ["commbench", s.get("commbench_version") or j.header.get("commbench_version", "")],
+            ["exit code", j.exit_code if j.exit_code is not None else "none (did not finish)"]]
+    env = s.get("environment") or {}
+    for k in ("launcher", "clock"):
+        if k in env:
+            v = env[k]
+            rows.append([k, ", ".join(v) if isinstance(v, list) else v])
+    for name, b in (s.get("backends") or {}).items():
+        rows.append([f"backend {name}", f"{b.get('version', '')} — {b.get('description', '')}"])
+    doc.table(["", ""], rows, align=["l", "l"])
+    if j.executions:
+        doc.table(["run", "backend", "ranks", "status", "cases", "elapsed (s)", "reason"],
+                  [[e.get("run"), e.get("backend"), e.get("world_size"), e.get("status"),
+                    e.get("cases_done"), fmt.num(e.get("elapsed_s")) if isinstance(
+                        e.get("elapsed_s"), (int, float)) else "", e.get("reason", "")]
+                   for e in j.executions])
+
+
+def _series_tables(doc, jobs):
+    all_series = series_of(jobs)
+    for s in all_series:
+        same_op = [g for g in all_series if g["op"] == s["op"]]
+        always = ("backend", "world_size", "memory") + (
+            ("source",) if len({g["source"] for g in all_series}) > 1 else ())
+        doc.h(3, f"{s['op']}: {label(s, same_op, always=always)}")
+        rows = []
+        for r in s.records:
+            cv = num(r, "time_us", "cv")
+            wrong = r.get("wrong")
+            rows.append([fmt.size(r.get("bytes", 0)), fmt.num(num(r, "time_us", "mean")),
+                         fmt.num(num(r, "time_us", "p50")), fmt.num(num(r, "time_us", "p99")),
+                         fmt.num(num(r, "algbw_gbps")), fmt.num(num(r, "busbw_gbps")),
+                         (fmt.pct(cv) + (" ⚠" if cv > analysis.HIGH_CV else "")) if cv is not None
+                         else "", "-" if wrong in (None, -1) else wrong])
+        doc.table(["size", "time (µs)", "p50 (µs)", "p99 (µs)", "algbw (GB/s)", "busbw (GB/s)",
+                   "CV", "#wrong"], rows)
+
+
+def _comparison_tables(doc, jobs):
+    """Per comparable group with 2+ configurations (backends, memory types, jobs): per size each
+    one's time and busbw, and its time over the first one's."""
+    groups = {}
+    for s in series_of(jobs):
+        k = (s["op"], s["world_size"], s["dtype"], s["redop"], s["placement"], s["root"])
+        groups.setdefault(k, []).append(s)
+    any_table = False
+    for (op, world, dtype, redop, placement, _), group in groups.items():
+        if len(group) < 2:
+            continue
+        any_table = True
+        names = [label(s, group, never=("world_size",)) for s in group]
+        what = " ".join(str(v) for v in (op, dtype, redop, placement) if v)
+        ranks = f"{world} rank" + ("" if world == 1 else "s")
+        doc.h(3, f"{what}, {ranks}: " + " vs ".join(names))
+        sizes = sorted({b for s in group for b in s.sizes})
+        headers = ["size"]
+        for n in names:
+            headers += [f"{n} time (µs)", f"{n} busbw"]
+        headers += [f"{n} / {names[0]}" for n in names[1:]]
+        rows = []
+        for b in sizes:
+            recs = [next((r for r in s.records if r.get("bytes") == b), None) for s in group]
+            row = [fmt.size(b)]
+            for r in recs:
+                row += [fmt.num(num(r, "time_us", "mean")) if r else "-",
+                        fmt.num(num(r, "busbw_gbps")) if r else "-"]
+            t0 = num(recs[0], "time_us", "mean") if recs[0] else None
+            for r in recs[1:]:
+                t = num(r, "time_us", "mean") if r else None
+                row.append(fmt.ratio(t / t0) if t and t0 else "-")
+            rows.append(row)
+        doc.table(headers, rows)
+    if any_table:
+        doc.p("Ratios are time over the first configuration's time: 1.5× means 50 % slower. "
+              "Where the memory types differ (host vs cuda), the comparison is between "
+              "different data paths, not only different libraries.")
+    return any_table
+
+
+def _pair_tables(doc, jobs):
+    for (source, run, backend, memory, world, nbytes), recs in pairs(jobs).items():
+        if not world:
+            continue
+        bw, _ = pair_matrix(recs, world)
+        doc.h(3, f"all_pairs {backend} ({memory}) {world} ranks, {fmt.size(nbytes)}: bandwidth "
+              "(GB/s, src rows × dst columns)")
+        doc.table(["src \\ dst"] + [str(d) for d in range(world)],
+                  [[str(s)] + ["·" if s == d else (fmt.num(bw[s][d]) if bw[s][d] is not None
+                                                   else "-") for d in range(world)]
+                   for s in range(world)])
+
+
+def build(jobs, figures, outcomes):
+    doc = Doc()
+    title = "commbench report: " + ", ".join(j.name or j.label for j in jobs)
+    doc.h(1, title)
+    doc.p(f"{len(jobs)} job(s), {sum(len(j.cases) for j in jobs)} case records. Times are the "
+          "mean over iterations of the slowest rank; busbw as in docs/metrics.md. Data files: "
+          "[combined.csv](combined.csv); analysis: [analysis.md](analysis.md).")
+    doc.h(2, "Analysis", "analysis")
+    for t, sentences in analysis.analyse(jobs):
+        doc.h(3, t)
+        doc.items(sentences)
+    if outcomes:
+        doc.h(2, "Expectations", "expectations")
+        missed = [o for o in outcomes if not o.ok]
+        doc.p(f"{len(outcomes) - len(missed)} of {len(outcomes)} checks met, {len(missed)} missed.")
+        doc.table(["verdict", "where", "metric", "expected", "got"],
+                  [["met" if o.ok else "**MISSED**", o.where(), o.metric, o.condition,
+                    fmt.num(o.value) if o.value is not None else o.reason]
+                   for o in sorted(outcomes, key=lambda o: o.ok)], align=["l"] * 5)
+    if figures:
+        doc.h(2, "Plots", "plots")
+        for f in figures:
+            doc.figure(f)
+    doc.h(2, "Comparisons", "comparisons")
+    if not _comparison_tables(doc, jobs):
+        doc.p("Only one configuration per op and world size: nothing to compare side by side.")
+    doc.h(2, "Results", "results")
+    _series_tables(doc, jobs)
+    _pair_tables(doc, jobs)
+    doc.h(2, "Jobs and metadata", "jobs")
+    for j in jobs:
+        _job_section(doc, j)
+    doc.h(2, "Experiments", "experiments")
+    for j in jobs:
+        if j.experiment:
+            doc.h(3, j.label)
+            doc.pre(json.dumps(j.experiment, indent=2, sort_keys=True))
+    return title, doc
+
+
+def write_report(jobs, out_dir, plots=True):
+    """Writes everything into `out_dir`; returns the paths written (report.html first)."""
+    os.makedirs(out_dir, exist_ok=True)
+    figures = draw_all(jobs, out_dir) if plots else []
+    outcomes = [o for j in jobs for o in expect.evaluate(j)]
+    write_combined_csv(jobs, os.path.join(out_dir, "combined.csv"))
+    with open(os.path.join(out_dir, "analysis.md"), "w", encoding="utf-8") as f:
+        f.write(analysis.markdown(jobs))
+    title, doc = build(jobs, figures, outcomes)
+    with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as f:
+        f.write(to_markdown(doc))
+    with open(os.path.join(out_dir, "report.html"), "w", encoding="utf-8") as f:
+        f.write(to_html(doc, title, out_dir))
+    files = ["report.html", "report.md", "analysis.md", "combined.csv"]
+    files += [p for fig in figures for p in (fig.png(), fig.svg())]
+    return [os.path.join(out_dir, p) for p in files]

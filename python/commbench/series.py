@@ -1,0 +1,88 @@
+"""Grouping case records into series: one line of a plot, one subject of an analysis sentence.
+
+A series is every measured size of one configuration: (job, run, backend, memory, world size,
+op, dtype, redop, placement, root). Labels name only what differs between the series shown
+together, so a single-backend job reads "gloo, 4 ranks" and a combined report "gloo host vs
+nccl cuda".
+"""
+from .load import num
+
+SERIES_FIELDS = ("source", "run", "backend", "memory", "staging", "world_size", "op", "dtype",
+                 "redop", "placement", "root")
+
+
+def measured(record):
+    return record.get("status") == "ok" and num(record, "time_us", "mean") is not None
+
+
+class Series:
+    def __init__(self, key, records):
+        self.key = dict(zip(SERIES_FIELDS, key))
+        # one record per size; all_pairs never lands here (see pairs()).
+        self.records = sorted(records, key=lambda r: r.get("bytes", 0))
+
+    def __getitem__(self, field):
+        return self.key.get(field)
+
+    @property
+    def sizes(self):
+        return [r.get("bytes", 0) for r in self.records]
+
+    def values(self, field, sub=None):
+        return [num(r, field, sub) for r in self.records]
+
+
+def case_rows(jobs):
+    """(source label, record) for every case of every job."""
+    for j in jobs:
+        for c in j.cases:
+            yield j.label, c
+
+
+def series_of(jobs, ops=None):
+    """Series of the measured non-all_pairs cases, in first-seen order."""
+    groups = {}
+    for label, c in case_rows(jobs):
+        if c.get("op") == "all_pairs" or not measured(c):
+            continue
+        if ops is not None and c.get("op") not in ops:
+            continue
+        rec = dict(c, source=label)
+        key = tuple(rec.get(f) for f in SERIES_FIELDS)
+        groups.setdefault(key, []).append(rec)
+    return [Series(k, v) for k, v in groups.items()]
+
+
+def label(series, among, always=("backend",), never=()):
+    """Legend text naming the fields in which `series` differs from the others in `among`
+    (plus the `always` fields, minus the `never` ones)."""
+    varying = {f for f in SERIES_FIELDS if len({s[f] for s in among}) > 1}
+    parts = []
+    for f in ("source", "run", "backend", "memory", "staging", "world_size", "dtype", "redop",
+              "placement", "root", "op"):
+        if (f in always or f in varying) and f not in never:
+            v = series[f]
+            if v in (None, ""):
+                continue
+            if f == "world_size":
+                parts.append(f"{v} rank" + ("" if v == 1 else "s"))
+            elif f == "root":
+                parts.append(f"root {v}")
+            elif f == "staging":
+                parts.append(f"staged via {v}")
+            else:
+                parts.append(str(v))
+    return ", ".join(parts)
+
+
+def pairs(jobs):
+    """all_pairs records grouped per (source, run, backend, memory, world size, bytes):
+    {key: [records]} with key a dict-like tuple."""
+    groups = {}
+    for label_, c in case_rows(jobs):
+        if c.get("op") != "all_pairs":
+            continue
+        key = (label_, c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"),
+               c.get("bytes", 0))
+        groups.setdefault(key, []).append(c)
+    return groups

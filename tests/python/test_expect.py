@@ -1,0 +1,111 @@
+"""Expectations (`expect` in a [[run]]) and `report = true`: `commbench check` on saved results,
+and `commbench run` end to end (Gloo, 2 local ranks) with the exit code they decide."""
+import json
+import os
+import unittest
+import xml.etree.ElementTree as ET
+
+from commbench import fmt
+from helpers import QUICKSTART, TempDirCase, commbench, have_matplotlib, records
+
+
+class CheckTest(TempDirCase):
+    def with_expect(self, expect):
+        d = self.copy_fixture(QUICKSTART)
+        path = os.path.join(d, "summary.json")
+        with open(path) as f:
+            s = json.load(f)
+        s["experiment"]["runs"][0]["expect"] = expect
+        with open(path, "w") as f:
+            json.dump(s, f)
+        return d
+
+    def test_missed_expectation_is_listed_and_exits_1(self):
+        recs = [r for r in records(QUICKSTART) if r["op"] == "allreduce"]
+        big = max(recs, key=lambda r: r["bytes"])
+        bar = big["busbw_gbps"] * 2            # twice what was measured: must be missed
+        d = self.with_expect([{"ops": ["allreduce"], "min_bytes": big["bytes"],
+                               "busbw_gbps": f">= {bar}"},
+                              {"time_us": f"<= {max(r['time_us']['mean'] for r in recs) * 10}"}])
+        junit = os.path.join(self.tmp, "expect.xml")
+        p = commbench("check", d, "--junit", junit)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        n_cases = len(records(QUICKSTART))
+        self.assertIn(f"Expectations: {n_cases} of {n_cases + 1} met, 1 missed", p.stdout)
+        missed = [l for l in p.stdout.splitlines() if "MISSED" in l]
+        self.assertEqual(len(missed), 1)
+        self.assertIn(f"allreduce {fmt.size(big['bytes'])}", missed[0])
+        self.assertIn(f"got {fmt.num(big['busbw_gbps'])} GB/s", missed[0])
+        root = ET.parse(junit).getroot()
+        self.assertEqual(root.get("failures"), "1")
+
+    def test_met_expectations_exit_0(self):
+        recs = records(QUICKSTART)
+        low = min(r["busbw_gbps"] for r in recs)
+        d = self.with_expect([{"busbw_gbps": f">= {low / 2}"}])
+        p = commbench("check", d, check=0)
+        self.assertIn(f"{len(recs)} of {len(recs)} met", p.stdout)
+
+    def test_scope_matching_nothing_is_missed(self):
+        d = self.with_expect([{"ops": ["alltoall"], "busbw_gbps": ">= 1"}])
+        p = commbench("check", d)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no case of the run is in this scope", p.stdout)
+
+
+class RunTest(TempDirCase):
+    def experiment(self, expect, report=True):
+        path = os.path.join(self.tmp, "exp.toml")
+        with open(path, "w") as f:
+            f.write(f'name = "expect-test"\nreport = {"true" if report else "false"}\n'
+                    '[[run]]\nname = "ar"\nbackend = "gloo"\nworld_size = 2\n'
+                    'ops = ["allreduce"]\nsizes = ["4KiB", "64KiB"]\nwarmup = 1\n'
+                    f'iterations = 5\nexpect = {expect}\n')
+        return path
+
+    def job_dir(self):
+        out = os.path.join(self.tmp, "results")
+        (d,) = os.listdir(out)
+        return os.path.join(out, d)
+
+    def test_impossible_expectation_fails_the_run_and_report_is_written(self):
+        exp = self.experiment('{ op = "allreduce", min_size = "64KiB", busbw_gbps = ">= 1e6" }')
+        p = commbench("run", exp, "-o", os.path.join(self.tmp, "results"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("MISSED: ar: allreduce 64 KiB gloo 2 ranks — busbw_gbps >= 1e6", p.stdout)
+        self.assertIn("expectations missed", p.stderr)
+        job = self.job_dir()
+        with open(os.path.join(job, "summary.json")) as f:
+            s = json.load(f)
+        self.assertEqual(s["experiment"]["report"], True)
+        self.assertEqual(s["experiment"]["runs"][0]["expect"],
+                         [{"ops": ["allreduce"], "min_bytes": 65536, "busbw_gbps": ">= 1e6"}])
+        # report = true: the report folder and the analysis at the end of the console output
+        for f in ("report.html", "report.md", "analysis.md", "combined.csv"):
+            self.assertTrue(os.path.isfile(os.path.join(job, "report", f)), f)
+        self.assertIn("# Analysis (analysis.md):", p.stdout)
+        if have_matplotlib():
+            self.assertTrue(os.path.isfile(os.path.join(job, "report", "plots",
+                                                        "op-allreduce.png")))
+
+    def test_met_expectation_keeps_exit_0(self):
+        exp = self.experiment('{ time_us = "<= 1e9" }', report=False)
+        p = commbench("run", exp, "-o", os.path.join(self.tmp, "results"), check=0)
+        self.assertIn("Expectations: 2 of 2 met, 0 missed", p.stdout)
+        self.assertNotIn("# Analysis", p.stdout)          # report is off
+        self.assertFalse(os.path.exists(os.path.join(self.job_dir(), "report")))
+
+    def test_bad_expectation_is_a_located_error(self):
+        exp = self.experiment('{ busbw_gbps = "at least 180" }')
+        p = commbench("validate", exp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("exp.toml:11:25:", p.stderr)   # the value, on the expect line
+        self.assertIn("is not a condition", p.stderr)
+        exp = self.experiment('{ busbw = ">= 1" }')
+        p = commbench("validate", exp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("did you mean 'busbw_gbps'", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

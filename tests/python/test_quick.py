@@ -1,0 +1,64 @@
+"""`commbench quick`: nccl-tests' flags instead of a file, the same results folder, errors that
+name the flag, --save writing an experiment `commbench run` accepts."""
+import json
+import os
+import unittest
+
+from helpers import TempDirCase, commbench, records
+
+
+class QuickTest(TempDirCase):
+    def job(self, out):
+        (d,) = os.listdir(out)
+        return os.path.join(out, d)
+
+    def test_flags_become_the_experiment_and_results_folder(self):
+        out = os.path.join(self.tmp, "results")
+        save = os.path.join(self.tmp, "saved.toml")
+        p = commbench("quick", "all_reduce,allgather", "--backend", "gloo", "--ranks", "2",
+                      "-b", "1K", "-e", "16K", "-f", "4", "-n", "3", "-w", "1", "-d", "float",
+                      "-o", "max", "-c", "1", "-O", out, "--save", save, check=0)
+        self.assertIn("# Exit code 0", p.stdout)
+        job = self.job(out)
+        recs = records(job)
+        self.assertEqual({r["op"] for r in recs}, {"allreduce", "allgather"})
+        self.assertEqual(sorted({r["bytes"] for r in recs}), [1024, 4096, 16384])
+        self.assertEqual({r["iterations"] for r in recs}, {3})
+        self.assertEqual({r["warmup"] for r in recs}, {1})
+        self.assertEqual({r["dtype"] for r in recs}, {"f32"})
+        self.assertEqual({r["redop"] for r in recs if r["op"] == "allreduce"}, {"max"})
+        self.assertTrue(all(r["wrong"] == 0 for r in recs))
+        # --save: an experiment file that validates and describes the same cases
+        v = commbench("validate", save, check=0)
+        self.assertIn("1 execution(s), 6 case(s)", v.stdout)
+
+    def test_step_bytes_make_an_arithmetic_list(self):
+        save = os.path.join(self.tmp, "saved.toml")
+        commbench("quick", "allreduce", "-b", "1K", "-e", "4K", "-i", "1K", "-n", "2", "-w", "0",
+                  "-O", os.path.join(self.tmp, "results"), "--save", save, check=0)
+        recs = records(self.job(os.path.join(self.tmp, "results")))
+        self.assertEqual(sorted(r["bytes"] for r in recs), [1024, 2048, 3072, 4096])
+
+    def test_errors_name_the_flag(self):
+        p = commbench("quick", "allreduse", "-n", "0", "-d", "floatx", "-O", self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("commbench quick: OPS allreduse: error: unknown op 'allreduse'; did you "
+                      "mean 'allreduce'?", p.stderr)
+        self.assertIn("commbench quick: -n 0: error: 'iterations' must be at least 1", p.stderr)
+        self.assertIn("commbench quick: -d floatx: error: unknown dtype", p.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])       # nothing ran, nothing written
+        p = commbench("quick", "allreduce", "-n", "1\nname = \"x\"")
+        self.assertEqual(p.returncode, 2)                # a value cannot rewrite the experiment
+        self.assertIn("-n 1", p.stderr)
+
+    def test_unsupported_nccl_tests_flags_are_refused_with_a_reason(self):
+        p = commbench("quick", "allreduce", "-a", "1")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("slowest rank", p.stderr)
+        p = commbench("quick", "allreduce", "-G", "1")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("CUDA graph", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

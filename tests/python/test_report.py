@@ -1,0 +1,207 @@
+"""`commbench report` (the real binary) on the quickstart results and the saved all_pairs
+result: every file written, plots of the documented size, report.html's references resolve,
+analysis.md's numbers are the records' numbers."""
+import base64
+import csv
+import html.parser
+import json
+import os
+import re
+import unittest
+import xml.etree.ElementTree as ET
+
+from commbench import fmt
+from helpers import (ALL_PAIRS, GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, have_matplotlib,
+                     png_size, png_size_bytes, records)
+
+PNG_SIZE = (800, 500)  # docs/output.md: every figure is 800 x 500 pixels
+
+
+class Refs(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.hrefs, self.srcs, self.tags = set(), [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a" and "href" in a:
+            self.hrefs.append(a["href"])
+        for k in ("src",):
+            if k in a:
+                self.srcs.append(a[k])
+        if tag == "link" and "href" in a:
+            self.srcs.append(a["href"])
+
+
+class ReportTest(TempDirCase):
+    def report(self, *dirs, extra=()):
+        out = os.path.join(self.tmp, "out")
+        commbench("report", *dirs, "-o", out, *extra, check=0)
+        return out
+
+    def check_common(self, out, n_cases):
+        for f in ("report.html", "report.md", "analysis.md", "combined.csv"):
+            self.assertGreater(os.path.getsize(os.path.join(out, f)), 0, f)
+        with open(os.path.join(out, "combined.csv")) as f:
+            self.assertEqual(len(list(csv.DictReader(f))), n_cases)
+
+    def check_plots(self, out, kinds):
+        plots = os.path.join(out, "plots")
+        pngs = sorted(p for p in os.listdir(plots) if p.endswith(".png"))
+        for k in kinds:
+            self.assertTrue(any(p.startswith(k + "-") for p in pngs), f"no {k} plot in {pngs}")
+        for p in pngs:
+            path = os.path.join(plots, p)
+            self.assertGreater(os.path.getsize(path), 5000, p)   # a drawn figure, not a blank
+            self.assertEqual(png_size(path), PNG_SIZE, p)
+            svg = path[:-4] + ".svg"
+            root = ET.parse(svg).getroot()                     # well-formed XML
+            self.assertTrue(root.tag.endswith("svg"), svg)
+        return pngs
+
+    def check_html(self, out, n_figures):
+        with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
+            text = f.read()
+        refs = Refs()
+        refs.feed(text)
+        self.assertNotIn("script", refs.tags)                  # nothing to run, nothing fetched
+        self.assertEqual(len(refs.srcs), n_figures)
+        for src in refs.srcs:                                  # every image embedded and a PNG
+            self.assertTrue(src.startswith("data:image/png;base64,"), src[:40])
+            self.assertEqual(png_size_bytes(base64.b64decode(src.split(",", 1)[1])), PNG_SIZE)
+        for href in refs.hrefs:
+            if href.startswith("#"):
+                self.assertIn(href[1:], refs.ids, href)
+            else:
+                self.assertNotIn("://", href)
+                self.assertTrue(os.path.exists(os.path.join(out, href)), href)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        for link in re.findall(r"\]\(([^)#]+)\)", md):
+            self.assertTrue(os.path.exists(os.path.join(out, link)), link)
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib not installed (python3-matplotlib)")
+    def test_quickstart_report(self):
+        out = self.report(QUICKSTART)
+        recs = records(QUICKSTART)
+        self.check_common(out, len(recs))
+        pngs = self.check_plots(out, ["op", "stragglers"])
+        # one time/busbw figure per op the quickstart ran
+        self.assertEqual(sorted(p for p in pngs if p.startswith("op-")),
+                         sorted(f"op-{op}.png" for op in {r["op"] for r in recs}))
+        self.check_html(out, len(pngs))
+        with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
+            analysis = f.read()
+        # Every op: the peak busbw and its size, and the latency floor, are the records' own.
+        for op in {r["op"] for r in recs}:
+            ok = [r for r in recs if r["op"] == op and r["status"] == "ok"]
+            line = next(l for l in analysis.splitlines() if l.startswith(f"- **{op},"))
+            best = max(ok, key=lambda r: r["busbw_gbps"])
+            self.assertIn(f"peak busbw {fmt.num(best['busbw_gbps'])} GB/s at "
+                          f"{fmt.size(best['bytes'])}", line)
+            small = [r for r in ok if r["bytes"] <= 64 * 1024]
+            fastest = min(small, key=lambda r: r["time_us"]["mean"])
+            self.assertIn(f"latency floor {fmt.num(fastest['time_us']['mean'])} µs", line)
+            self.assertIn(f"at {fmt.size(fastest['bytes'])})", line)
+        checked = [r for r in recs if r.get("wrong", -1) >= 0]
+        self.assertIn(f"All {len(checked)} checked cases returned correct results", analysis)
+        noisy = [r for r in recs if r["status"] == "ok" and r["time_us"]["cv"] > 0.05]
+        if noisy:
+            self.assertIn(f"{len(noisy)} of {len(recs)} measured cases have a CV above", analysis)
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib not installed (python3-matplotlib)")
+    def test_all_pairs_report(self):
+        out = self.report(ALL_PAIRS)
+        recs = records(ALL_PAIRS)
+        self.check_common(out, len(recs))
+        pngs = self.check_plots(out, ["pairs"])
+        sizes = sorted({r["bytes"] for r in recs})
+        self.assertEqual(len([p for p in pngs if p.startswith("pairs-")]), len(sizes))
+        self.check_html(out, len(pngs))
+        with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
+            analysis = f.read()
+        for size in sizes:
+            at = [r for r in recs if r["bytes"] == size and r["status"] == "ok"]
+            hi = max(at, key=lambda r: r["algbw_gbps"])
+            lo = min(at, key=lambda r: r["algbw_gbps"])
+            line = next(l for l in analysis.splitlines() if f", {fmt.size(size)}: fastest" in l)
+            self.assertIn(f"fastest pair {hi['src']}→{hi['dst']} {fmt.num(hi['algbw_gbps'])} GB/s",
+                          line)
+            self.assertIn(f"slowest {lo['src']}→{lo['dst']} {fmt.num(lo['algbw_gbps'])} GB/s", line)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("src \\ dst", md)   # the matrix tables
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib not installed (python3-matplotlib)")
+    def test_several_folders_make_one_report(self):
+        out = self.report(QUICKSTART, GLOO_VS_UCX)
+        n = len(records(QUICKSTART)) + len(records(GLOO_VS_UCX))
+        self.check_common(out, n)
+        pngs = self.check_plots(out, ["op", "scaling", "stragglers"])
+        self.check_html(out, len(pngs))
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        # the side-by-side table of Gloo and UCX at the same op and world size
+        self.assertRegex(md, r"allreduce f32 sum out_of_place, 4 ranks: .*gloo.* vs .*ucx")
+        with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
+            analysis = f.read()
+        self.assertIn("## Scaling across world sizes", analysis)
+
+    def test_memory_types_are_compared(self):
+        # Seed 001/002: Gloo on host memory against NCCL on GPU memory, from two jobs. No GPU
+        # here: a copy of the quickstart relabelled nccl/cuda stands in for the second job (the
+        # test is about the report's structure, not about GPU numbers).
+        gpu = self.copy_fixture(QUICKSTART, "gpu-job")
+        jl = os.path.join(gpu, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f]
+        for l in lines:
+            if l.get("type") == "case":
+                l["backend"], l["memory"] = "nccl", "cuda"
+                l["time_us"]["mean"] /= 2
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+        out = self.report(QUICKSTART, gpu, extra=("--no-plots",))
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertRegex(md, r"### allreduce f32 sum out_of_place, 4 ranks: .*gloo, host vs "
+                             r".*nccl, cuda")
+        self.assertIn("| 0.5× |", md)   # nccl's time over gloo's, every size
+        with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
+            analysis = f.read()
+        self.assertIn("(different memory: host vs cuda)", analysis)
+        with open(os.path.join(out, "combined.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual({(r["backend"], r["memory"]) for r in rows},
+                         {("gloo", "host"), ("nccl", "cuda")})
+
+    def test_without_matplotlib_a_clear_message(self):
+        # A matplotlib that cannot be imported, ahead of the real one on PYTHONPATH.
+        fake = os.path.join(self.tmp, "fake")
+        os.makedirs(os.path.join(fake, "matplotlib"))
+        with open(os.path.join(fake, "matplotlib", "__init__.py"), "w") as f:
+            f.write("raise ImportError('No module named matplotlib (test)')\n")
+        p = commbench("report", QUICKSTART, "-o", os.path.join(self.tmp, "out"),
+                      env={"PYTHONPATH": fake})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("python3-matplotlib", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        # --no-plots still gives the tables and the analysis
+        out = os.path.join(self.tmp, "out2")
+        commbench("report", QUICKSTART, "-o", out, "--no-plots", env={"PYTHONPATH": fake},
+                  check=0)
+        self.check_common(out, len(records(QUICKSTART)))
+        self.check_html(out, 0)
+
+    def test_not_a_results_folder(self):
+        p = commbench("report", self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not a results folder", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
