@@ -1,11 +1,29 @@
-# commbench_add_plugin(<name> SOURCES ... [LIBRARIES ...])
-# Builds libcommbench_backend_<name>.so next to the other plugins (build and install tree).
-# A plugin sees only the public ABI header (and the header-only SDK), never core internals.
+# commbench_add_plugin(<name> SOURCES src... [LIBRARIES lib...] [OUTPUT_DIR dir])
+#
+# Builds the backend plugin libcommbench_backend_<name>.so (a MODULE library: loaded with
+# dlopen, never linked against) from SOURCES, linked to LIBRARIES and to commbench::sdk (C++
+# sources: the ABI header, the header-only SDK and the C++20 it needs) or commbench::abi (a C-only
+# project: backend.h, C99). Symbols are hidden except the entry point (CB_EXPORT), so two plugins
+# in one process never resolve each other's. The target is named commbench_backend_<name>.
+#
+# Where the file goes:
+#   - by default, COMMBENCH_PLUGIN_OUTPUT_DIR: in a plugin's own project (find_package(commbench))
+#     that is the project's build directory; inside commbench's tree, its plugin folder. It is
+#     installed to <CMAKE_INSTALL_PREFIX>/COMMBENCH_PLUGIN_SUBDIR (lib/commbench/plugins), where a
+#     commbench installed in the same prefix finds it.
+#   - OUTPUT_DIR dir: built into `dir` and NOT installed (commbench's own test plugins use it to
+#     stay off the default search path; point --plugin-path or COMMBENCH_PLUGIN_PATH at `dir`).
+# docs/plugin-abi.md §11 walks through a plugin project; examples/store_backend is one.
 function(commbench_add_plugin name)
   cmake_parse_arguments(P "" "OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
   set(target commbench_backend_${name})
   add_library(${target} MODULE ${P_SOURCES})
-  target_link_libraries(${target} PRIVATE commbench::abi ${P_LIBRARIES})
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if("CXX" IN_LIST languages)
+    target_link_libraries(${target} PRIVATE commbench::sdk ${P_LIBRARIES})
+  else()
+    target_link_libraries(${target} PRIVATE commbench::abi ${P_LIBRARIES})
+  endif()
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     C_VISIBILITY_PRESET hidden

@@ -11,6 +11,7 @@ cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log"
 test -x "$prefix/bin/commbench"
 test -f "$prefix/include/commbench/backend.h"
 test -f "$prefix/lib/commbench/plugins/libcommbench_backend_gloo.so"
+test -f "$prefix/share/doc/commbench/plugin-abi.md"  # the docs --help points at
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -25,6 +26,11 @@ test -n "$plugin" || { echo "example plugin was not built"; exit 1; }
 export COMMBENCH_PLUGIN_PATH=$(dirname "$plugin")
 "$prefix/bin/commbench" plugins | tee "$work/plugins.txt"
 grep -q '^store' "$work/plugins.txt" || grep -q 'store' "$work/plugins.txt"
+
+# What the docs tell a vendor to run before shipping: the example passes conformance at 1-4 ranks.
+"$prefix/bin/commbench" conformance store --junit "$work/conformance.xml" | tee "$work/conformance.txt"
+grep -q '^verdict: PASS' "$work/conformance.txt"
+grep -q 'failures="0"' "$work/conformance.xml"
 
 cat >"$work/side_by_side.toml" <<'TOML'
 name = "side-by-side"

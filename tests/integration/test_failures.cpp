@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "commbench/backend.h"
+
 #include "job_harness.h"
 #include "process_watch.h"
 
@@ -59,6 +61,7 @@ TEST(Failures, CrashingRankIsReportedAndTheJobGoesOn) {
   const std::string reason = execs[0]["reason"];
   EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
   EXPECT_NE(reason.find("SIGSEGV"), std::string::npos) << reason;
+  EXPECT_EQ(execs[0]["failure_kind"], "crash") << execs[0].dump();
   EXPECT_EQ(execs[1]["status"], "ok");
   expect_gloo_results(dir);
   EXPECT_LT(r.seconds, 45.0);  // a crash is noticed at once, not at the 60 s timeout
@@ -95,7 +98,12 @@ TEST(Failures, AFailureIsJudgedByItsStatusNotByTheWordsOfItsMessage) {
   EXPECT_NE(reason.find("failed on purpose"), std::string::npos) << reason;
   EXPECT_EQ(reason.find("gave up"), std::string::npos) << "judged a victim of a timeout: " << reason;
   EXPECT_EQ(reason.find("stuck"), std::string::npos) << reason;
+  // The decision as data in the record: the plugin's status code, its kind, the phase.
+  EXPECT_EQ(execs[0]["failure_kind"], "internal") << execs[0].dump();
+  EXPECT_EQ(execs[0]["plugin_status"], static_cast<int>(CB_ERR_INTERNAL)) << execs[0].dump();
+  EXPECT_NE(execs[0]["failed_phase"].get<std::string>().find("allreduce"), std::string::npos) << execs[0].dump();
   EXPECT_EQ(execs[1]["status"], "ok");
+  EXPECT_EQ(execs[1]["failure_kind"], "");
   expect_gloo_results(dir);
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << "noticed at once, not at the 60 s timeout";
 }
@@ -113,6 +121,8 @@ TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   const std::string reason = execs[0]["reason"];
   EXPECT_NE(reason.find("timed out"), std::string::npos) << reason;
   EXPECT_NE(reason.find("rank 1 stuck"), std::string::npos) << reason;
+  EXPECT_EQ(execs[0]["failure_kind"], "timeout") << execs[0].dump();
+  EXPECT_EQ(execs[0]["plugin_status"], -1) << "the stuck rank never answered: " << execs[0].dump();
   // + the agent's 1.5 s backstop, up to 2 s for late reports, 2 s SIGTERM grace.
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), timeout_s + 6.0);
   EXPECT_EQ(execs[1]["status"], "ok");

@@ -68,7 +68,8 @@ TEST(SlowPluginProbe, PluginsProbesAllAtOnceAndNamesTheSlowOnes) {
   fs::copy_file(so, plugins / "libcommbench_backend_probe_hang.so");
   fs::copy_file(so, plugins / "libcommbench_backend_probe_hang_too.so");
   const CommandResult r = run_commbench({"plugins", "-P", plugins.string()}, dir.path());
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << "plugins that cannot be used make the listing fail: " << r.output;
+  EXPECT_NE(r.output.find("2 plugin(s) cannot be used"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("gloo"), std::string::npos) << r.output;
   for (const char* name : {"probe_hang", "probe_hang_too"})
     EXPECT_NE(r.output.find(fmt::format("plugin '{}' did not answer the probe within 5 s", name)), std::string::npos)

@@ -30,6 +30,8 @@ struct RankState {
   std::string phase = "startup";
   std::string error;  // from an "error" line
   FailureKind error_kind = FailureKind::kOther;  // its "kind": what the agent decides by
+  std::string error_phase;                       // its "phase"
+  int plugin_status = -1;                        // its "status": the plugin's cb_status, if a plugin call failed
   std::string unavailable;
   bool done = false;
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
@@ -69,6 +71,8 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
   } else if (type == "error") {
     st.error = fmt::format("{} failed: {}", m.value("phase", "?"), m.value("message", ""));
     st.error_kind = failure_kind_from_name(m.value("kind", ""));
+    st.error_phase = m.value("phase", "");
+    st.plugin_status = m.value("status", -1);
   } else if (type == "unavailable") {
     st.unavailable = m.value("reason", "");
   } else if (type == "done") {
@@ -195,6 +199,15 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   int failed_rank = -1;
   unsigned ticks = 0;
   std::string status = "ok";
+  // What the outcome records as data: the kind decided on, the phase, the plugin's status.
+  FailureKind kind = FailureKind::kOther;
+  std::string failed_phase;
+  int plugin_status = -1;
+  auto judged = [&](FailureKind k, std::string phase, int plugin = -1) {
+    kind = k;
+    failed_phase = std::move(phase);
+    plugin_status = plugin;
+  };
   for (;;) {
     std::vector<pollfd> fds;
     for (auto& w : workers)
@@ -216,10 +229,13 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         status = "unavailable";
         failure = st.unavailable.empty() ? "backend unavailable" : st.unavailable;
+        judged(FailureKind::kUnavailable, st.phase);
       } else {
         status = "failed";
         failure = fmt::format("rank {} {} during {}", rank_of(global, r), w.describe_exit(), st.phase);
         if (!st.error.empty()) failure += ": " + st.error;
+        if (st.error.empty()) judged(FailureKind::kCrash, st.phase);
+        else judged(st.error_kind, st.error_phase, st.plugin_status);
         // A rank that gave up waiting is a victim: blame the rank that never answered. Decided
         // by the reported kind, never by the wording of the message.
         if (st.error_kind == FailureKind::kTimeout) {
@@ -227,12 +243,14 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
           if (const auto quiet = silent_rank(workers, ranks)) {
             failed_rank = rank_of(global, *quiet);
             failure = timeout_reason(exec.timeout_s, ranks, global, quiet) + "; first to give up: " + failure;
+            judged(FailureKind::kTimeout, ranks[*quiet].phase);
             continue;
           }
           for (size_t s = 0; s < ranks.size(); ++s) {
             if (s != r && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit()) {
               failed_rank = rank_of(global, s);
               failure = timeout_reason(exec.timeout_s, ranks, global) + "; first to give up: " + failure;
+              judged(FailureKind::kTimeout, ranks[s].phase);
               break;
             }
           }
@@ -245,6 +263,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       status = "interrupted";
       const int sig = g_interrupt_signal.load();
       failure = fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+      judged(FailureKind::kInterrupted, "");
       break;
     }
     if (clock::now() > deadline) {
@@ -253,6 +272,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         status = "failed";
         failed_rank = rank_of(global, *quiet);
         failure = timeout_reason(exec.timeout_s, ranks, global, quiet);
+        judged(FailureKind::kTimeout, ranks[*quiet].phase);
         break;
       }
       // Workers time out on their own at the same deadline; on a loaded machine the victims'
@@ -263,8 +283,13 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       if (!any_error && clock::now() < deadline + std::chrono::seconds(2)) continue;
       status = "failed";
       failure = timeout_reason(exec.timeout_s, ranks, global);
+      judged(FailureKind::kTimeout, "");
       for (size_t r = 0; r < ranks.size(); ++r)
-        if (!ranks[r].done && ranks[r].error.empty()) { failed_rank = rank_of(global, r); break; }
+        if (!ranks[r].done && ranks[r].error.empty()) {
+          failed_rank = rank_of(global, r);
+          failed_phase = ranks[r].phase;
+          break;
+        }
       break;
     }
     if (external_abort && ++ticks % 2 == 0) {  // every ~100 ms: one store round trip
@@ -283,6 +308,11 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   res.outcome.status = status;
   res.outcome.reason = failure;
   res.outcome.failed_rank = failed_rank;
+  if (status != "ok" && !failure.empty() && failed_rank != -2) {
+    res.outcome.failure_kind = failure_kind_name(kind);
+    res.outcome.failed_phase = failed_phase;
+    res.outcome.plugin_status = plugin_status;
+  }
   res.outcome.elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
   res.outcome.cases_done = static_cast<int>(res.cases.size());
   return res;

@@ -127,6 +127,9 @@ void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<Exec
     if (others[static_cast<size_t>(k)]) continue;
     mine.status = "failed";
     mine.failed_rank = k;
+    mine.failure_kind = "crash";
+    mine.failed_phase.clear();
+    mine.plugin_status = -1;
     mine.reason = fmt::format("rank {}'s agent never reported the outcome: the task died (killed, or "
                               "its host went away); the other ranks saw: {}", k,
                               mine.reason.empty() ? "nothing wrong" : mine.reason);
@@ -139,6 +142,9 @@ void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<Exec
     mine.status = o.status;
     mine.failed_rank = o.failed_rank;
     mine.reason = o.reason;
+    mine.failure_kind = o.failure_kind;
+    mine.failed_phase = o.failed_phase;
+    mine.plugin_status = o.plugin_status;
     return;
   }
   if (mine.failed_rank == -2) mine.failed_rank = -1;

@@ -221,7 +221,8 @@ int cmd_plugins(const std::vector<std::string>& args) {
     std::vector<std::string> plugin_dirs;
     po::options_description d("Usage: commbench plugins [options]\n\n"
                               "Lists the backend plugins on the search path with their version, ABI version\n"
-                              "and capabilities. Plugins are inspected in a subprocess and never initialised.\n\nOptions");
+                              "and capabilities. Plugins are inspected in a subprocess and never initialised.\n"
+                              "Exit code 0 if every plugin found can be used, 1 if any cannot (its error is listed).\n\nOptions");
     d.add_options()("plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
         "json", "print JSON instead of text");
     Parsed p = parse(args, d, false);
@@ -234,7 +235,14 @@ int cmd_plugins(const std::vector<std::string>& args) {
       std::cout << plugin_listing_json(listing).dump(2) << "\n";
     else
       std::cout << format_plugin_listing(listing);
-    return 0;
+    // A plugin on the path that cannot be used is a failure a script must see (the listing
+    // itself still shows every plugin, broken ones with their error).
+    size_t unusable = 0;
+    for (const auto& [name, info] : listing.plugins) unusable += !info.ok();
+    if (unusable == 0) return 0;
+    std::cerr << fmt::format("commbench plugins: {} plugin(s) cannot be used (see 'error' above); fix or remove "
+                             "them, or check one with 'commbench conformance FILE'\n", unusable);
+    return kExitFailures;
   });
 }
 

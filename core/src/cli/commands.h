@@ -10,6 +10,7 @@ namespace commbench {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_plugins(const std::vector<std::string>& args);
+int cmd_conformance(const std::vector<std::string>& args);  // cli/conformance_command.cpp
 int cmd_merge_trace(const std::vector<std::string>& args);
 int cmd_settings(const std::vector<std::string>& args);
 

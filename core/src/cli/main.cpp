@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "conformance/rank_main.h"
 #include "cli/python_tools.h"
 #include "cli/quick.h"
 #include "observe/warm_load.h"
@@ -23,8 +24,11 @@ constexpr const char* kUsage =
     "  compare BASELINE NEW  per-case time and busbw ratios; exit 1 on a regression\n"
     "  check DIR       the experiment's expectations (`expect`) against its results\n"
     "  merge-trace DIR rebuild a job folder's trace.json (docs/observability.md)\n"
-    "  settings        list every run setting with its type, default and meaning\n\n"
-    "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
+    "  settings        list every run setting with its type, default and meaning\n"
+    "  conformance P   prove a backend plugin (file or name) follows the ABI before shipping it\n\n"
+    "'commbench <command> --help' describes each command. Documentation (configuration, outputs,\n"
+    "metrics, launching, the plugin ABI): " COMMBENCH_INSTALL_DOC_DIR " once installed, docs/ in the\n"
+    "source tree.\n";
 
 }  // namespace
 
@@ -38,11 +42,13 @@ int main(int argc, char** argv) {
   // Internal entry points: the agent starts these in subprocesses.
   if (cmd == "__worker") return commbench::worker_main(argc - 1, argv + 1);
   if (cmd == "__warm-load") return commbench::warm_load_main(argc - 1, argv + 1);
+  if (cmd == "__conformance_rank") return commbench::conformance_rank_main(argc - 1, argv + 1);
   if (cmd == "__probe") return argc == 3 ? commbench::run_probe(argv[2]) : 2;
 
   if (cmd == "run") return commbench::cmd_run(rest);
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
+  if (cmd == "conformance") return commbench::cmd_conformance(rest);
   if (cmd == "merge-trace") return commbench::cmd_merge_trace(rest);
   if (cmd == "quick") return commbench::cmd_quick(rest);
   // Written in Python (python/commbench): the C++ side finds the package and runs it.

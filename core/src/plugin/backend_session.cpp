@@ -96,6 +96,19 @@ void BackendSession::abort() noexcept {
   }
 }
 
+void BackendSession::destroy_comm() {
+  cb_comm* c = comm_;
+  comm_ = nullptr;
+  if (c) check(api_.comm_destroy(c), "comm_destroy");
+}
+
+void BackendSession::abort_comm() {
+  cb_comm* c = comm_;
+  comm_ = nullptr;
+  if (c) check(api_.comm_abort ? api_.comm_abort(c) : api_.comm_destroy(c),
+               api_.comm_abort ? "comm_abort" : "comm_destroy");
+}
+
 void BackendSession::shutdown() {
   if (comm_) {
     cb_comm* c = comm_;

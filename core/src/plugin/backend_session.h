@@ -39,6 +39,12 @@ class BackendSession {
   // Tear down without waiting for peers (after a failure); safe to call more than once.
   void abort() noexcept;
   void shutdown();  // comm_destroy + finalize
+  // The communicator alone, the backend kept (conformance creates and destroys it repeatedly).
+  void destroy_comm();
+  void abort_comm();  // comm_abort, or comm_destroy where the plugin has none
+
+  cb_backend* backend() const { return backend_; }
+  cb_comm* comm() const { return comm_; }
 
   const cb_backend_api& api() const { return api_; }
 

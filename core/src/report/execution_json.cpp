@@ -21,6 +21,9 @@ void write_outcome(Json& j, const ExecutionOutcome& o) {
   j["status"] = o.status;
   j["reason"] = o.reason;
   j["failed_rank"] = o.failed_rank;
+  j["failure_kind"] = o.failure_kind;
+  j["failed_phase"] = o.failed_phase;
+  j["plugin_status"] = o.plugin_status;
   j["elapsed_s"] = o.elapsed_s;
   j["cases_done"] = o.cases_done;
   j["metadata"] = o.metadata.is_null() ? nlohmann::json::object() : o.metadata;
@@ -65,6 +68,9 @@ void from_json(const nlohmann::json& j, ExecutionOutcome& o) {
   read_field(j, "status", o.status);
   read_field(j, "reason", o.reason);
   read_field(j, "failed_rank", o.failed_rank);
+  read_field(j, "failure_kind", o.failure_kind);
+  read_field(j, "failed_phase", o.failed_phase);
+  read_field(j, "plugin_status", o.plugin_status);
   read_field(j, "elapsed_s", o.elapsed_s);
   read_field(j, "cases_done", o.cases_done);
   if (auto it = j.find("metadata"); it != j.end()) o.metadata = *it;

@@ -47,6 +47,13 @@ struct ExecutionOutcome {
   std::string status = "ok";  // "ok" | "failed" | "unavailable" | "interrupted"
   std::string reason;         // for failures: rank, signal/exit code/timeout, phase
   int failed_rank = -1;
+  // What the agent decided by, as data (common/failure_kind.h): "" when ok; else the failed
+  // rank's reported kind ("timeout", "internal", ...), or the agent's own "crash" / "timeout" /
+  // "interrupted" / "unavailable". The phase the failed rank was in, and the plugin's cb_status
+  // code when a plugin call failed (-1 otherwise).
+  std::string failure_kind;
+  std::string failed_phase;
+  int plugin_status = -1;
   double elapsed_s = 0;
   int cases_done = 0;
   nlohmann::json metadata;    // backend/host facts reported by the workers

@@ -289,8 +289,11 @@ int worker_main(int argc, char** argv) {
     out.send({{"type", "done"}});
     return 0;
   } catch (const std::exception& e) {
-    out.send({{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
-              {"message", e.what()}});
+    nlohmann::json error{{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
+                         {"message", e.what()}};
+    // The plugin's own status code travels as data too (the kind is derived from it).
+    if (const auto* p = dynamic_cast<const PluginError*>(&e)) error["status"] = static_cast<int>(p->status());
+    out.send(std::move(error));
     std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
     // Work may still be queued on the stream (a hung op): destroying the device would wait for

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <commbench/sdk/dtypes.hpp>
+#include <commbench/sdk/op_args.hpp>
 
 #include "store_backend.h"
 
@@ -22,7 +23,7 @@ namespace {
 namespace sdk = commbench::sdk;
 using Bytes = std::vector<unsigned char>;
 
-const cb_host_services& host_of(const cb_comm& comm) { return *comm.backend->host; }
+const cb_host_services& host_of(const cb_comm& comm) { return comm.backend->host; }
 
 unsigned char* at(void* base, size_t offset) { return static_cast<unsigned char*>(base) + offset; }
 const unsigned char* at(const void* base, size_t offset) {
@@ -58,7 +59,7 @@ bool try_take(const cb_comm& comm, const std::string& key, void* dest, size_t by
   if (status == CB_ERR_TIMEOUT) return false;
   check_host(status, "kv_get");
   if (length != bytes)
-    throw Failure(CB_ERR_INVALID_ARGUMENT,
+    fail(CB_ERR_INVALID_ARGUMENT,
                   "message " + key + " has " + std::to_string(length) + " bytes, expected " +
                       std::to_string(bytes) + ": the ranks disagree on count or dtype");
   static const char kEmpty = 0;
@@ -68,7 +69,7 @@ bool try_take(const cb_comm& comm, const std::string& key, void* dest, size_t by
 
 void take(const cb_comm& comm, const std::string& key, void* dest, size_t bytes) {
   if (!try_take(comm, key, dest, bytes, comm.backend->op_timeout_ms))
-    throw Failure(CB_ERR_TIMEOUT, "message " + key + " did not arrive within " +
+    fail(CB_ERR_TIMEOUT, "message " + key + " did not arrive within " +
                                       std::to_string(comm.backend->op_timeout_ms) +
                                       " ms (option timeout_ms): its sender is late or gone");
 }
@@ -215,33 +216,11 @@ void recv(cb_comm& comm, const cb_op_args& a, size_t bytes, cb_request& request)
   request.bytes = bytes;
 }
 
-// ---- argument checks: what we cannot do is UNIMPLEMENTED (the core skips the case),
-// what nobody could do is INVALID_ARGUMENT (the core fails the run).
-
-void validate(const cb_comm& comm, const cb_op_args& a) {
-  const cb_host_services& h = host_of(comm);
-  if (a.op < 0 || a.op >= CB_OP_COUNT_V1)
-    throw Failure(CB_ERR_UNIMPLEMENTED, "op " + std::to_string(a.op) + " is newer than this plugin");
-  if (a.mem_type != CB_MEM_HOST && a.mem_type != CB_MEM_HOST_PINNED)
-    throw Failure(CB_ERR_UNIMPLEMENTED, "only host memory (pageable or pinned) is supported");
-  if (a.op == CB_OP_BARRIER) return;
-  if (a.dtype < 0 || a.dtype >= CB_DTYPE_COUNT_V1)
-    throw Failure(CB_ERR_UNIMPLEMENTED, "dtype " + std::to_string(a.dtype) + " is unknown here");
-  if (sdk::is_reduction(a.op) && (a.redop < 0 || a.redop >= CB_REDOP_COUNT_V1))
-    throw Failure(CB_ERR_UNIMPLEMENTED, "reduce op " + std::to_string(a.redop) + " is unknown here");
-  const bool rooted = a.op == CB_OP_BROADCAST || a.op == CB_OP_REDUCE || a.op == CB_OP_GATHER ||
-                      a.op == CB_OP_SCATTER;
-  if (rooted && (a.root < 0 || a.root >= h.world_size))
-    throw Failure(CB_ERR_INVALID_ARGUMENT, "root " + std::to_string(a.root) + " is not a rank");
-  if ((a.op == CB_OP_SEND || a.op == CB_OP_RECV) && (a.peer < 0 || a.peer >= h.world_size))
-    throw Failure(CB_ERR_INVALID_ARGUMENT, "peer " + std::to_string(a.peer) + " is not a rank");
-}
-
 }  // namespace
 
 void check_host(cb_status status, const char* what) {
   if (status != CB_OK)  // keep the host's code: TIMEOUT and REMOTE mean something to the core
-    throw Failure(status, std::string("host service ") + what + " failed (status " +
+    fail(status, std::string("host service ") + what + " failed (status " +
                               std::to_string(static_cast<int>(status)) + ")");
 }
 
@@ -253,9 +232,11 @@ bool try_complete(cb_request& request, int32_t timeout_ms) {
   return true;
 }
 
-void run_operation(cb_comm& comm, const cb_op_args& a, cb_request& request) {
-  validate(comm, a);
+void run_operation(cb_comm& comm, const cb_op_args& given, cb_request& request) {
   const cb_host_services& h = host_of(comm);
+  // The SDK's checks, against what this plugin advertises: what it cannot do is UNIMPLEMENTED
+  // (the core skips the case), what nobody could do is INVALID_ARGUMENT (the core fails the run).
+  const cb_op_args a = sdk::checked_op_args(given, h.rank, h.world_size, capabilities());
   if (a.op == CB_OP_BARRIER) {
     check_host(h.bootstrap_barrier(h.ctx, comm.backend->op_timeout_ms), "bootstrap_barrier");
     return;
@@ -276,7 +257,7 @@ void run_operation(cb_comm& comm, const cb_op_args& a, cb_request& request) {
     case CB_OP_ALLTOALL: return alltoall(comm, a, bytes, seq);
     case CB_OP_GATHER: return gather(comm, a, bytes, seq);
     case CB_OP_SCATTER: return scatter(comm, a, bytes, seq);
-    default: throw Failure(CB_ERR_UNIMPLEMENTED, "unsupported op");
+    default: fail(CB_ERR_UNIMPLEMENTED, "unsupported op");
   }
 }
 

@@ -3,28 +3,25 @@
 // key/value store). It needs no network library and no hardware, so it runs anywhere commbench
 // runs, and it is slow: use it as a readable model of the ABI, not as something to benchmark.
 //
-// Only the public ABI header and the header-only SDK are used: nothing from commbench's sources.
+// Only the public ABI header and the header-only C++20 SDK are used: nothing from commbench's
+// sources. The SDK supplies the error objects (cb_error, sdk::fail), the exported wrappers
+// (sdk::EntryPoints), option parsing and the op-argument checks (sdk::checked_op_args).
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include <commbench/backend.h>
+#include <commbench/sdk/plugin_error.hpp>  // defines struct cb_error: do not define your own
 
 // The ABI declares these handles as incomplete structs; each plugin defines their bodies.
 // They are global-namespace structs because the header declares them there.
 
-struct cb_error {
-  cb_status code;
-  std::string message;  // error_message() returns message.c_str(): valid until error_destroy
-};
-
 struct cb_backend {
-  const cb_host_services* host;  // valid until finalize (ABI guarantee), so keeping it is fine
-  int32_t op_timeout_ms;         // option "timeout_ms": limit of every store wait inside an op
+  cb_host_services host;         // a checked copy (sdk::copy_host_services); its strings stay valid until finalize
+  int32_t op_timeout_ms = 60000; // option "timeout_ms": limit of every store wait inside an op
   uint64_t comms_created = 0;    // names each communicator's keys apart
 };
 
@@ -49,19 +46,16 @@ struct cb_request {
 
 namespace store_backend {
 
-// Inside the plugin, failures are C++ exceptions carrying an ABI status; the functions in the
-// table catch them and return a cb_error*, because no exception may cross the C boundary.
-class Failure : public std::runtime_error {
- public:
-  Failure(cb_status code, const std::string& message) : std::runtime_error(message), code_(code) {}
-  cb_status code() const { return code_; }
+// Inside the plugin, failures are C++ exceptions carrying an ABI status (sdk::fail throws
+// sdk::PluginError); the SDK's entry points catch them and return a cb_error*, because no
+// exception may cross the C boundary.
+using commbench::sdk::fail;
 
- private:
-  cb_status code_;
-};
+// What this plugin can do: the same with or without a backend (nothing depends on hardware).
+cb_capabilities capabilities();
 
-// Validates the arguments (UNIMPLEMENTED for what the capabilities do not offer,
-// INVALID_ARGUMENT for impossible values) and runs the operation to completion, except a
+// Validates the arguments (sdk::checked_op_args: UNIMPLEMENTED for what capabilities() does not
+// offer, INVALID_ARGUMENT for impossible values) and runs the operation to completion, except a
 // receive, which is left pending in `request`.
 void run_operation(cb_comm& comm, const cb_op_args& args, cb_request& request);
 
@@ -69,7 +63,7 @@ void run_operation(cb_comm& comm, const cb_op_args& args, cb_request& request);
 // negative: no limit). Returns whether the request is complete now.
 bool try_complete(cb_request& request, int32_t timeout_ms);
 
-// Throws Failure when a host service reports an error (`what` names the call for the message).
+// Throws (sdk::fail) when a host service reports an error (`what` names the call for the message).
 void check_host(cb_status status, const char* what);
 
 }  // namespace store_backend

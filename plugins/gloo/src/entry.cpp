@@ -21,7 +21,6 @@
 namespace {
 
 using namespace commbench::gloo_backend;
-using commbench::sdk::require_argument;
 
 struct GlooTraits {
   static constexpr const char* name = "gloo";
@@ -40,29 +39,15 @@ struct GlooTraits {
   static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& args) { return post_op(comm, args); }
   static bool test(cb_request& r) { return test_request(r); }
   static void wait(cb_request& r, int32_t timeout_ms) { wait_request(r, timeout_ms); }
+  // Closes every connection (peers blocked on this rank fail at once); the SDK frees the
+  // communicator even if closing throws: nothing is called on it afterwards (docs/plugin-abi.md §4).
+  static void abort_communicator(std::unique_ptr<cb_comm> comm) { commbench::gloo_backend::abort_communicator(*comm); }
 };
 
-using Entry = commbench::sdk::EntryPoints<GlooTraits>;
-
-cb_error* comm_destroy(cb_comm* comm) {
-  return Entry::guarded("comm_destroy", [&] { delete comm; });
-}
-
-// Closes every connection (peers blocked on this rank fail at once) and frees the
-// communicator: nothing is called on it afterwards (docs/plugin-abi.md §4).
-cb_error* comm_abort(cb_comm* comm) {
-  return Entry::guarded("comm_abort", [&] {
-    require_argument(comm, "comm");
-    const std::unique_ptr<cb_comm> owned(comm);  // freed even if closing throws
-    abort_communicator(*owned);
-  });
-}
-
-constexpr cb_backend_api kApi = Entry::table(
+constexpr cb_backend_api kApi = commbench::sdk::EntryPoints<GlooTraits>::table(
     COMMBENCH_GLOO_PLUGIN_VERSION,
-    "Gloo collectives and send/recv over TCP (Debian libgloo), host memory",
-    // Plain host memory from the host is what gloo wants (no mem_alloc); no batched launch.
-    {comm_destroy, comm_abort});
+    "Gloo collectives and send/recv over TCP (Debian libgloo), host memory");
+// Plain host memory from the host is what gloo wants (no mem_alloc); no batched launch.
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/op_args.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 #include "nccl_comm.h"
 #include "nccl_types.h"
@@ -18,8 +19,9 @@ ncclDataType_t dtype_of(const cb_backend& b, cb_dtype d) {
   return *t;
 }
 
-bool is_reduction(cb_op op) {
-  return op == CB_OP_ALLREDUCE || op == CB_OP_REDUCESCATTER || op == CB_OP_REDUCE;
+bool is_reduction_with_fp8(const cb_op_args& a) {
+  return a.struct_size >= sdk::kOpArgsMinSize && sdk::is_reduction(a.op) &&
+         (a.dtype == CB_DTYPE_F8E4M3 || a.dtype == CB_DTYPE_F8E5M2);
 }
 
 // ncclGroupStart whose ncclGroupEnd runs even when something between them throws; otherwise the
@@ -75,17 +77,19 @@ void alltoall_by_alltoallv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cu
 
 }  // namespace
 
-std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& a) {
+std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
   const cb_backend& b = c.backend;
   const NcclApi& api = b.api;
-  if (a.struct_size < CB_STRUCT_SIZE(cb_op_args, stream)) sdk::fail(CB_ERR_INVALID_ARGUMENT, "cb_op_args.struct_size is too small");
-  if (a.mem_type != CB_MEM_CUDA) sdk::fail(CB_ERR_UNIMPLEMENTED, "NCCL runs on cuda memory only");
+  if (given.struct_size >= sdk::kOpArgsMinSize && given.mem_type != CB_MEM_CUDA)
+    sdk::fail(CB_ERR_UNIMPLEMENTED, "NCCL runs on cuda memory only");
+  if (is_reduction_with_fp8(given) && b.compute_major < 9)
+    sdk::fail(CB_ERR_UNIMPLEMENTED, "fp8 reductions need compute capability 9.0 or newer; this GPU has " +
+                                        std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
+  const cb_op_args a = sdk::checked_op_args(given, b.host.rank, b.host.world_size,
+                                            nccl_capabilities(b.version, b.compute_major));
   if (c.aborted) sdk::fail(CB_ERR_REMOTE, "the communicator was aborted after an earlier error");
   if (a.op == CB_OP_ALLTOALL && a.sendbuf == a.recvbuf && a.count > 0)
     sdk::fail(CB_ERR_UNIMPLEMENTED, "in-place alltoall is undefined in NCCL (nccl-tests refuses it too)");
-  if (is_reduction(a.op) && (a.dtype == CB_DTYPE_F8E4M3 || a.dtype == CB_DTYPE_F8E5M2) && b.compute_major < 9)
-    sdk::fail(CB_ERR_UNIMPLEMENTED, "fp8 reductions need compute capability 9.0 or newer; this GPU has " +
-                                        std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
   cudaStream_t s = a.stream ? static_cast<cudaStream_t>(a.stream) : c.stream;
   const auto deadline = Clock::now() + b.options.timeout;
   auto red = [&] {

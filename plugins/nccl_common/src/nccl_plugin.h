@@ -32,50 +32,18 @@ struct NcclTraits {
   static std::unique_ptr<cb_request> post(cb_comm& c, const cb_op_args& a) { return post_nccl(c, a); }
   static bool test(cb_request& r) { return test_nccl(r); }
   static void wait(cb_request& r, int32_t timeout_ms) { wait_nccl(r, timeout_ms); }
+  static void destroy_communicator(std::unique_ptr<cb_comm> c) { destroy_nccl_comm(std::move(c)); }
+  static void abort_communicator(std::unique_ptr<cb_comm> c) { abort_nccl_comm(std::move(c)); }
+  static void* allocate(cb_comm& c, cb_mem type, size_t bytes) { return alloc_nccl(c, type, bytes); }
+  static void release(cb_comm& c, cb_mem, void* p) { free_nccl(c, p); }
+  static void group_start(cb_comm& c) { group_start_nccl(c); }
+  static void group_end(cb_comm& c) { group_end_nccl(c); }
 };
 
 template <class Loader>
 struct NcclPlugin {
-  using Entry = sdk::EntryPoints<NcclTraits<Loader>>;
-
-  static cb_error* comm_destroy(cb_comm* c) {
-    return Entry::guarded("comm_destroy", [&] { if (c) destroy_nccl_comm(std::unique_ptr<cb_comm>(c)); });
-  }
-  static cb_error* comm_abort(cb_comm* c) {
-    return Entry::guarded("comm_abort", [&] {
-      sdk::require_argument(c, "comm");
-      abort_nccl_comm(std::unique_ptr<cb_comm>(c));
-    });
-  }
-  static cb_error* mem_alloc(cb_comm* c, cb_mem type, size_t bytes, void** out) {
-    return Entry::guarded("mem_alloc", [&] {
-      sdk::require_argument(c, "comm");
-      sdk::require_argument(out, "out");
-      *out = alloc_nccl(*c, type, bytes);
-    });
-  }
-  static cb_error* mem_free(cb_comm* c, cb_mem, void* p) {
-    return Entry::guarded("mem_free", [&] {
-      sdk::require_argument(c, "comm");
-      if (p) free_nccl(*c, p);
-    });
-  }
-  static cb_error* group_start(cb_comm* c) {
-    return Entry::guarded("group_start", [&] {
-      sdk::require_argument(c, "comm");
-      group_start_nccl(*c);
-    });
-  }
-  static cb_error* group_end(cb_comm* c) {
-    return Entry::guarded("group_end", [&] {
-      sdk::require_argument(c, "comm");
-      group_end_nccl(*c);
-    });
-  }
-
-  static constexpr cb_backend_api api = Entry::table(
-      Loader::plugin_version, Loader::description,
-      {comm_destroy, comm_abort, mem_alloc, mem_free, group_start, group_end});
+  static constexpr cb_backend_api api =
+      sdk::EntryPoints<NcclTraits<Loader>>::table(Loader::plugin_version, Loader::description);
 };
 
 }  // namespace commbench::nccl_backend

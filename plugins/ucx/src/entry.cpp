@@ -19,7 +19,6 @@
 namespace {
 
 using namespace commbench::ucx_backend;
-using commbench::sdk::require_argument;
 
 struct UcxTraits {
   static constexpr const char* name = "ucx";
@@ -44,45 +43,21 @@ struct UcxTraits {
   static void complete(cb_comm& comm, const cb_op_args& args, int32_t timeout_ms) {
     complete_op(comm, args, timeout_ms);
   }
+  static void destroy_communicator(std::unique_ptr<cb_comm> comm) {
+    commbench::ucx_backend::destroy_communicator(std::move(comm));
+  }
+  // Force-closes every endpoint and frees the communicator (docs/plugin-abi.md §4).
+  static void abort_communicator(std::unique_ptr<cb_comm> comm) {
+    commbench::ucx_backend::abort_communicator(std::move(comm));
+  }
+  static void* allocate(cb_comm& comm, cb_mem mem, size_t bytes) { return comm.memory->allocate(mem, bytes); }
+  static void release(cb_comm& comm, cb_mem mem, void* ptr) { comm.memory->release(mem, ptr); }
 };
 
-using Entry = commbench::sdk::EntryPoints<UcxTraits>;
-
-cb_error* comm_destroy(cb_comm* comm) {
-  return Entry::guarded("comm_destroy", [&] {
-    if (comm != nullptr) destroy_communicator(std::unique_ptr<cb_comm>(comm));
-  });
-}
-
-// Force-closes every endpoint and frees the communicator: nothing is called on it afterwards
-// (docs/plugin-abi.md §4).
-cb_error* comm_abort(cb_comm* comm) {
-  return Entry::guarded("comm_abort", [&] {
-    require_argument(comm, "comm");
-    abort_communicator(std::unique_ptr<cb_comm>(comm));
-  });
-}
-
-cb_error* mem_alloc(cb_comm* comm, cb_mem mem_type, size_t bytes, void** out) {
-  return Entry::guarded("mem_alloc", [&] {
-    require_argument(comm, "comm");
-    require_argument(out, "out");
-    *out = comm->memory->allocate(mem_type, bytes);
-  });
-}
-
-cb_error* mem_free(cb_comm* comm, cb_mem mem_type, void* ptr) {
-  return Entry::guarded("mem_free", [&] {
-    require_argument(comm, "comm");
-    if (ptr != nullptr) comm->memory->release(mem_type, ptr);
-  });
-}
-
-constexpr cb_backend_api kApi = Entry::table(
+// No group calls: send/recv are already non-blocking, there is nothing to batch.
+constexpr cb_backend_api kApi = commbench::sdk::EntryPoints<UcxTraits>::table(
     COMMBENCH_UCX_PLUGIN_VERSION,
-    "UCX (UCP tag matching): send/recv and collectives over shared memory or TCP, host memory",
-    // No group calls: send/recv are already non-blocking, there is nothing to batch.
-    {comm_destroy, comm_abort, mem_alloc, mem_free});
+    "UCX (UCP tag matching): send/recv and collectives over shared memory or TCP, host memory");
 
 }  // namespace
 

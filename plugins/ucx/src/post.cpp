@@ -1,7 +1,9 @@
 #include <memory>
 #include <vector>
 
+#include "capabilities.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/op_args.hpp"
 #include "communicator.h"
 #include "errors.h"
 #include "request.h"
@@ -10,40 +12,22 @@
 namespace commbench::ucx_backend {
 namespace {
 
-void validate(const cb_comm& comm, const cb_op_args& a) {
-  if (a.struct_size < CB_STRUCT_SIZE(cb_op_args, mem_type))
-    fail(CB_ERR_INVALID_ARGUMENT, "cb_op_args.struct_size is too small");
-  if (static_cast<unsigned>(a.op) >= CB_OP_COUNT_V1)
-    fail(CB_ERR_UNIMPLEMENTED, "op " + std::to_string(a.op) + " is not known to this plugin");
-  if (static_cast<unsigned>(a.dtype) >= CB_DTYPE_COUNT_V1)
-    fail(CB_ERR_UNIMPLEMENTED, "dtype " + std::to_string(a.dtype) + " is not known to this plugin");
-  if (a.op != CB_OP_BARRIER && static_cast<unsigned>(a.redop) >= CB_REDOP_COUNT_V1)
-    fail(CB_ERR_UNIMPLEMENTED, "reduce op " + std::to_string(a.redop) + " is not known to this plugin");
-  if (a.mem_type == CB_MEM_HOST_PINNED || (a.mem_type == CB_MEM_CUDA && !comm.backend.supports_cuda()))
-    fail(CB_ERR_UNIMPLEMENTED, "memory type " + std::string(sdk::mem_name(a.mem_type)) +
-                                   " is not supported by this UCX build");
-  if (a.mem_type == CB_MEM_CUDA && a.op != CB_OP_SEND && a.op != CB_OP_RECV)
+// The SDK's checks against what this process advertises, then the ucx plugin's own limits.
+cb_op_args validate(const cb_comm& comm, const cb_op_args& given) {
+  const cb_op_args a = sdk::checked_op_args(given, comm.rank, comm.size, runtime_capabilities(comm.backend));
+  if (a.mem_type == CB_MEM_CUDA && !sdk::is_point_to_point(a.op))
     fail(CB_ERR_UNIMPLEMENTED, "collectives on cuda memory are not implemented by the ucx plugin "
                                "(its reductions run on the host); send/recv are");
-  const bool rooted = a.op == CB_OP_BROADCAST || a.op == CB_OP_REDUCE || a.op == CB_OP_GATHER ||
-                      a.op == CB_OP_SCATTER;
-  if (rooted && (a.root < 0 || a.root >= comm.size))
-    fail(CB_ERR_INVALID_ARGUMENT, "root " + std::to_string(a.root) + " is not a rank of this world");
-  const bool p2p = a.op == CB_OP_SEND || a.op == CB_OP_RECV;
-  if (p2p && (a.peer < 0 || a.peer >= comm.size))
-    fail(CB_ERR_INVALID_ARGUMENT, "peer " + std::to_string(a.peer) + " is not a rank of this world");
-  if (p2p && a.struct_size >= CB_STRUCT_SIZE(cb_op_args, tag) && a.tag > kMaxUserTag)
+  if (sdk::is_point_to_point(a.op) && a.tag > kMaxUserTag)
     fail(CB_ERR_INVALID_ARGUMENT, "tag " + std::to_string(a.tag) + " is above the largest the ucx "
                                   "plugin carries (2^31-1)");
-  if (a.count > 0 && a.op != CB_OP_BARRIER && a.sendbuf == nullptr && a.op != CB_OP_RECV &&
-      !((a.op == CB_OP_SCATTER) && a.root != comm.rank))
-    fail(CB_ERR_INVALID_ARGUMENT, "sendbuf is NULL");
+  return a;
 }
 
 // Starts a validated send or receive.
 void start_transfer(cb_comm& comm, const cb_op_args& a, Transfer& t) {
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);
-  const uint32_t tag = a.struct_size >= CB_STRUCT_SIZE(cb_op_args, tag) ? a.tag : 0;
+  const uint32_t tag = a.tag;
   if (a.op == CB_OP_SEND) comm.tags->start_send(t, a.peer, user_tag(tag, comm.rank), a.sendbuf, bytes);
   else comm.tags->start_recv(t, a.peer, user_tag(tag, a.peer), a.recvbuf, bytes);
 }
@@ -55,8 +39,8 @@ Deadline deadline_for(const cb_comm& comm, int32_t timeout_ms) {
 
 }  // namespace
 
-std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& a) {
-  validate(comm, a);
+std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& given) {
+  const cb_op_args a = validate(comm, given);
   auto request = std::make_unique<cb_request>();
   request->comm = &comm;
   if (a.op == CB_OP_SEND || a.op == CB_OP_RECV) {
@@ -98,13 +82,13 @@ void wait_request(cb_request& request, int32_t timeout_ms) {
   request.comm->tags->check(t);
 }
 
-void complete_op(cb_comm& comm, const cb_op_args& a, int32_t timeout_ms) {
-  if (a.op != CB_OP_SEND && a.op != CB_OP_RECV) {
-    wait_request(*post_op(comm, a), timeout_ms);  // collectives run inside post anyway
+void complete_op(cb_comm& comm, const cb_op_args& given, int32_t timeout_ms) {
+  if (given.struct_size >= sdk::kOpArgsMinSize && !sdk::is_point_to_point(given.op)) {
+    wait_request(*post_op(comm, given), timeout_ms);  // collectives run inside post anyway
     return;
   }
   // The request-free path of a single send or receive: the transfer lives on this stack.
-  validate(comm, a);
+  const cb_op_args a = validate(comm, given);
   Transfer t;
   struct Discard {  // a receive still posted must not outlive the call (its buffer may go)
     TagEngine& tags;

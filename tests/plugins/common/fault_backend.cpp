@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-// The ABI declares these as incomplete C structs; the plugin gives them their bodies.
-struct cb_error {
-  cb_status code;
-  std::string message;
-};
+#include "commbench/sdk/op_args.hpp"
+#include "commbench/sdk/plugin_error.hpp"
+
+// The ABI declares these as incomplete C structs; the plugin gives them their bodies (cb_error:
+// the SDK's, from plugin_error.hpp).
 struct cb_backend {
   const cb_host_services* host;
 };
@@ -25,15 +25,8 @@ struct cb_request {};  // ops complete inside post(); nothing to track
 namespace cbtest {
 namespace {
 
-// Returned when even the error object cannot be allocated; error_destroy never frees it.
-cb_error g_out_of_memory{CB_ERR_RESOURCE_EXHAUSTED, "out of memory"};
-
-cb_error* make_error(cb_status code, std::string message) {
-  try {
-    return new cb_error{code, std::string(kPluginName) + ": " + std::move(message)};
-  } catch (...) {
-    return &g_out_of_memory;
-  }
+cb_error* make_error(cb_status code, const std::string& message) {
+  return commbench::sdk::make_error(code, std::string(kPluginName) + ": " + message);
 }
 
 cb_error* host_error(cb_status status, const char* call) {
@@ -45,26 +38,32 @@ cb_request g_done_request;  // every post completes synchronously: one shared fi
 
 cb_status err_code(const cb_error* e) { return e->code; }
 const char* err_message(const cb_error* e) { return e->message.c_str(); }
-void err_destroy(cb_error* e) {
-  if (e != &g_out_of_memory) delete e;
-}
+void err_destroy(cb_error* e) { commbench::sdk::destroy_error(e); }
 
-cb_error* get_capabilities(const cb_backend*, cb_capabilities* out) {
-  // Write only the fields the host's struct has room for (it may be an older host), and leave
-  // its struct_size alone.
+cb_capabilities capabilities() {
   cb_capabilities caps{};
-  caps.struct_size = out->struct_size;
   caps.ops = CB_BIT(CB_OP_ALLREDUCE) | CB_BIT(CB_OP_BARRIER);
   caps.dtypes = CB_BIT(CB_DTYPE_F32);
   caps.reduce_dtypes = CB_BIT(CB_DTYPE_F32);
   caps.redops = CB_BIT(CB_REDOP_SUM);
   caps.mem_types = CB_BIT(CB_MEM_HOST);
   caps.flags = CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
+  return caps;
+}
+
+cb_error* get_capabilities(const cb_backend*, cb_capabilities* out) {
+  if (out == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "get_capabilities: out is NULL");
+  // Write only the fields the host's struct has room for (it may be an older host), and leave
+  // its struct_size alone.
+  const cb_capabilities caps = capabilities();
+  const size_t keep = out->struct_size;
   std::memcpy(out, &caps, std::min(out->struct_size, CB_STRUCT_SIZE(cb_capabilities, flags)));
+  out->struct_size = keep;
   return nullptr;
 }
 
 cb_error* init(const cb_host_services* host, cb_backend** out) {
+  if (host == nullptr || out == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "init: host or out is NULL");
   Options options;
   for (size_t i = 0; i < host->num_options; ++i) {
     const cb_option& o = host->options[i];
@@ -94,6 +93,7 @@ cb_error* finalize(cb_backend* backend) {
 
 cb_error* comm_create(cb_backend* backend, int32_t timeout_ms, cb_comm** out) {
   // Collective by contract: a barrier proves every rank got this far.
+  if (backend == nullptr || out == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "comm_create: backend or out is NULL");
   const cb_host_services* h = backend->host;
   if (cb_error* e = host_error(h->bootstrap_barrier(h->ctx, timeout_ms), "bootstrap_barrier")) return e;
   *out = new cb_comm{backend, timeout_ms};
@@ -124,7 +124,19 @@ cb_error* allreduce_f32(cb_comm* comm, const cb_op_args& a) {
   return nullptr;
 }
 
-cb_error* post(cb_comm* comm, const cb_op_args* args, cb_request** out) {
+cb_error* post(cb_comm* comm, const cb_op_args* given, cb_request** out) {
+  if (comm == nullptr || given == nullptr || out == nullptr)
+    return make_error(CB_ERR_INVALID_ARGUMENT, "post: comm, args and out must not be NULL");
+  cb_op_args checked;
+  try {
+    const cb_host_services& h = *comm->backend->host;
+    checked = commbench::sdk::checked_op_args(*given, h.rank, h.world_size, capabilities());
+  } catch (const commbench::sdk::PluginError& e) {
+    return make_error(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return make_error(CB_ERR_RESOURCE_EXHAUSTED, "out of memory in post");
+  }
+  const cb_op_args* args = &checked;
   try {
     before_post(*comm->backend->host, comm->posts++);
   } catch (const InjectedError& injected) {
@@ -149,11 +161,14 @@ cb_error* post(cb_comm* comm, const cb_op_args* args, cb_request** out) {
   return nullptr;
 }
 
-cb_error* test(cb_request*, int32_t* done) {
+cb_error* test(cb_request* request, int32_t* done) {
+  if (request == nullptr || done == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "test: request or done is NULL");
   *done = 1;
   return nullptr;
 }
-cb_error* wait(cb_request*, int32_t) { return nullptr; }
+cb_error* wait(cb_request* request, int32_t) {
+  return request == nullptr ? make_error(CB_ERR_INVALID_ARGUMENT, "wait: request is NULL") : nullptr;
+}
 void request_free(cb_request*) {}
 
 cb_error* get_metadata(const cb_backend*, void (*emit)(void*, const char*, const char*), void* ctx) {

@@ -269,18 +269,14 @@ struct Traits {
   static void wait(cb_request& r, int32_t timeout_ms) {
     if (!r.key.empty() && !try_receive(r, timeout_ms)) sdk::fail(CB_ERR_TIMEOUT, "recv: no message within the timeout");
   }
+  // Nothing to cancel: aborting is destroying (the SDK deletes the communicator).
+  static void abort_communicator(std::unique_ptr<cb_comm>) {}
 };
-
-cb_error* comm_destroy(cb_comm* comm) {
-  delete comm;
-  return nullptr;
-}
 
 }  // namespace faulty
 
 extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
   static const cb_backend_api api = commbench::sdk::EntryPoints<faulty::Traits>::table(
-      "1.0", "test plugin: collectives with one deliberate bug, to prove the result check catches it",
-      {.comm_destroy = faulty::comm_destroy, .comm_abort = faulty::comm_destroy});
+      "1.0", "test plugin: collectives with one deliberate bug, to prove the result check catches it");
   return &api;
 }

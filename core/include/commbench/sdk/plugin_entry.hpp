@@ -1,20 +1,32 @@
 // The ABI wrappers every C++ plugin needs, written once: argument checks, exceptions turned into
 // cb_error objects, ownership handed across as raw pointers. A plugin describes itself with a
-// traits type and puts EntryPoints<Traits>::... into its cb_backend_api. Header-only plugin SDK.
+// traits type and exports EntryPoints<Traits>::table(...). Header-only plugin SDK (C++20);
+// docs/plugin-abi.md §11 documents the contract, examples/store_backend is a complete plugin.
 //
 //   struct Traits {
-//     static constexpr const char* name = "mine";
-//     static cb_error* translate(std::string_view what) noexcept;  // inside a catch block
+//     // required
+//     static constexpr const char* name = "mine";     // as in libcommbench_backend_mine.so
+//     static cb_error* translate(std::string_view what) noexcept;  // inside a catch block, e.g.
+//                                                     //   sdk::error_from_standard_exception(what)
 //     static cb_capabilities capabilities(const cb_backend* backend_or_null);
 //     static std::unique_ptr<cb_backend> create_backend(const cb_host_services&);
 //     static void emit_metadata(const cb_backend&, void (*emit)(void*, const char*, const char*), void*);
 //     static std::unique_ptr<cb_comm> create_communicator(cb_backend&, int32_t timeout_ms);
 //     static std::unique_ptr<cb_request> post(cb_comm&, const cb_op_args&);
 //     static bool test(cb_request&);                 // complete yet? throws if it failed
-//     static void wait(cb_request&, int32_t timeout_ms);
+//     static void wait(cb_request&, int32_t timeout_ms);  // throws PluginError(CB_ERR_TIMEOUT) when it passes
+//     // optional: each one present fills its slot of the table, absent ones stay NULL or default
+//     static void complete(cb_comm&, const cb_op_args&, int32_t timeout_ms);  // else post + wait
+//     static void destroy_communicator(std::unique_ptr<cb_comm>);  // else `delete comm`
+//     static void abort_communicator(std::unique_ptr<cb_comm>);    // else no comm_abort (the core destroys)
+//     static void* allocate(cb_comm&, cb_mem, size_t bytes);        // mem_alloc, with
+//     static void release(cb_comm&, cb_mem, void* ptr);             //   mem_free
+//     static void group_start(cb_comm&);                            // group_start, with
+//     static void group_end(cb_comm&);                              //   group_end (CB_CAP_GROUPS)
 //   };
 //
-// cb_backend, cb_comm and cb_request must be complete types where this is instantiated.
+// cb_backend, cb_comm and cb_request must be complete types where this is instantiated; cb_error
+// is the SDK's (plugin_error.hpp): a plugin must not define its own.
 #pragma once
 
 #include <cstdio>
@@ -23,6 +35,7 @@
 
 #include "commbench/backend.h"
 #include "commbench/sdk/capabilities.hpp"
+#include "commbench/sdk/dtypes.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 
 namespace commbench::sdk {
@@ -137,21 +150,70 @@ struct EntryPoints {
     }
   }
 
-  // What differs between plugins besides the traits: teardown, memory, batching (NULL where the
-  // plugin has none, which the ABI reads as "unsupported").
-  struct Extras {
-    cb_error* (*comm_destroy)(cb_comm*);
-    cb_error* (*comm_abort)(cb_comm*);
-    cb_error* (*mem_alloc)(cb_comm*, cb_mem, size_t, void**) = nullptr;
-    cb_error* (*mem_free)(cb_comm*, cb_mem, void*) = nullptr;
-    cb_error* (*group_start)(cb_comm*) = nullptr;
-    cb_error* (*group_end)(cb_comm*) = nullptr;
-  };
+  static cb_error* comm_destroy(cb_comm* comm) {
+    return guarded("comm_destroy", [&] {
+      if (comm == nullptr) return;
+      if constexpr (requires(std::unique_ptr<cb_comm> c) { Traits::destroy_communicator(std::move(c)); })
+        Traits::destroy_communicator(std::unique_ptr<cb_comm>(comm));
+      else
+        delete comm;
+    });
+  }
 
-  // The whole ABI function table.
-  static constexpr cb_backend_api table(const char* version, const char* description, Extras x) {
+  // Frees the communicator whatever happens: nothing is called on it afterwards (§4).
+  static cb_error* comm_abort(cb_comm* comm) {
+    return guarded("comm_abort", [&] {
+      require_argument(comm, "comm");
+      if constexpr (requires(std::unique_ptr<cb_comm> c) { Traits::abort_communicator(std::move(c)); })
+        Traits::abort_communicator(std::unique_ptr<cb_comm>(comm));
+    });
+  }
+
+  static cb_error* mem_alloc(cb_comm* comm, cb_mem mem, size_t bytes, void** out) {
+    return guarded("mem_alloc", [&] {
+      require_argument(comm, "comm");
+      require_argument(out, "out");
+      *out = nullptr;
+      if constexpr (requires { Traits::allocate(*comm, mem, bytes); }) *out = Traits::allocate(*comm, mem, bytes);
+    });
+  }
+
+  static cb_error* mem_free(cb_comm* comm, cb_mem mem, void* ptr) {
+    return guarded("mem_free", [&] {
+      require_argument(comm, "comm");
+      if constexpr (requires { Traits::release(*comm, mem, ptr); })
+        if (ptr != nullptr) Traits::release(*comm, mem, ptr);
+    });
+  }
+
+  static cb_error* group_start(cb_comm* comm) {
+    return guarded("group_start", [&] {
+      require_argument(comm, "comm");
+      if constexpr (requires { Traits::group_start(*comm); }) Traits::group_start(*comm);
+    });
+  }
+
+  static cb_error* group_end(cb_comm* comm) {
+    return guarded("group_end", [&] {
+      require_argument(comm, "comm");
+      if constexpr (requires { Traits::group_end(*comm); }) Traits::group_end(*comm);
+    });
+  }
+
+  // The whole ABI function table, with the optional slots the traits provide. struct_size is
+  // CB_STRUCT_SIZE of the last field (never sizeof, §3): this table ends at 1.1's `complete`.
+  static constexpr cb_backend_api table(const char* version, const char* description) {
+    constexpr bool has_abort = requires(std::unique_ptr<cb_comm> c) { Traits::abort_communicator(std::move(c)); };
+    constexpr bool has_memory = requires(cb_comm& c, cb_mem m, size_t n, void* p) {
+      Traits::allocate(c, m, n);
+      Traits::release(c, m, p);
+    };
+    constexpr bool has_groups = requires(cb_comm& c) {
+      Traits::group_start(c);
+      Traits::group_end(c);
+    };
     return cb_backend_api{
-        .struct_size = sizeof(cb_backend_api),
+        .struct_size = CB_STRUCT_SIZE(cb_backend_api, complete),
         .abi_major = CB_ABI_MAJOR,
         .abi_minor = CB_ABI_MINOR,
         .name = Traits::name,
@@ -165,16 +227,16 @@ struct EntryPoints {
         .finalize = finalize,
         .get_metadata = get_metadata,
         .comm_create = comm_create,
-        .comm_destroy = x.comm_destroy,
-        .comm_abort = x.comm_abort,
-        .mem_alloc = x.mem_alloc,
-        .mem_free = x.mem_free,
+        .comm_destroy = comm_destroy,
+        .comm_abort = has_abort ? comm_abort : nullptr,
+        .mem_alloc = has_memory ? mem_alloc : nullptr,
+        .mem_free = has_memory ? mem_free : nullptr,
         .post = post,
         .test = test,
         .wait = wait,
         .request_free = request_free,
-        .group_start = x.group_start,
-        .group_end = x.group_end,
+        .group_start = has_groups ? group_start : nullptr,
+        .group_end = has_groups ? group_end : nullptr,
         .complete = complete,
     };
   }
@@ -184,14 +246,8 @@ struct EntryPoints {
   static const char* label_of(const cb_op_args* args, const char* fallback) {
     return args != nullptr && args->struct_size >= CB_STRUCT_SIZE(cb_op_args, op) &&
                    static_cast<unsigned>(args->op) < CB_OP_COUNT_V1
-               ? op_label(args->op)
+               ? op_name(args->op).data()
                : fallback;
-  }
-  static const char* op_label(cb_op op) {
-    static const char* const kNames[CB_OP_COUNT_V1] = {
-        "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall",
-        "gather",    "scatter",   "barrier",       "send",      "recv"};
-    return kNames[op];
   }
 };
 

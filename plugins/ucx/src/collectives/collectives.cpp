@@ -5,6 +5,7 @@
 
 #include "binomial.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/op_args.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 #include "dissemination.h"
 #include "linear.h"
@@ -15,10 +16,6 @@
 namespace commbench::ucx_backend {
 namespace {
 
-bool is_rooted(cb_op op) {
-  return op == CB_OP_BROADCAST || op == CB_OP_REDUCE || op == CB_OP_GATHER || op == CB_OP_SCATTER;
-}
-
 void check_args(Channel& ch, cb_op op, const CollectiveArgs& a) {
   const std::string what(sdk::op_name(op));
   if (op == CB_OP_BARRIER) return;
@@ -26,7 +23,7 @@ void check_args(Channel& ch, cb_op op, const CollectiveArgs& a) {
     sdk::fail(CB_ERR_INVALID_ARGUMENT, what + ": unknown dtype " + std::to_string(a.dtype));
   if (sdk::is_reduction(op) && (static_cast<int>(a.redop) < 0 || static_cast<int>(a.redop) >= CB_REDOP_COUNT_V1))
     sdk::fail(CB_ERR_INVALID_ARGUMENT, what + ": unknown reduce op " + std::to_string(a.redop));
-  if (is_rooted(op) && (a.root < 0 || a.root >= ch.size()))
+  if (sdk::is_rooted(op) && (a.root < 0 || a.root >= ch.size()))
     sdk::fail(CB_ERR_INVALID_ARGUMENT, what + ": root " + std::to_string(a.root) + " is not a rank of " +
                                            std::to_string(ch.size()));
 }

@@ -1,0 +1,138 @@
+// The checks every plugin's post() makes before touching its library, written once: the host's
+// struct read per the struct_size rule, what the plugin does not advertise refused with
+// CB_ERR_UNIMPLEMENTED (the core records the case as unsupported and goes on), and what no
+// caller should pass refused with CB_ERR_INVALID_ARGUMENT (the core fails the run).
+// `commbench conformance` probes each of these. Header-only plugin SDK (C++20).
+//
+//   cb_op_args a = sdk::checked_op_args(*args, rank, world_size, my_capabilities);
+//   // a.op, a.dtype, a.redop are known to this header, advertised, and root/peer are ranks.
+//
+// Every check depends only on values all ranks share (op, count, dtype, redop, root, memory,
+// placement) except the buffer checks, so an unsupported case is refused the same way on every
+// rank and no rank is left waiting in a collective the others refused.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "commbench/backend.h"
+#include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/plugin_error.hpp"
+
+namespace commbench::sdk {
+
+// Every field of ABI 1.0's cb_op_args is needed by some op: a smaller struct comes from a broken
+// host and is refused rather than guessed about.
+inline constexpr size_t kOpArgsMinSize = CB_STRUCT_SIZE(cb_op_args, tag);
+
+inline constexpr bool is_rooted(cb_op op) {
+  return op == CB_OP_BROADCAST || op == CB_OP_REDUCE || op == CB_OP_GATHER || op == CB_OP_SCATTER;
+}
+inline constexpr bool is_point_to_point(cb_op op) { return op == CB_OP_SEND || op == CB_OP_RECV; }
+
+// Whether `a` uses the in-place layout of docs/plugin-abi.md §9 on `rank` (byte offsets of whole
+// blocks). Gather and scatter are in place only at the root; elsewhere they have one buffer.
+inline bool is_in_place(const cb_op_args& a, int rank) {
+  const auto* send = static_cast<const unsigned char*>(a.sendbuf);
+  const auto* recv = static_cast<const unsigned char*>(a.recvbuf);
+  if (send == nullptr || recv == nullptr) return false;
+  const size_t block = a.count * dtype_size(a.dtype);
+  switch (a.op) {
+    case CB_OP_ALLGATHER: return send == recv + static_cast<size_t>(rank) * block;
+    case CB_OP_REDUCESCATTER: return recv == send + static_cast<size_t>(rank) * block;
+    case CB_OP_GATHER: return rank == a.root && send == recv + static_cast<size_t>(a.root) * block;
+    case CB_OP_SCATTER: return rank == a.root && recv == send + static_cast<size_t>(a.root) * block;
+    case CB_OP_BARRIER: case CB_OP_SEND: case CB_OP_RECV: return false;
+    default: return send == recv;
+  }
+}
+
+// Copies the host's struct, reading only what its struct_size covers.
+inline cb_op_args read_op_args(const cb_op_args& given) {
+  if (given.struct_size < kOpArgsMinSize)
+    fail(CB_ERR_INVALID_ARGUMENT, "cb_op_args.struct_size is " + std::to_string(given.struct_size) + ", smaller than ABI 1.0's " +
+                                      std::to_string(kOpArgsMinSize) + ": fill it with CB_STRUCT_SIZE(cb_op_args, tag)");
+  cb_op_args a{};
+  std::memcpy(&a, &given, std::min(given.struct_size, sizeof(a)));
+  return a;
+}
+
+namespace detail {
+// Enum values come from another binary: compare as integers, whatever the enum's type.
+inline bool in_bits(int value, int count, uint64_t bits) {
+  return value >= 0 && value < count && (bits & CB_BIT(value)) != 0;
+}
+inline void require_buffer(const void* p, const char* which, cb_op op) {
+  if (p == nullptr)
+    fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(op)) + ": " + which + " is NULL but count > 0");
+}
+}  // namespace detail
+
+// Refuses with CB_ERR_UNIMPLEMENTED what `caps` does not advertise: the op, the dtype (the
+// reduction set for reductions), the reduce op, the memory type, the placement.
+inline void require_advertised(const cb_op_args& a, const cb_capabilities& caps, int rank) {
+  if (!detail::in_bits(a.op, CB_OP_COUNT_V1, caps.ops))
+    fail(CB_ERR_UNIMPLEMENTED, "op " + (static_cast<unsigned>(a.op) < CB_OP_COUNT_V1 ? std::string(op_name(a.op)) : std::to_string(a.op)) +
+                                   " is not supported by this plugin");
+  if (!detail::in_bits(a.mem_type, CB_MEM_COUNT_V1, caps.mem_types))
+    fail(CB_ERR_UNIMPLEMENTED, "memory type " + (static_cast<unsigned>(a.mem_type) < CB_MEM_COUNT_V1 ? std::string(mem_name(a.mem_type)) : std::to_string(a.mem_type)) +
+                                   " is not supported by this plugin");
+  if (a.op == CB_OP_BARRIER) return;
+  const bool reduction = is_reduction(a.op);
+  if (!detail::in_bits(a.dtype, CB_DTYPE_COUNT_V1, reduction ? caps.reduce_dtypes : caps.dtypes))
+    fail(CB_ERR_UNIMPLEMENTED, "dtype " + (static_cast<unsigned>(a.dtype) < CB_DTYPE_COUNT_V1 ? std::string(dtype_name(a.dtype)) : std::to_string(a.dtype)) +
+                                   " is not supported for " + std::string(op_name(a.op)) + " by this plugin");
+  if (reduction && !detail::in_bits(a.redop, CB_REDOP_COUNT_V1, caps.redops))
+    fail(CB_ERR_UNIMPLEMENTED, "reduce op " + (static_cast<unsigned>(a.redop) < CB_REDOP_COUNT_V1 ? std::string(redop_name(a.redop)) : std::to_string(a.redop)) +
+                                   " is not supported by this plugin");
+  if (is_point_to_point(a.op) || a.count == 0) return;
+  const bool in_place = is_in_place(a, rank);
+  if (in_place && !(caps.flags & CB_CAP_IN_PLACE))
+    fail(CB_ERR_UNIMPLEMENTED, std::string(op_name(a.op)) + " in place is not supported by this plugin");
+  if (!in_place && !(caps.flags & CB_CAP_OUT_OF_PLACE) && !((a.op == CB_OP_GATHER || a.op == CB_OP_SCATTER) && rank != a.root))
+    fail(CB_ERR_UNIMPLEMENTED, std::string(op_name(a.op)) + " out of place is not supported by this plugin");
+}
+
+// Refuses with CB_ERR_INVALID_ARGUMENT a root or peer that is not a rank, a count whose buffers
+// overflow the address space, and a NULL buffer the op reads or writes on this rank.
+inline void require_valid(const cb_op_args& a, int rank, int world_size) {
+  if (is_rooted(a.op) && (a.root < 0 || a.root >= world_size))
+    fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(a.op)) + ": root " + std::to_string(a.root) +
+                                      " is not a rank of 0.." + std::to_string(world_size - 1));
+  if (is_point_to_point(a.op) && (a.peer < 0 || a.peer >= world_size))
+    fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(a.op)) + ": peer " + std::to_string(a.peer) +
+                                      " is not a rank of 0.." + std::to_string(world_size - 1));
+  if (a.op == CB_OP_BARRIER || a.count == 0) return;
+  if (a.count > SIZE_MAX / dtype_size(a.dtype) / static_cast<size_t>(world_size))
+    fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(a.op)) + ": count " + std::to_string(a.count) +
+                                      " overflows the address space");
+  const bool root = rank == a.root;
+  switch (a.op) {
+    case CB_OP_BROADCAST: case CB_OP_SCATTER:
+      if (root) detail::require_buffer(a.sendbuf, "sendbuf (root)", a.op);
+      detail::require_buffer(a.recvbuf, "recvbuf", a.op);
+      break;
+    case CB_OP_REDUCE: case CB_OP_GATHER:
+      detail::require_buffer(a.sendbuf, "sendbuf", a.op);
+      if (root) detail::require_buffer(a.recvbuf, "recvbuf (root)", a.op);
+      break;
+    case CB_OP_SEND: detail::require_buffer(a.sendbuf, "sendbuf", a.op); break;
+    case CB_OP_RECV: detail::require_buffer(a.recvbuf, "recvbuf", a.op); break;
+    default:
+      detail::require_buffer(a.sendbuf, "sendbuf", a.op);
+      detail::require_buffer(a.recvbuf, "recvbuf", a.op);
+  }
+}
+
+// All of the above, in the order the core relies on: the struct, then what the plugin does not
+// support (UNIMPLEMENTED: the case is skipped), then what is wrong (INVALID_ARGUMENT).
+inline cb_op_args checked_op_args(const cb_op_args& given, int rank, int world_size, const cb_capabilities& caps) {
+  const cb_op_args a = read_op_args(given);
+  require_advertised(a, caps, rank);
+  require_valid(a, rank, world_size);
+  return a;
+}
+
+}  // namespace commbench::sdk

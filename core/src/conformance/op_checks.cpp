@@ -1,0 +1,316 @@
+// Every advertised op x dtype x redop x placement x root x count, run through the benchmark's
+// own buffers, executor and check patterns, with exact expected results; and collectives in
+// flight together where the plugin says posts are asynchronous.
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "conformance/suite_context.h"
+#include "experiment/experiment.h"
+#include "measure/case_buffers.h"
+#include "measure/check_pattern.h"
+#include "measure/op_executor.h"
+
+namespace commbench {
+
+void SuiteContext::report(const std::string& name, ConformanceResult result, const std::string& detail) const {
+  const char* r = result == ConformanceResult::Pass ? "pass" : result == ConformanceResult::Fail ? "fail" : "skip";
+  out.send({{"type", "check"}, {"name", name}, {"result", r}, {"detail", detail}});
+}
+
+std::vector<int64_t> SuiteContext::agree(int64_t mine) const {
+  std::vector<int64_t> all(static_cast<size_t>(world));
+  boot.allgather(&mine, sizeof(mine), all.data(), Millis(std::max(op_timeout_ms, 1000) * 2));
+  return all;
+}
+
+std::vector<cb_mem> SuiteContext::usable_memory() const {
+  std::vector<cb_mem> mems;
+  for (cb_mem m : {CB_MEM_HOST, CB_MEM_HOST_PINNED, CB_MEM_CUDA}) {
+    if (!(caps.mem_types & CB_BIT(m))) continue;
+    if (m != CB_MEM_HOST && !gpu) continue;  // pinned and device memory come from the CUDA runtime
+    mems.push_back(m);
+  }
+  return mems;
+}
+
+CallResult call(const cb_backend_api& api, cb_error* error) {
+  CallResult r;
+  if (error == nullptr) return r;
+  r.code = api.error_code(error);
+  if (r.code == CB_OK) r.code = CB_ERR_INTERNAL;  // as the core reads an error that claims success
+  const char* m = api.error_message(error);
+  r.message = m ? m : "";
+  api.error_destroy(error);
+  return r;
+}
+
+std::string describe_case(const CaseSpec& c, cb_mem mem) {
+  const OpInfo& info = op_info(c.op);
+  std::string s = fmt::format("{} {}", info.name, sdk::dtype_name(c.dtype));
+  if (c.redop) s += fmt::format(" {}", sdk::redop_name(*c.redop));
+  if (!info.point_to_point && c.op != OpKind::Barrier) s += fmt::format(" {}", placement_name(c.placement));
+  if (info.rooted) s += fmt::format(" root {}", c.root);
+  s += fmt::format(" count {}", c.count);
+  if (mem != CB_MEM_HOST) s += fmt::format(" ({} memory)", sdk::mem_name(mem));
+  return s;
+}
+
+ScratchMemory::ScratchMemory(SuiteContext& ctx, cb_mem mem, size_t bytes) : ctx_(ctx), mem_(mem) {
+  if (mem == CB_MEM_CUDA && ctx.gpu && !ctx.api().mem_alloc) {
+    ptr_ = ctx.gpu->alloc_device(bytes);
+    from_gpu_ = true;
+  } else if (mem == CB_MEM_CUDA || ctx.api().mem_alloc) {
+    ptr_ = ctx.session.alloc(mem, bytes);
+  } else {
+    ptr_ = ctx.session.alloc(CB_MEM_HOST, bytes);  // host memory, whatever the label
+    mem_ = CB_MEM_HOST;
+  }
+}
+
+ScratchMemory::~ScratchMemory() {
+  try {
+    if (from_gpu_) ctx_.gpu->free_device(ptr_);
+    else ctx_.session.free(mem_, ptr_);
+  } catch (const std::exception&) {
+    // A failed free is the plugin's problem to report elsewhere; never a throw from here.
+  }
+}
+
+cb_op_args base_args(const SuiteContext& ctx, cb_op op, void* send, void* recv, size_t count,
+                     cb_dtype dtype, cb_mem mem) {
+  cb_op_args a{};
+  a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
+  a.op = op;
+  a.sendbuf = send;
+  a.recvbuf = recv;
+  a.count = count;
+  a.dtype = dtype;
+  a.redop = CB_REDOP_SUM;
+  a.mem_type = mem;
+  a.stream = ctx.gpu && mem == CB_MEM_CUDA && (ctx.caps.flags & CB_CAP_STREAM_ORDERED) ? ctx.gpu->stream() : nullptr;
+  return a;
+}
+
+namespace {
+
+constexpr uint64_t kCounts[] = {0, 1, 7, 1001};
+
+// One case's outcome on this rank, as agreed over all ranks.
+struct CaseOutcome {
+  enum Kind : int64_t { kOk = 0, kRefused = 1, kFailed = 2 };
+  Kind mine = kOk;
+  int64_t wrong = 0;
+  std::optional<Mismatch> first;  // the first wrong element (check_pattern's own report)
+  std::string error;        // this rank's error (kFailed)
+  bool refused_everywhere = false;
+  bool failed_anywhere = false;
+  bool refusal_split = false;  // some ranks refused, others ran it
+};
+
+Execution conformance_execution(const SuiteContext& ctx, cb_mem mem) {
+  Execution e;
+  e.world_size = ctx.world;
+  e.memory = mem;
+  e.window = 8;  // p2p patterns keep 8 requests in flight: waiting on one must progress the rest
+  e.check = true;
+  e.timeout_s = ctx.op_timeout_ms / 1000.0;
+  return e;
+}
+
+// `check` names the op's check: a rank whose case failed reports it at once, before the ranks
+// agree, so the reason is known even if the others then never answer.
+CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check) {
+  CaseOutcome o;
+  const Execution exec = conformance_execution(ctx, mem);
+  try {
+    const MemoryPlan plan = plan_memory(ctx.caps, mem);
+    CaseBuffers buffers(ctx.session, ctx.gpu, plan, spec, ctx.rank, ctx.world);
+    ExecutorSetup setup;
+    setup.op_memory = plan.op_memory;
+    setup.gpu = ctx.gpu;
+    setup.stream_ordered = ctx.gpu && mem == CB_MEM_CUDA && (ctx.caps.flags & CB_CAP_STREAM_ORDERED);
+    setup.group_p2p = setup.stream_ordered && (ctx.caps.flags & CB_CAP_GROUPS) && ctx.session.has_groups();
+    setup.staging = buffers.staging();
+    OpExecutor executor(ctx.session, exec, spec, ctx.rank, buffers.bufs(), setup);
+    const CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
+                          spec.root, spec.count, {exec.peers[0], exec.peers[1]},
+                          spec.placement == Placement::InPlace};
+    buffers.prepare_check(cc);
+    executor.run_once(ctx.op_timeout_ms);
+    const CheckResult checked = buffers.check(cc);
+    o.wrong = checked.wrong;
+    o.first = checked.first;
+  } catch (const PluginError& e) {
+    o.mine = e.skips_case() ? CaseOutcome::kRefused : CaseOutcome::kFailed;
+    o.error = e.what();
+  } catch (const std::exception& e) {
+    o.mine = CaseOutcome::kFailed;
+    o.error = e.what();
+  }
+  if (o.mine == CaseOutcome::kFailed)
+    ctx.report(check, ConformanceResult::Fail, fmt::format("{}: {}", describe_case(spec, mem), o.error));
+  const auto all = ctx.agree(o.mine);
+  size_t refused = 0;
+  for (int64_t k : all) {
+    refused += k == CaseOutcome::kRefused;
+    o.failed_anywhere |= k == CaseOutcome::kFailed;
+  }
+  o.refused_everywhere = refused == all.size();
+  o.refusal_split = refused > 0 && refused < all.size();
+  return o;
+}
+
+// The cases of one op, for the placements, roots, dtypes and reduce ops the plugin advertises.
+std::vector<CaseSpec> cases_of(const SuiteContext& ctx, const OpInfo& info) {
+  std::vector<CaseSpec> cases;
+  const uint64_t dtype_bits = info.reduction ? ctx.caps.reduce_dtypes : ctx.caps.dtypes;
+  std::vector<Placement> placements;
+  if (info.point_to_point || info.kind == OpKind::Barrier || (ctx.caps.flags & CB_CAP_OUT_OF_PLACE))
+    placements.push_back(Placement::OutOfPlace);
+  if (!info.point_to_point && info.kind != OpKind::Barrier && (ctx.caps.flags & CB_CAP_IN_PLACE))
+    placements.push_back(Placement::InPlace);
+  if (info.kind == OpKind::Barrier) {
+    cases.push_back(CaseSpec{OpKind::Barrier, 0, 0, CB_DTYPE_UINT8, std::nullopt, Placement::OutOfPlace, 0});
+    return cases;
+  }
+  for (int d = 0; d < CB_DTYPE_COUNT_V1; ++d) {
+    if (!(dtype_bits & CB_BIT(d))) continue;
+    const auto dtype = static_cast<cb_dtype>(d);
+    std::vector<std::optional<cb_redop>> redops{std::nullopt};
+    if (info.reduction) {
+      redops.clear();
+      for (int r = 0; r < CB_REDOP_COUNT_V1; ++r)
+        if (ctx.caps.redops & CB_BIT(r)) redops.push_back(static_cast<cb_redop>(r));
+    }
+    for (const auto& redop : redops)
+      for (Placement p : placements)
+        for (int root = 0; root < (info.rooted ? ctx.world : 1); ++root)
+          for (uint64_t count : kCounts)
+            cases.push_back(CaseSpec{info.kind, count * sdk::dtype_size(dtype), count, dtype, redop, p, root});
+  }
+  return cases;
+}
+
+// Runs one op's cases; stops the suite (ctx.broken) at the first failure on any rank.
+void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
+  const std::string name = mem == CB_MEM_HOST ? fmt::format("op {}", info.name)
+                                              : fmt::format("op {} ({})", info.name, sdk::mem_name(mem));
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
+  if (ctx.world < info.min_world_size)
+    return ctx.report(name, ConformanceResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
+  size_t run = 0, refused = 0, wrong_cases = 0;
+  std::string first_wrong;
+  for (const CaseSpec& spec : cases_of(ctx, info)) {
+    const std::string what = describe_case(spec, mem);
+    ctx.out.phase("conformance " + what);
+    const CaseOutcome o = run_case(ctx, spec, mem, name);
+    if (o.failed_anywhere) {  // this rank's own failure is reported already
+      ctx.broken = fmt::format("the communicator failed in {}", what);
+      if (o.mine != CaseOutcome::kFailed) ctx.report(name, ConformanceResult::Fail, fmt::format("{}: failed on another rank", what));
+      return;
+    }
+    if (o.refusal_split)
+      return ctx.report(name, ConformanceResult::Fail,
+                        fmt::format("{}: refused (CB_ERR_UNIMPLEMENTED) on some ranks and run on others: "
+                                    "a refusal must depend only on the arguments, the same on every rank", what));
+    if (o.refused_everywhere) {
+      ++refused;
+      continue;
+    }
+    ++run;
+    if (o.wrong > 0 && wrong_cases++ == 0) {
+      first_wrong = fmt::format("{}: {} of the elements this rank received are wrong", what, o.wrong);
+      if (o.first)
+        first_wrong += fmt::format(" (first at element {}: expected {}, got {})", o.first->index,
+                                   std::isnan(o.first->expected) ? std::string("untouched") : fmt::format("{}", o.first->expected),
+                                   std::isnan(o.first->got) ? std::string("nothing written") : fmt::format("{}", o.first->got));
+    }
+  }
+  if (wrong_cases > 0)
+    return ctx.report(name, ConformanceResult::Fail,
+                      fmt::format("{} case(s) with wrong results; first: {}", wrong_cases, first_wrong));
+  ctx.report(name, ConformanceResult::Pass,
+             fmt::format("{} case(s) exact{}", run,
+                         refused ? fmt::format(", {} refused as unsupported (CB_ERR_UNIMPLEMENTED)", refused) : ""));
+}
+
+}  // namespace
+
+void check_op_matrix(SuiteContext& ctx) {
+  const std::vector<cb_mem> mems = ctx.usable_memory();
+  if (mems.empty()) {
+    ctx.broken = "no memory type this process can drive";
+    return ctx.report("memory", ConformanceResult::Skip,
+                      ctx.gpu_unusable.empty() ? "the plugin advertises no memory type"
+                                               : "device memory only, and no GPU here: " + ctx.gpu_unusable);
+  }
+  for (cb_mem mem : mems)
+    for (const OpInfo& info : all_ops()) {
+      if (info.kind == OpKind::AllPairs) continue;  // the same send/recv as sendrecv, driven pair by pair
+      const bool p2p = info.point_to_point;
+      if (p2p ? !(ctx.has_op(CB_OP_SEND) && ctx.has_op(CB_OP_RECV)) : !ctx.has_op(info.abi_op)) continue;
+      check_op(ctx, info, mem);
+    }
+}
+
+void check_concurrent_collectives(SuiteContext& ctx) {
+  const char* name = "collectives in flight together";
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
+  if (!(ctx.caps.flags & CB_CAP_ASYNC))
+    return ctx.report(name, ConformanceResult::Skip, "not claimed: no CB_CAP_ASYNC");
+  const OpInfo* op = nullptr;
+  for (OpKind k : {OpKind::Allreduce, OpKind::Allgather, OpKind::Alltoall, OpKind::Broadcast})
+    if (ctx.has_op(op_info(k).abi_op)) { op = &op_info(k); break; }
+  if (!op) return ctx.report(name, ConformanceResult::Skip, "no allreduce, allgather, alltoall or broadcast");
+  const uint64_t dtype_bits = op->reduction ? ctx.caps.reduce_dtypes : ctx.caps.dtypes;
+  const cb_dtype dtype = dtype_bits & CB_BIT(CB_DTYPE_INT32) ? CB_DTYPE_INT32 : static_cast<cb_dtype>(std::countr_zero(dtype_bits));
+  const cb_mem mem = ctx.usable_memory().front();
+  const Placement placement = ctx.caps.flags & CB_CAP_OUT_OF_PLACE ? Placement::OutOfPlace : Placement::InPlace;
+  constexpr int kInFlight = 4;
+  std::string problem;
+  try {
+    const MemoryPlan plan = plan_memory(ctx.caps, mem);
+    std::vector<std::unique_ptr<CaseBuffers>> bufs;
+    std::vector<CheckContext> checks;
+    std::vector<cb_request*> reqs;
+    std::vector<CaseSpec> specs;
+    for (int i = 0; i < kInFlight; ++i)
+      specs.push_back(CaseSpec{op->kind, 0, 1001u + 2u * static_cast<unsigned>(i), dtype, op->reduction ? std::optional(CB_REDOP_SUM) : std::nullopt, placement, 0});
+    for (int i = 0; i < kInFlight; ++i) {
+      specs[i].bytes = specs[i].count * sdk::dtype_size(dtype);
+      bufs.push_back(std::make_unique<CaseBuffers>(ctx.session, ctx.gpu, plan, specs[i], ctx.rank, ctx.world));
+      checks.push_back(CheckContext{op->kind, dtype, CB_REDOP_SUM, ctx.rank, ctx.world, 0, specs[i].count, {0, 1},
+                                    placement == Placement::InPlace});
+      bufs[i]->prepare_check(checks[i]);
+    }
+    ctx.out.phase(fmt::format("conformance: {} {}s posted before any is waited for", kInFlight, op->name));
+    for (int i = 0; i < kInFlight; ++i) {
+      cb_op_args a = base_args(ctx, op->abi_op, bufs[i]->bufs().send, bufs[i]->bufs().recv, specs[i].count, dtype, plan.op_memory);
+      reqs.push_back(ctx.session.post(a));
+    }
+    for (int i = kInFlight - 1; i >= 0; --i) {  // last first: waiting on it must progress the rest
+      ctx.session.wait(reqs[static_cast<size_t>(i)], ctx.op_timeout_ms);
+      ctx.session.release(reqs[static_cast<size_t>(i)]);
+      reqs[static_cast<size_t>(i)] = nullptr;
+    }
+    for (int i = 0; i < kInFlight; ++i)
+      if (const int64_t w = bufs[i]->check(checks[i]).wrong; w > 0 && problem.empty())
+        problem = fmt::format("{} #{} of {} in flight: {} wrong elements", op->name, i + 1, kInFlight, w);
+  } catch (const std::exception& e) {
+    problem = e.what();
+    ctx.broken = fmt::format("the communicator failed with {} collectives in flight", kInFlight);
+  }
+  const auto all = ctx.agree(problem.empty() ? 0 : 1);
+  (void)all;
+  if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
+  ctx.report(name, ConformanceResult::Pass,
+             fmt::format("{} {}s posted back to back, waited for last first, all exact", kInFlight, op->name));
+}
+
+}  // namespace commbench

@@ -1,0 +1,267 @@
+// The order of one rank's conformance checks, and the lifecycle ones: the function table,
+// capabilities and struct_size, communicator create/destroy cycles without leaks, a timeout,
+// an abort with an op pending, finalize.
+#include "conformance/rank_suite.h"
+
+#include <dirent.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <exception>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/exit_codes.h"
+#include "conformance/suite_context.h"
+#include "plugin/search_path.h"
+#include "plugin/host_services.h"
+#include "worker/memory_footprint.h"
+
+namespace commbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kCycles = 20;                       // comm_create/comm_destroy pairs measured
+constexpr uint64_t kRssGrowthLimit = 16u << 20;   // over those cycles
+constexpr int32_t kTimeoutProbeMs = 500;          // the wait that must time out
+constexpr double kPromptS = 10;                   // how soon a timeout or an abort must return
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int open_fds() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (::readdir(d)) ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
+  const cb_backend_api& api = plugin.api;
+  std::vector<std::string> wrong;
+  const size_t v10 = CB_STRUCT_SIZE(cb_backend_api, group_end);
+  if (api.struct_size < v10)
+    wrong.push_back(fmt::format("struct_size {} is smaller than ABI 1.0's table ({})", api.struct_size, v10));
+  const auto file_name = plugin_name_from_file(std::filesystem::path(plugin.path).filename().string());
+  if (file_name && *file_name != api.name)
+    wrong.push_back(fmt::format("table name '{}' differs from the file's '{}'", api.name, *file_name));
+  if (!api.version || !*api.version) wrong.push_back("version is empty");
+  if ((api.group_start == nullptr) != (api.group_end == nullptr)) wrong.push_back("only one of group_start/group_end is set");
+  if ((api.mem_alloc == nullptr) != (api.mem_free == nullptr)) wrong.push_back("only one of mem_alloc/mem_free is set");
+  const cb_capabilities caps = query_capabilities(api, nullptr);
+  if ((caps.flags & CB_CAP_GROUPS) && !api.group_start) wrong.push_back("CB_CAP_GROUPS without group_start/group_end");
+  if (wrong.empty())
+    return ctx.report("function table", ConformanceResult::Pass,
+                      fmt::format("ABI {}.{}, struct_size {}", api.abi_major, api.abi_minor, api.struct_size));
+  ctx.report("function table", ConformanceResult::Fail, fmt::format("{}", fmt::join(wrong, "; ")));
+}
+
+// The static set, the runtime set (never larger), and an older host's smaller struct.
+void check_capabilities(const SuiteContext& ctx) {
+  const cb_backend_api& api = ctx.api();
+  std::vector<std::string> wrong;
+  const cb_capabilities s = query_capabilities(api, nullptr), r = ctx.caps;
+  const auto extra = [](uint64_t runtime, uint64_t stat) { return runtime & ~stat; };
+  if (extra(r.ops, s.ops) || extra(r.dtypes, s.dtypes) || extra(r.reduce_dtypes, s.reduce_dtypes) ||
+      extra(r.redops, s.redops) || extra(r.mem_types, s.mem_types))
+    wrong.push_back("this process's capabilities include bits the static set lacks (may be smaller, never larger)");
+  if (r.ops & ~((uint64_t{1} << CB_OP_COUNT_V1) - 1)) wrong.push_back("ops has bits beyond the ABI's ops");
+  if (!(r.flags & (CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE)) && (r.ops & ~(CB_BIT(CB_OP_BARRIER))))
+    wrong.push_back("neither CB_CAP_IN_PLACE nor CB_CAP_OUT_OF_PLACE");
+  const bool reduces = r.ops & (CB_BIT(CB_OP_ALLREDUCE) | CB_BIT(CB_OP_REDUCESCATTER) | CB_BIT(CB_OP_REDUCE));
+  if (reduces && (!r.reduce_dtypes || !r.redops)) wrong.push_back("a reduction op with no reduce dtype or redop");
+  // A host built against a header whose cb_capabilities ends at `ops`: nothing past it written.
+  struct {
+    cb_capabilities caps;
+    unsigned char guard[16];
+  } older;
+  std::memset(&older, 0xA5, sizeof(older));
+  older.caps.struct_size = CB_STRUCT_SIZE(cb_capabilities, ops);
+  const CallResult c = call(api, api.get_capabilities(ctx.session.backend(), &older.caps));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&older);
+  size_t touched = 0;
+  for (size_t i = CB_STRUCT_SIZE(cb_capabilities, ops); i < sizeof(older); ++i) touched += bytes[i] != 0xA5;
+  if (c.code != CB_OK) wrong.push_back("get_capabilities refused an older host's smaller struct: " + c.message);
+  else if (older.caps.struct_size != CB_STRUCT_SIZE(cb_capabilities, ops))
+    wrong.push_back("get_capabilities changed the caller's struct_size");
+  else if (touched) wrong.push_back(fmt::format("get_capabilities wrote {} bytes past the caller's struct_size", touched));
+  else if (older.caps.ops != r.ops) wrong.push_back("get_capabilities with a smaller struct gave other ops");
+  if (wrong.empty()) return ctx.report("capabilities and struct_size", ConformanceResult::Pass, "runtime set within the static set; an older host's struct respected");
+  ctx.report("capabilities and struct_size", ConformanceResult::Fail, fmt::format("{}", fmt::join(wrong, "; ")));
+}
+
+void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
+  const char* name = "comm create/destroy without leaks";
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
+  ctx.out.phase("conformance: comm_destroy after refused and failed calls");
+  try {
+    ctx.session.destroy_comm();
+  } catch (const std::exception& e) {
+    ctx.broken = "comm_destroy failed";
+    return ctx.report(name, ConformanceResult::Fail, fmt::format("comm_destroy after refused calls: {}", e.what()));
+  }
+  uint64_t rss0 = 0;
+  int fds0 = 0;
+  try {
+    for (int i = 0; i < kCycles + 3; ++i) {
+      if (i == 3) {  // after warming up whatever the first communicators cache
+        rss0 = resident_bytes();
+        fds0 = open_fds();
+      }
+      ctx.out.phase(fmt::format("conformance: comm_create/comm_destroy cycle {}", i + 1));
+      ctx.session.create_comm(create_timeout_ms);
+      ctx.session.destroy_comm();
+    }
+  } catch (const std::exception& e) {
+    ctx.broken = "a communicator could not be created again";
+    return ctx.report(name, ConformanceResult::Fail, e.what());
+  }
+  const uint64_t rss1 = resident_bytes();
+  const int fds1 = open_fds();
+  std::string problem;
+  if (fds1 > fds0) problem = fmt::format("{} file descriptors more after {} cycles", fds1 - fds0, kCycles);
+  else if (rss1 > rss0 + kRssGrowthLimit)
+    problem = fmt::format("resident memory grew by {:.1f} MiB over {} cycles", (rss1 - rss0) / 1048576.0, kCycles);
+  try {
+    ctx.session.create_comm(create_timeout_ms);
+  } catch (const std::exception& e) {
+    ctx.broken = "a communicator could not be created again";
+    problem = e.what();
+  }
+  if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
+  ctx.report(name, ConformanceResult::Pass,
+             fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds", kCycles,
+                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0));
+}
+
+// Rank 0 waits for a message no one sends: the wait must end with CB_ERR_TIMEOUT, promptly.
+// Then every rank aborts its communicator, rank 0's receive still pending in the plugin.
+void check_timeout_and_abort(SuiteContext& ctx) {
+  const bool can_probe = ctx.world >= 2 && ctx.has_op(CB_OP_RECV) && ctx.broken.empty();
+  if (!ctx.broken.empty()) ctx.report("timeout", ConformanceResult::Skip, ctx.broken);
+  else if (!can_probe) ctx.report("timeout", ConformanceResult::Skip, ctx.world < 2 ? "needs 2 ranks" : "no recv to wait on");
+  if (can_probe && ctx.rank == 0) {
+    ctx.out.phase("conformance: a receive that no peer sends to, waited for with a 500 ms timeout");
+    std::string problem;
+    try {
+      ScratchMemory buf(ctx, ctx.usable_memory().front(), 4096);
+      cb_op_args a = base_args(ctx, CB_OP_RECV, nullptr, buf.get(), 1, CB_DTYPE_UINT8, buf.mem());
+      a.peer = 1;
+      a.tag = 77;
+      const auto t0 = Clock::now();
+      cb_request* req = ctx.session.post(a);
+      const CallResult w = call(ctx.api(), ctx.api().wait(req, kTimeoutProbeMs));
+      const double took = seconds_since(t0);
+      ctx.session.release(req);
+      if (w.code != CB_ERR_TIMEOUT)
+        problem = w.code == CB_OK ? "the wait succeeded though no peer sent anything"
+                                  : fmt::format("the wait ended with {} instead of timeout: {}", status_name(w.code), w.message);
+      else if (took > kPromptS)
+        problem = fmt::format("CB_ERR_TIMEOUT came after {:.1f} s for a {} ms timeout", took, kTimeoutProbeMs);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    ctx.report("timeout", problem.empty() ? ConformanceResult::Pass : ConformanceResult::Fail,
+               problem.empty() ? "wait(500 ms) on a receive no one sends: CB_ERR_TIMEOUT" : problem);
+  }
+  if (ctx.world >= 2) ctx.boot.barrier(Millis(ctx.op_timeout_ms * 2));  // rank 0 done waiting
+  const char* name = ctx.api().comm_abort ? "abort with an op pending" : "destroy with an op pending (no comm_abort)";
+  ctx.out.phase(fmt::format("conformance: {}", name));
+  const auto t0 = Clock::now();
+  try {
+    ctx.session.abort_comm();
+    const double took = seconds_since(t0);
+    if (took > kPromptS)
+      return ctx.report(name, ConformanceResult::Fail, fmt::format("took {:.1f} s: an abort must not wait for peers", took));
+    ctx.report(name, ConformanceResult::Pass, fmt::format("returned in {:.3f} s", took));
+  } catch (const std::exception& e) {
+    ctx.report(name, ConformanceResult::Fail, e.what());
+  }
+}
+
+}  // namespace
+
+int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap& for_suite, ResultChannel& out,
+                   const RankSuiteOptions& opts) {
+  HostServices host(for_plugin, opts.rank, opts.world, opts.options);
+  BackendSession session(plugin.api);
+  SuiteContext ctx{session, for_suite, out, opts.rank, opts.world, opts.op_timeout_ms};
+  // Device memory needs the GPU bound before init, as in a worker.
+  std::unique_ptr<GpuDevice> gpu;
+  if (query_capabilities(plugin.api, nullptr).mem_types & CB_BIT(CB_MEM_CUDA)) {
+    try {
+      gpu = GpuDevice::open(opts.rank, opts.world, std::nullopt, &ctx.gpu_unusable);
+    } catch (const std::exception& e) {
+      ctx.gpu_unusable = e.what();
+    }
+    ctx.gpu = gpu.get();
+  }
+  if (opts.rank == 0) check_table(ctx, plugin);
+  out.phase("conformance: init");
+  try {
+    session.init(host.get());
+  } catch (const PluginError& e) {
+    if (e.skips_backend()) {
+      ctx.report("init", ConformanceResult::Skip, fmt::format("the backend is unavailable here: {}", e.what()));
+      return kWorkerExitUnavailable;
+    }
+    ctx.report("init", ConformanceResult::Fail, e.what());
+    return 0;
+  }
+  ctx.caps = session.capabilities();
+  check_capabilities(ctx);
+  out.phase("conformance: comm_create");
+  const int32_t create_timeout_ms = opts.op_timeout_ms * 2;
+  try {
+    session.create_comm(create_timeout_ms);
+    ctx.report("comm_create", ConformanceResult::Pass, "");
+  } catch (const std::exception& e) {
+    ctx.report("comm_create", ConformanceResult::Fail, e.what());
+    return 0;
+  }
+  check_op_matrix(ctx);
+  check_concurrent_collectives(ctx);
+  check_unadvertised_refused(ctx);
+  check_bad_arguments(ctx);
+  check_create_destroy_cycles(ctx, create_timeout_ms);
+  check_timeout_and_abort(ctx);
+  out.phase("conformance: finalize");
+  try {
+    session.shutdown();
+    ctx.report("finalize", ConformanceResult::Pass, "");
+  } catch (const std::exception& e) {
+    ctx.report("finalize", ConformanceResult::Fail, e.what());
+  }
+  return 0;
+}
+
+int run_unknown_option_check(const LoadedPlugin& plugin, Bootstrap& bootstrap, ResultChannel& out) {
+  const char* name = "unknown option refused";
+  const std::map<std::string, std::string> options{{"commbench_conformance_no_such_option", "1"}};
+  HostServices host(bootstrap, 0, 1, options);
+  BackendSession unused(plugin.api);  // SuiteContext needs one; this check calls the ABI itself
+  SuiteContext ctx{unused, bootstrap, out};
+  out.phase("conformance: init with an option no plugin knows");
+  cb_backend* backend = nullptr;
+  const CallResult r = call(plugin.api, plugin.api.init(host.get(), &backend));
+  if (r.code == CB_OK) {
+    call(plugin.api, plugin.api.finalize(backend));
+    ctx.report(name, ConformanceResult::Fail, "init accepted option 'commbench_conformance_no_such_option': a typo "
+                                        "in an experiment would go unnoticed; refuse it with CB_ERR_INVALID_ARGUMENT");
+  } else if (r.code == CB_ERR_UNAVAILABLE) {
+    ctx.report(name, ConformanceResult::Skip, "the backend is unavailable here: " + r.message);
+  } else if (r.code != CB_ERR_INVALID_ARGUMENT) {
+    ctx.report(name, ConformanceResult::Fail, fmt::format("init answered {} instead of invalid_argument: {}", status_name(r.code), r.message));
+  } else if (r.message.find("commbench_conformance_no_such_option") == std::string::npos) {
+    ctx.report(name, ConformanceResult::Fail, "the error does not name the unknown option: " + r.message);
+  } else {
+    ctx.report(name, ConformanceResult::Pass, r.message);
+  }
+  return 0;
+}
+
+}  // namespace commbench

@@ -1,0 +1,136 @@
+// `commbench conformance PLUGIN`: the plugins commbench ships pass it at 1-4 ranks; the
+// deliberately broken test plugins fail it, each for the reason it is broken (a crash, a hang,
+// wrong results, an error status), named in the table, the verdict and the JUnit file.
+// (The example plugin is proven against an installed commbench by out_of_tree_example.sh.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string test_plugin(const char* name) {
+  return fmt::format("{}/libcommbench_backend_{}.so", COMMBENCH_TEST_PLUGIN_DIR, name);
+}
+
+// The table row of `check` at `ranks` ("2 ranks"), or "" if there is none.
+std::string row(const std::string& output, const std::string& ranks, const std::string& check) {
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(ranks + " ", 0) == 0 && line.find(" " + check + " ") != std::string::npos) return line;
+  return "";
+}
+
+class ShippedPlugin : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ShippedPlugin, PassesAtOneToFourRanks) {
+  const char* name = GetParam();
+  if (!fs::exists(fs::path(COMMBENCH_PLUGIN_DIR) / fmt::format("libcommbench_backend_{}.so", name)))
+    GTEST_SKIP() << name << " plugin not built (dependency missing)";
+  JobDir dir;
+  const fs::path junit = dir.path() / "conformance.xml";
+  const CommandResult r = run_commbench({"conformance", name, "--junit", junit.string()}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("verdict: PASS"), std::string::npos) << r.output;
+  // Every number of ranks ran the whole matrix and the error paths.
+  for (const char* ranks : {"1 rank", "2 ranks", "3 ranks", "4 ranks"}) {
+    for (const char* check : {"op allreduce", "op reduce", "op alltoall", "unadvertised capabilities refused",
+                              "bad arguments refused", "NULL arguments refused", "comm create/destroy without leaks",
+                              "finalize"})
+      EXPECT_NE(row(r.output, ranks, check).find(" pass "), std::string::npos) << ranks << " " << check << "\n" << r.output;
+  }
+  EXPECT_NE(row(r.output, "4 ranks", "timeout").find("CB_ERR_TIMEOUT"), std::string::npos) << r.output;
+  EXPECT_NE(row(r.output, "2 ranks", "op sendrecv").find(" pass "), std::string::npos) << r.output;
+  EXPECT_NE(row(r.output, "1 rank", "unknown option refused").find(" pass "), std::string::npos) << r.output;
+  const std::string xml = read(junit);
+  EXPECT_NE(xml.find("failures=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"conformance." + std::string(name) + ".ranks4\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"op allreduce\""), std::string::npos) << xml;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, ShippedPlugin, ::testing::Values("gloo", "ucx"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(ConformanceCommand, ACrashingPluginFailsNamingTheRankAndTheSignal) {
+  JobDir dir;
+  const fs::path junit = dir.path() / "crash.xml";
+  const CommandResult r =
+      run_commbench({"conformance", test_plugin("crash"), "--ranks", "1-2", "--junit", junit.string()}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("verdict: FAIL"), std::string::npos) << r.output;
+  // Alone, the test plugin is a correct backend: only its injected fault (rank 1) fails it.
+  EXPECT_NE(row(r.output, "1 rank", "op allreduce").find(" pass "), std::string::npos) << r.output;
+  EXPECT_NE(row(r.output, "1 rank", "bad arguments refused").find(" pass "), std::string::npos) << r.output;
+  const std::string crashed = row(r.output, "2 ranks", "rank processes");
+  EXPECT_NE(crashed.find("rank 1 killed by signal 11 (SIGSEGV) during conformance allreduce"), std::string::npos) << r.output;
+  EXPECT_NE(read(junit).find("<failure message=\"rank 1 killed by signal 11"), std::string::npos) << read(junit);
+}
+
+TEST(ConformanceCommand, WrongResultsFailTheOpWithTheFirstWrongCase) {
+  JobDir dir;
+  const CommandResult r =
+      run_commbench({"conformance", test_plugin("crash"), "--ranks", "2", "-O", "corrupt=true"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string allreduce = row(r.output, "2 ranks", "op allreduce");
+  EXPECT_NE(allreduce.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(allreduce.find("rank 1: "), std::string::npos) << allreduce;
+  EXPECT_NE(allreduce.find("wrong results; first: allreduce f32 sum"), std::string::npos) << allreduce;
+  EXPECT_NE(row(r.output, "2 ranks", "op barrier").find(" pass "), std::string::npos) << r.output;
+}
+
+TEST(ConformanceCommand, AnErrorStatusFailsTheOpWithThatStatusAndMessage) {
+  JobDir dir;
+  const CommandResult r = run_commbench(
+      {"conformance", test_plugin("crash"), "--ranks", "2", "--op-timeout", "2", "-O", "mode=error", "-O", "crash_after=5"},
+      dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string allreduce = row(r.output, "2 ranks", "op allreduce");
+  EXPECT_NE(allreduce.find("rank 1: allreduce"), std::string::npos) << r.output;
+  EXPECT_NE(allreduce.find("(internal)"), std::string::npos) << allreduce;
+  EXPECT_NE(allreduce.find("failed on purpose"), std::string::npos) << allreduce;
+}
+
+TEST(ConformanceCommand, AHangingPluginFailsNamingTheRankThatHung) {
+  JobDir dir;
+  const CommandResult r =
+      run_commbench({"conformance", test_plugin("hang"), "--ranks", "2", "--op-timeout", "2"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(row(r.output, "2 ranks", "rank processes").find("rank 1 hung in conformance allreduce"), std::string::npos)
+      << r.output;
+  EXPECT_LT(r.seconds, 60) << "the hang is noticed from the op timeout, not the stage timeout";
+}
+
+TEST(ConformanceCommand, APluginWhoseLoadHangsFailsAlone) {
+  JobDir dir;
+  const CommandResult r = run_commbench(
+      {"conformance", fmt::format("{}/libcommbench_backend_probe_hang.so", COMMBENCH_PROBE_HANG_PLUGIN_DIR)}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string alone = row(r.output, "alone", "load alone");
+  EXPECT_NE(alone.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(alone.find("did not answer the probe"), std::string::npos) << alone;
+}
+
+TEST(ConformanceCommand, AnUnknownPluginIsAUsageError) {
+  JobDir dir;
+  const CommandResult r = run_commbench({"conformance", "no_such_backend"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no plugin file or backend named 'no_such_backend'"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace commbench::testing
