@@ -153,6 +153,8 @@ struct Expect {
   static json to_json(const std::vector<Expectation>& v) { return expect_to_json(v); }
   static std::vector<Expectation> from_json(const json& j) { return expect_from_json(j); }
   static std::string text(const std::vector<Expectation>&) { return "none"; }
+};
+
 // telemetry = true | false | "<interval>" (observe_settings.h): seconds, 0 = off.
 struct TelemetryInterval {
   static std::optional<double> read(const toml::node& n, std::string_view, DiagnosticSink& sink, WhereMap&) {
