@@ -57,7 +57,11 @@ struct RunSpec {
   int window = 64;         // unidir_bw: messages in flight
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
-  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
+  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends: the clock
+  MeasureMethod method = MeasureMethod::Batch;        // key `timing` (docs/metrics.md, "Methods")
+  RankAggregation rank_aggregation = RankAggregation::Avg;  // batch and graph
+  double target_cv = 0;       // > 0: repeat a case until its CV is below this (fraction)
+  double max_time_s = 10;     // with target_cv: stop repeating a case after this long
 
   // Where each field (and each array element) was written, for messages found after parsing
   // (e.g. capability checks). Keys: "backends", "backends[1]", "ops[0]", "sizes[2]", ...

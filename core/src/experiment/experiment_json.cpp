@@ -48,6 +48,10 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"window", run.window},
       {"peers", run.peers},
       {"gpu_timing", timing_name(run.gpu_timing)},
+      {"timing", method_name(run.method)},
+      {"rank_aggregation", aggregation_name(run.rank_aggregation)},
+      {"target_cv", run.target_cv},
+      {"max_time_s", run.max_time_s},
       {"device", run.device ? nlohmann::json(*run.device) : nlohmann::json(nullptr)},
   };
 }

@@ -18,13 +18,14 @@ namespace {
 
 constexpr int kIntMax = std::numeric_limits<int32_t>::max();
 
-constexpr std::array<std::string_view, 27> kRunKeys{
+constexpr std::array<std::string_view, 31> kRunKeys{
     "name",       "backends",   "backend",   "ops",        "op",
     "sizes",      "dtypes",     "dtype",     "redops",     "redop",
     "memory",     "warmup",     "iterations", "min_time",  "max_iterations",
     "placement",  "check",      "world_sizes", "world_size", "env",
     "options",    "timeout",    "root",      "window",     "peers",
-    "device",     "gpu_timing"};
+    "device",     "gpu_timing", "timing",    "rank_aggregation", "target_cv",
+    "max_time"};
 
 // Spellings from other tools, suggested (not accepted): the file format has one name per dtype.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kDtypeSpellings{{
@@ -155,15 +156,41 @@ class LayerReader {
       layer.device = scalar_int(key, v, 0);
     } else if (key == "gpu_timing") {
       const std::vector<std::string_view> valid{timing_name(TimingMethod::CudaEvent),
-                                                timing_name(TimingMethod::CudaEventBatch),
                                                 timing_name(TimingMethod::HostStreamSync)};
       where["gpu_timing"] = sink_.pos(v);
-      layer.gpu_timing = read_name<TimingMethod>(sink_, v, key, "GPU timing method", valid,
-                                                 [&](std::string_view t) -> std::optional<TimingMethod> {
-                                                   const auto m = parse_timing(t);
-                                                   if (m && *m != TimingMethod::Host) return m;
-                                                   return std::nullopt;
-                                                 });
+      if (const auto* s = v.as_string(); s && s->get() == kRetiredBatchClock) {
+        // Files from before the method and the clock were separate settings.
+        sink_.error(sink_.pos(v),
+                    "gpu_timing = \"cuda_event_batch\" is now two settings: write timing = \"batch\" "
+                    "(the method; it is the default) and gpu_timing = \"cuda_event\" (the clock)");
+        layer.gpu_timing.reset();
+      } else {
+        layer.gpu_timing = read_name<TimingMethod>(sink_, v, key, "GPU clock", valid,
+                                                   [&](std::string_view t) -> std::optional<TimingMethod> {
+                                                     const auto m = parse_timing(t);
+                                                     if (m && *m != TimingMethod::Host) return m;
+                                                     return std::nullopt;
+                                                   });
+      }
+    } else if (key == "timing") {
+      const std::vector<std::string_view> valid{method_name(MeasureMethod::Batch),
+                                                method_name(MeasureMethod::PerIteration),
+                                                method_name(MeasureMethod::Graph)};
+      where["timing"] = sink_.pos(v);
+      layer.method = read_name<MeasureMethod>(sink_, v, key, "timing method", valid, parse_method);
+    } else if (key == "rank_aggregation") {
+      const std::vector<std::string_view> valid{
+          aggregation_name(RankAggregation::Avg), aggregation_name(RankAggregation::Min),
+          aggregation_name(RankAggregation::Max), aggregation_name(RankAggregation::Rank0)};
+      where["rank_aggregation"] = sink_.pos(v);
+      layer.rank_aggregation =
+          read_name<RankAggregation>(sink_, v, key, "rank aggregation", valid, parse_aggregation);
+    } else if (key == "target_cv") {
+      where["target_cv"] = sink_.pos(v);
+      layer.target_cv = read_fraction(key, v);
+    } else if (key == "max_time") {
+      where["max_time"] = sink_.pos(v);
+      layer.max_time_s = read_duration(sink_, v, key, /*zero_allowed=*/false);
     } else if (key == "min_time") {
       where["min_time"] = sink_.pos(v);
       layer.min_time_s = read_duration(sink_, v, key, /*zero_allowed=*/true);
@@ -193,6 +220,24 @@ class LayerReader {
     auto i = read_integer(sink_, v, key, min, max);
     if (!i) return std::nullopt;
     return static_cast<int>(*i);
+  }
+
+  // A coefficient of variation: a number in [0, 1) (0 = off). Written as a fraction, like the
+  // records' `cv`: 0.05 is 5 %.
+  std::optional<double> read_fraction(std::string_view key, const toml::node& v) {
+    double x = 0;
+    if (const auto* i = v.as_integer()) x = static_cast<double>(i->get());
+    else if (const auto* f = v.as_floating_point()) x = f->get();
+    else {
+      report_wrong_type(sink_, v, "a number (a fraction: 0.05 for 5 %)", key);
+      return std::nullopt;
+    }
+    if (!(x >= 0 && x < 1)) {
+      sink_.error(sink_.pos(v), fmt::format("'{}' must be a fraction in [0, 1) (0.05 for 5 %; 0 = off), got {}",
+                                            key, x));
+      return std::nullopt;
+    }
+    return x;
   }
 
   std::optional<int> scalar_int(std::string_view key, const toml::node& v, int64_t min) {

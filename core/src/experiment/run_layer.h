@@ -48,6 +48,10 @@ struct RunLayer {
   std::optional<std::vector<int>> peers;
   std::optional<int> device;
   std::optional<TimingMethod> gpu_timing;
+  std::optional<MeasureMethod> method;               // key `timing`
+  std::optional<RankAggregation> rank_aggregation;
+  std::optional<double> target_cv;
+  std::optional<double> max_time_s;
   std::map<std::string, std::string> env;
   std::map<std::string, std::map<std::string, std::string>> options;
 

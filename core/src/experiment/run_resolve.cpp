@@ -178,6 +178,9 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     warn("device", "only memory = \"cuda\" uses a GPU");
     warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");
   }
+  if (spec.method == MeasureMethod::PerIteration)
+    warn("rank_aggregation", "timing = \"per_iteration\" always takes the slowest rank of each iteration");
+  if (spec.target_cv == 0) warn("max_time", "it caps target_cv's repetitions, and target_cv is off");
 }
 
 }  // namespace
@@ -220,6 +223,10 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
     spec.device = device;
   }
   m.take(&RunLayer::gpu_timing, "gpu_timing", spec.gpu_timing);
+  m.take(&RunLayer::method, "timing", spec.method);
+  m.take(&RunLayer::rank_aggregation, "rank_aggregation", spec.rank_aggregation);
+  m.take(&RunLayer::target_cv, "target_cv", spec.target_cv);
+  m.take(&RunLayer::max_time_s, "max_time", spec.max_time_s);
   m.merge_env();
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);

@@ -15,6 +15,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["world_size"] = r.world_size;
   j["op"] = r.op;
   j["bytes"] = r.bytes;
+  j["total_bytes"] = r.total_bytes;
   j["count"] = r.count;
   j["dtype"] = r.dtype;
   j["redop"] = r.redop;
@@ -25,6 +26,8 @@ void write_case(Json& j, const CaseRecord& r) {
   j["dst"] = r.dst;
   j["status"] = r.status;
   j["reason"] = r.reason;
+  j["method"] = r.method;
+  j["rank_aggregation"] = r.rank_aggregation;
   j["timing"] = r.timing;
   if (!r.staging.empty()) j["staging"] = r.staging;  // absent: the backend works on the memory itself
   j["warmup"] = r.warmup;
@@ -34,6 +37,10 @@ void write_case(Json& j, const CaseRecord& r) {
   j["busbw_gbps"] = r.busbw_gbps;
   j["msg_rate_mps"] = r.msg_rate_mps;
   j["wrong"] = r.wrong;
+  if (r.target_cv > 0) {  // absent: the case ran a fixed number of iterations
+    j["target_cv"] = r.target_cv;
+    j["cv_reached"] = r.cv_reached;
+  }
   j["rank_mean_us"] = r.rank_mean_us;
   j["samples_us"] = r.samples_us;
 }
@@ -62,6 +69,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "world_size", r.world_size);
   read_field(j, "op", r.op);
   read_field(j, "bytes", r.bytes);
+  read_field(j, "total_bytes", r.total_bytes);
   read_field(j, "count", r.count);
   read_field(j, "dtype", r.dtype);
   read_field(j, "redop", r.redop);
@@ -72,6 +80,8 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "dst", r.dst);
   read_field(j, "status", r.status);
   read_field(j, "reason", r.reason);
+  read_field(j, "method", r.method);
+  read_field(j, "rank_aggregation", r.rank_aggregation);
   read_field(j, "timing", r.timing);
   read_field(j, "staging", r.staging);
   read_field(j, "warmup", r.warmup);
@@ -81,6 +91,8 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "busbw_gbps", r.busbw_gbps);
   read_field(j, "msg_rate_mps", r.msg_rate_mps);
   read_field(j, "wrong", r.wrong);
+  read_field(j, "target_cv", r.target_cv);
+  read_field(j, "cv_reached", r.cv_reached);
   read_field(j, "rank_mean_us", r.rank_mean_us);
   read_field(j, "samples_us", r.samples_us);
 }

@@ -11,6 +11,7 @@
 #include "measure/check_pattern.h"
 #include "measure/memory_budget.h"
 #include "measure/op_executor.h"
+#include "measure/rank_aggregation.h"
 #include "stats/bandwidth.h"
 
 namespace commbench {
@@ -71,6 +72,8 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.memory = std::string(sdk::mem_name(e.memory));
   r.root = c.root;
   r.warmup = e.warmup;
+  r.method = std::string(method_name(e.method));
+  r.total_bytes = nccl_tests_bytes(c.op, c.bytes, e.world_size);
   return r;
 }
 
@@ -130,6 +133,82 @@ std::string unsupported_reason(const CaseEnvironment& env, const CaseSpec& spec)
   return unsupported_reason(env.caps, spec, env.memory);
 }
 
+namespace {
+
+// This rank's samples of one round of `iters` timed iterations, laid out as the method says.
+std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int iters) {
+  switch (env.exec.method) {
+    case MeasureMethod::Graph:
+      return exec.run_graph(iters, remaining_ms(env), [&] { sync_start(env); });
+    case MeasureMethod::Batch:
+      sync_start(env);  // once: the timed iterations then run back to back
+      exec.resynchronise();
+      exec.settle(remaining_ms(env));
+      return exec.run_back_to_back(iters, remaining_ms(env));
+    case MeasureMethod::PerIteration:
+      break;
+  }
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(iters));
+  const bool barrier_each = exec.barrier_each_iteration();
+  if (!barrier_each) {
+    sync_start(env);  // pingpong: once, its round trips run back to back
+    exec.resynchronise();
+  }
+  for (int i = 0; i < iters; ++i) {
+    if (barrier_each) sync_start(env);
+    samples.push_back(exec.run_once(remaining_ms(env)));
+  }
+  return samples;
+}
+
+// Every rank's samples of all rounds so far (complete on rank 0 only), aggregated as the run says.
+struct Measured {
+  std::vector<std::vector<double>> per_rank;
+  AggregatedTimes times;
+  SampleSummary summary;
+  int iterations = 0;
+  bool cv_reached = false;
+};
+
+// Rounds of `iters` iterations: one, or with target_cv as many as it takes for the CV of the
+// record's series to drop below the target, capped by max_iterations and max_time. Rank 0
+// decides and tells the others (every rank must run the same number of collectives).
+Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters) {
+  const Execution& e = env.exec;
+  const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
+  Measured m;
+  m.per_rank.resize(static_cast<size_t>(world));
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    std::vector<double> mine = measure_round(env, exec, iters);
+    mine.resize(static_cast<size_t>(iters), 0.0);
+    std::vector<double> everyone(mine.size() * static_cast<size_t>(world));
+    env.bootstrap.allgather(mine.data(), mine.size() * sizeof(double), everyone.data(),
+                            Millis(remaining_ms(env)));
+    m.iterations += iters;
+    int32_t again = 0;
+    if (rank == 0) {
+      for (size_t r = 0; r < static_cast<size_t>(world); ++r) {
+        auto from = everyone.begin() + static_cast<std::ptrdiff_t>(r * static_cast<size_t>(iters));
+        m.per_rank[r].insert(m.per_rank[r].end(), from, from + iters);
+      }
+      m.times = aggregate_ranks(m.per_rank, e.method, e.rank_aggregation, exec.reporting_rank());
+      m.summary = summarize(m.times.samples_us);
+      m.cv_reached = e.target_cv > 0 && m.summary.cv < e.target_cv;
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      again = e.target_cv > 0 && !m.cv_reached && m.iterations + iters <= e.max_iterations &&
+              spent < e.max_time_s;
+    }
+    if (e.target_cv <= 0) break;
+    env.bootstrap.broadcast(&again, sizeof(again), 0, Millis(remaining_ms(env)));
+    if (!again) break;
+  }
+  return m;
+}
+
+}  // namespace
+
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
@@ -140,7 +219,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   std::string reason = unsupported_reason(env, spec);
 
   RankOutcome mine{reason.empty() ? kOk : kUnsupported, 0, e.check ? 0 : -1};
-  std::vector<double> samples;
+  Measured measured;
   // Buffers first, and every rank learns whether every rank got them: a size that does not fit
   // on one rank is skipped by all (the others must not enter a collective it will never join).
   std::unique_ptr<CaseBuffers> owned;
@@ -183,6 +262,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       setup.timing = setup.stream_ordered ? env.timing : TimingMethod::Host;
       setup.staging = buffers.staging();
       OpExecutor exec(env.session, e, spec, rank, buffers.bufs(), setup);
+      if (e.method == MeasureMethod::Graph) {
+        // The same on every rank: it depends on the capabilities and the case only.
+        reason = exec.graph_reason(env.caps.flags & CB_CAP_GRAPH_CAPTURE);
+        if (!reason.empty()) throw PluginError(CB_ERR_UNIMPLEMENTED, "commbench", "timing", reason);
+      }
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]}};
       // The first post also tells us whether the backend rejects this case at run time.
@@ -193,28 +277,14 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       for (int i = 0; i < e.warmup; ++i) warm_total += exec.run_once(remaining_ms(env));
       if (e.warmup == 0 && e.min_time_s > 0) warm_total = exec.run_once(remaining_ms(env));
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
-      samples.reserve(static_cast<size_t>(iters));
       timing = exec.timing();
-      const bool barrier_each = exec.barrier_each_iteration() && !exec.batches();
-      if (!barrier_each) {
-        sync_start(env);  // once: the timed iterations then run back to back
-        exec.resynchronise();
-      }
-      if (exec.batches()) {
-        samples = exec.run_batch(iters, remaining_ms(env));
-      } else {
-        for (int i = 0; i < iters; ++i) {
-          if (barrier_each) sync_start(env);
-          samples.push_back(exec.run_once(remaining_ms(env)));
-        }
-      }
-      mine.iterations = iters;
+      measured = measure_case(env, exec, iters);
+      mine.iterations = measured.iterations;
     } catch (const PluginError& err) {
       // Only "this case is not implemented" is survivable; the same args fail on every rank.
       if (err.status() != CB_ERR_UNIMPLEMENTED) throw;
       mine = RankOutcome{kUnsupported, 0, e.check ? 0 : -1};
-      reason = err.what();
-      samples.clear();
+      if (reason.empty()) reason = err.what();
     }
   }
 
@@ -227,13 +297,6 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
     any_unsupported |= o.status != kOk;
     too_big |= o.status == kDoesNotFit;
     if (o.status == kOk && o.iterations != iters) any_unsupported = true;  // cannot happen; be safe
-  }
-  std::vector<double> everyone;
-  if (!any_unsupported && iters > 0) {
-    samples.resize(static_cast<size_t>(iters), 0.0);
-    everyone.resize(samples.size() * static_cast<size_t>(world));
-    env.bootstrap.allgather(samples.data(), samples.size() * sizeof(double), everyone.data(),
-                            Millis(remaining_ms(env)));
   }
   if (rank != 0) return std::nullopt;
 
@@ -249,16 +312,12 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   }
   rec.timing = std::string(timing_name(timing));
   rec.iterations = iters;
-  rec.samples_us.assign(static_cast<size_t>(iters), 0.0);
-  rec.rank_mean_us.assign(static_cast<size_t>(world), 0.0);
-  for (int r = 0; r < world; ++r) {
-    for (int i = 0; i < iters; ++i) {
-      const double t = everyone[static_cast<size_t>(r) * iters + i];
-      rec.samples_us[i] = std::max(rec.samples_us[i], t);
-      rec.rank_mean_us[r] += t / iters;
-    }
-  }
-  rec.time_us = summarize(rec.samples_us);
+  rec.rank_aggregation = measured.times.label;
+  rec.samples_us = std::move(measured.times.samples_us);
+  rec.rank_mean_us = std::move(measured.times.rank_mean_us);
+  rec.time_us = measured.summary;
+  rec.target_cv = e.target_cv;
+  rec.cv_reached = measured.cv_reached;
   const Bandwidth bw = bandwidth(spec.op, spec.bytes, world, rec.time_us.mean);
   rec.algbw_gbps = bw.algbw_gbps;
   rec.busbw_gbps = bw.busbw_gbps;

@@ -20,6 +20,7 @@ double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSp
     const double per_op = moved / 50e6 + 0.01;
     const double n = c.op == OpKind::AllPairs ? ops * world * (world - 1) : ops;
     s += n * per_op + run.min_time_s * (run.min_time_s > 0 ? 2 : 0);
+    if (run.target_cv > 0) s += 2 * run.max_time_s;  // repetitions until the CV target
   }
   // Capped like a written timeout: an exabyte size would otherwise give a deadline beyond what
   // steady_clock can represent, and the run would time out at once.
@@ -107,6 +108,10 @@ std::vector<Execution> plan_job(const Experiment& exp) {
         e.seed = exp.seed;
         e.device = run.device;
         e.gpu_timing = run.gpu_timing;
+        e.method = run.method;
+        e.rank_aggregation = run.rank_aggregation;
+        e.target_cv = run.target_cv;
+        e.max_time_s = run.max_time_s;
         e.env = run.env;
         if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
         e.cases = cases;
@@ -134,7 +139,10 @@ void to_json(nlohmann::json& j, const Execution& e) {
                      {"check", e.check}, {"timeout_s", e.timeout_s}, {"window", e.window},
                      {"peers", {e.peers[0], e.peers[1]}}, {"seed", e.seed}, {"env", e.env},
                      {"options", e.options}, {"cases", std::move(cases)},
-                     {"gpu_timing", timing_name(e.gpu_timing)}};
+                     {"gpu_timing", timing_name(e.gpu_timing)},
+                     {"timing", method_name(e.method)},
+                     {"rank_aggregation", aggregation_name(e.rank_aggregation)},
+                     {"target_cv", e.target_cv}, {"max_time_s", e.max_time_s}};
   if (e.device) j["device"] = *e.device;
 }
 
@@ -159,6 +167,10 @@ void from_json(const nlohmann::json& j, Execution& e) {
   e.env = j.at("env").get<std::map<std::string, std::string>>();
   e.options = j.at("options").get<std::map<std::string, std::string>>();
   e.gpu_timing = parse_timing(j.value("gpu_timing", "cuda_event")).value_or(TimingMethod::CudaEvent);
+  e.method = parse_method(j.value("timing", "batch")).value_or(MeasureMethod::Batch);
+  e.rank_aggregation = parse_aggregation(j.value("rank_aggregation", "avg")).value_or(RankAggregation::Avg);
+  e.target_cv = j.value("target_cv", 0.0);
+  e.max_time_s = j.value("max_time_s", 10.0);
   e.device.reset();
   if (j.contains("device")) e.device = j.at("device").get<int>();
   e.cases.clear();

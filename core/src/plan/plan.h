@@ -46,6 +46,10 @@ struct Execution {
   int peers[2] = {0, 1};
   std::optional<int> device;  // memory = "cuda": the GPU of every rank (else the binding rule)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;
+  MeasureMethod method = MeasureMethod::Batch;
+  RankAggregation rank_aggregation = RankAggregation::Avg;
+  double target_cv = 0;
+  double max_time_s = 10;
   uint64_t seed = 0;
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> options;  // this backend's options

@@ -37,6 +37,21 @@ double algbw_bytes(OpKind op, uint64_t bytes, int world) {
   return 0;
 }
 
+uint64_t nccl_tests_bytes(OpKind op, uint64_t bytes, int world) {
+  switch (op) {
+    case OpKind::Allgather:
+    case OpKind::Reducescatter:
+    case OpKind::Alltoall:
+    case OpKind::Gather:
+    case OpKind::Scatter: {
+      const uint64_t n = world > 0 ? static_cast<uint64_t>(world) : 0;
+      return n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
+    }
+    default:
+      return bytes;
+  }
+}
+
 double busbw_factor(OpKind op, int world) {
   if (world <= 0) return 0;
   const double n = static_cast<double>(world);
