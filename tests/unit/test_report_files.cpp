@@ -143,7 +143,7 @@ TEST(ReportJsonl, TypeAndVersionComeFirstOnEachLine) {
   JsonlReporter reporter(tmp.path());
   reporter.case_done(make_case("gloo", "allgather", 64, 1.0));
   const auto line = test::read_lines(tmp.path() / "results.jsonl").at(0);
-  EXPECT_EQ(line.rfind(R"({"type":"case","schema_version":1,"experiment":)", 0), 0u) << line;
+  EXPECT_EQ(line.rfind(R"({"type":"case","schema_version":)" + std::to_string(kResultsSchemaVersion) + R"(,"experiment":)", 0), 0u) << line;
 }
 
 TEST(ReportJsonl, InvalidUtf8InAReasonDoesNotLoseTheLine) {
