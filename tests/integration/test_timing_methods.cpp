@@ -125,22 +125,25 @@ timing = "per_iteration"
 
 TEST(TimingMethods, CvTargetReachedOrMissedIsRecordedAndCounted) {
   JobDir dir;
-  // steady: every op one period, CV far below 20 %: one round of 10 iterations suffices.
-  // spiky: every 2nd op takes 4 periods (CV ~ 0.6): never below 20 %, so it repeats rounds of 10
+  // steady: every iteration one 20 ms period after a barrier (per_iteration, so that an
+  // oversleep is not caught up by a near-zero next sample), CV far below 20 % even on a loaded
+  // machine: one round of 10 iterations suffices.
+  // spiky: every 2nd op takes 8 periods (CV ~ 0.8): never below 20 %, so it repeats rounds of 10
   // until max_iterations (30) and records the miss.
   const CommandResult r = dir.run(dir.write("cv.toml", sleep_experiment(R"(
 [[run]]
 name = "steady"
+timing = "per_iteration"
 iterations = 10
 max_iterations = 30
 target_cv = 0.2
-options.sleep = { sleep_us = 1000 }
+options.sleep = { sleep_us = 20000 }
 [[run]]
 name = "spiky"
 iterations = 10
 max_iterations = 30
 target_cv = 0.2
-options.sleep = { sleep_us = 1000, slow_every = 2, slow_factor = 4 }
+options.sleep = { sleep_us = 1000, slow_every = 2, slow_factor = 8 }
 [[run]]
 name = "no-target"
 iterations = 10

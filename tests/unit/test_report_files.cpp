@@ -174,7 +174,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",
       // appended later in schema 1 (additive): all_pairs's pair, windowed patterns' rate,
       // cuda memory staged through host buffers
-      "src",         "dst",         "msg_rate_mps", "staging"};
+      "src",         "dst",         "msg_rate_mps", "staging",
+      // schema 2 (issue 12): how the time was taken, nccl-tests' size, the CV target
+      "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached"};
   EXPECT_EQ(rows[0], expected);
 }
 

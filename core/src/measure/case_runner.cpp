@@ -73,6 +73,12 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.root = c.root;
   r.warmup = e.warmup;
   r.method = std::string(method_name(e.method));
+  // The all-pairs sweep has its own layout whatever the run's method: a barrier before every
+  // transfer, the longer of the pair's two times (docs/metrics.md, "The all-pairs sweep").
+  if (c.op == OpKind::AllPairs) {
+    r.method = std::string(method_name(MeasureMethod::PerIteration));
+    r.rank_aggregation = "slowest_per_iteration";
+  }
   r.total_bytes = nccl_tests_bytes(c.op, c.bytes, e.world_size);
   return r;
 }

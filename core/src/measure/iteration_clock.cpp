@@ -22,6 +22,20 @@ void wait_for_event(GpuDevice& gpu, size_t index, int32_t timeout_ms) {
   }
 }
 
+void wait_for_stream(GpuDevice& gpu, int32_t timeout_ms) {
+  const cuda::Runtime& rt = gpu.rt();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const cuda::Error e = rt.StreamQuery(gpu.stream());
+    if (e == cuda::kSuccess) return;
+    if (e != cuda::kErrorNotReady) rt.check(e, "cudaStreamQuery");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw PluginError(CB_ERR_TIMEOUT, cuda::kErrorSource, "cudaStreamQuery",
+                        "the work on the stream did not complete within the timeout");
+    std::this_thread::yield();
+  }
+}
+
 IterationClock::IterationClock(TimingMethod method, GpuDevice* gpu)
     : method_(method), gpu_(gpu), timer_(HostTimer::get()) {
   if (method_ != TimingMethod::Host && !gpu_) method_ = TimingMethod::Host;

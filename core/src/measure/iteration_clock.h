@@ -23,6 +23,9 @@ namespace commbench {
 // cudaEventSynchronize: an op that never completes must end in a timeout with a message, not in
 // a worker blocked until the agent kills it.
 void wait_for_event(GpuDevice& gpu, size_t index, int32_t timeout_ms);
+// The same for all work on the worker's stream (cudaStreamQuery). After a graph launch the
+// graph's events may still carry their previous state, so their queries prove nothing.
+void wait_for_stream(GpuDevice& gpu, int32_t timeout_ms);
 
 class IterationClock {
  public:

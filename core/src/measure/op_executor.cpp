@@ -296,7 +296,7 @@ std::vector<double> OpExecutor::run_graph(int n, int32_t timeout_ms,
   try {
     before_launch();
     rt.check(rt.GraphLaunch(instance, gpu.stream()), "cudaGraphLaunch");
-    wait_for_event(gpu, static_cast<size_t>(n), timeout_ms);
+    wait_for_stream(gpu, timeout_ms);
   } catch (...) {
     rt.GraphExecDestroy(instance);
     throw;
