@@ -52,6 +52,29 @@ void run_quickstart(int world) {
 TEST(Quickstart, TwoRanks) { run_quickstart(2); }
 TEST(Quickstart, FourRanks) { run_quickstart(4); }
 
+// `outputs` chooses the files (report/output_formats.cpp); results.jsonl is written whatever.
+TEST(Quickstart, OutputsChooseTheFilesAndResultsJsonlIsAlwaysWritten) {
+  JobDir dir;
+  const auto file = dir.write("some.toml", R"(
+name = "some"
+outputs = ["csv"]
+[[run]]
+backend = "gloo"
+op = "allreduce"
+sizes = ["4KiB"]
+iterations = 2
+warmup = 0
+)");
+  const CommandResult r = dir.run(file);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("busbw"), std::string::npos) << "console tables were not chosen:\n" << r.output;
+  const auto job = dir.job_folder();
+  EXPECT_EQ(dir.records().size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(job / "results.csv"));
+  EXPECT_FALSE(std::filesystem::exists(job / "summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(job / "summary.md"));
+}
+
 TEST(Quickstart, JobFoldersAreNeverOverwritten) {
   JobDir dir;
   const auto file = dir.write("tiny.toml", R"(

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
-#include "worker/worker_main.h"
 
 namespace commbench {
 

@@ -20,16 +20,11 @@
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
 #include "plan/plan.h"
-#include "report/console_reporter.h"
-#include "report/csv_reporter.h"
-#include "report/execution_log_reporter.h"
-#include "report/jsonl_reporter.h"
-#include "report/markdown_reporter.h"
 #include "report/multi_reporter.h"
 #include "report/output_dir.h"
 #include "report/output_failures.h"
 #include "report/output_file.h"
-#include "report/summary_json_reporter.h"
+#include "report/output_formats.h"
 
 namespace commbench {
 namespace {
@@ -175,7 +170,6 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   // the path and the reason (OutputError), rather than after an hour of measurements.
   std::filesystem::path job_dir, log_dir;
   MultiReporter reporter;
-  const JsonlReporter* jsonl = nullptr;
   try {
     if (group->rank() == 0)
       job_dir = make_job_output_dir(out_base, exp.name, std::chrono::system_clock::now());
@@ -188,14 +182,12 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
 
     // Only agent 0 reports: it hosts rank 0, which is where every record is assembled.
     if (group->rank() == 0) {
-      if (!opts.quiet) reporter.add(std::make_unique<ConsoleReporter>(stdout, stderr));
-      auto j = std::make_unique<JsonlReporter>(job_dir);
-      jsonl = j.get();
-      reporter.add(std::move(j));
-      reporter.add(std::make_unique<CsvReporter>(job_dir));
-      reporter.add(std::make_unique<ExecutionLogReporter>(job_dir));
-      reporter.add(std::make_unique<SummaryJsonReporter>(job_dir));
-      reporter.add(std::make_unique<MarkdownReporter>(job_dir));
+      const OutputContext ctx{job_dir, stdout, stderr};
+      for (const OutputFormat& f : output_formats()) {
+        const bool chosen = std::find(exp.outputs.begin(), exp.outputs.end(), f.name) != exp.outputs.end();
+        if (!f.always && (!chosen || (f.name == "console" && opts.quiet))) continue;
+        reporter.add(f.make(ctx));
+      }
     }
   } catch (const OutputError& e) {
     std::fprintf(stderr, "commbench run: %s\n", e.what());
@@ -321,7 +313,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (!reporter.output_failures().empty()) {
       if (code == kExitOk || code == kExitFailures) code = kExitOutputFailed;  // only the summary failed
       std::fputs(describe_output_failures(reporter.output_failures(), result, plan,
-                                          jsonl ? jsonl->cases_written() : 0)
+                                          static_cast<size_t>(reporter.records_written()))
                      .c_str(),
                  stderr);
     }

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "common/exit_codes.h"
 #include "experiment/experiment.h"
 #include "launch/rank_discovery.h"
 #include "plugin/plugin_info.h"
@@ -18,14 +19,6 @@ struct JobOptions {
   bool quiet = false;      // no console tables (files are still written)
   LaunchContext launch;    // who this agent is (discover_launch); default: local mode
 };
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailures = 1;   // a run failed or #wrong > 0
-inline constexpr int kExitInvalid = 2;    // the experiment did not validate, or the output
-                                          // cannot be written (found before any worker starts)
-inline constexpr int kExitOutputFailed = 3;  // results stopped being written mid-job (disk full,
-                                             // I/O error); what was written is complete
-inline constexpr int kExitInterrupted = 130;
 
 // Runs the whole job; returns the process exit code.
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts);

@@ -7,6 +7,7 @@
 
 #include "agent/job_runner.h"
 #include "cli/experiment_loading.h"
+#include "experiment/run_setting_table.h"
 #include "plan/plan.h"
 #include "plugin/catalog_format.h"
 #include "plugin/probe.h"
@@ -143,6 +144,21 @@ int cmd_plugins(const std::vector<std::string>& args) {
       std::cout << plugin_listing_json(listing).dump(2) << "\n";
     else
       std::cout << format_plugin_listing(listing);
+    return 0;
+  });
+}
+
+int cmd_settings(const std::vector<std::string>& args) {
+  return guarded("settings", [&] {
+    po::options_description d("Usage: commbench settings\n\n"
+                              "Prints every key a [[run]] or [defaults] table accepts, with its type, default\n"
+                              "and meaning, as the Markdown table of docs/configuration.md.\n\nOptions");
+    Parsed p = parse(args, d, false);
+    if (p.help) {
+      std::cout << d << "\n";
+      return 0;
+    }
+    std::cout << run_keys_markdown();
     return 0;
   });
 }

@@ -10,5 +10,6 @@ namespace commbench {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_plugins(const std::vector<std::string>& args);
+int cmd_settings(const std::vector<std::string>& args);
 
 }  // namespace commbench

@@ -14,7 +14,8 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  run FILE        run an experiment and write results\n"
     "  validate FILE   check an experiment file without running it\n"
-    "  plugins         list the backend plugins found and what they support\n\n"
+    "  plugins         list the backend plugins found and what they support\n"
+    "  settings        list every run setting with its type, default and meaning\n\n"
     "'commbench <command> --help' describes each command. Documentation: docs/ in the source tree.\n";
 
 }  // namespace
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return commbench::cmd_run(rest);
   if (cmd == "validate") return commbench::cmd_validate(rest);
   if (cmd == "plugins") return commbench::cmd_plugins(rest);
+  if (cmd == "settings") return commbench::cmd_settings(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;
     return 0;

@@ -2,6 +2,7 @@
 // patterns the core builds from send/recv. One table so parsing, planning and metrics agree.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -23,6 +24,28 @@ enum class OpKind {
 // Pairs of msg_rate in a world of n ranks (an odd last rank sits out).
 inline int msg_rate_pairs(int world) { return world / 2; }
 
+// A multiple of one rank's message (count elements, or bytes) that depends on the world size.
+enum class PerWorld {
+  Zero,   // nothing
+  One,    // the message itself
+  World,  // one message per rank: n x
+  Two,    // both directions at once: 2 x
+  Pairs,  // one per msg_rate pair: (n / 2) x
+};
+double per_world(PerWorld m, int world);
+
+// busbw / algbw, as nccl-tests defines it (docs/metrics.md).
+enum class BusFactor {
+  Zero,   // moves no payload (barrier)
+  One,    // the whole buffer over each link once (broadcast, reduce, chains, p2p)
+  Ring,   // ring allreduce: 2(n-1)/n
+  Block,  // (n-1) of n blocks over each link: (n-1)/n
+};
+double bus_factor(BusFactor f, int world);
+
+// One row per op: everything parsing, planning, buffers, checks and metrics need to know.
+// Adding an op is one row here plus its posts (measure/op_executor.cpp) and its expected values
+// (measure/check_pattern.cpp): docs/architecture.md, "How to add an op".
 struct OpInfo {
   OpKind kind;
   std::string_view name;     // as written in experiment files and outputs
@@ -31,10 +54,20 @@ struct OpInfo {
   bool rooted;               // takes a root
   bool point_to_point;       // built on send/recv by the core
   int min_world_size;        // smallest world it makes sense for
+  bool in_place;             // the ABI defines an in-place layout (cb_op_args)
+  PerWorld send;             // send buffer: count x this elements
+  PerWorld recv;             // receive buffer: count x this elements
+  PerWorld algbw;            // bytes algbw divides by time: per-rank bytes x this
+  BusFactor busbw;           // busbw = algbw x this
+  PerWorld messages;         // messages delivered per pattern time (msg rate); Zero: not counted
 };
 
 std::span<const OpInfo> all_ops();
 const OpInfo& op_info(OpKind kind);
 std::optional<OpKind> parse_op_kind(std::string_view name);
+
+// Elements of the send and receive buffers of one rank for `count` (the ABI's count).
+uint64_t send_elements(OpKind op, uint64_t count, int world);
+uint64_t recv_elements(OpKind op, uint64_t count, int world);
 
 }  // namespace commbench

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace commbench {
 namespace {
@@ -56,6 +57,13 @@ std::optional<std::string_view> closest_match(std::string_view word,
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {
   if (auto m = closest_match(word, candidates)) return fmt::format("; did you mean '{}'?", *m);
   return {};
+}
+
+std::string unknown_value(std::string_view what, std::string_view value,
+                          std::span<const std::string_view> valid) {
+  std::string hint = did_you_mean(value, valid);
+  if (hint.empty()) hint = fmt::format("; expected one of: {}", fmt::join(valid, ", "));
+  return fmt::format("unknown {} '{}'{}", what, value, hint);
 }
 
 }  // namespace commbench

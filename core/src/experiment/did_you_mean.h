@@ -20,4 +20,8 @@ std::optional<std::string_view> closest_match(std::string_view word,
 // "; did you mean 'x'?" when there is a close candidate, else "".
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates);
 
+// "unknown {what} '{value}'" plus a suggestion, or the list of valid values when none is close.
+std::string unknown_value(std::string_view what, std::string_view value,
+                          std::span<const std::string_view> valid);
+
 }  // namespace commbench

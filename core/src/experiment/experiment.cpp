@@ -13,16 +13,18 @@
 #include "experiment/did_you_mean.h"
 #include "experiment/experiment_file.h"
 #include "experiment/experiment_json.h"
+#include "experiment/list_field.h"
 #include "experiment/run_layer.h"
 #include "experiment/run_resolve.h"
 #include "experiment/toml_fields.h"
 #include "experiment/toml_precheck.h"
+#include "report/output_formats.h"
 
 namespace commbench {
 namespace {
 
-constexpr std::array<std::string_view, 6> kTopLevelKeys{"name",        "output_dir", "seed",
-                                                       "plugin_path", "defaults",   "run"};
+constexpr std::array<std::string_view, 7> kTopLevelKeys{"name",     "output_dir", "seed", "plugin_path",
+                                                       "outputs",  "defaults",   "run"};
 
 // Top-level keys that are not top-level settings. Run keys get a pointer to where they belong.
 void report_unknown_top_level_keys(DiagnosticSink& sink, const toml::table& root) {
@@ -139,6 +141,25 @@ class ExperimentReader {
           read_integer(sink_, *n, "seed", 0, std::numeric_limits<int64_t>::max()).value_or(0));
     if (const toml::node* n = root_.get("plugin_path"))
       exp.plugin_path = read_plugin_path(sink_, *n, file_);
+    for (std::string_view f : output_format_names()) exp.outputs.emplace_back(f);
+    if (const toml::node* n = root_.get("outputs")) read_outputs(*n, exp);
+  }
+
+  // Output formats by name (report/output_formats.h); results.jsonl is written whatever.
+  void read_outputs(const toml::node& n, Experiment& exp) {
+    const auto valid = output_format_names();
+    WhereMap where;
+    auto names = read_list<std::string>(
+        sink_, n, ListKey{"outputs", "outputs", ListForm::Array, "a string", "strings", ""}, where,
+        [&](const toml::node& e, const std::string& k) -> std::optional<std::string> {
+          auto name = read_string(sink_, e, k);
+          if (!name) return std::nullopt;
+          if (find_output_format(*name)) return name;
+          sink_.error(sink_.pos(e), unknown_value("output", *name, valid));
+          return std::nullopt;
+        },
+        [](const std::string& s) { return fmt::format("'{}'", s); });
+    if (names) exp.outputs = *names;
   }
 
   RunLayer read_defaults() {

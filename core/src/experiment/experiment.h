@@ -14,6 +14,7 @@
 #include "common/diagnostic.h"
 #include "common/ops.h"
 #include "common/timing_method.h"
+#include "experiment/run_settings.h"
 
 namespace commbench {
 
@@ -30,7 +31,8 @@ struct SizeSpec {
 enum class Placement { OutOfPlace, InPlace };
 const char* placement_name(Placement p);
 
-struct RunSpec {
+// The settings (run_settings.h) plus the axes the planner expands and the merged tables.
+struct RunSpec : RunSettings {
   std::string name;  // from the file, or "run<index>" when not given
   int index = 0;     // position among [[run]] tables, 0-based
   SourcePos pos;     // where the [[run]] table starts
@@ -40,28 +42,12 @@ struct RunSpec {
   std::vector<SizeSpec> sizes;  // explicit list or expanded min/max/factor
   std::vector<cb_dtype> dtypes;
   std::vector<cb_redop> redops;  // used by reduction ops only
-  cb_mem memory = CB_MEM_HOST;
-  int warmup = 5;
-  int iterations = 20;        // timed iterations per case (a minimum when min_time_s > 0)
-  double min_time_s = 0;      // > 0: run each case at least this long
-  int max_iterations = 100000;
   std::vector<Placement> placements{Placement::OutOfPlace};
-  bool check = true;
   std::vector<int> world_sizes;  // local mode: ranks to start; each value is one execution
   std::map<std::string, std::string> env;  // extra environment of the workers
   // backend name -> option key -> value (all values rendered as strings for the C ABI)
   std::map<std::string, std::map<std::string, std::string>> options;
-  double timeout_s = 600;  // wall-clock limit of one execution (all its cases)
   bool timeout_given = false;  // false: the plan sizes each execution's limit (plan.h)
-  int root = 0;            // rooted collectives
-  int window = 64;         // unidir_bw: messages in flight
-  std::vector<int> peers{0, 1};  // pingpong / unidir_bw: the two ranks
-  std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
-  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends: the clock
-  MeasureMethod method = MeasureMethod::Batch;        // key `timing` (docs/metrics.md, "Methods")
-  RankAggregation rank_aggregation = RankAggregation::Avg;  // batch and graph
-  double target_cv = 0;       // > 0: repeat a case until its CV is below this (fraction)
-  double max_time_s = 10;     // with target_cv: stop repeating a case after this long
 
   // Where each field (and each array element) was written, for messages found after parsing
   // (e.g. capability checks). Keys: "backends", "backends[1]", "ops[0]", "sizes[2]", ...
@@ -75,6 +61,8 @@ struct Experiment {
   std::string output_dir = "results";
   uint64_t seed = 42;
   std::vector<std::string> plugin_path;  // extra plugin directories (relative to the file)
+  // Output formats to write (report/output_formats.h); results.jsonl always. Default: all.
+  std::vector<std::string> outputs;
   std::vector<RunSpec> runs;
   nlohmann::json as_parsed;  // canonical JSON of the above, recorded in summary.json
 };

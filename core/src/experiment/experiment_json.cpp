@@ -25,7 +25,7 @@ nlohmann::json size_to_json(const SizeSpec& s) {
 nlohmann::json run_to_json(const RunSpec& run) {
   nlohmann::json sizes = nlohmann::json::array();
   for (const auto& s : run.sizes) sizes.push_back(size_to_json(s));
-  return nlohmann::json{
+  nlohmann::json j{
       {"name", run.name},
       {"index", run.index},
       {"backends", run.backends},
@@ -33,27 +33,13 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"sizes", sizes},
       {"dtypes", names(run.dtypes, sdk::dtype_name)},
       {"redops", names(run.redops, sdk::redop_name)},
-      {"memory", std::string(sdk::mem_name(run.memory))},
-      {"warmup", run.warmup},
-      {"iterations", run.iterations},
-      {"min_time_s", run.min_time_s},
-      {"max_iterations", run.max_iterations},
       {"placements", names(run.placements, placement_name)},
-      {"check", run.check},
       {"world_sizes", run.world_sizes},
       {"env", run.env},
       {"options", run.options},
-      {"timeout_s", run.timeout_s},
-      {"root", run.root},
-      {"window", run.window},
-      {"peers", run.peers},
-      {"gpu_timing", timing_name(run.gpu_timing)},
-      {"timing", method_name(run.method)},
-      {"rank_aggregation", aggregation_name(run.rank_aggregation)},
-      {"target_cv", run.target_cv},
-      {"max_time_s", run.max_time_s},
-      {"device", run.device ? nlohmann::json(*run.device) : nlohmann::json(nullptr)},
   };
+  settings_to_json(run, j);
+  return j;
 }
 
 nlohmann::json experiment_to_json(const Experiment& exp) {
@@ -65,6 +51,7 @@ nlohmann::json experiment_to_json(const Experiment& exp) {
       {"output_dir", exp.output_dir},
       {"seed", exp.seed},
       {"plugin_path", exp.plugin_path},
+      {"outputs", exp.outputs},
       {"runs", runs},
   };
 }

@@ -11,6 +11,7 @@
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/did_you_mean.h"
 #include "experiment/list_field.h"
+#include "experiment/run_setting_table.h"
 #include "experiment/size_field.h"
 
 namespace commbench {
@@ -18,14 +19,17 @@ namespace {
 
 constexpr int kIntMax = std::numeric_limits<int32_t>::max();
 
-constexpr std::array<std::string_view, 31> kRunKeys{
-    "name",       "backends",   "backend",   "ops",        "op",
-    "sizes",      "dtypes",     "dtype",     "redops",     "redop",
-    "memory",     "warmup",     "iterations", "min_time",  "max_iterations",
-    "placement",  "check",      "world_sizes", "world_size", "env",
-    "options",    "timeout",    "root",      "window",     "peers",
-    "device",     "gpu_timing", "timing",    "rank_aggregation", "target_cv",
-    "max_time"};
+// Every key: the structural ones read here, then the table's settings.
+const std::vector<std::string_view>& all_run_keys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> k;
+    for (const RunKeyDoc& d : structural_run_keys()) k.push_back(d.key);
+    for (std::string_view alias : {"backend", "op", "dtype", "redop", "world_size"}) k.push_back(alias);
+    for (const RunSetting& s : run_settings()) k.push_back(s.key);
+    return k;
+  }();
+  return keys;
+}
 
 // Spellings from other tools, suggested (not accepted): the file format has one name per dtype.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kDtypeSpellings{{
@@ -39,13 +43,6 @@ std::vector<std::string_view> enum_names(std::string_view (*name)(E)) {
   std::vector<std::string_view> names;
   for (int i = 0; i < N; ++i) names.push_back(name(static_cast<E>(i)));
   return names;
-}
-
-std::string unknown_value(std::string_view what, std::string_view value,
-                          const std::vector<std::string_view>& valid) {
-  std::string hint = did_you_mean(value, valid);
-  if (hint.empty()) hint = fmt::format("; expected one of: {}", fmt::join(valid, ", "));
-  return fmt::format("unknown {} '{}'{}", what, value, hint);
 }
 
 // A string naming one of `valid`, turned into a value by `parse`.
@@ -117,11 +114,6 @@ class LayerReader {
             return read_name<cb_redop>(sink_, e, k, "reduce op", valid, sdk::parse_redop);
           },
           [](cb_redop r) { return quoted(sdk::redop_name(r)); });
-    } else if (key == "memory") {
-      where["memory"] = sink_.pos(v);
-      layer.memory = read_name<cb_mem>(sink_, v, key, "memory type",
-                                   enum_names<cb_mem, CB_MEM_COUNT_V1>(sdk::mem_name),
-                                   sdk::parse_mem);
     } else if (key == "placement") {
       layer.placements = read_list<Placement>(
           sink_, v, ListKey{key, "placement", ListForm::ArrayOrScalar, "a string", "strings", ""}, where,
@@ -132,78 +124,12 @@ class LayerReader {
           sink_, v, list_key(key, "world_sizes", "world_size", "an integer", "integers"), where,
           [&](const toml::node& e, const std::string& k) { return int_in(e, k, 1, kIntMax); },
           [](int n) { return fmt::format("world size {}", n); });
-    } else if (key == "peers") {
-      layer.peers = read_list<int>(
-          sink_, v, ListKey{key, "peers", ListForm::Array, "an integer", "integers", ""}, where,
-          [&](const toml::node& e, const std::string& k) { return int_in(e, k, 0, kIntMax); },
-          [](int n) { return fmt::format("rank {}", n); });
-      if (layer.peers && layer.peers->size() != 2) {
-        sink_.error(sink_.pos(v), fmt::format("'peers' must list exactly 2 ranks, got {}",
-                                              layer.peers->size()));
-        layer.peers.reset();
-      }
-    } else if (key == "warmup") {
-      layer.warmup = scalar_int(key, v, 0);
-    } else if (key == "iterations") {
-      layer.iterations = scalar_int(key, v, 1);
-    } else if (key == "max_iterations") {
-      layer.max_iterations = scalar_int(key, v, 1);
-    } else if (key == "root") {
-      layer.root = scalar_int(key, v, 0);
-    } else if (key == "window") {
-      layer.window = scalar_int(key, v, 1);
-    } else if (key == "device") {
-      layer.device = scalar_int(key, v, 0);
-    } else if (key == "gpu_timing") {
-      const std::vector<std::string_view> valid{timing_name(TimingMethod::CudaEvent),
-                                                timing_name(TimingMethod::HostStreamSync)};
-      where["gpu_timing"] = sink_.pos(v);
-      if (const auto* s = v.as_string(); s && s->get() == kRetiredBatchClock) {
-        // Files from before the method and the clock were separate settings.
-        sink_.error(sink_.pos(v),
-                    "gpu_timing = \"cuda_event_batch\" is now two settings: write timing = \"batch\" "
-                    "(the method; it is the default) and gpu_timing = \"cuda_event\" (the clock)");
-        layer.gpu_timing.reset();
-      } else {
-        layer.gpu_timing = read_name<TimingMethod>(sink_, v, key, "GPU clock", valid,
-                                                   [&](std::string_view t) -> std::optional<TimingMethod> {
-                                                     const auto m = parse_timing(t);
-                                                     if (m && *m != TimingMethod::Host) return m;
-                                                     return std::nullopt;
-                                                   });
-      }
-    } else if (key == "timing") {
-      const std::vector<std::string_view> valid{method_name(MeasureMethod::Batch),
-                                                method_name(MeasureMethod::PerIteration),
-                                                method_name(MeasureMethod::Graph)};
-      where["timing"] = sink_.pos(v);
-      layer.method = read_name<MeasureMethod>(sink_, v, key, "timing method", valid, parse_method);
-    } else if (key == "rank_aggregation") {
-      const std::vector<std::string_view> valid{
-          aggregation_name(RankAggregation::Avg), aggregation_name(RankAggregation::Min),
-          aggregation_name(RankAggregation::Max), aggregation_name(RankAggregation::Rank0)};
-      where["rank_aggregation"] = sink_.pos(v);
-      layer.rank_aggregation =
-          read_name<RankAggregation>(sink_, v, key, "rank aggregation", valid, parse_aggregation);
-    } else if (key == "target_cv") {
-      where["target_cv"] = sink_.pos(v);
-      layer.target_cv = read_fraction(key, v);
-    } else if (key == "max_time") {
-      where["max_time"] = sink_.pos(v);
-      layer.max_time_s = read_duration(sink_, v, key, /*zero_allowed=*/false);
-    } else if (key == "min_time") {
-      where["min_time"] = sink_.pos(v);
-      layer.min_time_s = read_duration(sink_, v, key, /*zero_allowed=*/true);
-    } else if (key == "timeout") {
-      where["timeout"] = sink_.pos(v);
-      layer.timeout_s = read_duration(sink_, v, key, /*zero_allowed=*/false);
-    } else if (key == "check") {
-      where["check"] = sink_.pos(v);
-      layer.check = read_bool(sink_, v, key);
     } else if (key == "env") {
       read_env(v);
     } else if (key == "options") {
       read_options(v);
+    } else if (const RunSetting* setting = find_run_setting(key)) {
+      if (!setting->read(v, key, sink_, where, layer.settings)) layer.invalid.insert(std::string(key));
     }
   }
 
@@ -220,29 +146,6 @@ class LayerReader {
     auto i = read_integer(sink_, v, key, min, max);
     if (!i) return std::nullopt;
     return static_cast<int>(*i);
-  }
-
-  // A coefficient of variation: a number in [0, 1) (0 = off). Written as a fraction, like the
-  // records' `cv`: 0.05 is 5 %.
-  std::optional<double> read_fraction(std::string_view key, const toml::node& v) {
-    double x = 0;
-    if (const auto* i = v.as_integer()) x = static_cast<double>(i->get());
-    else if (const auto* f = v.as_floating_point()) x = f->get();
-    else {
-      report_wrong_type(sink_, v, "a number (a fraction: 0.05 for 5 %)", key);
-      return std::nullopt;
-    }
-    if (!(x >= 0 && x < 1)) {
-      sink_.error(sink_.pos(v), fmt::format("'{}' must be a fraction in [0, 1) (0.05 for 5 %; 0 = off), got {}",
-                                            key, x));
-      return std::nullopt;
-    }
-    return x;
-  }
-
-  std::optional<int> scalar_int(std::string_view key, const toml::node& v, int64_t min) {
-    layer_.where[std::string(key)] = sink_.pos(v);
-    return int_in(v, key, min, kIntMax);
   }
 
   std::optional<std::string> backend_name(const toml::node& e, std::string_view key) {
@@ -345,7 +248,7 @@ std::string canonical_key(std::string_view key) {
 
 }  // namespace
 
-std::span<const std::string_view> run_keys() { return kRunKeys; }
+std::span<const std::string_view> run_keys() { return all_run_keys(); }
 
 RunLayer read_run_layer(const toml::table& table, SourcePos header, DiagnosticSink& sink,
                         bool is_defaults) {
@@ -354,7 +257,7 @@ RunLayer read_run_layer(const toml::table& table, SourcePos header, DiagnosticSi
   LayerReader reader(sink, layer);
   for (auto&& [k, value] : table) {
     const std::string_view key = k.str();
-    const bool known = std::find(kRunKeys.begin(), kRunKeys.end(), key) != kRunKeys.end();
+    const bool known = std::find(all_run_keys().begin(), all_run_keys().end(), key) != all_run_keys().end();
     if (!known) continue;  // reported by report_unknown_keys below
     if (is_defaults && key == "name") {
       sink.error(sink.pos(k.source()),
@@ -370,7 +273,7 @@ RunLayer read_run_layer(const toml::table& table, SourcePos header, DiagnosticSi
     layer.written.insert(canonical);
     reader.read_key(key, value);
   }
-  report_unknown_keys(sink, table, kRunKeys, is_defaults ? "[defaults]" : "[[run]]");
+  report_unknown_keys(sink, table, all_run_keys(), is_defaults ? "[defaults]" : "[[run]]");
   return layer;
 }
 

@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "experiment/experiment.h"
+#include "experiment/run_settings.h"
 #include "experiment/toml_fields.h"
 
 namespace commbench {
@@ -34,26 +35,14 @@ struct RunLayer {
   std::optional<std::vector<SizeSpec>> sizes;
   std::optional<std::vector<cb_dtype>> dtypes;
   std::optional<std::vector<cb_redop>> redops;
-  std::optional<cb_mem> memory;
-  std::optional<int> warmup;
-  std::optional<int> iterations;
-  std::optional<double> min_time_s;
-  std::optional<int> max_iterations;
   std::optional<std::vector<Placement>> placements;
-  std::optional<bool> check;
   std::optional<std::vector<int>> world_sizes;
-  std::optional<double> timeout_s;
-  std::optional<int> root;
-  std::optional<int> window;
-  std::optional<std::vector<int>> peers;
-  std::optional<int> device;
-  std::optional<TimingMethod> gpu_timing;
-  std::optional<MeasureMethod> method;               // key `timing`
-  std::optional<RankAggregation> rank_aggregation;
-  std::optional<double> target_cv;
-  std::optional<double> max_time_s;
   std::map<std::string, std::string> env;
   std::map<std::string, std::map<std::string, std::string>> options;
+  // The settings of the table (run_setting_table.h) this layer writes, by key; only those in
+  // `written` and not in `invalid` mean anything.
+  RunSettings settings;
+  std::set<std::string> invalid;
 
   WhereMap where;  // positions of what this layer writes (keys as in RunSpec::where)
 

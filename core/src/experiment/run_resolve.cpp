@@ -1,11 +1,13 @@
 #include "experiment/run_resolve.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "experiment/run_setting_table.h"
 #include "experiment/sizes.h"
 
 namespace commbench {
@@ -47,6 +49,25 @@ class Merger {
     out = *(from->*field);
     return true;
   }
+
+  // Every setting of the table from its deciding layer; one whose deciding layer wrote an
+  // invalid value (already reported) makes the run unusable and fails ok(key).
+  void take_settings() {
+    for (const RunSetting& setting : run_settings()) {
+      const std::string key(setting.key);
+      const RunLayer* from = source(key);
+      if (!from) continue;
+      copy_where(*from, key);
+      if (from->invalid.count(key)) {
+        usable_ = false;
+        bad_.insert(key);
+        continue;
+      }
+      setting.copy(from->settings, spec_);
+    }
+  }
+  // False when `key` (a setting) came from an invalid value.
+  bool ok(const std::string& key) const { return bad_.count(key) == 0; }
 
   void merge_env() {
     for (const RunLayer* layer : {&defaults_, &run_}) {
@@ -101,6 +122,7 @@ class Merger {
   const RunLayer& defaults_;
   RunSpec& spec_;
   bool usable_ = true;
+  std::set<std::string> bad_;
 };
 
 void require(const Merger& m, const RunLayer& run, const std::string& key, std::string_view example,
@@ -195,7 +217,6 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   spec.world_sizes = {2};
   spec.dtypes = {CB_DTYPE_F32};
   spec.redops = {CB_REDOP_SUM};
-  spec.timeout_s = 600;
 
   Merger m(run, defaults, spec);
   m.take(&RunLayer::name, "name", spec.name);
@@ -204,29 +225,12 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   const bool sizes_ok = m.take(&RunLayer::sizes, "sizes", spec.sizes);
   const bool dtypes_ok = m.take(&RunLayer::dtypes, "dtypes", spec.dtypes);
   m.take(&RunLayer::redops, "redops", spec.redops);
-  m.take(&RunLayer::memory, "memory", spec.memory);
-  m.take(&RunLayer::warmup, "warmup", spec.warmup);
-  const bool iterations_ok = m.take(&RunLayer::iterations, "iterations", spec.iterations);
-  const bool max_iterations_ok = m.take(&RunLayer::max_iterations, "max_iterations", spec.max_iterations);
-  m.take(&RunLayer::min_time_s, "min_time", spec.min_time_s);
   m.take(&RunLayer::placements, "placement", spec.placements);
-  m.take(&RunLayer::check, "check", spec.check);
   const bool world_sizes_ok = m.take(&RunLayer::world_sizes, "world_sizes", spec.world_sizes);
-  const bool root_ok = m.take(&RunLayer::root, "root", spec.root);
-  const bool peers_ok = m.take(&RunLayer::peers, "peers", spec.peers);
-  m.take(&RunLayer::timeout_s, "timeout", spec.timeout_s);
+  m.take_settings();
   spec.timeout_given = m.source("timeout") != nullptr;
-  m.take(&RunLayer::window, "window", spec.window);
-  if (m.source("device")) {
-    int device = 0;
-    m.take(&RunLayer::device, "device", device);
-    spec.device = device;
-  }
-  m.take(&RunLayer::gpu_timing, "gpu_timing", spec.gpu_timing);
-  m.take(&RunLayer::method, "timing", spec.method);
-  m.take(&RunLayer::rank_aggregation, "rank_aggregation", spec.rank_aggregation);
-  m.take(&RunLayer::target_cv, "target_cv", spec.target_cv);
-  m.take(&RunLayer::max_time_s, "max_time", spec.max_time_s);
+  const bool iterations_ok = m.ok("iterations"), max_iterations_ok = m.ok("max_iterations");
+  const bool root_ok = m.ok("root"), peers_ok = m.ok("peers");
   m.merge_env();
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);

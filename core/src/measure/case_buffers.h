@@ -16,7 +16,7 @@
 #include "measure/check_pattern.h"
 #include "measure/op_executor.h"
 #include "plan/plan.h"
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 
 namespace commbench {
 

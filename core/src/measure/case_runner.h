@@ -13,7 +13,7 @@
 #include "measure/case_record.h"
 #include "measure/iteration_clock.h"
 #include "plan/plan.h"
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 
 namespace commbench {
 

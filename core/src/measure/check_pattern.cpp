@@ -81,24 +81,6 @@ double tolerance(const CheckContext& c, double expected) {
 
 }  // namespace
 
-uint64_t send_elements(OpKind op, uint64_t count, int world) {
-  switch (op) {
-    case OpKind::Reducescatter: case OpKind::Alltoall: case OpKind::Scatter:
-      return count * static_cast<uint64_t>(world);
-    case OpKind::Barrier: return 0;
-    default: return count;
-  }
-}
-
-uint64_t recv_elements(OpKind op, uint64_t count, int world) {
-  switch (op) {
-    case OpKind::Allgather: case OpKind::Alltoall: case OpKind::Gather:
-      return count * static_cast<uint64_t>(world);
-    case OpKind::Barrier: return 0;
-    default: return count;
-  }
-}
-
 void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
   const OpInfo& info = op_info(c.op);
   for (uint64_t i = 0; i < send_elems; ++i) {

@@ -27,8 +27,4 @@ void fill_send(const CheckContext& c, void* send, uint64_t send_elems);
 // Returns 0 for ranks that receive nothing for this op.
 int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t recv_elems);
 
-// Elements of the send and receive buffers an op needs per rank (ABI count semantics).
-uint64_t send_elements(OpKind op, uint64_t count, int world);
-uint64_t recv_elements(OpKind op, uint64_t count, int world);
-
 }  // namespace commbench

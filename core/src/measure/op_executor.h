@@ -11,7 +11,7 @@
 #include "device/gpu_device.h"
 #include "measure/iteration_clock.h"
 #include "plan/plan.h"
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 
 namespace commbench {
 

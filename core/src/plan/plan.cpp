@@ -20,7 +20,7 @@ double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSp
     const double per_op = moved / 50e6 + 0.01;
     const double n = c.op == OpKind::AllPairs ? ops * world * (world - 1) : ops;
     s += n * per_op + run.min_time_s * (run.min_time_s > 0 ? 2 : 0);
-    if (run.target_cv > 0) s += 2 * run.max_time_s;  // repetitions until the CV target
+    if (run.target_cv > 0) s += 2 * run.max_time_s;  // rounds until the CV target
   }
   // Capped like a written timeout: an exabyte size would otherwise give a deadline beyond what
   // steady_clock can represent, and the run would time out at once.
@@ -32,16 +32,6 @@ int expected_records(const Execution& exec) {
   for (const CaseSpec& c : exec.cases)
     n += c.op == OpKind::AllPairs ? exec.world_size * (exec.world_size - 1) : 1;
   return n;
-}
-
-bool op_supports_in_place(OpKind op) {
-  switch (op) {
-    case OpKind::Allreduce: case OpKind::Allgather: case OpKind::Reducescatter:
-    case OpKind::Broadcast: case OpKind::Reduce: case OpKind::Gather: case OpKind::Scatter:
-      return true;
-    default:
-      return false;
-  }
 }
 
 namespace {
@@ -62,7 +52,7 @@ void add_cases(const RunSpec& run, OpKind op, std::vector<CaseSpec>& out) {
     const size_t esize = sdk::dtype_size(dtype);
     for (const auto& redop : redops) {
       for (Placement placement : run.placements) {
-        if (placement == Placement::InPlace && !op_supports_in_place(op)) continue;
+        if (placement == Placement::InPlace && !info.in_place) continue;
         for (const SizeSpec& size : run.sizes) {
           CaseSpec c;
           c.op = op;
@@ -89,29 +79,15 @@ std::vector<Execution> plan_job(const Experiment& exp) {
     for (const std::string& backend : run.backends) {
       for (int world : run.world_sizes) {
         Execution e;
+        static_cast<RunSettings&>(e) = run;
         e.index = static_cast<int>(plan.size());
         e.run_index = run.index;
         e.run = run.name;
         e.experiment = exp.name;
         e.backend = backend;
         e.world_size = world;
-        e.memory = run.memory;
-        e.warmup = run.warmup;
-        e.iterations = run.iterations;
-        e.min_time_s = run.min_time_s;
-        e.max_iterations = run.max_iterations;
-        e.check = run.check;
         e.timeout_s = run.timeout_given ? run.timeout_s : default_timeout_s(run, world, cases);
-        e.window = run.window;
-        e.peers[0] = run.peers.size() > 0 ? run.peers[0] : 0;
-        e.peers[1] = run.peers.size() > 1 ? run.peers[1] : 1;
         e.seed = exp.seed;
-        e.device = run.device;
-        e.gpu_timing = run.gpu_timing;
-        e.method = run.method;
-        e.rank_aggregation = run.rank_aggregation;
-        e.target_cv = run.target_cv;
-        e.max_time_s = run.max_time_s;
         e.env = run.env;
         if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
         e.cases = cases;
@@ -133,17 +109,9 @@ void to_json(nlohmann::json& j, const Execution& e) {
   }
   j = nlohmann::json{{"index", e.index}, {"run_index", e.run_index}, {"run", e.run},
                      {"experiment", e.experiment}, {"backend", e.backend},
-                     {"world_size", e.world_size}, {"memory", sdk::mem_name(e.memory)},
-                     {"warmup", e.warmup}, {"iterations", e.iterations},
-                     {"min_time_s", e.min_time_s}, {"max_iterations", e.max_iterations},
-                     {"check", e.check}, {"timeout_s", e.timeout_s}, {"window", e.window},
-                     {"peers", {e.peers[0], e.peers[1]}}, {"seed", e.seed}, {"env", e.env},
-                     {"options", e.options}, {"cases", std::move(cases)},
-                     {"gpu_timing", timing_name(e.gpu_timing)},
-                     {"timing", method_name(e.method)},
-                     {"rank_aggregation", aggregation_name(e.rank_aggregation)},
-                     {"target_cv", e.target_cv}, {"max_time_s", e.max_time_s}};
-  if (e.device) j["device"] = *e.device;
+                     {"world_size", e.world_size}, {"seed", e.seed}, {"env", e.env},
+                     {"options", e.options}, {"cases", std::move(cases)}};
+  settings_to_json(e, j);
 }
 
 void from_json(const nlohmann::json& j, Execution& e) {
@@ -153,26 +121,10 @@ void from_json(const nlohmann::json& j, Execution& e) {
   e.experiment = j.at("experiment");
   e.backend = j.at("backend");
   e.world_size = j.at("world_size");
-  e.memory = sdk::parse_mem(j.at("memory").get<std::string>()).value();
-  e.warmup = j.at("warmup");
-  e.iterations = j.at("iterations");
-  e.min_time_s = j.at("min_time_s");
-  e.max_iterations = j.at("max_iterations");
-  e.check = j.at("check");
-  e.timeout_s = j.at("timeout_s");
-  e.window = j.at("window");
-  e.peers[0] = j.at("peers").at(0);
-  e.peers[1] = j.at("peers").at(1);
   e.seed = j.at("seed");
   e.env = j.at("env").get<std::map<std::string, std::string>>();
   e.options = j.at("options").get<std::map<std::string, std::string>>();
-  e.gpu_timing = parse_timing(j.value("gpu_timing", "cuda_event")).value_or(TimingMethod::CudaEvent);
-  e.method = parse_method(j.value("timing", "batch")).value_or(MeasureMethod::Batch);
-  e.rank_aggregation = parse_aggregation(j.value("rank_aggregation", "avg")).value_or(RankAggregation::Avg);
-  e.target_cv = j.value("target_cv", 0.0);
-  e.max_time_s = j.value("max_time_s", 10.0);
-  e.device.reset();
-  if (j.contains("device")) e.device = j.at("device").get<int>();
+  settings_from_json(j, e);
   e.cases.clear();
   for (const auto& jc : j.at("cases")) {
     CaseSpec c;

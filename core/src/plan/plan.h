@@ -27,37 +27,20 @@ struct CaseSpec {
   int root = 0;
 };
 
-// Everything a worker needs, serialised to JSON on its stdin.
-struct Execution {
+// Everything a worker needs, serialised to JSON on its stdin: the run's settings (timeout_s
+// sized for this execution when the run sets none) and what the planner chose.
+struct Execution : RunSettings {
   int index = 0;  // among all executions of the job
   int run_index = 0;
   std::string run;
   std::string experiment;
   std::string backend;
   int world_size = 0;
-  cb_mem memory = CB_MEM_HOST;
-  int warmup = 0;
-  int iterations = 0;
-  double min_time_s = 0;
-  int max_iterations = 0;
-  bool check = true;
-  double timeout_s = 0;
-  int window = 64;
-  int peers[2] = {0, 1};
-  std::optional<int> device;  // memory = "cuda": the GPU of every rank (else the binding rule)
-  TimingMethod gpu_timing = TimingMethod::CudaEvent;
-  MeasureMethod method = MeasureMethod::Batch;
-  RankAggregation rank_aggregation = RankAggregation::Avg;
-  double target_cv = 0;
-  double max_time_s = 10;
   uint64_t seed = 0;
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> options;  // this backend's options
   std::vector<CaseSpec> cases;
 };
-
-// Every in-place layout the ABI defines (see cb_op_args); others run out-of-place only.
-bool op_supports_in_place(OpKind op);
 
 std::vector<Execution> plan_job(const Experiment& exp);
 

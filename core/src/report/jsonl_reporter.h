@@ -22,7 +22,7 @@ class JsonlReporter : public Reporter {
 
   static constexpr const char* kFileName = "results.jsonl";
   // Case lines now in the file (each complete); fewer than measured after a write failure.
-  size_t cases_written() const { return cases_written_; }
+  long records_written() const override { return static_cast<long>(cases_written_); }
 
  private:
   LineFile file_;

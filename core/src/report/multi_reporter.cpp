@@ -53,4 +53,10 @@ void MultiReporter::job_done(const JobResult& result) {
   each([&](Reporter& r) { r.job_done(result); });
 }
 
+long MultiReporter::records_written() const {
+  for (const auto& r : reporters_)
+    if (long n = r->records_written(); n >= 0) return n;
+  return 0;
+}
+
 }  // namespace commbench

@@ -25,6 +25,9 @@ class MultiReporter : public Reporter {
   void run_done(const RunSpec& run, const std::vector<CaseRecord>& records) override;
   void job_done(const JobResult& result) override;
 
+  // The first reporter's count that keeps one (results.jsonl's), else 0.
+  long records_written() const override;
+
   struct OutputFailure {
     std::string path;     // the file that could not be written
     std::string message;  // OutputError::what(): path, reason, what to do

@@ -71,6 +71,9 @@ class Reporter {
   // All records of one [[run]] (every backend and world size): where comparisons are printed.
   virtual void run_done(const RunSpec&, const std::vector<CaseRecord>&) {}
   virtual void job_done(const JobResult&) {}
+  // Case records this output has durably written, for the message of a failed job
+  // (output_failures.h); -1 for outputs that keep no count.
+  virtual long records_written() const { return -1; }
 };
 
 }  // namespace commbench

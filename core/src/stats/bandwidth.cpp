@@ -2,86 +2,22 @@
 
 namespace commbench {
 
-// The table in docs/metrics.md, which follows nccl-tests so users can compare numbers directly.
-// `bytes` is always the per-rank message size (count * dtype size).
+// The factors live in the op table (common/ops.cpp), which follows nccl-tests so users can
+// compare numbers directly. `bytes` is always the per-rank message size (count * dtype size).
 
 double algbw_bytes(OpKind op, uint64_t bytes, int world) {
-  const double b = static_cast<double>(bytes);
-  const double n = world > 0 ? static_cast<double>(world) : 0.0;
-  switch (op) {
-    // Each rank ends up with (allgather) or starts from (reducescatter) n blocks of `bytes`;
-    // alltoall, gather and scatter move n blocks too.
-    case OpKind::Allgather:
-    case OpKind::Reducescatter:
-    case OpKind::Alltoall:
-    case OpKind::Gather:
-    case OpKind::Scatter:
-      return b * n;
-    case OpKind::Allreduce:
-    case OpKind::Broadcast:
-    case OpKind::Reduce:
-    case OpKind::PingPong:
-    case OpKind::UnidirBw:
-    case OpKind::SendRecvRing:
-    case OpKind::AllPairs:
-      return b;
-    // Both directions at once: the aggregate, as osu_bibw reports it.
-    case OpKind::BidirBw:
-      return 2.0 * b;
-    // Every pair moves one message per message time: the aggregate, as osu_mbw_mr reports it.
-    case OpKind::MsgRate:
-      return b * msg_rate_pairs(world);
-    case OpKind::Barrier:
-      return 0;  // moves no payload
-  }
-  return 0;
+  return static_cast<double>(bytes) * per_world(op_info(op).algbw, world);
 }
 
+// nccl-tests prints the total where the op moves one block per rank (algbw = n x bytes): those
+// ops' size column is the same n x bytes; every other op's is the per-rank size.
 uint64_t nccl_tests_bytes(OpKind op, uint64_t bytes, int world) {
-  switch (op) {
-    case OpKind::Allgather:
-    case OpKind::Reducescatter:
-    case OpKind::Alltoall:
-    case OpKind::Gather:
-    case OpKind::Scatter: {
-      const uint64_t n = world > 0 ? static_cast<uint64_t>(world) : 0;
-      return n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
-    }
-    default:
-      return bytes;
-  }
+  if (op_info(op).algbw != PerWorld::World) return bytes;
+  const uint64_t n = world > 0 ? static_cast<uint64_t>(world) : 0;
+  return n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
 }
 
-double busbw_factor(OpKind op, int world) {
-  if (world <= 0) return 0;
-  const double n = static_cast<double>(world);
-  switch (op) {
-    // Ring allreduce: each rank sends and receives 2(n-1)/n of the buffer.
-    case OpKind::Allreduce:
-      return 2.0 * (n - 1.0) / n;
-    // Each rank sends or receives (n-1) of the n blocks over its link.
-    case OpKind::Allgather:
-    case OpKind::Reducescatter:
-    case OpKind::Alltoall:
-    case OpKind::Gather:
-    case OpKind::Scatter:
-      return (n - 1.0) / n;
-    // A pipelined chain moves the whole buffer over each link once.
-    case OpKind::Broadcast:
-    case OpKind::Reduce:
-    // One message over one link.
-    case OpKind::PingPong:
-    case OpKind::UnidirBw:
-    case OpKind::SendRecvRing:
-    case OpKind::BidirBw:
-    case OpKind::MsgRate:
-    case OpKind::AllPairs:
-      return 1.0;
-    case OpKind::Barrier:
-      return 0;
-  }
-  return 0;
-}
+double busbw_factor(OpKind op, int world) { return bus_factor(op_info(op).busbw, world); }
 
 Bandwidth bandwidth(OpKind op, uint64_t bytes, int world, double time_us) {
   Bandwidth bw;
@@ -94,14 +30,7 @@ Bandwidth bandwidth(OpKind op, uint64_t bytes, int world, double time_us) {
   return bw;
 }
 
-double messages_per_time(OpKind op, int world) {
-  switch (op) {
-    case OpKind::UnidirBw: return 1;
-    case OpKind::BidirBw: return 2;
-    case OpKind::MsgRate: return msg_rate_pairs(world);
-    default: return 0;
-  }
-}
+double messages_per_time(OpKind op, int world) { return per_world(op_info(op).messages, world); }
 
 double message_rate_mps(OpKind op, int world, double time_us) {
   if (!(time_us > 0)) return 0;

@@ -26,9 +26,9 @@
 #include "plan/plan.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_error.h"
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 #include "worker/heartbeat.h"
-#include "worker/host_services.h"
+#include "plugin/host_services.h"
 #include "worker/memory_footprint.h"
 #include "worker/result_channel.h"
 

@@ -1,14 +1,12 @@
 // The worker process: `commbench __worker ...` (started by the agent, never by users).
 // Loads exactly one plugin, creates the communicator through the bootstrap store, runs the
-// execution's cases, streams JSON lines to the agent on a pipe (fd 3), and exits:
-//   0 done, 1 failed (an "error" line says why: phase, kind (common/failure_kind.h), message),
-//   4 backend unavailable here.
+// execution's cases, streams JSON lines to the agent on a pipe (fd 3), and exits with one of
+// the worker codes of common/exit_codes.h.
 #pragma once
 
-namespace commbench {
+#include "common/exit_codes.h"
 
-inline constexpr int kWorkerExitFailed = 1;
-inline constexpr int kWorkerExitUnavailable = 4;
+namespace commbench {
 
 int worker_main(int argc, char** argv);
 

@@ -1,4 +1,4 @@
-#include "worker/backend_session.h"
+#include "plugin/backend_session.h"
 
 #include <cstdlib>
 #include <fmt/format.h>

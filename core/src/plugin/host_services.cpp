@@ -1,4 +1,4 @@
-#include "worker/host_services.h"
+#include "plugin/host_services.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,0 +1,360 @@
+#include "experiment/run_setting_table.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "experiment/did_you_mean.h"
+#include "experiment/list_field.h"
+
+namespace commbench {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+// How one kind of value is read from TOML, written to and read from JSON, and shown in the docs.
+// Each codec: read(node, key, sink, where) -> optional<T>; to_json(T); from_json(json) -> T;
+// text(T) -> the default as TOML.
+
+template <int64_t Min>
+struct IntAtLeast {
+  static std::optional<int> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    auto v = read_integer(sink, n, key, Min, kIntMax);
+    if (!v) return std::nullopt;
+    return static_cast<int>(*v);
+  }
+  static json to_json(int v) { return v; }
+  static int from_json(const json& j) { return j.get<int>(); }
+  static std::string text(int v) { return fmt::format("`{}`", v); }
+};
+
+template <int64_t Min>
+struct OptionalIntAtLeast {
+  static std::optional<std::optional<int>> read(const toml::node& n, std::string_view key,
+                                                DiagnosticSink& sink, WhereMap& where) {
+    auto v = IntAtLeast<Min>::read(n, key, sink, where);
+    if (!v) return std::nullopt;
+    return std::optional<int>(*v);
+  }
+  static json to_json(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+  static std::optional<int> from_json(const json& j) {
+    if (j.is_null()) return std::nullopt;
+    return j.get<int>();
+  }
+  static std::string text(const std::optional<int>& v) { return v ? fmt::format("`{}`", *v) : "unset"; }
+};
+
+template <bool ZeroAllowed>
+struct Duration {
+  static std::optional<double> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    return read_duration(sink, n, key, ZeroAllowed);
+  }
+  static json to_json(double v) { return v; }
+  static double from_json(const json& j) { return j.get<double>(); }
+  static std::string text(double v) { return fmt::format("`{}`", v); }
+};
+
+struct Bool {
+  static std::optional<bool> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    return read_bool(sink, n, key);
+  }
+  static json to_json(bool v) { return v; }
+  static bool from_json(const json& j) { return j.get<bool>(); }
+  static std::string text(bool v) { return v ? "`true`" : "`false`"; }
+};
+
+// A string naming one value of an enumeration; `Names` lists (value, name) of the valid ones.
+template <class T, class Names>
+struct Named {
+  static std::optional<T> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    auto text = read_string(sink, n, key);
+    if (!text) return std::nullopt;
+    std::vector<std::string_view> valid;
+    for (auto [value, name] : Names::all()) {
+      if (name == *text) return value;
+      valid.push_back(name);
+    }
+    sink.error(sink.pos(n), unknown_value(Names::what, *text, valid));
+    return std::nullopt;
+  }
+  static json to_json(T v) { return std::string(Names::name(v)); }
+  static T from_json(const json& j) {
+    const std::string s = j.get<std::string>();
+    for (auto [value, name] : Names::all())
+      if (name == s) return value;
+    throw std::runtime_error(fmt::format("unknown {} '{}' in the execution JSON", Names::what, s));
+  }
+  static std::string text(T v) { return fmt::format("`\"{}\"`", Names::name(v)); }
+};
+
+struct MemoryNames {
+  static constexpr std::string_view what = "memory type";
+  static std::vector<std::pair<cb_mem, std::string_view>> all() {
+    std::vector<std::pair<cb_mem, std::string_view>> out;
+    for (int i = 0; i < CB_MEM_COUNT_V1; ++i)
+      out.emplace_back(static_cast<cb_mem>(i), sdk::mem_name(static_cast<cb_mem>(i)));
+    return out;
+  }
+  static std::string_view name(cb_mem m) { return sdk::mem_name(m); }
+};
+
+// The clock of stream-ordered backends. `host` is what the worker falls back to for
+// host-memory backends, not a choice in the file.
+struct GpuTimingNames {
+  static constexpr std::string_view what = "GPU clock";
+  static std::vector<std::pair<TimingMethod, std::string_view>> all() {
+    std::vector<std::pair<TimingMethod, std::string_view>> out;
+    for (TimingMethod m : {TimingMethod::CudaEvent, TimingMethod::HostStreamSync})
+      out.emplace_back(m, timing_name(m));
+    return out;
+  }
+  static std::string_view name(TimingMethod m) { return timing_name(m); }
+};
+
+// gpu_timing, plus the value files from before issue 12 used for the method.
+struct GpuClock : Named<TimingMethod, GpuTimingNames> {
+  static std::optional<TimingMethod> read(const toml::node& n, std::string_view key, DiagnosticSink& sink,
+                                          WhereMap& where) {
+    if (const auto* s = n.as_string(); s && s->get() == kRetiredBatchClock) {
+      sink.error(sink.pos(n),
+                 "gpu_timing = \"cuda_event_batch\" is now two settings: write timing = \"batch\" "
+                 "(the method; it is the default) and gpu_timing = \"cuda_event\" (the clock)");
+      return std::nullopt;
+    }
+    return Named<TimingMethod, GpuTimingNames>::read(n, key, sink, where);
+  }
+};
+
+struct MethodNames {
+  static constexpr std::string_view what = "timing method";
+  static std::vector<std::pair<MeasureMethod, std::string_view>> all() {
+    std::vector<std::pair<MeasureMethod, std::string_view>> out;
+    for (MeasureMethod m : {MeasureMethod::Batch, MeasureMethod::PerIteration, MeasureMethod::Graph})
+      out.emplace_back(m, method_name(m));
+    return out;
+  }
+  static std::string_view name(MeasureMethod m) { return method_name(m); }
+};
+
+struct AggregationNames {
+  static constexpr std::string_view what = "rank aggregation";
+  static std::vector<std::pair<RankAggregation, std::string_view>> all() {
+    std::vector<std::pair<RankAggregation, std::string_view>> out;
+    for (RankAggregation a : {RankAggregation::Avg, RankAggregation::Min, RankAggregation::Max, RankAggregation::Rank0})
+      out.emplace_back(a, aggregation_name(a));
+    return out;
+  }
+  static std::string_view name(RankAggregation a) { return aggregation_name(a); }
+};
+
+// A coefficient of variation, written as a fraction like the records' `cv`: [0, 1), 0 = off.
+struct Fraction {
+  static std::optional<double> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    double x = 0;
+    if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
+    else if (const auto* f = n.as_floating_point()) x = f->get();
+    else {
+      report_wrong_type(sink, n, "a number (a fraction: 0.05 for 5 %)", key);
+      return std::nullopt;
+    }
+    if (!(x >= 0 && x < 1)) {
+      sink.error(sink.pos(n), fmt::format("'{}' must be a fraction in [0, 1) (0.05 for 5 %; 0 = off), got {}", key, x));
+      return std::nullopt;
+    }
+    return x;
+  }
+  static json to_json(double v) { return v; }
+  static double from_json(const json& j) { return j.get<double>(); }
+  static std::string text(double v) { return fmt::format("`{}`", v); }
+};
+
+// Exactly two distinct ranks.
+struct Peers {
+  static std::optional<std::vector<int>> read(const toml::node& n, std::string_view key,
+                                              DiagnosticSink& sink, WhereMap& where) {
+    auto peers = read_list<int>(
+        sink, n, ListKey{key, "peers", ListForm::Array, "an integer", "integers", ""}, where,
+        [&](const toml::node& e, const std::string& k) { return IntAtLeast<0>::read(e, k, sink, where); },
+        [](int r) { return fmt::format("rank {}", r); });
+    if (peers && peers->size() != 2) {
+      sink.error(sink.pos(n), fmt::format("'peers' must list exactly 2 ranks, got {}", peers->size()));
+      return std::nullopt;
+    }
+    return peers;
+  }
+  static json to_json(const std::vector<int>& v) { return v; }
+  static std::vector<int> from_json(const json& j) { return j.get<std::vector<int>>(); }
+  static std::string text(const std::vector<int>& v) { return fmt::format("`[{}, {}]`", v.at(0), v.at(1)); }
+};
+
+// A row for member `M` read with codec `C`. `default_words` replaces the generated default in
+// the docs where the built-in value is not the whole story ("sized per execution").
+template <auto M, class C>
+constexpr RunSetting row(std::string_view key, std::string_view json_key, std::string_view type,
+                         std::string_view meaning) {
+  return RunSetting{
+      key, json_key, type, meaning,
+      [](const toml::node& n, std::string_view k, DiagnosticSink& sink, WhereMap& where, RunSettings& to) {
+        where[std::string(k)] = sink.pos(n);
+        auto v = C::read(n, k, sink, where);
+        if (!v) return false;
+        to.*M = std::move(*v);
+        return true;
+      },
+      [](const RunSettings& from, RunSettings& to) { to.*M = from.*M; },
+      [](const RunSettings& from) { return C::to_json(from.*M); },
+      [](const json& from, RunSettings& to) { to.*M = C::from_json(from); },
+      [] { return C::text(RunSettings{}.*M); },
+      {}};
+}
+
+constexpr RunSetting with_default(RunSetting r, std::string_view words) {
+  r.default_words = words;
+  return r;
+}
+
+const std::array kSettings{
+    row<&RunSettings::memory, Named<cb_mem, MemoryNames>>(
+        "memory", "memory", "string",
+        "buffer memory: `host` (pageable), `host_pinned` (page-locked), `cuda` (device memory; a "
+        "host-memory backend such as Gloo gets it staged through pinned host buffers, copies timed "
+        "— docs/gpu.md)"),
+    row<&RunSettings::warmup, IntAtLeast<0>>("warmup", "warmup", "integer ≥ 0",
+                                             "untimed iterations before the timed ones, for every case"),
+    row<&RunSettings::iterations, IntAtLeast<1>>(
+        "iterations", "iterations", "integer ≥ 1",
+        "timed iterations per case (a minimum when `min_time` is set; one round's worth with "
+        "`target_cv`)"),
+    with_default(row<&RunSettings::min_time_s, Duration<true>>(
+                     "min_time", "min_time_s", "duration",
+                     "keep iterating a case until it has run at least this long"),
+                 "`0` (off)"),
+    row<&RunSettings::max_iterations, IntAtLeast<1>>(
+        "max_iterations", "max_iterations", "integer ≥ `iterations`",
+        "upper bound on timed iterations when `min_time` or `target_cv` is set"),
+    row<&RunSettings::check, Bool>("check", "check", "boolean",
+                                   "verify every result; a mismatch fails the job"),
+    with_default(
+        row<&RunSettings::timeout_s, Duration<false>>(
+            "timeout", "timeout_s", "duration > 0",
+            "wall-clock limit of one execution (all its phases: start-up, rendezvous, communicator "
+            "creation, every case, finalisation); past it the run fails, naming the rank and phase. "
+            "Unset: 10 minutes plus, per case, (warm-up + iterations + 1) × (10 ms + the bytes a rank "
+            "moves at a pessimistic 50 MB/s) plus twice `min_time` — so a 1 GiB sweep is not cut "
+            "short by a limit meant for kilobytes"),
+        "sized per execution"),
+    row<&RunSettings::root, IntAtLeast<0>>(
+        "root", "root", "integer ≥ 0",
+        "root rank of broadcast, reduce, gather, scatter; must be < every world size"),
+    row<&RunSettings::window, IntAtLeast<1>>(
+        "window", "window", "integer ≥ 1",
+        "unidir_bw, bidir_bw, msg_rate: messages in flight before the receiver acknowledges"),
+    row<&RunSettings::peers, Peers>(
+        "peers", "peers", "array of 2 distinct integers ≥ 0",
+        "pingpong, unidir_bw and bidir_bw: the two ranks; each < every world size"),
+    with_default(
+        row<&RunSettings::device, OptionalIntAtLeast<0>>(
+            "device", "device", "integer ≥ 0",
+            "`memory = \"cuda\"`: the GPU (index among the visible ones) every rank of the run "
+            "uses; unset, the binding rule of docs/gpu.md applies (local rank; device 0 when the "
+            "launcher pinned one device per rank with `CUDA_VISIBLE_DEVICES`)"),
+        "by local rank"),
+    row<&RunSettings::method, Named<MeasureMethod, MethodNames>>(
+        "timing", "timing", "string",
+        "the method (docs/metrics.md, \"Methods\"): `batch` — one synchronisation, then the "
+        "iterations back to back, per rank elapsed / N (nccl-tests', OSU's and PARAM's method); "
+        "`per_iteration` — a synchronised start before every iteration, slowest rank per iteration "
+        "(the latency of an isolated collective); `graph` — `memory = \"cuda\"` on a stream-ordered "
+        "backend whose posts can be captured (NCCL): the iterations captured into one CUDA graph and "
+        "launched once (nccl-tests `-G`); collectives only, other cases are `unsupported` with the "
+        "reason"),
+    row<&RunSettings::rank_aggregation, Named<RankAggregation, AggregationNames>>(
+        "rank_aggregation", "rank_aggregation", "string",
+        "`batch` and `graph`: how the ranks' times become one — `avg` (mean over ranks of "
+        "elapsed / N, nccl-tests' default), `min`, `max` (the rank with the smallest / largest), "
+        "`rank0` (nccl-tests `-a 0/1/2/3`). Point-to-point patterns report their first peer's "
+        "clock, as OSU. `per_iteration` always takes the slowest rank of each iteration (writing "
+        "this key with it is a warning)"),
+    with_default(row<&RunSettings::target_cv, Fraction>(
+                     "target_cv", "target_cv", "number in [0, 1)",
+                     "repeat a case in rounds of `iterations` until the coefficient of variation of "
+                     "its samples is below this fraction (`0.05` = 5 %), capped by `max_iterations` "
+                     "and `max_time`; records say `target_cv` and `cv_reached`, the summary counts "
+                     "the misses"),
+                 "`0` (off)"),
+    with_default(row<&RunSettings::max_time_s, Duration<false>>(
+                     "max_time", "max_time_s", "duration > 0",
+                     "with `target_cv`: no new round after a case has been measured this long"),
+                 "`\"10s\"`"),
+    row<&RunSettings::gpu_timing, GpuClock>(
+        "gpu_timing", "gpu_timing", "string",
+        "the **clock** of a stream-ordered backend (NCCL) on `memory = \"cuda\"`: `cuda_event` "
+        "(events on the worker's stream), `host_stream_sync` (host timer, a stream synchronisation "
+        "ending each iteration). Host-memory and staged backends are timed on the host whatever "
+        "this says. The method is `timing`: the former `gpu_timing = \"cuda_event_batch\"` is an "
+        "error that says to write `timing = \"batch\"` (the default) with `gpu_timing = "
+        "\"cuda_event\"`. docs/gpu.md"),
+};
+
+constexpr std::array<RunKeyDoc, 10> kStructural{{
+    {"name", "string", "`\"run<index>\"` (0-based: `run0`, `run1`, …)",
+     "unique among the runs; not allowed in `[defaults]`"},
+    {"backends", "array of strings", "**required**",
+     "plugin names, e.g. `[\"gloo\"]`; several backends get the same cases and are compared side "
+     "by side. `backend = \"gloo\"` is the same as `backends = [\"gloo\"]`"},
+    {"ops", "array of strings", "**required**", "see [Ops](#ops). `op = \"allreduce\"` for one"},
+    {"sizes", "array of sizes, or `{ min, max, factor }`", "**required** unless the only op is `barrier`",
+     "message sizes per rank, see [Sizes](#sizes)"},
+    {"dtypes", "array of strings", "`[\"f32\"]`",
+     "element types, see [Dtypes](#dtypes). `dtype = \"f32\"` for one"},
+    {"redops", "array of strings", "`[\"sum\"]`",
+     "reduce ops for reductions: `sum`, `prod`, `min`, `max`, `avg`. `redop = \"sum\"` for one"},
+    {"placement", "string or array of strings", "`[\"out_of_place\"]`",
+     "`out_of_place` (distinct send and receive buffers) and/or `in_place` (NCCL's in-place layouts)"},
+    {"world_sizes", "array of integers ≥ 1", "`[2]`",
+     "ranks to start; each value is a separate execution of the run. `world_size = 4` for one"},
+    {"env", "table", "`{}`",
+     "environment variables of the worker processes, see [Env and options](#env-and-options)"},
+    {"options", "table of tables", "`{}`", "per-backend options, e.g. `[run.options.gloo]`"},
+}};
+
+}  // namespace
+
+std::span<const RunSetting> run_settings() { return kSettings; }
+
+const RunSetting* find_run_setting(std::string_view key) {
+  for (const RunSetting& s : kSettings)
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+std::span<const RunKeyDoc> structural_run_keys() { return kStructural; }
+
+void settings_to_json(const RunSettings& s, nlohmann::json& j) {
+  for (const RunSetting& row : kSettings) j[std::string(row.json_key)] = row.to_json(s);
+}
+
+void settings_from_json(const nlohmann::json& j, RunSettings& s) {
+  for (const RunSetting& row : kSettings)
+    if (auto it = j.find(row.json_key); it != j.end()) row.from_json(*it, s);
+}
+
+std::string default_text(const RunSetting& s) {
+  return s.default_words.empty() ? s.default_text() : std::string(s.default_words);
+}
+
+std::string run_keys_markdown() {
+  std::string out = "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const RunKeyDoc& k : kStructural)
+    out += fmt::format("| `{}` | {} | {} | {} |\n", k.key, k.type, k.default_text, k.meaning);
+  for (const RunSetting& s : kSettings)
+    out += fmt::format("| `{}` | {} | {} | {} |\n", s.key, s.type, default_text(s), s.meaning);
+  return out;
+}
+
+}  // namespace commbench

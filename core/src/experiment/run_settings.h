@@ -1,0 +1,48 @@
+// The run settings that travel unchanged from the experiment file to the workers, each defined
+// once in one table (run_setting_table.h; the rows are in run_settings.cpp). A row gives the
+// TOML key, its check and error messages, the built-in default, the layering ([[run]] over
+// [defaults]), the JSON of `as_parsed` and of the execution sent to the workers, and the row of
+// the run-key table in docs/configuration.md.
+// Adding a setting: a member here, a row in the table, and the code that uses it
+// (docs/architecture.md, "How to add a run setting").
+//
+// The axes a run is expanded along (backends, ops, sizes, dtypes, redops, placement,
+// world_sizes) and the merged tables (env, options) are read by the layer reader itself; they
+// are listed beside the table (structural_run_keys()) for the docs and the unknown-key check.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commbench/backend.h"
+#include "common/timing_method.h"
+
+namespace commbench {
+
+struct RunSettings {
+  cb_mem memory = CB_MEM_HOST;
+  int warmup = 5;
+  int iterations = 20;        // timed iterations per case (a minimum when min_time_s > 0)
+  double min_time_s = 0;      // > 0: run each case at least this long
+  int max_iterations = 100000;
+  bool check = true;
+  double timeout_s = 600;     // wall-clock limit of one execution (plan.h sizes it when unset)
+  int root = 0;               // rooted collectives
+  int window = 64;            // unidir_bw, bidir_bw, msg_rate: messages in flight
+  std::vector<int> peers{0, 1};  // pingpong / unidir_bw / bidir_bw: the two ranks
+  std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
+  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends: the clock
+  MeasureMethod method = MeasureMethod::Batch;        // key `timing` (docs/metrics.md, "Methods")
+  RankAggregation rank_aggregation = RankAggregation::Avg;  // batch and graph
+  double target_cv = 0;       // > 0: repeat a case in rounds until its CV is below this (fraction)
+  double max_time_s = 10;     // with target_cv: no new round after this long
+};
+
+// Every setting of `s` into `j`, under the JSON keys.
+void settings_to_json(const RunSettings& s, nlohmann::json& j);
+// The inverse; a missing key keeps the built-in default (records written by older versions).
+void settings_from_json(const nlohmann::json& j, RunSettings& s);
+
+}  // namespace commbench
