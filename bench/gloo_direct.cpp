@@ -1,12 +1,15 @@
 // A minimal allreduce benchmark on libgloo alone (no commbench code): the reference that
-// bench/run_gloo_bench.sh compares commbench's reported median against.
+// bench/run_gloo_bench.sh compares commbench's reported time against.
 //
-// It times exactly what commbench's worker times for a gloo allreduce case:
-//   1 + warmup untimed ops (commbench's first post is its correctness pass), then per timed
-//   iteration a gloo barrier (untimed), t0, one out-of-place ring allreduce of f32 with sum
-//   (options built inside the timed region, as the plugin builds them in post()), t1.
-// Per iteration the time is the max over ranks; rank 0 prints one JSON line per size:
-//   {"bytes":B,"world":N,"iters":I,"median_us":M,"mean_us":A}
+// It times what a user's plain loop times, the way nccl-tests and OSU do — not commbench's method:
+//   1 + warmup untimed ops, one gloo barrier, then t0, `iters` ring allreduces of f32 with sum
+//   back to back (`for` loop, options built per call as any caller builds them), t1; per rank
+//   (t1 - t0) / iters. No clock is read inside the loop.
+// --placement out (default): distinct send and receive buffers; in: the receive buffer alone
+// (gloo reduces in place).
+// Rank 0 prints one JSON line per size, with its own time and the average over ranks
+// (nccl-tests' default rank aggregation, commbench's `batch` default):
+//   {"bytes":B,"world":N,"iters":I,"placement":"out","rank0_us":T0,"avg_us":A,"max_us":M}
 //
 // Usage (one process per rank, all with the same fresh --store directory):
 //   gloo_direct --rank R --world N --store DIR --sizes 1024,4096 --warmup W --iters I
@@ -47,12 +50,13 @@ struct Args {
   std::vector<size_t> sizes;
   int warmup = 5;
   int iters = 20;
+  bool in_place = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "gloo_direct: %s\nusage: gloo_direct [--rank R] --world N --store DIR "
-               "--sizes BYTES[,BYTES...] [--warmup W] [--iters I]\n",
+               "--sizes BYTES[,BYTES...] [--warmup W] [--iters I] [--placement in|out]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -93,6 +97,8 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--sizes") args.sizes = parse_sizes(value);
     else if (flag == "--warmup") args.warmup = parse_int(flag, value);
     else if (flag == "--iters") args.iters = parse_int(flag, value);
+    else if (flag == "--placement" && (value == "in" || value == "out")) args.in_place = value == "in";
+    else if (flag == "--placement") usage("--placement is in or out, got '" + value + "'");
     else usage("unknown flag " + flag);
   }
   if (args.world < 1) usage("--world must be at least 1");
@@ -130,12 +136,6 @@ int spawn_ranks(int argc, char** argv, const Args& args) {
   return failed;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 class Bench {
  public:
   explicit Bench(const Args& args) : args_(args) {
@@ -158,41 +158,37 @@ class Bench {
         static_cast<float*>(std::aligned_alloc(256, round_up(bytes, 256))), &std::free);
     for (size_t i = 0; i < count; ++i) send.get()[i] = static_cast<float>((args_.rank + i) % 3 + 1);
 
-    for (int i = 0; i < 1 + args_.warmup; ++i) allreduce(send.get(), recv.get(), count);
-    std::vector<double> mine(args_.iters);
-    for (int i = 0; i < args_.iters; ++i) {
-      barrier();
-      const auto t0 = std::chrono::steady_clock::now();
-      allreduce(send.get(), recv.get(), count);
-      const auto t1 = std::chrono::steady_clock::now();
-      mine[i] = std::chrono::duration<double, std::micro>(t1 - t0).count();
-    }
+    float* input = args_.in_place ? nullptr : send.get();
+    for (int i = 0; i < 1 + args_.warmup; ++i) allreduce(input, recv.get(), count);
+    barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < args_.iters; ++i) allreduce(input, recv.get(), count);
+    const auto t1 = std::chrono::steady_clock::now();
+    double mine = std::chrono::duration<double, std::micro>(t1 - t0).count() / args_.iters;
 
-    std::vector<double> everyone(mine.size() * args_.world);
+    std::vector<double> everyone(static_cast<size_t>(args_.world));
     gloo::AllgatherOptions gather(context_);
-    gather.setInput(mine.data(), mine.size());
+    gather.setInput(&mine, 1);
     gather.setOutput(everyone.data(), everyone.size());
     gather.setTag(next_tag_++);
     gloo::allgather(gather);
     if (args_.rank != 0) return;
-
-    std::vector<double> slowest(args_.iters, 0.0);  // per iteration, the max over ranks
-    for (int r = 0; r < args_.world; ++r)
-      for (int i = 0; i < args_.iters; ++i)
-        slowest[i] = std::max(slowest[i], everyone[r * args_.iters + i]);
-    const double mean = std::accumulate(slowest.begin(), slowest.end(), 0.0) / slowest.size();
-    std::printf("{\"bytes\":%zu,\"world\":%d,\"iters\":%d,\"median_us\":%.3f,\"mean_us\":%.3f}\n",
-                bytes, args_.world, args_.iters, median(slowest), mean);
+    const double avg = std::accumulate(everyone.begin(), everyone.end(), 0.0) / everyone.size();
+    const double max = *std::max_element(everyone.begin(), everyone.end());
+    std::printf("{\"bytes\":%zu,\"world\":%d,\"iters\":%d,\"placement\":\"%s\",\"rank0_us\":%.3f,"
+                "\"avg_us\":%.3f,\"max_us\":%.3f}\n",
+                bytes, args_.world, args_.iters, args_.in_place ? "in" : "out", mine, avg, max);
     std::fflush(stdout);
   }
 
  private:
   static size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
+  // send == nullptr: in place (gloo reduces the output buffer alone).
   void allreduce(float* send, float* recv, size_t count) {
     gloo::AllreduceOptions opts(context_);
     opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
-    opts.setInput(send, count);
+    if (send != nullptr) opts.setInput(send, count);
     opts.setOutput(recv, count);
     opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
     opts.setTag(next_tag_++);

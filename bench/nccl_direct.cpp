@@ -6,7 +6,7 @@
 //  --mode host_batch: the host clock around `iters` back-to-back enqueued ops and one
 //                     cudaStreamSynchronize, elapsed / iters (nccl-tests' default method);
 //  --mode batch:      a CUDA event pair around the same `iters` ops, elapsed / iters
-//                     (commbench's gpu_timing = "cuda_event_batch");
+//                     (commbench's timing = "batch", gpu_timing = "cuda_event");
 //  --mode events:     an event pair around every op, the median (commbench's "cuda_event");
 //  --mode graph:      `iters` ops captured into one CUDA graph, the host clock around its launch
 //                     (nccl-tests -G).

@@ -7,8 +7,9 @@
 #
 # Usage: [WORLD=n] [MODE=batch|events] [MIN=8] [MAX=1073741824] [ITERS=20] [REPORT=file.md]
 #        bench/run_nccl_bench.sh [build-dir] [rounds]
-# MODE batch = CUDA events around ITERS back-to-back ops (commbench gpu_timing "cuda_event_batch");
-# MODE events = an event pair per op, median (commbench "cuda_event"). nccl-tests is host-timed
+# MODE batch = CUDA events around ITERS back-to-back ops (commbench timing "batch", gpu_timing "cuda_event");
+# MODE events = an event pair per op, median (commbench timing "per_iteration", gpu_timing "cuda_event");
+# MODE graph = ITERS ops in one CUDA graph (commbench timing "graph"). nccl-tests is host-timed
 # around its batch (its default), so compare it with MODE batch.
 # On the simulated GPU (tests/simgpu) this runs too, as a check of the script itself; its times
 # are CPU emulation and mean nothing about a GPU.
@@ -26,9 +27,10 @@ warmup=5
 min=${MIN:-8}
 max=${MAX:-1073741824}
 case $mode in
-  batch) cb_timing=cuda_event_batch; direct_mode=batch ;;
-  events) cb_timing=cuda_event; direct_mode=events ;;
-  *) echo "run_nccl_bench: MODE is batch or events" >&2; exit 2 ;;
+  batch) cb_method=batch; direct_mode=batch ;;
+  events) cb_method=per_iteration; direct_mode=events ;;
+  graph) cb_method=graph; direct_mode=graph ;;
+  *) echo "run_nccl_bench: MODE is batch, events or graph" >&2; exit 2 ;;
 esac
 sizes=()
 for ((s = min; s <= max; s *= 4)); do sizes+=("$s"); done
@@ -62,7 +64,8 @@ name = "nccl-bench"
 [[run]]
 backends = ["nccl"]
 memory = "cuda"
-gpu_timing = "$cb_timing"
+timing = "$cb_method"
+gpu_timing = "cuda_event"
 ops = ["allreduce"]
 dtypes = ["f32"]
 redops = ["sum"]

@@ -111,7 +111,8 @@ name = "one-rank-allreduce"
 [[run]]
 backends = ["nccl"]
 memory = "cuda"
-gpu_timing = "cuda_event_batch"
+timing = "batch"
+gpu_timing = "cuda_event"
 ops = ["allreduce"]
 sizes = [$one]
 world_size = 1

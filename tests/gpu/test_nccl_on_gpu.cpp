@@ -178,7 +178,7 @@ blocking = 0
   }
 }
 
-TEST(NcclOnGpu, EachGpuTimingMethodIsLabelledInTheRecords) {
+TEST(NcclOnGpu, EachMethodAndClockIsLabelledInTheRecords) {
   REQUIRE_NCCL("nccl", 2);
   JobDir dir;
   const auto file = dir.write("timing.toml", R"(
@@ -193,30 +193,120 @@ iterations = 3
 [defaults.options.nccl]
 blocking = 1
 [[run]]
-name = "events"
+name = "batch-events"
 [[run]]
-name = "host-sync"
+name = "batch-host-sync"
 gpu_timing = "host_stream_sync"
 [[run]]
-name = "batch"
-gpu_timing = "cuda_event_batch"
+name = "per-iteration-events"
+timing = "per_iteration"
+[[run]]
+name = "per-iteration-host-sync"
+timing = "per_iteration"
+gpu_timing = "host_stream_sync"
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cases = dir.records();
-  ASSERT_EQ(cases.size(), 6u);
+  ASSERT_EQ(cases.size(), 8u);
   for (const auto& c : cases) {
     EXPECT_EQ(c["status"], "ok") << c.dump();
     EXPECT_EQ(c["iterations"], 3) << c.dump();
     EXPECT_EQ(c["samples_us"].size(), 3u) << c.dump();
     for (const auto& s : c["samples_us"]) EXPECT_GT(s.get<double>(), 0.0) << c.dump();
     const std::string run = c["run"];
-    // Batching applies to collectives; pingpong in a batch run is timed per iteration, and says so.
-    const std::string expected = run == "events" ? "cuda_event"
-                                 : run == "host-sync" ? "host_stream_sync"
-                                 : c["op"] == "allreduce" ? "cuda_event_batch" : "cuda_event";
-    EXPECT_EQ(c["timing"], expected) << c.dump();
+    const bool batch = run.rfind("batch", 0) == 0;
+    EXPECT_EQ(c["method"], batch ? "batch" : "per_iteration") << c.dump();
+    EXPECT_EQ(c["timing"], run.find("host-sync") != std::string::npos ? "host_stream_sync" : "cuda_event") << c.dump();
+    // pingpong in batch reports its initiator's clock (OSU), collectives average the ranks.
+    const std::string aggregation = !batch ? "slowest_per_iteration" : c["op"] == "pingpong" ? "rank0" : "avg";
+    EXPECT_EQ(c["rank_aggregation"], aggregation) << c.dump();
   }
+}
+
+// timing = "graph" (nccl-tests -G): the iterations captured into one CUDA graph through the
+// plugin's capturable posts (CB_CAP_GRAPH_CAPTURE), launched once; blocking and non-blocking
+// communicators; p2p patterns and host-memory backends are refused with the reason.
+TEST(NcclOnGpu, GraphModeCapturesTheIterationsAndLaunchesThemAsOne) {
+  REQUIRE_NCCL("nccl", 2);
+  JobDir dir;
+  const bool sim = !real_gpu_mode();
+  const auto file = dir.write("graph.toml", std::string(R"(
+name = "graph"
+[defaults]
+backend = "nccl"
+memory = "cuda"
+world_size = 2
+ops = ["allreduce", "allgather", "pingpong"]
+sizes = ["64KiB"]
+iterations = 5
+timing = "graph"
+)") + (sim ? "env = { SIMGPU_LOG = \"1\", SIMGPU_NCCL_LAUNCH_DELAY_MS = \"1\" }\n" : "") + R"(
+[[run]]
+name = "blocking"
+options.nccl = { blocking = 1 }
+[[run]]
+name = "non-blocking"
+options.nccl = { blocking = 0 }
+[[run]]
+name = "host-clock"
+ops = ["allreduce"]
+gpu_timing = "host_stream_sync"
+options.nccl = { blocking = 1 }
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 7u);
+  for (const auto& c : cases) {
+    const std::string run = c["run"];
+    EXPECT_EQ(c["method"], "graph") << c.dump();
+    if (c["op"] == "pingpong") {
+      EXPECT_EQ(c["status"], "unsupported") << c.dump();
+      EXPECT_NE(c["reason"].get<std::string>().find("captures collectives only"), std::string::npos) << c.dump();
+      continue;
+    }
+    if (run == "host-clock") {
+      EXPECT_EQ(c["status"], "unsupported") << c.dump();
+      EXPECT_NE(c["reason"].get<std::string>().find("gpu_timing = \"cuda_event\""), std::string::npos) << c.dump();
+      continue;
+    }
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["timing"], "cuda_event");
+    EXPECT_EQ(c["rank_aggregation"], "avg");
+    EXPECT_EQ(c["wrong"], 0) << c.dump();
+    // One sample per captured iteration: the events between them were recorded by the replay.
+    EXPECT_EQ(c["samples_us"].size(), 5u) << c.dump();
+    for (const auto& s : c["samples_us"]) EXPECT_GT(s.get<double>(), 0.0) << c.dump();
+  }
+  if (sim) {
+    // The simulated runtime logged the capture and nothing illegal during it.
+    const std::string log = read_text(dir.job_folder() / "logs" / "exec0-nccl-w2-rank0.log");
+    EXPECT_NE(log.find("capture begins"), std::string::npos) << log.substr(0, 4000);
+    EXPECT_EQ(log.find("capture invalidated"), std::string::npos) << log.substr(0, 4000);
+  }
+}
+
+TEST(NcclOnGpu, GraphModeOnAStagedHostBackendIsUnsupportedWithTheReason) {
+  REQUIRE_GPUS(1);
+  if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("g.toml", R"(
+name = "graph-gloo"
+[[run]]
+backend = "gloo"
+memory = "cuda"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 2
+timing = "graph"
+)"), {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0]["status"], "unsupported") << cases[0].dump();
+  EXPECT_NE(cases[0]["reason"].get<std::string>().find("stream-ordered backend"), std::string::npos) << cases[0].dump();
 }
 
 TEST(NcclOnGpu, FootprintCountsTheCommunicatorsDeviceMemory) {

@@ -301,14 +301,77 @@ sizes = [4096]
 device = 3
 gpu_timing = "host_stream_sync"
 [[run]]
-gpu_timing = "cuda_event_batch"
+timing = "graph"
 )");
   ASSERT_EQ(exp.runs.size(), 3u);
   EXPECT_FALSE(exp.runs[0].device.has_value());
   EXPECT_EQ(exp.runs[0].gpu_timing, TimingMethod::CudaEvent);
+  EXPECT_EQ(exp.runs[0].method, MeasureMethod::Batch);  // the reference tools' method
   EXPECT_EQ(exp.runs[1].device, 3);
   EXPECT_EQ(exp.runs[1].gpu_timing, TimingMethod::HostStreamSync);
-  EXPECT_EQ(exp.runs[2].gpu_timing, TimingMethod::CudaEventBatch);
+  EXPECT_EQ(exp.runs[2].method, MeasureMethod::Graph);
+  EXPECT_EQ(exp.runs[2].gpu_timing, TimingMethod::CudaEvent);
+}
+
+TEST(ExperimentParse, TimingMethodAggregationAndCvTarget) {
+  const Experiment exp = parse_ok(R"(
+name = "methods"
+[defaults]
+backend = "gloo"
+op = "allreduce"
+sizes = [4096]
+[[run]]
+[[run]]
+timing = "per_iteration"
+[[run]]
+rank_aggregation = "max"
+target_cv = 0.05
+max_time = "2s"
+)");
+  ASSERT_EQ(exp.runs.size(), 3u);
+  EXPECT_EQ(exp.runs[0].method, MeasureMethod::Batch);
+  EXPECT_EQ(exp.runs[0].rank_aggregation, RankAggregation::Avg);
+  EXPECT_EQ(exp.runs[0].target_cv, 0.0);
+  EXPECT_EQ(exp.runs[1].method, MeasureMethod::PerIteration);
+  EXPECT_EQ(exp.runs[2].rank_aggregation, RankAggregation::Max);
+  EXPECT_DOUBLE_EQ(exp.runs[2].target_cv, 0.05);
+  EXPECT_DOUBLE_EQ(exp.runs[2].max_time_s, 2.0);
+}
+
+TEST(ExperimentParse, RetiredCudaEventBatchSaysWhatToWriteInstead) {
+  ParseResult bad = parse_experiment_string(R"(name = "t"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+op = "allreduce"
+sizes = [4096]
+gpu_timing = "cuda_event_batch"
+)", "t.toml");
+  EXPECT_FALSE(bad.experiment.has_value());
+  ASSERT_EQ(bad.diagnostics.size(), 1u);
+  EXPECT_EQ(bad.diagnostics[0].format(),
+            "t.toml:7:14: error: gpu_timing = \"cuda_event_batch\" is now two settings: write "
+            "timing = \"batch\" (the method; it is the default) and gpu_timing = \"cuda_event\" "
+            "(the clock)");
+}
+
+TEST(ExperimentParse, BadMethodAggregationAndCvTargetAreErrors) {
+  ParseResult bad = parse_experiment_string(R"(name = "t"
+[[run]]
+backend = "gloo"
+op = "allreduce"
+sizes = [4096]
+timing = "batched"
+rank_aggregation = "median"
+target_cv = 5
+)", "t.toml");
+  EXPECT_FALSE(bad.experiment.has_value());
+  ASSERT_EQ(bad.diagnostics.size(), 3u);
+  EXPECT_EQ(bad.diagnostics[0].format(), "t.toml:6:10: error: unknown timing method 'batched'; did you mean 'batch'?");
+  EXPECT_EQ(bad.diagnostics[1].format(),
+            "t.toml:7:20: error: unknown rank aggregation 'median'; expected one of: avg, min, max, rank0");
+  EXPECT_EQ(bad.diagnostics[2].format(),
+            "t.toml:8:13: error: 'target_cv' must be a fraction in [0, 1) (0.05 for 5 %; 0 = off), got 5");
 }
 
 TEST(ExperimentParse, GpuTimingNamesTheValidMethodsAndGpuKeysOnHostMemoryWarn) {
@@ -323,8 +386,8 @@ gpu_timing = "graph"
   EXPECT_FALSE(bad.experiment.has_value());
   ASSERT_FALSE(bad.diagnostics.empty());
   EXPECT_EQ(bad.diagnostics[0].format(),
-            "t.toml:7:14: error: unknown GPU timing method 'graph'; expected one of: cuda_event, "
-            "cuda_event_batch, host_stream_sync");
+            "t.toml:7:14: error: unknown GPU clock 'graph'; expected one of: cuda_event, "
+            "host_stream_sync");
   std::vector<Diagnostic> warnings;
   parse_ok(R"(name = "w"
 [[run]]

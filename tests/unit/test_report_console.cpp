@@ -63,7 +63,9 @@ TEST(ReportConsole, TableColumnsRowsAndFailures) {
                              "algbw(GB/s)", "busbw(GB/s)", "#wrong", "p50(us)", "p99(us)", "CV%"})
     EXPECT_TRUE(contains(text, column)) << column << "\n" << text;
   EXPECT_TRUE(contains(text, "run 'sweep' | backend gloo | 4 ranks")) << text;
-  EXPECT_TRUE(contains(text, "memory host | timing host")) << text;
+  // The header names the method, the rank aggregation and the clock.
+  EXPECT_TRUE(contains(text, "# memory host | method batch (N iterations back to back; per rank elapsed/N, "
+                             "ranks: avg; p50/p99 over consecutive completions) | clock host")) << text;
   EXPECT_TRUE(contains(text, "unsupported: f16 prod not supported by gloo")) << text;
   EXPECT_TRUE(contains(text, "12.3 !")) << "noisy CV is flagged\n" << text;
   EXPECT_TRUE(contains(text,
@@ -206,9 +208,36 @@ TEST(ReportConsole, StagingAndTheSimulatedGpuAreSaid) {
   failed.metadata = {{"ranks", {{"0", {{"gpu", {{"cuda", {{"name", "commbench simulated GPU (not a real device)"}}}}}}}}}};
   console.execution_done(failed);
   const std::string text = out.text();
-  EXPECT_TRUE(contains(text, "# memory cuda (staged through host_pinned buffers, copies timed) | timing host")) << text;
+  EXPECT_TRUE(contains(text, "# memory cuda (staged through host_pinned buffers, copies timed) | method batch")) << text;
   EXPECT_TRUE(contains(text, "# FAILED: run 'sweep', backend gloo")) << text;
   EXPECT_TRUE(contains(text, "# GPU: commbench simulated GPU (not a real device): these times are not GPU performance")) << text;
+}
+
+}  // namespace
+}  // namespace commbench
+
+namespace commbench {
+namespace {
+
+TEST(ReportConsole, HeaderNamesMethodAggregationAndNcclTestsSize) {
+  CapturedFile out, progress;
+  ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);
+  console.job_started(JobInfo{});
+  console.execution_started(make_exec("gloo", 0, 4, 2));
+  CaseRecord per_iteration = make_case("gloo", "allreduce", 4096, 12.5);
+  per_iteration.method = "per_iteration";
+  per_iteration.rank_aggregation = "slowest_per_iteration";
+  console.case_done(per_iteration);
+  CaseRecord gather = make_case("gloo", "allgather", 4096, 20.0);
+  gather.rank_aggregation = "max";
+  console.case_done(gather);
+  const std::string text = out.text();
+  EXPECT_TRUE(contains(text, "| method per_iteration (synchronised start of each iteration; slowest rank per "
+                             "iteration) | clock host")) << text;
+  EXPECT_TRUE(contains(text, "ranks: max;")) << text;
+  // allgather: the size column is per rank; nccl-tests prints 4 x that.
+  EXPECT_TRUE(contains(text, "# size(B) = per-rank size; nccl-tests prints 4 x that (total_bytes in the records)"))
+      << text;
 }
 
 }  // namespace

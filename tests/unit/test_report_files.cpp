@@ -143,7 +143,7 @@ TEST(ReportJsonl, TypeAndVersionComeFirstOnEachLine) {
   JsonlReporter reporter(tmp.path());
   reporter.case_done(make_case("gloo", "allgather", 64, 1.0));
   const auto line = test::read_lines(tmp.path() / "results.jsonl").at(0);
-  EXPECT_EQ(line.rfind(R"({"type":"case","schema_version":1,"experiment":)", 0), 0u) << line;
+  EXPECT_EQ(line.rfind(R"({"type":"case","schema_version":)" + std::to_string(kResultsSchemaVersion) + R"(,"experiment":)", 0), 0u) << line;
 }
 
 TEST(ReportJsonl, InvalidUtf8InAReasonDoesNotLoseTheLine) {
@@ -174,7 +174,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",
       // appended later in schema 1 (additive): all_pairs's pair, windowed patterns' rate,
       // cuda memory staged through host buffers
-      "src",         "dst",         "msg_rate_mps", "staging"};
+      "src",         "dst",         "msg_rate_mps", "staging",
+      // schema 2 (issue 12): how the time was taken, nccl-tests' size, the CV target
+      "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached"};
   EXPECT_EQ(rows[0], expected);
 }
 

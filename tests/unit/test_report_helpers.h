@@ -65,6 +65,9 @@ inline CaseRecord make_case(const std::string& backend, const std::string& op, u
   r.redop = op == "allreduce" ? "sum" : "";
   r.placement = "out_of_place";
   r.memory = "host";
+  r.total_bytes = (op == "allgather" || op == "reducescatter" || op == "alltoall" || op == "gather" ||
+                   op == "scatter") ? bytes * static_cast<uint64_t>(world) : bytes;
+  r.rank_aggregation = "avg";  // method "batch" is the record's default
   r.warmup = 2;
   r.iterations = 4;
   r.samples_us = {time_us * 0.99, time_us * 1.01, time_us * 0.99, time_us * 1.01};

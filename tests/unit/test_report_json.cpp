@@ -32,6 +32,11 @@ CaseRecord every_field_set() {
   r.status = "failed";
   r.reason = "rank 3: timeout\nafter 10 s";
   r.timing = "cuda_event";
+  r.method = "graph";
+  r.rank_aggregation = "max";
+  r.total_bytes = 40'000'000'000ull;
+  r.target_cv = 0.05;
+  r.cv_reached = true;
   r.warmup = 7;
   r.iterations = 11;
   r.time_us = {4, 1.5, 0.5, 1.25, 2.5, 2.75, 3.0, 0.75, 0.5};
@@ -63,6 +68,11 @@ void expect_equal(const CaseRecord& a, const CaseRecord& b) {
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
   EXPECT_EQ(a.timing, b.timing);
+  EXPECT_EQ(a.method, b.method);
+  EXPECT_EQ(a.rank_aggregation, b.rank_aggregation);
+  EXPECT_EQ(a.total_bytes, b.total_bytes);
+  EXPECT_EQ(a.target_cv, b.target_cv);
+  EXPECT_EQ(a.cv_reached, b.cv_reached);
   EXPECT_EQ(a.warmup, b.warmup);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.time_us.n, b.time_us.n);
@@ -103,7 +113,8 @@ TEST(ReportCaseJson, KeysAreTheStructFieldNames) {
       "bytes",      "count",      "dtype",      "redop",   "placement",    "memory",
       "root",       "status",     "reason",     "timing",  "warmup",       "iterations",
       "time_us",    "algbw_gbps", "busbw_gbps", "wrong",   "rank_mean_us", "samples_us",
-      "src",        "dst",        "msg_rate_mps"};
+      "src",        "dst",        "msg_rate_mps", "method", "rank_aggregation", "total_bytes",
+      "target_cv",  "cv_reached"};
   std::set<std::string> keys;
   for (auto& [k, v] : j.items()) keys.insert(k);
   EXPECT_EQ(keys, expected);

@@ -119,6 +119,11 @@ typedef enum cb_log_level {
 #define CB_CAP_OUT_OF_PLACE ((uint64_t)1 << 3)   /* supports distinct send and recv buffers */
 #define CB_CAP_GROUPS ((uint64_t)1 << 4)         /* group_start/group_end batch posts */
 #define CB_CAP_ASYNC ((uint64_t)1 << 5)          /* post returns before the op completes */
+/* With CB_CAP_STREAM_ORDERED, collectives posted while cb_op_args.stream is being captured
+ * (cudaStreamBeginCapture) only record their work into the graph: post makes no call that is
+ * illegal during capture (no synchronisation, no query of that stream). Such a request is never
+ * waited for: the host releases it after the post, and the graph's launch is its completion. */
+#define CB_CAP_GRAPH_CAPTURE ((uint64_t)1 << 6)
 
 #define CB_BIT(x) ((uint64_t)1 << (x))
 

@@ -224,6 +224,9 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     warn("device", "only memory = \"cuda\" uses a GPU");
     warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");
   }
+  if (spec.method == MeasureMethod::PerIteration)
+    warn("rank_aggregation", "timing = \"per_iteration\" always takes the slowest rank of each iteration");
+  if (spec.target_cv == 0) warn("max_time", "it caps target_cv's repetitions, and target_cv is off");
 }
 
 }  // namespace

@@ -104,12 +104,13 @@ struct MemoryNames {
   static std::string_view name(cb_mem m) { return sdk::mem_name(m); }
 };
 
-// `host` is what the worker falls back to for host-memory backends, not a choice in the file.
+// The clock of stream-ordered backends. `host` is what the worker falls back to for
+// host-memory backends, not a choice in the file.
 struct GpuTimingNames {
-  static constexpr std::string_view what = "GPU timing method";
+  static constexpr std::string_view what = "GPU clock";
   static std::vector<std::pair<TimingMethod, std::string_view>> all() {
     std::vector<std::pair<TimingMethod, std::string_view>> out;
-    for (TimingMethod m : {TimingMethod::CudaEvent, TimingMethod::CudaEventBatch, TimingMethod::HostStreamSync})
+    for (TimingMethod m : {TimingMethod::CudaEvent, TimingMethod::HostStreamSync})
       out.emplace_back(m, timing_name(m));
     return out;
   }
@@ -123,6 +124,63 @@ struct ScalingNames {
             {ScalingMode::Strong, scaling_name(ScalingMode::Strong)}};
   }
   static std::string_view name(ScalingMode m) { return scaling_name(m); }
+};
+
+// gpu_timing, plus the value files from before issue 12 used for the method.
+struct GpuClock : Named<TimingMethod, GpuTimingNames> {
+  static std::optional<TimingMethod> read(const toml::node& n, std::string_view key, DiagnosticSink& sink,
+                                          WhereMap& where) {
+    if (const auto* s = n.as_string(); s && s->get() == kRetiredBatchClock) {
+      sink.error(sink.pos(n),
+                 "gpu_timing = \"cuda_event_batch\" is now two settings: write timing = \"batch\" "
+                 "(the method; it is the default) and gpu_timing = \"cuda_event\" (the clock)");
+      return std::nullopt;
+    }
+    return Named<TimingMethod, GpuTimingNames>::read(n, key, sink, where);
+  }
+};
+
+struct MethodNames {
+  static constexpr std::string_view what = "timing method";
+  static std::vector<std::pair<MeasureMethod, std::string_view>> all() {
+    std::vector<std::pair<MeasureMethod, std::string_view>> out;
+    for (MeasureMethod m : {MeasureMethod::Batch, MeasureMethod::PerIteration, MeasureMethod::Graph})
+      out.emplace_back(m, method_name(m));
+    return out;
+  }
+  static std::string_view name(MeasureMethod m) { return method_name(m); }
+};
+
+struct AggregationNames {
+  static constexpr std::string_view what = "rank aggregation";
+  static std::vector<std::pair<RankAggregation, std::string_view>> all() {
+    std::vector<std::pair<RankAggregation, std::string_view>> out;
+    for (RankAggregation a : {RankAggregation::Avg, RankAggregation::Min, RankAggregation::Max, RankAggregation::Rank0})
+      out.emplace_back(a, aggregation_name(a));
+    return out;
+  }
+  static std::string_view name(RankAggregation a) { return aggregation_name(a); }
+};
+
+// A coefficient of variation, written as a fraction like the records' `cv`: [0, 1), 0 = off.
+struct Fraction {
+  static std::optional<double> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    double x = 0;
+    if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
+    else if (const auto* f = n.as_floating_point()) x = f->get();
+    else {
+      report_wrong_type(sink, n, "a number (a fraction: 0.05 for 5 %)", key);
+      return std::nullopt;
+    }
+    if (!(x >= 0 && x < 1)) {
+      sink.error(sink.pos(n), fmt::format("'{}' must be a fraction in [0, 1) (0.05 for 5 %; 0 = off), got {}", key, x));
+      return std::nullopt;
+    }
+    return x;
+  }
+  static json to_json(double v) { return v; }
+  static double from_json(const json& j) { return j.get<double>(); }
+  static std::string text(double v) { return fmt::format("`{}`", v); }
 };
 
 // Exactly two distinct ranks.
@@ -217,14 +275,15 @@ const std::array kSettings{
                                              "untimed iterations before the timed ones, for every case"),
     row<&RunSettings::iterations, IntAtLeast<1>>(
         "iterations", "iterations", "integer ≥ 1",
-        "timed iterations per case (a minimum when `min_time` is set)"),
+        "timed iterations per case (a minimum when `min_time` is set; one round's worth with "
+        "`target_cv`)"),
     with_default(row<&RunSettings::min_time_s, Duration<true>>(
                      "min_time", "min_time_s", "duration",
                      "keep iterating a case until it has run at least this long"),
                  "`0` (off)"),
     row<&RunSettings::max_iterations, IntAtLeast<1>>(
         "max_iterations", "max_iterations", "integer ≥ `iterations`",
-        "upper bound on timed iterations when `min_time` is set"),
+        "upper bound on timed iterations when `min_time` or `target_cv` is set"),
     row<&RunSettings::check, Bool>("check", "check", "boolean",
                                    "verify every result; a mismatch fails the job"),
     with_default(
@@ -252,13 +311,41 @@ const std::array kSettings{
             "uses; unset, the binding rule of docs/gpu.md applies (local rank; device 0 when the "
             "launcher pinned one device per rank with `CUDA_VISIBLE_DEVICES`)"),
         "by local rank"),
-    row<&RunSettings::gpu_timing, Named<TimingMethod, GpuTimingNames>>(
+    row<&RunSettings::method, Named<MeasureMethod, MethodNames>>(
+        "timing", "timing", "string",
+        "the method (docs/metrics.md, \"Methods\"): `batch` — one synchronisation, then the "
+        "iterations back to back, per rank elapsed / N (nccl-tests', OSU's and PARAM's method); "
+        "`per_iteration` — a synchronised start before every iteration, slowest rank per iteration "
+        "(the latency of an isolated collective); `graph` — `memory = \"cuda\"` on a stream-ordered "
+        "backend whose posts can be captured (NCCL): the iterations captured into one CUDA graph and "
+        "launched once (nccl-tests `-G`); collectives only, other cases are `unsupported` with the "
+        "reason"),
+    row<&RunSettings::rank_aggregation, Named<RankAggregation, AggregationNames>>(
+        "rank_aggregation", "rank_aggregation", "string",
+        "`batch` and `graph`: how the ranks' times become one — `avg` (mean over ranks of "
+        "elapsed / N, nccl-tests' default), `min`, `max` (the rank with the smallest / largest), "
+        "`rank0` (nccl-tests `-a 0/1/2/3`). Point-to-point patterns report their first peer's "
+        "clock, as OSU. `per_iteration` always takes the slowest rank of each iteration (writing "
+        "this key with it is a warning)"),
+    with_default(row<&RunSettings::target_cv, Fraction>(
+                     "target_cv", "target_cv", "number in [0, 1)",
+                     "repeat a case in rounds of `iterations` until the coefficient of variation of "
+                     "its samples is below this fraction (`0.05` = 5 %), capped by `max_iterations` "
+                     "and `max_time`; records say `target_cv` and `cv_reached`, the summary counts "
+                     "the misses"),
+                 "`0` (off)"),
+    with_default(row<&RunSettings::max_time_s, Duration<false>>(
+                     "max_time", "max_time_s", "duration > 0",
+                     "with `target_cv`: no new round after a case has been measured this long"),
+                 "`\"10s\"`"),
+    row<&RunSettings::gpu_timing, GpuClock>(
         "gpu_timing", "gpu_timing", "string",
-        "`memory = \"cuda\"` on a stream-ordered backend (NCCL): `cuda_event` (events around each "
-        "iteration on the worker's stream), `cuda_event_batch` (collectives enqueued back to back, "
-        "an event after each: nccl-tests' method), `host_stream_sync` (host timer around each "
-        "iteration plus a stream synchronisation). Host-memory and staged backends are timed on the "
-        "host whatever this says. docs/gpu.md"),
+        "the **clock** of a stream-ordered backend (NCCL) on `memory = \"cuda\"`: `cuda_event` "
+        "(events on the worker's stream), `host_stream_sync` (host timer, a stream synchronisation "
+        "ending each iteration). Host-memory and staged backends are timed on the host whatever "
+        "this says. The method is `timing`: the former `gpu_timing = \"cuda_event_batch\"` is an "
+        "error that says to write `timing = \"batch\"` (the default) with `gpu_timing = "
+        "\"cuda_event\"`. docs/gpu.md"),
     row<&RunSettings::scaling, Named<ScalingMode, ScalingNames>>(
         "scaling", "scaling", "string",
         "how `sizes` scale with `world_sizes`: `weak` (each rank's message is the size written, at "

@@ -50,7 +50,11 @@ struct RunSettings {
   int window = 64;            // unidir_bw, bidir_bw, msg_rate: messages in flight
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw / bidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
-  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends
+  TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends: the clock
+  MeasureMethod method = MeasureMethod::Batch;        // key `timing` (docs/metrics.md, "Methods")
+  RankAggregation rank_aggregation = RankAggregation::Avg;  // batch and graph
+  double target_cv = 0;       // > 0: repeat a case in rounds until its CV is below this (fraction)
+  double max_time_s = 10;     // with target_cv: no new round after this long
   ScalingMode scaling = ScalingMode::Weak;  // what `sizes` mean across world sizes
   bool trace = false;  // per-rank Chrome traces, merged into trace.json (docs/observability.md)
   std::vector<Expectation> expect;  // none by default

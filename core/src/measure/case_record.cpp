@@ -34,6 +34,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["world_size"] = r.world_size;
   j["op"] = r.op;
   j["bytes"] = r.bytes;
+  j["total_bytes"] = r.total_bytes;
   j["count"] = r.count;
   j["dtype"] = r.dtype;
   j["redop"] = r.redop;
@@ -44,6 +45,8 @@ void write_case(Json& j, const CaseRecord& r) {
   j["dst"] = r.dst;
   j["status"] = r.status;
   j["reason"] = r.reason;
+  j["method"] = r.method;
+  j["rank_aggregation"] = r.rank_aggregation;
   j["timing"] = r.timing;
   if (!r.staging.empty()) j["staging"] = r.staging;  // absent: the backend works on the memory itself
   j["warmup"] = r.warmup;
@@ -55,6 +58,10 @@ void write_case(Json& j, const CaseRecord& r) {
   j["wrong"] = r.wrong;
   if (r.first_wrong) j["first_wrong"] = wrong_element_json<Json>(*r.first_wrong);
   if (!r.telemetry.is_null()) j["telemetry"] = Json(r.telemetry);  // absent: telemetry off
+  if (r.target_cv > 0) {  // absent: the case ran a fixed number of iterations
+    j["target_cv"] = r.target_cv;
+    j["cv_reached"] = r.cv_reached;
+  }
   j["rank_mean_us"] = r.rank_mean_us;
   j["samples_us"] = r.samples_us;
 }
@@ -83,6 +90,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "world_size", r.world_size);
   read_field(j, "op", r.op);
   read_field(j, "bytes", r.bytes);
+  read_field(j, "total_bytes", r.total_bytes);
   read_field(j, "count", r.count);
   read_field(j, "dtype", r.dtype);
   read_field(j, "redop", r.redop);
@@ -93,6 +101,8 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "dst", r.dst);
   read_field(j, "status", r.status);
   read_field(j, "reason", r.reason);
+  read_field(j, "method", r.method);
+  read_field(j, "rank_aggregation", r.rank_aggregation);
   read_field(j, "timing", r.timing);
   read_field(j, "staging", r.staging);
   read_field(j, "telemetry", r.telemetry);
@@ -113,6 +123,8 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
     read_field(*it, "check", w.check);
     r.first_wrong = w;
   }
+  read_field(j, "target_cv", r.target_cv);
+  read_field(j, "cv_reached", r.cv_reached);
   read_field(j, "rank_mean_us", r.rank_mean_us);
   read_field(j, "samples_us", r.samples_us);
 }

@@ -15,7 +15,9 @@
 
 namespace commbench {
 
-inline constexpr int kResultsSchemaVersion = 1;
+// 2: `method` and `rank_aggregation` added, `time_us` follows the method (batch by default: ranks
+// averaged, no per-iteration barrier), `timing` is the clock only (cuda_event_batch retired).
+inline constexpr int kResultsSchemaVersion = 2;
 
 // The checked iterations of a case (docs/metrics.md, "Correctness checks").
 enum class CheckStage : int32_t {
@@ -42,6 +44,8 @@ struct CaseRecord {
   int world_size = 0;
   std::string op;        // "allreduce", "pingpong", ...
   uint64_t bytes = 0;    // per-rank message size (count * dtype size)
+  uint64_t total_bytes = 0;  // the size nccl-tests prints: n * bytes for allgather, reducescatter,
+                             // alltoall, gather, scatter; bytes otherwise (stats/bandwidth.h)
   uint64_t count = 0;    // elements per rank (ABI count semantics)
   std::string dtype;     // "f32", ...
   std::string redop;     // "" for non-reductions
@@ -54,12 +58,14 @@ struct CaseRecord {
   // outcome
   std::string status = "ok";  // "ok" | "unsupported" | "failed"
   std::string reason;         // why, when not ok
-  std::string timing = "host";  // timing method (measure/iteration_clock.h): host | cuda_event | host_stream_sync
+  std::string method = "batch";  // batch | per_iteration | graph (common/timing_method.h)
+  std::string rank_aggregation;  // avg | min | max | rank<N> | slowest_per_iteration
+  std::string timing = "host";  // the clock (measure/iteration_clock.h): host | cuda_event | host_stream_sync
   std::string staging;          // "host_pinned": device data copied through pinned host buffers
                                 // inside the timed region; "" (absent in JSON): no staging
   int warmup = 0;
   int iterations = 0;
-  SampleSummary time_us;      // over iterations of (max over ranks of the iteration's time)
+  SampleSummary time_us;      // over samples_us
   double algbw_gbps = 0;      // from time_us.mean
   double busbw_gbps = 0;
   double msg_rate_mps = 0;    // windowed p2p patterns: millions of messages per second; else 0
@@ -68,8 +74,10 @@ struct CaseRecord {
   std::optional<WrongElement> first_wrong;  // absent when nothing was wrong
   // The agent's telemetry over the case's window (observe/telemetry_sampler.h); null when off.
   nlohmann::json telemetry;
+  double target_cv = 0;       // the run's target_cv; 0 = none (then cv_reached is not written)
+  bool cv_reached = false;    // time_us.cv < target_cv when the case stopped repeating
   std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers
-  std::vector<double> samples_us;    // per-iteration max over ranks, in order
+  std::vector<double> samples_us;    // per iteration, ranks aggregated as rank_aggregation says, in order
 };
 
 void to_json(nlohmann::json& j, const CaseRecord& r);

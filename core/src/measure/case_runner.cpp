@@ -13,6 +13,7 @@
 #include "measure/memory_budget.h"
 #include "measure/nvtx_ranges.h"
 #include "measure/op_executor.h"
+#include "measure/rank_aggregation.h"
 #include "stats/bandwidth.h"
 
 namespace commbench {
@@ -139,6 +140,14 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.memory = std::string(sdk::mem_name(e.memory));
   r.root = c.root;
   r.warmup = e.warmup;
+  r.method = std::string(method_name(e.method));
+  // The all-pairs sweep has its own layout whatever the run's method: a barrier before every
+  // transfer, the longer of the pair's two times (docs/metrics.md, "The all-pairs sweep").
+  if (c.op == OpKind::AllPairs) {
+    r.method = std::string(method_name(MeasureMethod::PerIteration));
+    r.rank_aggregation = "slowest_per_iteration";
+  }
+  r.total_bytes = nccl_tests_bytes(c.op, c.bytes, e.world_size);
   return r;
 }
 
@@ -214,6 +223,104 @@ std::string unsupported_reason(const CaseEnvironment& env, const CaseSpec& spec)
   return unsupported_reason(env.caps, spec, env.memory);
 }
 
+namespace {
+
+// This rank's samples of one round of `iters` timed iterations, laid out as the method says.
+// With trace = true every iteration is also a trace event: around it for per_iteration, from the
+// consecutive completion times for batch (nothing may run between back-to-back iterations);
+// a graph launch is one span (the timed phase).
+std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int iters,
+                                  const std::string& case_name) {
+  TraceRecorder& trace = trace_of(env);
+  switch (env.exec.method) {
+    case MeasureMethod::Graph:
+      return exec.run_graph(iters, remaining_ms(env), [&] { sync_start(env); });
+    case MeasureMethod::Batch: {
+      sync_start(env);  // once: the timed iterations then run back to back
+      exec.resynchronise();
+      exec.settle(remaining_ms(env));
+      const int64_t t0 = trace.now();
+      std::vector<double> samples = exec.run_back_to_back(iters, remaining_ms(env));
+      if (trace.on()) {
+        int64_t t = t0;
+        for (size_t i = 0; i < samples.size(); ++i) {
+          const int64_t end = t + static_cast<int64_t>(samples[i] * 1e3);
+          trace.span(TracePhase::Iteration, t, end, static_cast<int>(i));
+          t = end;
+        }
+      }
+      return samples;
+    }
+    case MeasureMethod::PerIteration:
+      break;
+  }
+  const bool nvtx_on = nvtx::active();
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(iters));
+  const bool barrier_each = exec.barrier_each_iteration();
+  if (!barrier_each) {
+    sync_start(env);  // pingpong: once, its round trips run back to back
+    exec.resynchronise();
+  }
+  for (int i = 0; i < iters; ++i) {
+    if (barrier_each) sync_start(env);
+    // Outside the op's own clock reads; off, one predictable branch between iterations.
+    if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
+    const int64_t t0 = trace.now();
+    samples.push_back(exec.run_once(remaining_ms(env)));
+    if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
+    if (nvtx_on) nvtx::pop();
+  }
+  return samples;
+}
+
+// Every rank's samples of all rounds so far (complete on rank 0 only), aggregated as the run says.
+struct Measured {
+  std::vector<std::vector<double>> per_rank;
+  AggregatedTimes times;
+  SampleSummary summary;
+  int iterations = 0;
+  bool cv_reached = false;
+};
+
+// Rounds of `iters` iterations: one, or with target_cv as many as it takes for the CV of the
+// record's series to drop below the target, capped by max_iterations and max_time. Rank 0
+// decides and tells the others (every rank must run the same number of collectives).
+Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const std::string& case_name) {
+  const Execution& e = env.exec;
+  const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
+  Measured m;
+  m.per_rank.resize(static_cast<size_t>(world));
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    std::vector<double> mine = measure_round(env, exec, iters, case_name);
+    mine.resize(static_cast<size_t>(iters), 0.0);
+    std::vector<double> everyone(mine.size() * static_cast<size_t>(world));
+    env.bootstrap.allgather(mine.data(), mine.size() * sizeof(double), everyone.data(),
+                            Millis(remaining_ms(env)));
+    m.iterations += iters;
+    int32_t again = 0;
+    if (rank == 0) {
+      for (size_t r = 0; r < static_cast<size_t>(world); ++r) {
+        auto from = everyone.begin() + static_cast<std::ptrdiff_t>(r * static_cast<size_t>(iters));
+        m.per_rank[r].insert(m.per_rank[r].end(), from, from + iters);
+      }
+      m.times = aggregate_ranks(m.per_rank, e.method, e.rank_aggregation, exec.reporting_rank());
+      m.summary = summarize(m.times.samples_us);
+      m.cv_reached = e.target_cv > 0 && m.summary.cv < e.target_cv;
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      again = e.target_cv > 0 && !m.cv_reached && m.iterations + iters <= e.max_iterations &&
+              spent < e.max_time_s;
+    }
+    if (e.target_cv <= 0) break;
+    env.bootstrap.broadcast(&again, sizeof(again), 0, Millis(remaining_ms(env)));
+    if (!again) break;
+  }
+  return m;
+}
+
+}  // namespace
+
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
@@ -224,7 +331,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   std::string reason = unsupported_reason(env, spec);
 
   RankOutcome mine = outcome(reason.empty() ? kOk : kUnsupported, e.check);
-  std::vector<double> samples;
+  Measured measured;
   // Buffers first, and every rank learns whether every rank got them: a size that does not fit
   // on one rank is skipped by all (the others must not enter a collective it will never join).
   std::unique_ptr<CaseBuffers> owned;
@@ -267,6 +374,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       setup.timing = setup.stream_ordered ? env.timing : TimingMethod::Host;
       setup.staging = buffers.staging();
       OpExecutor exec(env.session, e, spec, rank, buffers.bufs(), setup);
+      if (e.method == MeasureMethod::Graph) {
+        // The same on every rank: it depends on the capabilities and the case only.
+        reason = exec.graph_reason(env.caps.flags & CB_CAP_GRAPH_CAPTURE);
+        if (!reason.empty()) throw PluginError(CB_ERR_UNIMPLEMENTED, "commbench", "timing", reason);
+      }
       CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), rank, world,
                       spec.root, spec.count, {e.peers[0], e.peers[1]},
                       spec.placement == Placement::InPlace};
@@ -290,43 +402,23 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       }
       const int iters = decide_iterations(env, warm_total, std::max(e.warmup, e.min_time_s > 0 ? 1 : 0));
       trace.reserve(static_cast<size_t>(iters) + 2);
-      // Ended before the check after timing, so the trace shows that check as its own phase.
-      std::optional<TraceScope> timed_span(std::in_place, trace, TracePhase::Timed);
-      std::optional<NvtxPhase> timed_range(std::in_place, case_name, "timed");
-      samples.reserve(static_cast<size_t>(iters));
       timing = exec.timing();
-      const bool barrier_each = exec.barrier_each_iteration() && !exec.batches();
-      if (!barrier_each) {
-        sync_start(env);  // once: the timed iterations then run back to back
-        exec.resynchronise();
+      {
+        TraceScope timed_span(trace, TracePhase::Timed);
+        NvtxPhase timed_range(case_name, "timed");
+        measured = measure_case(env, exec, iters, case_name);
       }
-      if (exec.batches()) {
-        samples = exec.run_batch(iters, remaining_ms(env));
-      } else {
-        for (int i = 0; i < iters; ++i) {
-          if (barrier_each) sync_start(env);
-          // Outside the op's own clock reads; off, one predictable branch between iterations.
-          if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
-          const int64_t t0 = trace.now();
-          samples.push_back(exec.run_once(remaining_ms(env)));
-          if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
-          if (nvtx_on) nvtx::pop();
-        }
-      }
-      timed_range.reset();
-      timed_span.reset();
       if (e.check) {
         TraceScope t(trace, TracePhase::Check);
         NvtxPhase n(case_name, "check");
         record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
       }
-      mine.iterations = iters;
+      mine.iterations = measured.iterations;
     } catch (const PluginError& err) {
       // Only "this case is not implemented" is survivable; the same args fail on every rank.
       if (err.status() != CB_ERR_UNIMPLEMENTED) throw;
       mine = outcome(kUnsupported, e.check);
-      reason = err.what();
-      samples.clear();
+      if (reason.empty()) reason = err.what();
     }
   }
 
@@ -339,13 +431,6 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
     any_unsupported |= o.status != kOk;
     too_big |= o.status == kDoesNotFit;
     if (o.status == kOk && o.iterations != iters) any_unsupported = true;  // cannot happen; be safe
-  }
-  std::vector<double> everyone;
-  if (!any_unsupported && iters > 0) {
-    samples.resize(static_cast<size_t>(iters), 0.0);
-    everyone.resize(samples.size() * static_cast<size_t>(world));
-    env.bootstrap.allgather(samples.data(), samples.size() * sizeof(double), everyone.data(),
-                            Millis(remaining_ms(env)));
   }
   if (rank != 0) return std::nullopt;
 
@@ -361,16 +446,12 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   }
   rec.timing = std::string(timing_name(timing));
   rec.iterations = iters;
-  rec.samples_us.assign(static_cast<size_t>(iters), 0.0);
-  rec.rank_mean_us.assign(static_cast<size_t>(world), 0.0);
-  for (int r = 0; r < world; ++r) {
-    for (int i = 0; i < iters; ++i) {
-      const double t = everyone[static_cast<size_t>(r) * iters + i];
-      rec.samples_us[i] = std::max(rec.samples_us[i], t);
-      rec.rank_mean_us[r] += t / iters;
-    }
-  }
-  rec.time_us = summarize(rec.samples_us);
+  rec.rank_aggregation = measured.times.label;
+  rec.samples_us = std::move(measured.times.samples_us);
+  rec.rank_mean_us = std::move(measured.times.rank_mean_us);
+  rec.time_us = measured.summary;
+  rec.target_cv = e.target_cv;
+  rec.cv_reached = measured.cv_reached;
   const Bandwidth bw = bandwidth(spec.op, spec.bytes, world, rec.time_us.mean);
   rec.algbw_gbps = bw.algbw_gbps;
   rec.busbw_gbps = bw.busbw_gbps;

@@ -7,10 +7,38 @@
 
 namespace commbench {
 
+void wait_for_event(GpuDevice& gpu, size_t index, int32_t timeout_ms) {
+  const cuda::Runtime& rt = gpu.rt();
+  const cuda::Event end = gpu.event(index);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const cuda::Error e = rt.EventQuery(end);
+    if (e == cuda::kSuccess) return;
+    if (e != cuda::kErrorNotReady) rt.check(e, "cudaEventQuery");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw PluginError(CB_ERR_TIMEOUT, cuda::kErrorSource, "cudaEventQuery",
+                        "the iteration's work on the stream did not complete within the timeout");
+    std::this_thread::yield();
+  }
+}
+
+void wait_for_stream(GpuDevice& gpu, int32_t timeout_ms) {
+  const cuda::Runtime& rt = gpu.rt();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const cuda::Error e = rt.StreamQuery(gpu.stream());
+    if (e == cuda::kSuccess) return;
+    if (e != cuda::kErrorNotReady) rt.check(e, "cudaStreamQuery");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw PluginError(CB_ERR_TIMEOUT, cuda::kErrorSource, "cudaStreamQuery",
+                        "the work on the stream did not complete within the timeout");
+    std::this_thread::yield();
+  }
+}
+
 IterationClock::IterationClock(TimingMethod method, GpuDevice* gpu)
     : method_(method), gpu_(gpu), timer_(HostTimer::get()) {
   if (method_ != TimingMethod::Host && !gpu_) method_ = TimingMethod::Host;
-  if (method_ == TimingMethod::CudaEventBatch) method_ = TimingMethod::CudaEvent;
 }
 
 void IterationClock::start() {
@@ -33,19 +61,8 @@ double IterationClock::stop(int32_t timeout_ms) {
     gpu_->synchronize();
     return timer_.now_us() - t0_;
   }
-  // Poll rather than cudaEventSynchronize: an op that never completes must end in a timeout
-  // with a message, not in a worker blocked until the agent kills it.
+  wait_for_event(*gpu_, 1, timeout_ms);
   const cuda::Event end = gpu_->event(1);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    const cuda::Error e = rt.EventQuery(end);
-    if (e == cuda::kSuccess) break;
-    if (e != cuda::kErrorNotReady) rt.check(e, "cudaEventQuery");
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw PluginError(CB_ERR_TIMEOUT, cuda::kErrorSource, "cudaEventQuery",
-                        "the iteration's work on the stream did not complete within the timeout");
-    std::this_thread::yield();
-  }
   float ms = 0;
   rt.check(rt.EventElapsedTime(&ms, gpu_->event(0), end), "cudaEventElapsedTime");
   return static_cast<double>(ms) * 1000.0;

@@ -6,8 +6,8 @@
 //    host's launch and polling overheads;
 //  - host_stream_sync: stream-ordered backends; host timer from before the first post to after a
 //    cudaStreamSynchronize that follows the waits — what a framework sees that syncs per op.
-//  - cuda_event_batch: see OpExecutor::run_batch; a single iteration (p2p patterns, which it
-//    does not batch) is timed as cuda_event.
+// How the iterations are laid out (batch, per_iteration, graph) is the method's business
+// (common/timing_method.h, OpExecutor::run_back_to_back and run_graph), not the clock's.
 // The events come from the device's pool: none is created on the timed path.
 #pragma once
 
@@ -18,6 +18,14 @@
 #include "measure/host_timer.h"
 
 namespace commbench {
+
+// Waits until the device pool's event `index` completed, polling rather than blocking in
+// cudaEventSynchronize: an op that never completes must end in a timeout with a message, not in
+// a worker blocked until the agent kills it.
+void wait_for_event(GpuDevice& gpu, size_t index, int32_t timeout_ms);
+// The same for all work on the worker's stream (cudaStreamQuery). After a graph launch the
+// graph's events may still carry their previous state, so their queries prove nothing.
+void wait_for_stream(GpuDevice& gpu, int32_t timeout_ms);
 
 class IterationClock {
  public:

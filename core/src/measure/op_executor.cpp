@@ -164,12 +164,65 @@ double OpExecutor::collective(int32_t timeout_ms) {
   return t;
 }
 
-bool OpExecutor::batches() const {
-  return setup_.timing == TimingMethod::CudaEventBatch && setup_.stream_ordered && setup_.gpu &&
-         !setup_.staging && !op_info(spec_.op).point_to_point;
+int OpExecutor::reporting_rank() const {
+  switch (spec_.op) {
+    case OpKind::PingPong:
+    case OpKind::UnidirBw:
+    case OpKind::BidirBw:
+      return exec_.peers[0];
+    case OpKind::MsgRate:
+      return 0;
+    default:
+      return -1;
+  }
 }
 
-std::vector<double> OpExecutor::run_batch(int n, int32_t timeout_ms) {
+double OpExecutor::sample_scale() const {
+  const int world = exec_.world_size;
+  const int a = exec_.peers[0], b = exec_.peers[1];
+  const double window = exec_.window > 0 ? exec_.window : 1;
+  switch (spec_.op) {
+    case OpKind::PingPong: return rank_ == a ? 0.5 : 0.0;  // the responder reports nothing
+    case OpKind::UnidirBw:
+    case OpKind::BidirBw: return rank_ == a || rank_ == b ? 1.0 / window : 0.0;
+    case OpKind::MsgRate: return rank_ < 2 * msg_rate_pairs(world) ? 1.0 / window : 0.0;
+    default: return 1.0;
+  }
+}
+
+void OpExecutor::settle(int32_t timeout_ms) {
+  if (spec_.op != OpKind::PingPong || in_step_) return;
+  const int a = exec_.peers[0], b = exec_.peers[1];
+  if (rank_ != a && rank_ != b) return;
+  pingpong_sync(rank_ == a ? b : a, rank_ == a, timeout_ms);
+  in_step_ = true;
+}
+
+std::vector<double> OpExecutor::run_back_to_back(int n, int32_t timeout_ms) {
+  std::vector<double> out(static_cast<size_t>(n), 0.0);
+  const bool collective_op = !op_info(spec_.op).point_to_point;
+  if (setup_.timing == TimingMethod::CudaEvent && setup_.stream_ordered && setup_.gpu) {
+    if (collective_op && !setup_.staging) return events_after_each(n, timeout_ms);
+    // Point-to-point on the GPU: each iteration between its own events, back to back.
+    for (int i = 0; i < n; ++i) out[static_cast<size_t>(i)] = run_once(timeout_ms);
+    return out;
+  }
+  // Host clocks: consecutive completion times. The gap between one iteration's completion and
+  // the next one's post (request release, loop) belongs to the back-to-back stream, as in the
+  // reference tools' elapsed / N.
+  const double scale = sample_scale();
+  const HostTimer& timer = HostTimer::get();
+  double previous = timer.now_us();
+  for (int i = 0; i < n; ++i) {
+    run_once(timeout_ms);
+    const double now = timer.now_us();
+    out[static_cast<size_t>(i)] = (now - previous) * scale;
+    previous = now;
+  }
+  return out;
+}
+
+std::vector<double> OpExecutor::events_after_each(int n, int32_t timeout_ms) {
   GpuDevice& gpu = *setup_.gpu;
   const cuda::Runtime& rt = gpu.rt();
   const cb_op_args args = base_args();
@@ -183,6 +236,12 @@ std::vector<double> OpExecutor::run_batch(int n, int32_t timeout_ms) {
   }
   reqs.wait(timeout_ms);
   gpu.synchronize();  // the last event is on the stream after the last op
+  return event_differences(n);
+}
+
+std::vector<double> OpExecutor::event_differences(int n) const {
+  GpuDevice& gpu = *setup_.gpu;
+  const cuda::Runtime& rt = gpu.rt();
   std::vector<double> out(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     float ms = 0;
@@ -191,6 +250,72 @@ std::vector<double> OpExecutor::run_batch(int n, int32_t timeout_ms) {
     out[static_cast<size_t>(i)] = static_cast<double>(ms) * 1000.0;
   }
   return out;
+}
+
+std::string OpExecutor::graph_reason(bool capturable) const {
+  if (!setup_.stream_ordered || !setup_.gpu)
+    return "timing = \"graph\" needs memory = \"cuda\" on a stream-ordered backend (NCCL)";
+  if (!capturable)
+    return "timing = \"graph\": the backend does not declare CB_CAP_GRAPH_CAPTURE (its posts cannot "
+           "be captured into a CUDA graph); use timing = \"batch\"";
+  if (op_info(spec_.op).point_to_point)
+    return "timing = \"graph\" captures collectives only; time point-to-point patterns with "
+           "timing = \"batch\"";
+  if (setup_.timing != TimingMethod::CudaEvent)
+    return "timing = \"graph\" is timed with CUDA events; write gpu_timing = \"cuda_event\"";
+  return "";
+}
+
+std::vector<double> OpExecutor::run_graph(int n, int32_t timeout_ms,
+                                          const std::function<void()>& before_launch) {
+  GpuDevice& gpu = *setup_.gpu;
+  const cuda::Runtime& rt = gpu.rt();
+  const cb_op_args args = base_args();
+  for (int i = 0; i <= n; ++i) gpu.event(static_cast<size_t>(i));
+  // Capture: the posts only record work into the graph (CB_CAP_GRAPH_CAPTURE, docs/plugin-abi.md);
+  // their requests are released without a wait — the graph's launch is their completion.
+  rt.check(rt.StreamBeginCapture(gpu.stream(), cuda::kCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  cuda::Graph graph = nullptr;
+  try {
+    rt.check(rt.EventRecord(gpu.event(0), gpu.stream()), "cudaEventRecord");
+    for (int i = 0; i < n; ++i) {
+      cb_request* req = session_.post(args);
+      session_.release(req);
+      rt.check(rt.EventRecord(gpu.event(static_cast<size_t>(i) + 1), gpu.stream()), "cudaEventRecord");
+    }
+  } catch (...) {
+    rt.StreamEndCapture(gpu.stream(), &graph);  // leave the stream usable
+    if (graph) rt.GraphDestroy(graph);
+    throw;
+  }
+  rt.check(rt.StreamEndCapture(gpu.stream(), &graph), "cudaStreamEndCapture");
+  cuda::GraphExec instance = nullptr;
+  const cuda::Error inst = rt.GraphInstantiate(&instance, graph, 0);
+  rt.GraphDestroy(graph);
+  rt.check(inst, "cudaGraphInstantiate");
+  try {
+    before_launch();
+    rt.check(rt.GraphLaunch(instance, gpu.stream()), "cudaGraphLaunch");
+    wait_for_stream(gpu, timeout_ms);
+  } catch (...) {
+    rt.GraphExecDestroy(instance);
+    throw;
+  }
+  rt.GraphExecDestroy(instance);
+  return event_differences(n);
+}
+
+void OpExecutor::pingpong_sync(int peer, bool initiator, int32_t timeout_ms) {
+  cb_op_args sync = base_args();
+  sync.sendbuf = sync.recvbuf = buf_.ack;
+  sync.count = 1;
+  sync.dtype = CB_DTYPE_UINT8;
+  sync.tag = 2;
+  sync.peer = peer;
+  sync.op = initiator ? CB_OP_SEND : CB_OP_RECV;
+  post_and_wait(sync, timeout_ms);
+  sync.op = initiator ? CB_OP_RECV : CB_OP_SEND;
+  post_and_wait(sync, timeout_ms);
 }
 
 double OpExecutor::run_once(int32_t timeout_ms) {
@@ -210,29 +335,9 @@ double OpExecutor::run_once(int32_t timeout_ms) {
       // microseconds apart, and without it that skew would be part of a sub-microsecond round
       // trip. After it (and after every round trip) the responder is already waiting when the
       // timed ping leaves.
-      cb_op_args sync = base_args();
-      sync.sendbuf = sync.recvbuf = buf_.ack;
-      sync.count = 1;
-      sync.dtype = CB_DTYPE_UINT8;
-      sync.tag = 2;
-      sync.peer = peer;
-      const bool synchronise = !in_step_;
+      if (!in_step_) pingpong_sync(peer, rank_ == a, timeout_ms);
       in_step_ = true;
-      if (rank_ == a) {
-        if (synchronise) {
-          sync.op = CB_OP_SEND;
-          post_and_wait(sync, timeout_ms);
-          sync.op = CB_OP_RECV;
-          post_and_wait(sync, timeout_ms);
-        }
-        return pingpong_initiator(send, recv, timeout_ms);
-      }
-      if (synchronise) {
-        sync.op = CB_OP_RECV;
-        post_and_wait(sync, timeout_ms);
-        sync.op = CB_OP_SEND;
-        post_and_wait(sync, timeout_ms);
-      }
+      if (rank_ == a) return pingpong_initiator(send, recv, timeout_ms);
       post_and_wait(recv, timeout_ms);
       post_and_wait(send, timeout_ms);
       return 0;  // the responder's clock would also count the synchronising exchange

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "device/gpu_device.h"
@@ -45,15 +47,25 @@ class OpExecutor {
   // Runs one iteration; returns this rank's time for the quantity the pattern reports, in
   // microseconds (collectives: the op; pingpong: half the round trip; unidir_bw: per message).
   double run_once(int32_t timeout_ms);
-  // cuda_event_batch (nccl-tests' method): `n` iterations enqueued back to back with an event
-  // after each, one wait at the end; returns the n per-iteration times (consecutive events).
-  // Only when batches() says so: collectives on a stream-ordered backend.
-  bool batches() const;
-  std::vector<double> run_batch(int n, int32_t timeout_ms);
-  // The method the records of this case are labelled with.
-  TimingMethod timing() const {
-    return setup_.timing == TimingMethod::CudaEventBatch && !batches() ? TimingMethod::CudaEvent : setup_.timing;
-  }
+  // timing = "batch" (nccl-tests' and OSU's method): `n` iterations back to back, no barrier in
+  // between; returns this rank's n per-iteration times, each the difference of consecutive
+  // completion times (scaled like run_once's: half a round trip, per message), so their sum is
+  // the rank's elapsed time. On the host clocks the completions are read with the host timer;
+  // collectives with gpu_timing = "cuda_event" enqueue all n with an event after each and wait
+  // once (events around N enqueued iterations); other cuda_event cases (p2p patterns) time each
+  // iteration with its own events, back to back. The ranks must have been synchronised just before.
+  std::vector<double> run_back_to_back(int n, int32_t timeout_ms);
+  // timing = "graph" (nccl-tests -G): `n` collectives and an event after each captured into one
+  // CUDA graph, which is launched once after `before_launch` (the synchronised start) returns.
+  // Only where graph_reason() is empty.
+  std::vector<double> run_graph(int n, int32_t timeout_ms, const std::function<void()>& before_launch);
+  // Why this case cannot be timed as a graph ("" = it can); `capturable`: CB_CAP_GRAPH_CAPTURE.
+  std::string graph_reason(bool capturable) const;
+  // The clock the record is labelled with.
+  TimingMethod timing() const { return setup_.timing; }
+  // Batch runs of point-to-point patterns report one rank's clock, as OSU does: the initiator
+  // (pingpong, unidir_bw and bidir_bw: the first peer; msg_rate: rank 0). -1 for the others.
+  int reporting_rank() const;
   // Whether the case runner should synchronise all ranks before every timed iteration. Not
   // for pingpong: its round trips run back to back, as in osu_latency and ucx_perftest (the
   // responder is already waiting when the next ping leaves), and a barrier in between would
@@ -62,6 +74,9 @@ class OpExecutor {
   // The ranks were just synchronised by someone else (a barrier): pingpong's next round trip
   // starts with its untimed synchronising exchange again.
   void resynchronise() { in_step_ = false; }
+  // Before back-to-back iterations, right after a barrier: pingpong's untimed synchronising
+  // exchange, so that the barrier's exit skew is not in the first round trip.
+  void settle(int32_t timeout_ms);
 
  private:
   // `window` sends to and/or receives from `peer` in flight at once, all completed; then, when
@@ -69,6 +84,12 @@ class OpExecutor {
   // time covers delivery. Returns the elapsed time in microseconds.
   double windowed(int peer, bool send, bool recv, bool ack_from_receiver, int32_t timeout_ms);
   double collective(int32_t timeout_ms);
+  void pingpong_sync(int peer, bool initiator, int32_t timeout_ms);
+  // What run_once's time is multiplied by to get a sample (1/2 for a round trip, 1/window per
+  // message, 0 for a rank that reports nothing).
+  double sample_scale() const;
+  std::vector<double> events_after_each(int n, int32_t timeout_ms);
+  std::vector<double> event_differences(int n) const;  // pool events 0..n, consecutive, in us
   double pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
   double ring(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
   void group_start() { if (setup_.group_p2p) session_.group_start(); }

@@ -20,6 +20,7 @@ double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSp
     const double per_op = moved / 50e6 + 0.01;
     const double n = c.op == OpKind::AllPairs ? ops * world * (world - 1) : ops;
     s += n * per_op + run.min_time_s * (run.min_time_s > 0 ? 2 : 0);
+    if (run.target_cv > 0) s += 2 * run.max_time_s;  // rounds until the CV target
   }
   // Capped like a written timeout: an exabyte size would otherwise give a deadline beyond what
   // steady_clock can represent, and the run would time out at once.

@@ -50,6 +50,7 @@ std::string_view capability_flag_name(unsigned bit) {
     case CB_CAP_OUT_OF_PLACE: return "out_of_place";
     case CB_CAP_GROUPS: return "groups";
     case CB_CAP_ASYNC: return "async";
+    case CB_CAP_GRAPH_CAPTURE: return "graph_capture";
     default: return kUnknown;
   }
 }

@@ -107,12 +107,16 @@ void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
 
 void ConsoleReporter::case_done(const CaseRecord& r) {
   ++cases_seen_;
-  // Memory and timing mode label the numbers below them; repeat the header if they change.
-  const std::string context = fmt::format(
-      "# memory {}{} | timing {} (per iteration: slowest rank; time = mean over iterations)",
+  // Memory, method, clock and size convention label the numbers below them; repeat the header
+  // if they change.
+  std::string context = fmt::format(
+      "# memory {}{} | method {} | clock {} | time = mean of the series",
       r.memory,
       r.staging.empty() ? "" : fmt::format(" (staged through {} buffers, copies timed)", r.staging),
-      r.timing);
+      r.status == "ok" ? method_label(r) : r.method, r.timing);
+  if (nccl_tests_size_differs(r))
+    context += fmt::format("\n# size(B) = per-rank size; nccl-tests prints {} x that (total_bytes in the records)",
+                           r.world_size);
   if (context != table_context_) {
     table_context_ = context;
     print(context);
@@ -209,7 +213,7 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
 }
 
 void ConsoleReporter::job_done(const JobResult& result) {
-  int ok_execs = 0, ok_cases = 0, unsupported = 0, skipped = 0, noisy = 0;
+  int ok_execs = 0, ok_cases = 0, unsupported = 0, skipped = 0, noisy = 0, with_target = 0, missed = 0;
   int64_t wrong = 0;
   for (const auto& e : result.executions) ok_execs += e.status == "ok";
   for (const auto& c : result.cases) {
@@ -217,6 +221,8 @@ void ConsoleReporter::job_done(const JobResult& result) {
     unsupported += c.status == "unsupported";
     skipped += c.status == "skipped";
     noisy += is_noisy(c);
+    with_target += c.status == "ok" && c.target_cv > 0;
+    missed += missed_cv_target(c);
     if (c.wrong > 0) wrong += c.wrong;
   }
   const int execs = static_cast<int>(result.executions.size());
@@ -228,6 +234,9 @@ void ConsoleReporter::job_done(const JobResult& result) {
       count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases, "case"), ok_cases,
       unsupported, skipped ? fmt::format("{} skipped (too big), ", skipped) : "",
       cases - ok_cases - unsupported - skipped, wrong, count_of(noisy, "case"), kNoisyCv * 100));
+  if (with_target > 0)
+    print(fmt::format("# target_cv: {} with a target, {} reached it, {} missed it (capped by max_iterations or max_time)",
+                      count_of(with_target, "case"), with_target - missed, missed));
   print(fmt::format("# Results in: {}", output_dir_));
   print(fmt::format("# Exit code {}: {}", result.exit_code, exit_reason(result)));
 }

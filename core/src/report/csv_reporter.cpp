@@ -18,7 +18,8 @@ const std::vector<std::string>& CsvReporter::columns() {
       "status",      "reason",      "timing",      "warmup",      "iterations",  "time_us_mean",
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
-      "msg_rate_mps", "staging"};
+      "msg_rate_mps", "staging",     "method",      "rank_aggregation", "total_bytes",
+      "target_cv",   "cv_reached"};
   return kColumns;
 }
 
@@ -57,7 +58,11 @@ std::string csv_row(const CaseRecord& r) {
       r.src < 0 ? std::string() : fmt::format("{}", r.src),
       r.dst < 0 ? std::string() : fmt::format("{}", r.dst),
       measured && r.msg_rate_mps > 0 ? number(r.msg_rate_mps) : std::string(),
-      csv_field(r.staging)};
+      csv_field(r.staging), csv_field(r.method), csv_field(r.rank_aggregation),
+      fmt::format("{}", r.total_bytes),
+      // Empty when the run set no target_cv.
+      r.target_cv > 0 ? number(r.target_cv) : std::string(),
+      r.target_cv > 0 && measured ? std::string(r.cv_reached ? "true" : "false") : std::string()};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 

@@ -11,6 +11,22 @@ namespace commbench {
 
 bool is_noisy(const CaseRecord& r) { return r.status == "ok" && r.time_us.cv > kNoisyCv; }
 
+bool missed_cv_target(const CaseRecord& r) { return r.status == "ok" && r.target_cv > 0 && !r.cv_reached; }
+
+std::string method_label(const CaseRecord& r) {
+  if (r.method == "per_iteration")
+    return "per_iteration (synchronised start of each iteration; slowest rank per iteration)";
+  const std::string ranks =
+      r.rank_aggregation.rfind("rank", 0) == 0 ? fmt::format("{}'s clock", r.rank_aggregation)
+                                               : fmt::format("ranks: {}", r.rank_aggregation);
+  const char* how = r.method == "graph" ? "a CUDA graph of N iterations, launched once"
+                                        : "N iterations back to back";
+  return fmt::format("{} ({}; per rank elapsed/N, {}; p50/p99 over consecutive completions)",
+                     r.method, how, ranks);
+}
+
+bool nccl_tests_size_differs(const CaseRecord& r) { return r.total_bytes != r.bytes && r.src < 0; }
+
 std::string human_size(uint64_t bytes) {
   static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   size_t unit = 0;

@@ -15,6 +15,12 @@ namespace commbench {
 inline constexpr double kNoisyCv = 0.05;
 
 bool is_noisy(const CaseRecord& r);  // measured, and CV above kNoisyCv
+bool missed_cv_target(const CaseRecord& r);  // measured with a target_cv it did not reach
+// How the record's time was taken, for table headers: "batch (ranks: avg; p50/p99 over
+// consecutive completions)", "per_iteration (slowest rank per iteration)", ...
+std::string method_label(const CaseRecord& r);
+// Ops whose nccl-tests size is n x the per-rank size (allgather, reducescatter, ...).
+bool nccl_tests_size_differs(const CaseRecord& r);
 
 // 1023 -> "1023 B", 4096 -> "4 KiB", 10'000'000 -> "9.54 MiB" (binary units: KiB = 1024 B).
 std::string human_size(uint64_t bytes);

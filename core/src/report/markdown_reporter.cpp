@@ -56,8 +56,11 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
   md += fmt::format("- **Exit code:** {} ({})\n", result.exit_code, exit_reason(result));
   md += fmt::format("- **Output folder:** `{}`\n\n", job.output_dir);
   md +=
-      "Times are per operation in microseconds. Each iteration's time is the slowest rank's; "
-      "`time` is the mean over iterations, p50/p99 are percentiles over iterations, "
+      "Times are per operation in microseconds. Each table names its method and rank aggregation "
+      "(docs/metrics.md): `batch` runs the iterations back to back after one synchronisation "
+      "(per rank elapsed/N, ranks averaged by default, as nccl-tests); `per_iteration` "
+      "synchronises every iteration and takes the slowest rank. `time` is the mean of that "
+      "series, p50/p99 are percentiles over it, "
       "CV = stddev / mean (⚠ above 5%). algbw and busbw (decimal GB/s) follow nccl-tests and "
       "use the mean time; see docs/metrics.md.\n\n";
 }
@@ -99,6 +102,16 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
     const auto& [backend, world, op, dtype, redop, placement] = key;
     md += fmt::format("### {} · {} ranks · {} · {} · {} · {}\n\n", backend, world, op, dtype,
                       redop_or_dash(redop), placement);
+    // Method and clock of the first measured case (one run has one of each).
+    for (const auto* r : members)
+      if (r->status == "ok") {
+        md += fmt::format("Method: {}; clock: {}.{}\n\n", method_label(*r), r->timing,
+                          nccl_tests_size_differs(*r)
+                              ? fmt::format(" Sizes are per rank; nccl-tests prints {} × that "
+                                            "(`total_bytes` in the records).", r->world_size)
+                              : std::string());
+        break;
+      }
     std::vector<std::vector<std::string>> rows;
     for (const auto* r : members) {
       if (r->status != "ok") {
@@ -110,7 +123,8 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
       rows.push_back({human_size(r->bytes), fmt::format("{}", r->bytes),
                       fmt::format("{}", r->count), format_time_us(r->time_us.mean),
                       format_gbps(r->algbw_gbps), format_gbps(r->busbw_gbps),
-                      format_time_us(r->time_us.p50), format_time_us(r->time_us.p99), cv_cell(*r),
+                      format_time_us(r->time_us.p50), format_time_us(r->time_us.p99),
+                      cv_cell(*r) + (missed_cv_target(*r) ? " (target missed)" : ""),
                       format_wrong(r->wrong)});
     }
     append_table(md,

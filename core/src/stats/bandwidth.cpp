@@ -9,6 +9,14 @@ double algbw_bytes(OpKind op, uint64_t bytes, int world) {
   return static_cast<double>(bytes) * per_world(op_info(op).algbw, world);
 }
 
+// nccl-tests prints the total where the op moves one block per rank (algbw = n x bytes): those
+// ops' size column is the same n x bytes; every other op's is the per-rank size.
+uint64_t nccl_tests_bytes(OpKind op, uint64_t bytes, int world) {
+  if (op_info(op).algbw != PerWorld::World) return bytes;
+  const uint64_t n = world > 0 ? static_cast<uint64_t>(world) : 0;
+  return n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
+}
+
 double busbw_factor(OpKind op, int world) { return bus_factor(op_info(op).busbw, world); }
 
 Bandwidth bandwidth(OpKind op, uint64_t bytes, int world, double time_us) {

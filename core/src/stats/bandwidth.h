@@ -10,6 +10,9 @@ namespace commbench {
 // Bytes that algbw divides by time, given the per-rank message size `bytes` (count * dtype size)
 // and `world` ranks: e.g. allreduce -> bytes, allgather -> bytes * world.
 double algbw_bytes(OpKind op, uint64_t bytes, int world);
+// The size column of nccl-tests for this op: n * bytes where nccl-tests prints the total
+// (allgather, reducescatter, alltoall, gather, scatter), bytes otherwise. Saturates.
+uint64_t nccl_tests_bytes(OpKind op, uint64_t bytes, int world);
 // busbw = algbw * factor: allreduce 2(n-1)/n, allgather/reducescatter/alltoall/gather/scatter
 // (n-1)/n, broadcast/reduce/p2p 1, barrier 0.
 double busbw_factor(OpKind op, int world);

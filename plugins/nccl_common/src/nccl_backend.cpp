@@ -51,7 +51,10 @@ cb_capabilities nccl_capabilities(int version, int compute_major) {
   if (compute_major > 0 && compute_major < 9) c.reduce_dtypes &= ~(CB_BIT(CB_DTYPE_F8E4M3) | CB_BIT(CB_DTYPE_F8E5M2));
   c.redops = sdk::all_bits(CB_REDOP_COUNT_V1);
   c.mem_types = CB_BIT(CB_MEM_CUDA);
-  c.flags = CB_CAP_STREAM_ORDERED | CB_CAP_ASYNC | CB_CAP_GROUPS | CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
+  // Posts are capturable (CB_CAP_GRAPH_CAPTURE): NCCL's collectives can be captured, and during
+  // capture post records no completion event (nccl_ops.cpp).
+  c.flags = CB_CAP_STREAM_ORDERED | CB_CAP_ASYNC | CB_CAP_GROUPS | CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE |
+            CB_CAP_GRAPH_CAPTURE;
   return c;
 }
 

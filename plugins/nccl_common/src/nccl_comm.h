@@ -45,6 +45,10 @@ struct cb_request {
   cudaStream_t stream = nullptr;
   std::shared_ptr<commbench::nccl_backend::PooledEvent> done;  // null until the op is launched
   bool group_failed = false;  // the group it was posted in did not launch
+  // Posted while its stream was being captured into a CUDA graph (CB_CAP_GRAPH_CAPTURE): no
+  // completion event (a pooled event recorded inside the graph would be re-recorded by every
+  // launch, long after the pool lent it to another request); never waited for.
+  bool captured = false;
   ~cb_request();
 };
 

@@ -130,7 +130,10 @@ std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
   auto req = std::make_unique<cb_request>();
   req->comm = &c;
   req->stream = s;
-  if (c.group_depth > 0) c.in_group.push_back(req.get());  // its event comes at group_end
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  check_cuda("cudaStreamIsCapturing", cudaStreamIsCapturing(s, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) req->captured = true;  // the graph's launch completes it
+  else if (c.group_depth > 0) c.in_group.push_back(req.get());  // its event comes at group_end
   else req->done = record_completion(c.events, s);
   return req;
 }
@@ -173,6 +176,9 @@ bool test_nccl(cb_request& r) {
   cb_comm& c = *r.comm;
   if (c.aborted) sdk::fail(CB_ERR_REMOTE, "the communicator was aborted after an earlier error");
   if (r.group_failed) sdk::fail(CB_ERR_INTERNAL, "the group this op was posted in failed to launch");
+  if (r.captured)
+    sdk::fail(CB_ERR_INVALID_ARGUMENT, "test/wait on an op posted during stream capture: it completes when the "
+                                       "graph is launched (wait on the stream or an event after the launch)");
   if (!r.done) sdk::fail(CB_ERR_INVALID_ARGUMENT, "test/wait on an op whose group has not ended (call group_end first)");
   const cudaError_t e = cudaEventQuery(r.done->event);
   if (e == cudaSuccess) return true;

@@ -108,6 +108,11 @@ cb_error* comm_destroy(cb_comm* comm) {
 // allgather every rank's vector, then sum in rank order (identical result on every rank).
 cb_error* allreduce_f32(cb_comm* comm, const cb_op_args& a) {
   const cb_host_services* h = comm->backend->host;
+  if (collectives_are_local()) {
+    if (a.recvbuf != a.sendbuf) std::memcpy(a.recvbuf, a.sendbuf, a.count * sizeof(float));
+    after_allreduce(*h, static_cast<float*>(a.recvbuf), a.count);
+    return nullptr;
+  }
   const size_t bytes = a.count * sizeof(float);
   std::vector<float> all(a.count * static_cast<size_t>(h->world_size));
   if (cb_error* e = host_error(
@@ -192,6 +197,8 @@ int64_t int_option(const Options& options, const std::string& key, int64_t fallb
     throw std::invalid_argument("option " + key + "='" + it->second + "' is not an integer");
   return value;
 }
+
+__attribute__((weak)) bool collectives_are_local() { return false; }
 
 }  // namespace cbtest
 

@@ -37,6 +37,12 @@ void after_allreduce(const cb_host_services& host, float* result, size_t count);
 // This is where the fault fires; it may never return, or throw InjectedError to fail the post.
 void before_post(const cb_host_services& host, uint64_t post_index);
 
+// Optional (weak default: false): true makes allreduce local — the send buffer is copied to the
+// receive buffer without talking to the other ranks — so that a plugin's own timing is the only
+// time an op takes (the sleep plugin). Its results are then wrong for world > 1: run it with
+// check = false.
+bool collectives_are_local();
+
 // Thrown by a hook: the current post fails with this status and message.
 struct InjectedError {
   cb_status status;

@@ -1,0 +1,178 @@
+// The timing methods through the real runner, on the `sleep` test plugin whose allreduce takes a
+// known, per-rank time and talks to no other rank (tests/plugins/sleep): each method and rank
+// aggregation must report what the arithmetic says. A correctness test of the arithmetic, not a
+// timed test of speed: lower bounds are exact (a sleep never ends early), upper bounds allow for
+// the plugin's oversleep on a loaded machine.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+constexpr double kFast = 2000, kSlow = 6000;  // rank 0's and rank 1's allreduce, microseconds
+constexpr int kIters = 40;
+
+std::string sleep_experiment(const std::string& runs,
+                             const std::string& options = "{ sleep_us_rank0 = 2000, sleep_us_rank1 = 6000 }") {
+  return std::string(R"(name = "methods"
+plugin_path = [")") + COMMBENCH_TEST_PLUGIN_DIR + R"("]
+[defaults]
+backend = "sleep"
+ops = ["allreduce"]
+sizes = [64]
+world_size = 2
+warmup = 2
+iterations = 40
+check = false
+options.sleep = )" + options + "\n" + runs;
+}
+
+const nlohmann::json& by_run(const std::vector<nlohmann::json>& cases, const std::string& run) {
+  for (const auto& c : cases)
+    if (c["run"] == run) return c;
+  throw std::runtime_error("no record of run " + run);
+}
+
+double mean_of(const nlohmann::json& samples) {
+  const auto v = samples.get<std::vector<double>>();
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+TEST(TimingMethods, EachMethodReportsTheKnownPerOpTimeAndRankAggregation) {
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("m.toml", sleep_experiment(R"(
+[[run]]
+name = "batch-avg"
+[[run]]
+name = "batch-max"
+rank_aggregation = "max"
+[[run]]
+name = "batch-min"
+rank_aggregation = "min"
+[[run]]
+name = "batch-rank0"
+rank_aggregation = "rank0"
+[[run]]
+name = "per-iteration"
+timing = "per_iteration"
+)")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Every table header names the method, the aggregation and the clock.
+  EXPECT_NE(r.output.find("method batch (N iterations back to back; per rank elapsed/N, ranks: avg;"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("method per_iteration (synchronised start of each iteration; slowest rank per iteration) | clock host"),
+            std::string::npos) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 5u);
+  // Upper bound per op: the plugin's oversleep, caught up within a batch (one lateness over
+  // kIters ops) but paid once per iteration after every barrier of per_iteration.
+  const double batch_slack = 0.05, per_iteration_slack_us = 1500;
+  for (const auto& c : cases) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["iterations"], kIters);
+    EXPECT_EQ(c["samples_us"].size(), static_cast<size_t>(kIters));
+    EXPECT_EQ(c["timing"], "host");
+    const auto rank_mean = c["rank_mean_us"].get<std::vector<double>>();
+    ASSERT_EQ(rank_mean.size(), 2u);
+    // The series' mean is the record's time, whatever the method.
+    EXPECT_NEAR(c["time_us"]["mean"].get<double>(), mean_of(c["samples_us"]), 1e-6 * kSlow);
+    if (c["method"] == "batch") {
+      // N back-to-back ops of a rank take at least N periods: elapsed / N >= the period.
+      EXPECT_GE(rank_mean[0], kFast) << c.dump();
+      EXPECT_GE(rank_mean[1], kSlow) << c.dump();
+      EXPECT_LE(rank_mean[0], kFast * (1 + batch_slack)) << c.dump();
+      EXPECT_LE(rank_mean[1], kSlow * (1 + batch_slack)) << c.dump();
+    }
+  }
+  const auto& avg = by_run(cases, "batch-avg");
+  EXPECT_EQ(avg["method"], "batch");
+  EXPECT_EQ(avg["rank_aggregation"], "avg");
+  const auto am = avg["rank_mean_us"].get<std::vector<double>>();
+  EXPECT_NEAR(avg["time_us"]["mean"].get<double>(), (am[0] + am[1]) / 2, 1e-9 * kSlow);  // exact
+  EXPECT_GE(avg["time_us"]["mean"].get<double>(), (kFast + kSlow) / 2);
+
+  const auto& mx = by_run(cases, "batch-max");
+  EXPECT_EQ(mx["rank_aggregation"], "max");
+  const auto xm = mx["rank_mean_us"].get<std::vector<double>>();
+  EXPECT_NEAR(mx["time_us"]["mean"].get<double>(), std::max(xm[0], xm[1]), 1e-9 * kSlow);
+  EXPECT_GE(mx["time_us"]["mean"].get<double>(), kSlow);
+
+  const auto& mn = by_run(cases, "batch-min");
+  EXPECT_EQ(mn["rank_aggregation"], "min");
+  const auto nm = mn["rank_mean_us"].get<std::vector<double>>();
+  EXPECT_NEAR(mn["time_us"]["mean"].get<double>(), std::min(nm[0], nm[1]), 1e-9 * kSlow);
+  EXPECT_LE(mn["time_us"]["mean"].get<double>(), kFast * (1 + batch_slack));
+
+  const auto& r0 = by_run(cases, "batch-rank0");
+  EXPECT_EQ(r0["rank_aggregation"], "rank0");
+  EXPECT_NEAR(r0["time_us"]["mean"].get<double>(), r0["rank_mean_us"][0].get<double>(), 1e-9 * kSlow);
+
+  // per_iteration: every iteration starts after a barrier and lasts as long as its slowest rank:
+  // each sample is at least the slow rank's period, and the fast rank does not pull it down.
+  const auto& pi = by_run(cases, "per-iteration");
+  EXPECT_EQ(pi["method"], "per_iteration");
+  EXPECT_EQ(pi["rank_aggregation"], "slowest_per_iteration");
+  for (const auto& s : pi["samples_us"]) EXPECT_GE(s.get<double>(), kSlow) << pi.dump();
+  EXPECT_LE(pi["time_us"]["mean"].get<double>(), kSlow + per_iteration_slack_us) << pi.dump();
+  const auto pm = pi["rank_mean_us"].get<std::vector<double>>();
+  EXPECT_GE(pm[0], kFast);  // each rank's own op time, barrier excluded
+  EXPECT_LE(pm[0], kFast + per_iteration_slack_us);
+}
+
+TEST(TimingMethods, CvTargetReachedOrMissedIsRecordedAndCounted) {
+  JobDir dir;
+  // steady: every iteration one 20 ms period after a barrier (per_iteration, so that an
+  // oversleep is not caught up by a near-zero next sample), CV far below 20 % even on a loaded
+  // machine: one round of 10 iterations suffices.
+  // spiky: every 2nd op takes 8 periods (CV ~ 0.8): never below 20 %, so it repeats rounds of 10
+  // until max_iterations (30) and records the miss.
+  const CommandResult r = dir.run(dir.write("cv.toml", sleep_experiment(R"(
+[[run]]
+name = "steady"
+timing = "per_iteration"
+iterations = 10
+max_iterations = 30
+target_cv = 0.2
+options.sleep = { sleep_us = 20000 }
+[[run]]
+name = "spiky"
+iterations = 10
+max_iterations = 30
+target_cv = 0.2
+options.sleep = { sleep_us = 1000, slow_every = 2, slow_factor = 8 }
+[[run]]
+name = "no-target"
+iterations = 10
+options.sleep = { sleep_us = 1000 }
+)", "{}")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 3u);
+  const auto& steady = by_run(cases, "steady");
+  EXPECT_EQ(steady["target_cv"], 0.2);
+  EXPECT_EQ(steady["cv_reached"], true) << steady.dump();
+  EXPECT_EQ(steady["iterations"], 10);
+  EXPECT_LT(steady["time_us"]["cv"].get<double>(), 0.2);
+  const auto& spiky = by_run(cases, "spiky");
+  EXPECT_EQ(spiky["cv_reached"], false) << spiky.dump();
+  EXPECT_EQ(spiky["iterations"], 30);  // three rounds, capped by max_iterations
+  EXPECT_EQ(spiky["samples_us"].size(), 30u);
+  EXPECT_GE(spiky["time_us"]["cv"].get<double>(), 0.2);
+  const auto& none = by_run(cases, "no-target");
+  EXPECT_FALSE(none.contains("target_cv")) << none.dump();
+  EXPECT_FALSE(none.contains("cv_reached"));
+  EXPECT_NE(r.output.find("# target_cv: 2 cases with a target, 1 reached it, 1 missed it"), std::string::npos)
+      << r.output;
+  // results.csv carries the same, the md table marks the miss.
+  const std::string csv = read_text(dir.job_folder() / "results.csv");
+  EXPECT_NE(csv.find(",0.2,false"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0.2,true"), std::string::npos) << csv;
+  EXPECT_NE(read_text(dir.job_folder() / "summary.md").find("(target missed)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commbench::testing
