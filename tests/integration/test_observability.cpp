@@ -113,6 +113,7 @@ name = "observe"
 [defaults]
 telemetry = "50ms"
 profiler = "perf"
+trace = true
 world_size = 4
 ops = ["allreduce", "broadcast"]
 sizes = ["4KiB", "64KiB"]
@@ -221,6 +222,20 @@ backends = ["gloo", "ucx"]
     EXPECT_EQ(backends, (std::set<std::string>{"gloo", "ucx"}));
   }
   for (const auto& e : summary["executions"]) EXPECT_EQ(e["metadata"]["profiler"].size(), 4u) << e.dump();
+
+  // The same run traced (issue 13's done-means): one merged trace with every case of both
+  // backends on all 4 ranks, and the telemetry as counter tracks.
+  const auto trace = nlohmann::json::parse(read_text(job / "trace.json"));
+  std::set<std::string> timed;  // "backend op size rank"
+  int counters = 0;
+  for (const auto& ev : trace["traceEvents"]) {
+    if (ev.value("ph", "") == "C") ++counters;
+    if (ev.value("ph", "") != "X" || ev.value("cat", "") != "timed" || ev["args"].contains("iteration")) continue;
+    timed.insert(fmt::format("{} {} {} {}", ev["args"].value("backend", std::string("?")),
+                             ev["args"]["op"].get<std::string>(), ev["args"].value("bytes", 0), ev["pid"].dump()));
+  }
+  EXPECT_EQ(timed.size(), 2u * 2u * 2u * 4u) << trace.dump().substr(0, 2000);
+  EXPECT_GT(counters, 0);
 }
 
 TEST(Observability, ProfilerTemplateWrapsOnlyTheChosenRanks) {

@@ -51,13 +51,17 @@ class QuickTest(TempDirCase):
         self.assertEqual(p.returncode, 2)                # a value cannot rewrite the experiment
         self.assertIn("-n 1", p.stderr)
 
-    def test_unsupported_nccl_tests_flags_are_refused_with_a_reason(self):
-        p = commbench("quick", "allreduce", "-a", "1")
+    def test_average_and_graph_flags_choose_aggregation_and_method(self):
+        save = os.path.join(self.tmp, "saved.toml")
+        commbench("quick", "allreduce", "-a", "2", "-G", "1", "-n", "2", "-w", "0",
+                  "-O", os.path.join(self.tmp, "results"), "--save", save, check=None)
+        with open(save) as f:
+            text = f.read()
+        self.assertIn('rank_aggregation = "min"', text)   # nccl-tests -a 2
+        self.assertIn('timing = "graph"', text)           # nccl-tests -G N
+        p = commbench("quick", "allreduce", "-a", "7")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("slowest rank", p.stderr)
-        p = commbench("quick", "allreduce", "-G", "1")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("CUDA graph", p.stderr)
+        self.assertIn("commbench quick: -a 7: error: unknown rank aggregation '7'", p.stderr)
 
 
 if __name__ == "__main__":

@@ -150,19 +150,26 @@ TEST(OpTable, InPlaceCasesArePlannedOnlyWhereTheRowAllowsThem) {
 TEST(OutputFormats, OutputsChooseReportersAndUnknownNamesAreErrors) {
   ParseResult all = parse(kRun);
   ASSERT_TRUE(all.experiment);
-  EXPECT_EQ(all.experiment->outputs.size(), output_formats().size());
+  EXPECT_TRUE(all.experiment->outputs.empty());
+  for (const OutputFormat& f : output_formats()) EXPECT_TRUE(output_chosen(*all.experiment, f.name)) << f.name;
+  EXPECT_EQ(all.experiment->as_parsed.at("outputs"), "all");
 
   ParseResult some = parse(std::string("outputs = [\"csv\", \"markdown\"]\n") + kRun);
   ASSERT_TRUE(some.experiment);
   EXPECT_EQ(some.experiment->outputs, (std::vector<std::string>{"csv", "markdown"}));
   EXPECT_EQ(some.experiment->as_parsed.at("outputs"), nlohmann::json({"csv", "markdown"}));
+  EXPECT_TRUE(check_outputs(*some.experiment).empty());
+  EXPECT_TRUE(output_chosen(*some.experiment, "csv"));
+  EXPECT_FALSE(output_chosen(*some.experiment, "summary_json"));
 
-  ParseResult bad = parse(std::string("outputs = [\"cvs\"]\n") + kRun);
-  EXPECT_FALSE(bad.experiment);
-  ASSERT_FALSE(bad.diagnostics.empty());
-  EXPECT_NE(bad.diagnostics[0].message.find("did you mean 'csv'"), std::string::npos)
-      << bad.diagnostics[0].message;
-  EXPECT_EQ(bad.diagnostics[0].pos.line, 2);
+  // Names are checked against the registry after parsing (the parser does not link reporters).
+  ParseResult bad = parse(std::string("outputs = [\"csv\", \"cvs\"]\n") + kRun);
+  ASSERT_TRUE(bad.experiment);
+  const auto diags = check_outputs(*bad.experiment);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("did you mean 'csv'"), std::string::npos) << diags[0].message;
+  EXPECT_EQ(diags[0].pos.line, 2);
+  EXPECT_EQ(diags[0].pos.column, 20);
 
   for (const OutputFormat& f : output_formats()) {
     EXPECT_EQ(find_output_format(f.name), &f);

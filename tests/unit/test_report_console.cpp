@@ -148,6 +148,9 @@ TEST(ReportConsole, ProgressOnlyWhenEnabledAndClearedBeforeRows) {
   const std::string p = progress.text();
   EXPECT_TRUE(contains(p, "\r")) << p;
   EXPECT_TRUE(contains(p, "[exec 2/6] gloo allreduce 1 MiB f32 — case 1/20")) << p;
+  // 1 of 6 executions and 1 of 20 cases done: an elapsed time and an estimate of what is left.
+  EXPECT_TRUE(contains(p, " s elapsed, ~")) << p;
+  EXPECT_TRUE(contains(p, " s left")) << p;
   EXPECT_FALSE(contains(out.text(), "[exec 2/6] gloo allreduce")) << "progress stays off stdout";
 
   // Auto on a regular file (not a terminal) means no progress at all.

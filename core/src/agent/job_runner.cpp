@@ -201,7 +201,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (group->rank() == 0) {
       const OutputContext ctx{job_dir, stdout, stderr};
       for (const OutputFormat& f : output_formats()) {
-        const bool chosen = std::find(exp.outputs.begin(), exp.outputs.end(), f.name) != exp.outputs.end();
+        const bool chosen = output_chosen(exp, f.name);
         if (!f.always && (!chosen || (f.name == "console" && opts.quiet))) continue;
         reporter.add(f.make(ctx));
       }

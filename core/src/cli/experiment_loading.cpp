@@ -6,6 +6,7 @@
 #include "experiment/capability_check.h"
 #include "observe/profiler_command.h"
 #include "plugin/probe.h"
+#include "report/output_formats.h"
 #include "plugin/search_path.h"
 
 namespace commbench {
@@ -34,6 +35,7 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
 
   auto diags = check_against_plugins(out.experiment, out.plugins);
   for (auto& d : check_profilers(out.experiment)) diags.push_back(std::move(d));
+  for (auto& d : check_outputs(out.experiment)) diags.push_back(std::move(d));
   print(diags);
   if (has_errors(diags)) return std::nullopt;
   return out;

@@ -161,12 +161,20 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.timeout.empty()) w.line("timeout = " + quoted(f.timeout + (all_digits(f.timeout) ? "s" : "")), "-T " + f.timeout);
   if (!f.memory.empty()) w.line("memory = " + quoted(f.memory), "--memory " + f.memory);
   if (!f.placement.empty()) w.line("placement = " + quoted(f.placement), "--placement " + f.placement);
+  // nccl-tests -G N: N iterations captured in a CUDA graph; -a: 0 rank 0, 1 avg, 2 min, 3 max.
+  if (!f.graph.empty() && f.graph != "0") w.line("timing = \"graph\"", "-G " + f.graph);
+  else if (!f.timing.empty()) w.line("timing = " + quoted(f.timing), "--timing " + f.timing);
+  if (!f.average.empty()) {
+    static const std::map<std::string, std::string> kAverage{{"0", "rank0"}, {"1", "avg"}, {"2", "min"}, {"3", "max"}};
+    const auto it = kAverage.find(f.average);
+    w.line("rank_aggregation = " + quoted(it == kAverage.end() ? f.average : it->second), "-a " + f.average);
+  }
   return w.done();
 }
 
 int cmd_quick(const std::vector<std::string>& args) {
   QuickFlags f;
-  std::string aggregation, graph, save, launcher;
+  std::string save, launcher;
   std::vector<std::string> plugin_dirs;
   po::options_description d(
       "Usage: commbench quick OPS [options]\n\n"
@@ -188,8 +196,9 @@ int cmd_quick(const std::vector<std::string>& args) {
       "op,o", po::value(&f.redop), "reduce op: sum, prod, min, max, avg (default sum)")(
       "datatype,d", po::value(&f.dtype), "dtype: float, half, bfloat16, double, int8, ... (default float)")(
       "root,r", po::value(&f.root), "root rank of rooted ops (default 0)")(
-      "average,a", po::value(&aggregation), "rank aggregation: only 3 (max, the slowest rank: what commbench reports)")(
-      "cudagraph,G", po::value(&graph), "CUDA graph launches: only 0 (not supported yet)")(
+      "average,a", po::value(&f.average), "rank aggregation of batch/graph timing: 0 rank 0, 1 avg (default), 2 min, 3 max")(
+      "cudagraph,G", po::value(&f.graph), "N > 0: time iterations captured in a CUDA graph (timing = graph)")(
+      "timing", po::value(&f.timing), "batch (default), per_iteration or graph (docs/metrics.md)")(
       "timeout,T", po::value(&f.timeout), "limit per execution, seconds or a duration (\"10min\")")(
       "memory", po::value(&f.memory), "host, host_pinned or cuda (default host)")(
       "placement", po::value(&f.placement), "out_of_place or in_place")(
@@ -214,17 +223,6 @@ int cmd_quick(const std::vector<std::string>& args) {
   }
   if (f.ops.empty()) {
     std::cerr << "commbench quick: name the ops to run, e.g. 'commbench quick allreduce -b 8 -e 1G'\n";
-    return kExitInvalid;
-  }
-  if (!aggregation.empty() && aggregation != "3") {
-    std::cerr << fmt::format("commbench quick: -a {}: commbench times every iteration on the slowest "
-                             "rank (nccl-tests' -a 3); other aggregations are not available\n",
-                             aggregation);
-    return kExitInvalid;
-  }
-  if (!graph.empty() && graph != "0") {
-    std::cerr << fmt::format("commbench quick: -G {}: CUDA graph timing is not supported yet "
-                             "(docs/gpu.md); leave -G out\n", graph);
     return kExitInvalid;
   }
   const QuickExperiment q = quick_experiment(f);

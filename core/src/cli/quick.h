@@ -22,6 +22,7 @@ struct QuickFlags {
   std::string min_bytes = "32M", max_bytes = "32M";  // -b / -e, nccl-tests' defaults
   std::string factor, step;           // -f / -i (nccl-tests: -i 0 = use the factor)
   std::string iters, warmup, check, redop, dtype, root, timeout, memory, placement;
+  std::string average, graph, timing;  // -a (nccl-tests' 0..3), -G (graph launches), --timing
   std::string output_dir = "results";
 };
 

@@ -19,7 +19,6 @@
 #include "experiment/run_resolve.h"
 #include "experiment/toml_fields.h"
 #include "experiment/toml_precheck.h"
-#include "report/output_formats.h"
 
 namespace commbench {
 namespace {
@@ -144,23 +143,15 @@ class ExperimentReader {
       exp.report = read_bool(sink_, *n, "report").value_or(false);
     if (const toml::node* n = root_.get("plugin_path"))
       exp.plugin_path = read_plugin_path(sink_, *n, file_);
-    for (std::string_view f : output_format_names()) exp.outputs.emplace_back(f);
     if (const toml::node* n = root_.get("outputs")) read_outputs(*n, exp);
   }
 
-  // Output formats by name (report/output_formats.h); results.jsonl is written whatever.
+  // Output formats by name; their names are checked against the registry after parsing
+  // (report/output_formats.h, check_outputs), which the parser does not depend on.
   void read_outputs(const toml::node& n, Experiment& exp) {
-    const auto valid = output_format_names();
-    WhereMap where;
     auto names = read_list<std::string>(
-        sink_, n, ListKey{"outputs", "outputs", ListForm::Array, "a string", "strings", ""}, where,
-        [&](const toml::node& e, const std::string& k) -> std::optional<std::string> {
-          auto name = read_string(sink_, e, k);
-          if (!name) return std::nullopt;
-          if (find_output_format(*name)) return name;
-          sink_.error(sink_.pos(e), unknown_value("output", *name, valid));
-          return std::nullopt;
-        },
+        sink_, n, ListKey{"outputs", "outputs", ListForm::Array, "a string", "strings", ""}, exp.outputs_where,
+        [&](const toml::node& e, const std::string& k) { return read_string(sink_, e, k); },
         [](const std::string& s) { return fmt::format("'{}'", s); });
     if (names) exp.outputs = *names;
   }

@@ -61,8 +61,9 @@ struct Experiment {
   std::string output_dir = "results";
   uint64_t seed = 42;
   std::vector<std::string> plugin_path;  // extra plugin directories (relative to the file)
-  // Output formats to write (report/output_formats.h); results.jsonl always. Default: all.
+  // Output formats to write (report/output_formats.h); results.jsonl always. Empty: all.
   std::vector<std::string> outputs;
+  std::map<std::string, SourcePos> outputs_where;  // outputs[i] -> where it was written
   std::vector<RunSpec> runs;
   bool report = false;  // `commbench report` on the job folder at the end of `commbench run`
   nlohmann::json as_parsed;  // canonical JSON of the above, recorded in summary.json

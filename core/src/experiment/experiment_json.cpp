@@ -51,7 +51,7 @@ nlohmann::json experiment_to_json(const Experiment& exp) {
       {"output_dir", exp.output_dir},
       {"seed", exp.seed},
       {"plugin_path", exp.plugin_path},
-      {"outputs", exp.outputs},
+      {"outputs", exp.outputs.empty() ? nlohmann::json("all") : nlohmann::json(exp.outputs)},
       {"runs", runs},
       {"report", exp.report},
   };

@@ -92,6 +92,16 @@ void ConsoleReporter::job_started(const JobInfo& job) {
   print(fmt::format("# results: {}", job.output_dir));
 }
 
+// The estimate assumes the executions left take as long as the ones done: the plan's order, not
+// its sizes, so it says "~".
+std::string ConsoleReporter::elapsed_and_eta() const {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start_).count();
+  const double per_exec = exec_.case_total > 0 ? static_cast<double>(cases_seen_) / exec_.case_total : 0;
+  const double done = exec_.exec_total > 0 ? (exec_.exec_index + per_exec) / exec_.exec_total : 0;
+  if (!(done > 0.0)) return fmt::format(" | {:.0f} s elapsed", elapsed);
+  return fmt::format(" | {:.0f} s elapsed, ~{:.0f} s left", elapsed, elapsed / done - elapsed);
+}
+
 void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
   exec_ = exec;
   cases_seen_ = 0;
@@ -101,8 +111,8 @@ void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
   print(fmt::format("# [exec {}/{}] run '{}' | backend {} | {} | {} cases", exec.exec_index + 1,
                     exec.exec_total, exec.run, exec.backend, ranks(exec.world_size),
                     exec.case_total));
-  show_progress(fmt::format("[exec {}/{}] {}, {} — starting", exec.exec_index + 1, exec.exec_total,
-                            exec.backend, ranks(exec.world_size)));
+  show_progress(fmt::format("[exec {}/{}] {}, {} — starting{}", exec.exec_index + 1, exec.exec_total,
+                            exec.backend, ranks(exec.world_size), elapsed_and_eta()));
 }
 
 void ConsoleReporter::case_done(const CaseRecord& r) {
@@ -124,9 +134,9 @@ void ConsoleReporter::case_done(const CaseRecord& r) {
   }
   exec_has_noisy_ = exec_has_noisy_ || is_noisy(r);
   print(case_row(r));
-  show_progress(fmt::format("[exec {}/{}] {} {} {} {} — case {}/{}", exec_.exec_index + 1,
+  show_progress(fmt::format("[exec {}/{}] {} {} {} {} — case {}/{}{}", exec_.exec_index + 1,
                             exec_.exec_total, r.backend, r.op, human_size(r.bytes), r.dtype,
-                            cases_seen_, exec_.case_total));
+                            cases_seen_, exec_.case_total, elapsed_and_eta()));
 }
 
 void ConsoleReporter::execution_done(const ExecutionOutcome& o) {

@@ -4,6 +4,7 @@
 // (CI logs get no progress noise).
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -44,6 +45,8 @@ class ConsoleReporter : public Reporter {
 
   std::string output_dir_;
   ExecutionInfo exec_;
+  std::chrono::steady_clock::time_point job_start_ = std::chrono::steady_clock::now();
+  std::string elapsed_and_eta() const;  // " | 12 s elapsed, ~40 s left" for the progress line
   int cases_seen_ = 0;
   bool exec_has_noisy_ = false;
   std::string table_context_;  // memory/timing of the column header printed last

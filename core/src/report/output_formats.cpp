@@ -1,6 +1,11 @@
 #include "report/output_formats.h"
 
+#include <algorithm>
 #include <array>
+
+#include <fmt/format.h>
+
+#include "experiment/did_you_mean.h"
 
 #include "report/console_reporter.h"
 #include "report/csv_reporter.h"
@@ -51,6 +56,23 @@ std::vector<std::string_view> output_format_names() {
   std::vector<std::string_view> names;
   for (const OutputFormat& f : kFormats) names.push_back(f.name);
   return names;
+}
+
+std::vector<Diagnostic> check_outputs(const Experiment& exp) {
+  std::vector<Diagnostic> diags;
+  const auto valid = output_format_names();
+  for (size_t i = 0; i < exp.outputs.size(); ++i) {
+    if (find_output_format(exp.outputs[i])) continue;
+    auto it = exp.outputs_where.find(fmt::format("outputs[{}]", i));
+    diags.push_back(Diagnostic{Diagnostic::Severity::Error,
+                               it == exp.outputs_where.end() ? SourcePos{exp.file, 0, 0} : it->second,
+                               unknown_value("output", exp.outputs[i], valid)});
+  }
+  return diags;
+}
+
+bool output_chosen(const Experiment& exp, std::string_view name) {
+  return exp.outputs.empty() || std::find(exp.outputs.begin(), exp.outputs.end(), name) != exp.outputs.end();
 }
 
 }  // namespace commbench

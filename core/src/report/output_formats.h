@@ -12,6 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/diagnostic.h"
+#include "experiment/experiment.h"
+
 namespace commbench {
 
 class Reporter;
@@ -36,5 +39,10 @@ std::span<const OutputFormat> output_formats();
 const OutputFormat* find_output_format(std::string_view name);
 // The names, in table order (the default of `outputs`).
 std::vector<std::string_view> output_format_names();
+
+// Errors for names in `exp.outputs` that no row has, at their positions, with a suggestion.
+std::vector<Diagnostic> check_outputs(const Experiment& exp);
+// Whether `exp` asks for format `name` (every format when it names none).
+bool output_chosen(const Experiment& exp, std::string_view name);
 
 }  // namespace commbench
