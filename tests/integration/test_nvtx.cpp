@@ -48,9 +48,11 @@ timing = "per_iteration"  # a range per iteration; batch runs them back to back,
   ASSERT_EQ(pushed.size(), 2u) << "one worker process per rank";
   const std::string c = "allreduce 1024 B f32 sum out_of_place";
   for (const auto& [pid, names] : pushed) {
-    for (const std::string& n : {std::string("init"), std::string("rendezvous"), c + " check", c + " warm-up",
+    for (const std::string& n : {std::string("init"), std::string("rendezvous"), c + " warm-up",
                                  c + " timed", c + " #0", c + " #1", c + " #2"})
       EXPECT_EQ(names.count(n), 1u) << pid << ": " << n;
+    // The result is checked on the first iteration and again after the timed ones.
+    EXPECT_EQ(names.count(c + " check"), 2u) << pid;
     EXPECT_EQ(depth[pid], 0) << pid << ": every range pushed was popped";
   }
   const auto exec = dir.records("execution").at(0);

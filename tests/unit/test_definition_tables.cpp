@@ -169,7 +169,7 @@ TEST(OutputFormats, OutputsChooseReportersAndUnknownNamesAreErrors) {
   ASSERT_EQ(diags.size(), 1u);
   EXPECT_NE(diags[0].message.find("did you mean 'csv'"), std::string::npos) << diags[0].message;
   EXPECT_EQ(diags[0].pos.line, 2);
-  EXPECT_EQ(diags[0].pos.column, 20);
+  EXPECT_EQ(diags[0].pos.column, 19);  // the "cvs" element
 
   for (const OutputFormat& f : output_formats()) {
     EXPECT_EQ(find_output_format(f.name), &f);

@@ -18,9 +18,10 @@ std::vector<std::string> split_path(const std::string& path) {
   }
 }
 
-// Sets root[path...] = value, creating intermediate tables; keys carry the override's position.
+// Sets root[path...] = value, creating intermediate tables; keys carry the override's position,
+// and the sink names the new value after the override (copies of a node lose their source).
 bool set_at(toml::table& table, const std::vector<std::string>& path, size_t from,
-            const toml::node& value) {
+            const toml::node& value, DiagnosticSink& sink, const std::string& label) {
   toml::table* t = &table;
   for (size_t i = from; i + 1 < path.size(); ++i) {
     toml::node* next = t->get(path[i]);
@@ -38,7 +39,8 @@ bool set_at(toml::table& table, const std::vector<std::string>& path, size_t fro
     if (path.back() == one) t->erase(many);
     if (path.back() == many) t->erase(one);
   }
-  t->insert_or_assign(toml::key(path.back(), value.source()), value);
+  auto [it, inserted] = t->insert_or_assign(toml::key(path.back(), value.source()), value);
+  sink.name_node(it->second, label);
   return true;
 }
 
@@ -94,15 +96,15 @@ void apply_one(toml::table& root, const std::string& set, DiagnosticSink& sink) 
       return;
     }
     for (auto& r : *runs)
-      if (auto* t = r.as_table(); !t || !set_at(*t, path, 1, value)) {
+      if (auto* t = r.as_table(); !t || !set_at(*t, path, 1, value, sink, where)) {
         sink.error(at, fmt::format("cannot set '{}': part of the path is not a table", key));
         return;
       }
   } else if (path.size() >= 2 && path[0] == "defaults") {
     if (!root.get("defaults")) root.insert("defaults", toml::table{});
     toml::table* d = root.get_as<toml::table>("defaults");
-    if (!d || !set_at(*d, path, 1, value)) sink.error(at, "[defaults] is not a table in the file");
-  } else if (!set_at(root, path, 0, value)) {
+    if (!d || !set_at(*d, path, 1, value, sink, where)) sink.error(at, "[defaults] is not a table in the file");
+  } else if (!set_at(root, path, 0, value, sink, where)) {
     sink.error(at, fmt::format("cannot set '{}': part of the path is not a table", key));
   }
 }

@@ -14,15 +14,23 @@
 
 namespace commbench {
 
+void DiagnosticSink::name_node(const toml::node& node, const std::string& label) {
+  named_[&node] = label;
+  if (const auto* t = node.as_table())
+    for (auto&& [k, v] : *t) name_node(v, label);
+  if (const auto* a = node.as_array())
+    for (const auto& v : *a) name_node(v, label);
+}
+
 SourcePos DiagnosticSink::pos(const toml::node& node, const SourcePos& fallback) const {
-  // A value from `--set` (experiment/overrides.h) is its own document: name it, not the file.
-  if (const auto& path = node.source().path; path && *path != file_) return SourcePos{*path, 0, 0};
+  if (auto it = named_.find(&node); it != named_.end()) return SourcePos{it->second, 0, 0};
   const auto& begin = node.source().begin;
   if (begin.line == 0) return fallback.file.empty() ? SourcePos{file_, 0, 0} : fallback;
   return SourcePos{file_, static_cast<int>(begin.line), static_cast<int>(begin.column)};
 }
 
 SourcePos DiagnosticSink::pos(const toml::source_region& region) const {
+  // A key from `--set` (experiment/overrides.h) carries the override as its source path.
   if (region.path && *region.path != file_) return SourcePos{*region.path, 0, 0};
   return SourcePos{file_, static_cast<int>(region.begin.line), static_cast<int>(region.begin.column)};
 }

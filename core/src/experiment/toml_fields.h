@@ -26,6 +26,9 @@ class DiagnosticSink {
   explicit DiagnosticSink(std::string file) : file_(std::move(file)) {}
 
   const std::string& file() const { return file_; }
+  // Messages about `node` and everything inside it name `label` instead of a file position
+  // (values that came from the command line, experiment/overrides.h).
+  void name_node(const toml::node& node, const std::string& label);
   // Where `node` starts; `fallback` for nodes TOML++ has no position for (implicit tables).
   SourcePos pos(const toml::node& node, const SourcePos& fallback = {}) const;
   SourcePos pos(const toml::source_region& region) const;
@@ -41,6 +44,7 @@ class DiagnosticSink {
  private:
   std::string file_;
   std::vector<Diagnostic> diags_;
+  std::map<const toml::node*, std::string> named_;
 };
 
 // "a string", "an integer", "a floating-point number", "a boolean", "an array", "a table", ...
