@@ -60,6 +60,11 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     reporter.case_done(rec);
     res.cases.push_back(std::move(rec));
     res.outcome.cases_done = static_cast<int>(res.cases.size());
+  } else if (type == "record") {
+    KindRecord rec{m.value("kind", ""), nlohmann::ordered_json(m.value("record", nlohmann::json::object()))};
+    if (rec.kind.empty() || rec.kind == "case") return;  // not a kind a reader could dispatch on
+    reporter.record_done(rec);
+    res.records.push_back(std::move(rec));
   } else if (type == "transfers") {
     reporter.transfers_logged(info, m.value("entries", nlohmann::json::array()).get<std::vector<TransferLogEntry>>());
   } else if (type == "clock") {

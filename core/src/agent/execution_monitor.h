@@ -22,6 +22,7 @@ extern std::atomic<int> g_interrupt_signal;
 struct ExecutionResult {
   ExecutionOutcome outcome;
   std::vector<CaseRecord> cases;
+  std::vector<KindRecord> records;  // "record" lines (KindRecord), rank 0's
 };
 
 // Asked every tick (50 ms) in multi-agent jobs: a reason when another agent's rank failed and

@@ -316,6 +316,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       interrupted = (res.outcome.status == "interrupted" && !stop_for_output) || g_interrupt_signal.load() != 0;
       run_records.insert(run_records.end(), res.cases.begin(), res.cases.end());
       result.cases.insert(result.cases.end(), res.cases.begin(), res.cases.end());
+      result.records.insert(result.records.end(), res.records.begin(), res.records.end());
       result.executions.push_back(std::move(res.outcome));
     }
     reporter.run_done(run, run_records);
@@ -328,6 +329,8 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (o.status == "failed") code = kExitFailures;
   for (const auto& c : result.cases)
     if (c.wrong > 0 || c.status == "failed") code = kExitFailures;
+  for (const auto& r : result.records)
+    if (r.body.value("status", "ok") == "failed") code = kExitFailures;
   if (stop_for_output) code = kExitOutputFailed;
   if (interrupted) code = kExitInterrupted;
   if (group->rank() == 0) {

@@ -162,6 +162,17 @@ struct AggregationNames {
   static std::string_view name(RankAggregation a) { return aggregation_name(a); }
 };
 
+struct OptimizerNames {
+  static constexpr std::string_view what = "optimizer";
+  static std::vector<std::pair<workload::Optimizer, std::string_view>> all() {
+    std::vector<std::pair<workload::Optimizer, std::string_view>> out;
+    for (auto o : {workload::Optimizer::Sgd, workload::Optimizer::Momentum, workload::Optimizer::Adam})
+      out.emplace_back(o, workload::optimizer_name(o));
+    return out;
+  }
+  static std::string_view name(workload::Optimizer o) { return workload::optimizer_name(o); }
+};
+
 // A coefficient of variation, written as a fraction like the records' `cv`: [0, 1), 0 = off.
 struct Fraction {
   static std::optional<double> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
@@ -361,6 +372,11 @@ const std::array kSettings{
     row<&RunSettings::expect, Expect>(
         "expect", "expect", "table or array of tables",
         "performance the run must reach, checked after the job: see [Expectations](#expectations)"),
+    row<&RunSettings::optimizer, Named<workload::Optimizer, OptimizerNames>>(
+        "optimizer", "optimizer", "string",
+        "the optimizer whose state the memory figures count (docs/workloads.md, \"Memory\"): `sgd` "
+        "(none), `momentum` (one fp32 value per parameter), `adam` (two); a 16-bit `dtype` adds the "
+        "fp32 master weights, so 16-bit `adam` is ZeRO's 16 bytes per parameter"),
     row<&RunSettings::telemetry_s, TelemetryInterval>(
         "telemetry", "telemetry_s", "boolean or duration ≥ 10ms",
         "the agent samples CPU frequency, temperatures, RAPL power, load, NIC counters and (NVML) GPU "

@@ -25,6 +25,7 @@
 #include "common/scaling_mode.h"
 #include "common/timing_method.h"
 #include "experiment/observe_settings.h"
+#include "workload/memory_estimate.h"
 
 namespace commbench {
 
@@ -58,6 +59,7 @@ struct RunSettings {
   ScalingMode scaling = ScalingMode::Weak;  // what `sizes` mean across world sizes
   bool trace = false;  // per-rank Chrome traces, merged into trace.json (docs/observability.md)
   std::vector<Expectation> expect;  // none by default
+  workload::Optimizer optimizer = workload::Optimizer::Adam;  // memory estimate (docs/workloads.md)
   // Read by the agent, not the workers (docs/observability.md, observe_settings.h).
   double telemetry_s = 0;                       // the sampler's interval; 0: off
   std::optional<ThermalWarmup> thermal_warmup;  // unset: no warm-up

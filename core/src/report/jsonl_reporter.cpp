@@ -41,6 +41,10 @@ void JsonlReporter::case_done(const CaseRecord& record) {
   ++cases_written_;
 }
 
+void JsonlReporter::record_done(const KindRecord& record) {
+  file_.write_line(tagged_line(record.kind.c_str(), record.body));
+}
+
 void JsonlReporter::execution_done(const ExecutionOutcome& outcome) {
   file_.write_line(tagged_line("execution", outcome));
 }

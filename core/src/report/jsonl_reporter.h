@@ -1,5 +1,6 @@
 // results.jsonl: one JSON object per line, written and flushed as each event arrives, so a crash
-// loses nothing already measured. Lines: "job" (first), "case", "execution", "job_end" (last;
+// loses nothing already measured. Lines: "job" (first), "case", "memory",
+// "execution", "job_end" (last;
 // its absence means the job did not finish). docs/output.md has every field.
 #pragma once
 
@@ -17,6 +18,7 @@ class JsonlReporter : public Reporter {
 
   void job_started(const JobInfo& job) override;
   void case_done(const CaseRecord& record) override;
+  void record_done(const KindRecord& record) override;
   void execution_done(const ExecutionOutcome& outcome) override;
   void job_done(const JobResult& result) override;
 

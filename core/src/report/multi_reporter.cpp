@@ -43,6 +43,9 @@ void MultiReporter::transfers_logged(const ExecutionInfo& exec,
 void MultiReporter::case_done(const CaseRecord& record) {
   each([&](Reporter& r) { r.case_done(record); });
 }
+void MultiReporter::record_done(const KindRecord& record) {
+  each([&](Reporter& r) { r.record_done(record); });
+}
 void MultiReporter::execution_done(const ExecutionOutcome& outcome) {
   each([&](Reporter& r) { r.execution_done(outcome); });
 }

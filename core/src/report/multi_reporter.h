@@ -20,6 +20,7 @@ class MultiReporter : public Reporter {
   void job_started(const JobInfo& job) override;
   void execution_started(const ExecutionInfo& exec) override;
   void case_done(const CaseRecord& record) override;
+  void record_done(const KindRecord& record) override;
   void transfers_logged(const ExecutionInfo& exec, const std::vector<TransferLogEntry>& entries) override;
   void execution_done(const ExecutionOutcome& outcome) override;
   void run_done(const RunSpec& run, const std::vector<CaseRecord>& records) override;

@@ -60,8 +60,17 @@ struct ExecutionOutcome {
   nlohmann::json clock;       // each rank's clock against rank 0's (report/clock_alignment.h); null: none
 };
 
+// A record of another kind than a case (issue 15): `kind` "memory" (docs/output.md, "Memory
+// records"); the body holds its identity (run, backend, world_size, ...) and its figures.
+// results.jsonl writes it as {"type": kind, "schema_version": ..., <body>}.
+struct KindRecord {
+  std::string kind;
+  nlohmann::ordered_json body;
+};
+
 struct JobResult {
   std::vector<CaseRecord> cases;
+  std::vector<KindRecord> records;  // every kind other than "case", in arrival order
   std::vector<ExecutionOutcome> executions;
   std::string finished_at;
   int exit_code = 0;
@@ -76,6 +85,7 @@ class Reporter {
   virtual void job_started(const JobInfo&) {}
   virtual void execution_started(const ExecutionInfo&) {}
   virtual void case_done(const CaseRecord&) {}
+  virtual void record_done(const KindRecord&) {}
   // One repetition of an all_pairs sweep: its timed transfers in execution order.
   virtual void transfers_logged(const ExecutionInfo&, const std::vector<TransferLogEntry>&) {}
   virtual void execution_done(const ExecutionOutcome&) {}

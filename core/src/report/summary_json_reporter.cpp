@@ -6,6 +6,7 @@
 #include "report/execution_json.h"
 #include "report/output_file.h"
 #include "report/scaling.h"
+#include "report/suite_json.h"
 
 namespace commbench {
 namespace {
@@ -109,7 +110,14 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
   for (const auto& e : result.executions) doc["executions"].push_back(e);
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& c : result.cases) doc["results"].push_back(c);
+  doc["records"] = nlohmann::ordered_json::array();  // every KindRecord, tagged like results.jsonl
+  for (const auto& r : result.records) {
+    nlohmann::ordered_json line{{"type", r.kind}};
+    for (auto& [key, value] : r.body.items()) line[key] = value;
+    doc["records"].push_back(std::move(line));
+  }
   doc["scaling"] = scaling_json(scaling_series(result.cases, scaling_modes(job.experiment_json)));
+  doc["suite"] = suite_json(result, doc["scaling"]);
   if (!result.observability.is_null()) doc["observability"] = result.observability;
   doc["exit_code"] = result.exit_code;
   return doc;

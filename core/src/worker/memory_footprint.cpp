@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <string>
+#include <string_view>
 
 namespace commbench {
 
@@ -13,12 +16,30 @@ uint64_t resident_bytes() {
   return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+namespace {
+
+// A "<key>: <n> kB" line of a /proc file, in bytes; 0 when absent.
+uint64_t proc_kib(const char* file, std::string_view key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':')
+      return std::strtoull(line.c_str() + key.size() + 1, nullptr, 10) * 1024;
+  return 0;
+}
+
+}  // namespace
+
+uint64_t peak_resident_bytes() { return proc_kib("/proc/self/status", "VmHWM"); }
+uint64_t available_host_bytes() { return proc_kib("/proc/meminfo", "MemAvailable"); }
+
 nlohmann::json MemoryFootprint::to_json() const {
   nlohmann::json j;
   j["host_rss_before_init_bytes"] = host_rss_before_init;
   j["host_rss_after_init_bytes"] = host_rss_after_init;
   j["host_rss_init_delta_bytes"] =
       static_cast<int64_t>(host_rss_after_init) - static_cast<int64_t>(host_rss_before_init);
+  if (host_rss_peak > 0) j["host_rss_peak_bytes"] = host_rss_peak;
   if (device_free_before_comm && device_free_after_comm) {
     j["device_free_before_comm_bytes"] = *device_free_before_comm;
     j["device_free_after_comm_bytes"] = *device_free_after_comm;

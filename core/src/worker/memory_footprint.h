@@ -2,7 +2,8 @@
 // host RSS before and after the backend's init and communicator creation, device memory the
 // communicator took (cudaMemGetInfo before and after comm_create, so it includes whatever the
 // library allocates on the device at init: NCCL's buffers, proxies' FIFOs), and the most device
-// memory one case's buffers took.
+// memory one case's buffers took; host RSS's high-water mark at the end. The memory benchmark
+// (workload/memory_run.h) measures its own phases after these.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,10 @@ namespace commbench {
 
 // Resident set size of this process, in bytes (/proc/self/statm); 0 when unreadable.
 uint64_t resident_bytes();
+// The most this process has had resident (VmHWM of /proc/self/status), in bytes; 0 when unreadable.
+uint64_t peak_resident_bytes();
+// Memory the kernel could give without swapping (MemAvailable of /proc/meminfo); 0 when unreadable.
+uint64_t available_host_bytes();
 
 struct MemoryFootprint {
   uint64_t host_rss_before_init = 0;
@@ -22,6 +27,7 @@ struct MemoryFootprint {
   std::optional<uint64_t> device_free_after_comm;
   std::optional<uint64_t> device_total;
   uint64_t buffers_device_peak = 0;
+  uint64_t host_rss_peak = 0;  // VmHWM at the end of the execution (0: not measured yet)
 
   nlohmann::json to_json() const;
 };

@@ -277,14 +277,13 @@ int worker_main(int argc, char** argv) {
         out.send({{"type", "clock"}, {"rounds", rounds}, {"start", clock_start}, {"end", clock_end}});
     }
     tr.flush();
-    if (gpu) {
-      // The metadata again, completed: telemetry at the end and the buffers' peak footprint
-      // (the agent keeps each rank's last metadata message).
-      footprint.buffers_device_peak = env.buffers_device_peak;
-      meta["memory_footprint"] = footprint.to_json();
-      meta["gpu"]["telemetry_end"] = gpu_telemetry(*gpu);
-      out.send({{"type", "meta"}, {"metadata", meta}});
-    }
+    // The metadata again, completed: the host's peak RSS, and on a GPU telemetry at the end and
+    // the buffers' peak footprint (the agent keeps each rank's last metadata message).
+    footprint.host_rss_peak = peak_resident_bytes();
+    footprint.buffers_device_peak = env.buffers_device_peak;
+    meta["memory_footprint"] = footprint.to_json();
+    if (gpu) meta["gpu"]["telemetry_end"] = gpu_telemetry(*gpu);
+    out.send({{"type", "meta"}, {"metadata", meta}});
     session->shutdown();
     out.send({{"type", "done"}});
     return 0;
