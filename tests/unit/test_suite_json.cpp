@@ -24,11 +24,12 @@ CaseRecord collective(const char* op, int world, double mean_us) {
 
 TEST(SuiteJson, GroupsCasesByOpAndRecordsByKind) {
   JobResult result;
-  result.cases = {collective("allreduce", 2, 100), collective("allgather", 2, 50), collective("allreduce", 4, 125)};
+  result.cases = {collective("allreduce", 2, 100), collective("allgather", 2, 50), collective("allreduce", 4, 125),
+                  collective("data_parallel", 2, 9000)};
+  result.cases[3].samples_us = {9000, 9000};
   result.cases[1].status = "failed";
   result.cases[1].reason = "rank 1 crashed";
   result.records.push_back({"memory", {{"model", "resnet50"}, {"batch_size", 8}}});
-  result.records.push_back({"training", {{"model", "resnet50"}, {"samples_per_s", 10.0}}});
   result.records.push_back({"memory", {{"model", "resnet50"}, {"batch_size", 16}}});
   nlohmann::ordered_json scaling = nlohmann::ordered_json::array();
   scaling.push_back({{"op", "allreduce"}});
@@ -43,7 +44,10 @@ TEST(SuiteJson, GroupsCasesByOpAndRecordsByKind) {
   EXPECT_FALSE(suite["communication"]["allgather"][0].contains("busbw_gbps")) << "no figures for a failed case";
   ASSERT_EQ(suite["memory"].size(), 2u);
   EXPECT_EQ(suite["memory"][1]["batch_size"], 16);
+  EXPECT_FALSE(suite["communication"].contains("data_parallel")) << "training steps are not communication cases";
   ASSERT_EQ(suite["training"].size(), 1u);
+  EXPECT_EQ(suite["training"][0]["time_us"]["mean"], 9000.0);
+  EXPECT_FALSE(suite["training"][0].contains("samples_us"));
   EXPECT_EQ(suite["scaling"][0]["op"], "allreduce");
 }
 

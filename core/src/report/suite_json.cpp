@@ -23,23 +23,33 @@ nlohmann::ordered_json communication_entry(const CaseRecord& c) {
   return j;
 }
 
+// A training entry: the step record as results.jsonl has it, less the per-iteration arrays.
+nlohmann::ordered_json training_entry(const CaseRecord& c) {
+  nlohmann::ordered_json j = c;
+  j.erase("samples_us");
+  j.erase("rank_mean_us");
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json suite_json(const JobResult& result, const nlohmann::ordered_json& scaling) {
   // Built apart, then moved in: an ordered_json object is a vector, so a reference into it
   // does not survive the next key's insertion.
   nlohmann::ordered_json comm = nlohmann::ordered_json::object();
+  nlohmann::ordered_json training = nlohmann::ordered_json::array();
   for (const CaseRecord& c : result.cases) {
+    if (c.op == kTrainingOp) {
+      training.push_back(training_entry(c));
+      continue;
+    }
     auto& by_op = comm[c.op];
     if (!by_op.is_array()) by_op = nlohmann::ordered_json::array();
     by_op.push_back(communication_entry(c));
   }
-  nlohmann::ordered_json training = nlohmann::ordered_json::array();
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
-  for (const KindRecord& r : result.records) {
-    if (r.kind == kTrainingKind) training.push_back(r.body);
-    else if (r.kind == kMemoryKind) memory.push_back(r.body);
-  }
+  for (const KindRecord& r : result.records)
+    if (r.kind == kMemoryKind) memory.push_back(r.body);
   nlohmann::ordered_json suite;
   suite["communication"] = std::move(comm);
   suite["training"] = std::move(training);

@@ -1,6 +1,6 @@
 // summary.json's "suite" section: the job's records grouped as seed 004 groups its JSON
-// (issue 15 §4; docs/output.md, "suite"): `communication` (case records by op), `training`
-// (workload step records), `memory` (memory records) and `scaling` (scaling series). A view:
+// (issue 15 §4; docs/output.md, "suite"): `communication` (op case records by op), `training`
+// (the data_parallel case records, without their per-sample arrays), `memory` (memory records) and `scaling` (scaling series). A view:
 // every record stays in results.jsonl and in summary.json's "results" / "records".
 #pragma once
 
@@ -10,8 +10,9 @@
 
 namespace commbench {
 
-// The record kinds the suite groups, as results.jsonl's "type" writes them.
-inline constexpr const char* kTrainingKind = "training";
+// The case records of data-parallel steps have this op (docs/workloads.md); the memory records
+// this results.jsonl type.
+inline constexpr const char* kTrainingOp = "data_parallel";
 inline constexpr const char* kMemoryKind = "memory";
 
 // `scaling`: summary.json's "scaling" array, repeated under the suite.

@@ -192,4 +192,24 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
   return j;
 }
 
+void run_memory_workload(const Execution& exec, const MemoryRunSpec& spec, GpuDevice* gpu,
+                         const MemoryFootprint& comm, Bootstrap& bootstrap, Millis timeout,
+                         const std::function<void(const std::string&)>& progress,
+                         const std::function<void(nlohmann::ordered_json)>& send) {
+  for (const int batch : spec.batch_sizes) {
+    progress(fmt::format("memory {} batch size {}", spec.model.name, batch));
+    MemoryInputs in;
+    in.dtype_bytes = sdk::dtype_size(spec.dtype);
+    in.optimizer = spec.optimizer;
+    in.batch_size = static_cast<uint64_t>(batch);
+    in.world_size = exec.world_size;
+    in.sharded = spec.sharded;
+    MemoryCase c{"memory", spec.model.name, static_cast<uint64_t>(batch), spec.dtype, spec.optimizer, spec.sharded,
+                 estimate_memory(with_model(in, spec.model))};
+    const MemoryMeasured m = measure_memory_case(exec, c, gpu);
+    nlohmann::ordered_json rec = memory_record(exec, c, comm, m, bootstrap, timeout);
+    if (bootstrap.rank() == 0) send(std::move(rec));
+  }
+}
+
 }  // namespace commbench::workload

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -59,5 +61,21 @@ MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, G
 // matters). Collective over the execution's ranks: every rank calls it; rank 0's return is sent.
 nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c, const MemoryFootprint& comm,
                                      const MemoryMeasured& m, Bootstrap& bootstrap, Millis timeout);
+
+// What a `workload = "memory"` execution measures.
+struct MemoryRunSpec {
+  Model model;
+  std::vector<int> batch_sizes;
+  cb_dtype dtype = CB_DTYPE_F32;
+  Optimizer optimizer = Optimizer::Adam;
+  bool sharded = false;
+};
+
+// Every batch size in turn: measure_memory_case, then memory_record; rank 0 hands each record to
+// `send`. `progress` names the batch size being measured (the worker's phase).
+void run_memory_workload(const Execution& exec, const MemoryRunSpec& spec, GpuDevice* gpu,
+                         const MemoryFootprint& comm, Bootstrap& bootstrap, Millis timeout,
+                         const std::function<void(const std::string&)>& progress,
+                         const std::function<void(nlohmann::ordered_json)>& send);
 
 }  // namespace commbench::workload
