@@ -258,9 +258,19 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   m.merge_env();
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);
-  require(m, run, "ops", "ops = [\"allreduce\"]", sink);
+  // A workload run plays its model's collectives instead of op cases (docs/workloads.md).
+  const bool workload = m.ok("workload") && spec.workload != WorkloadKind::None;
+  if (workload) {
+    if (m.ok("model") && !spec.model)
+      sink.error(run.pos, "'workload' needs 'model': add e.g. model = \"resnet50\" to this [[run]] or to [defaults]");
+    if (m.source("ops"))
+      sink.error(spec.pos_of("ops"), "a run with 'workload' plays its model's collectives: remove 'ops' and "
+                                     "'sizes', or put the op cases in a [[run]] of their own");
+  } else {
+    require(m, run, "ops", "ops = [\"allreduce\"]", sink);
+  }
   if (backends_ok && m.source("backends")) m.merge_options(sink);
-  if (ops_ok && m.source("ops") && !only_barrier(spec.ops))
+  if (!workload && ops_ok && m.source("ops") && !only_barrier(spec.ops))
     require(m, run, "sizes", "sizes = [\"4KiB\", \"1MiB\"]", sink);
 
   if (iterations_ok && max_iterations_ok && spec.max_iterations < spec.iterations) {

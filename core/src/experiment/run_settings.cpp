@@ -10,6 +10,8 @@
 #include "experiment/did_you_mean.h"
 #include "experiment/expect_field.h"
 #include "experiment/list_field.h"
+#include "experiment/model_field.h"
+#include "experiment/sizes.h"
 
 namespace commbench {
 namespace {
@@ -250,6 +252,124 @@ struct OptionalTable {
   static std::string text(const std::optional<T>&) { return "off"; }
 };
 
+struct WorkloadNames {
+  static constexpr std::string_view what = "workload";
+  static std::vector<std::pair<WorkloadKind, std::string_view>> all() {
+    return {{WorkloadKind::None, workload_name(WorkloadKind::None)},
+            {WorkloadKind::DataParallel, workload_name(WorkloadKind::DataParallel)}};
+  }
+  static std::string_view name(WorkloadKind k) { return workload_name(k); }
+};
+
+struct ShardingNames {
+  static constexpr std::string_view what = "sharding";
+  static std::vector<std::pair<Sharding, std::string_view>> all() {
+    return {{Sharding::Ddp, sharding_name(Sharding::Ddp)}, {Sharding::Fsdp, sharding_name(Sharding::Fsdp)}};
+  }
+  static std::string_view name(Sharding s) { return sharding_name(s); }
+};
+
+struct ComputeNames {
+  static constexpr std::string_view what = "compute source";
+  static std::vector<std::pair<ComputeSource, std::string_view>> all() {
+    return {{ComputeSource::Time, compute_source_name(ComputeSource::Time)},
+            {ComputeSource::Flops, compute_source_name(ComputeSource::Flops)}};
+  }
+  static std::string_view name(ComputeSource c) { return compute_source_name(c); }
+};
+
+// `model`: a preset name or a table (experiment/model_field.h); null in JSON when unset.
+struct ModelCodec {
+  static std::optional<std::optional<workload::Model>> read(const toml::node& n, std::string_view key,
+                                                            DiagnosticSink& sink, WhereMap&) {
+    auto m = read_model(sink, n, key);
+    if (!m) return std::nullopt;
+    return std::optional<workload::Model>(std::move(*m));
+  }
+  static json to_json(const std::optional<workload::Model>& m) { return m ? workload::model_to_json(*m) : json(nullptr); }
+  static std::optional<workload::Model> from_json(const json& j) {
+    if (j.is_null()) return std::nullopt;
+    return workload::model_from_json(j);
+  }
+  static std::string text(const std::optional<workload::Model>&) { return "unset"; }
+};
+
+// A size in bytes ("25MiB" or an integer), > 0.
+struct Bytes {
+  static std::optional<uint64_t> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    Parsed<SizeSpec> s = Parsed<SizeSpec>::fail("");
+    if (auto i = n.value_exact<int64_t>()) s = size_from_integer(*i);
+    else if (auto t = n.value_exact<std::string>()) s = parse_size(*t);
+    else {
+      report_wrong_type(sink, n, "a size (\"25MiB\" or bytes)", key);
+      return std::nullopt;
+    }
+    if (!s) {
+      sink.error(sink.pos(n), fmt::format("'{}': {}", key, s.error));
+      return std::nullopt;
+    }
+    if (s.value->elements) {
+      sink.error(sink.pos(n), fmt::format("'{}' is in bytes (\"25MiB\"), not elements", key));
+      return std::nullopt;
+    }
+    return s.value->value;
+  }
+  static json to_json(uint64_t v) { return v; }
+  static uint64_t from_json(const json& j) { return j.get<uint64_t>(); }
+  static std::string text(uint64_t v) { return fmt::format("`\"{}\"`", format_size(v, false)); }
+};
+
+// A boolean or an array of distinct booleans: the values a case is run with.
+struct BoolList {
+  static std::optional<std::vector<bool>> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    if (const auto* b = n.as_boolean()) return std::vector<bool>{b->get()};
+    const auto* a = n.as_array();
+    if (!a || a->empty()) {
+      report_wrong_type(sink, n, "a boolean or a non-empty array of booleans ([true, false])", key);
+      return std::nullopt;
+    }
+    std::vector<bool> out;
+    for (size_t i = 0; i < a->size(); ++i) {
+      auto v = read_bool(sink, *a->get(i), fmt::format("{}[{}]", key, i));
+      if (!v) return std::nullopt;
+      if (std::find(out.begin(), out.end(), *v) != out.end()) {
+        sink.error(sink.pos(*a->get(i)), fmt::format("'{}' lists {} twice", key, *v));
+        return std::nullopt;
+      }
+      out.push_back(*v);
+    }
+    return out;
+  }
+  static json to_json(const std::vector<bool>& v) { return v; }
+  static std::vector<bool> from_json(const json& j) { return j.get<std::vector<bool>>(); }
+  static std::string text(const std::vector<bool>& v) {
+    std::string out;
+    for (bool b : v) out += std::string(out.empty() ? "" : ", ") + (b ? "true" : "false");
+    return fmt::format("`[{}]`", out);
+  }
+};
+
+// A number ≥ 0 (milliseconds and the like).
+struct NonNegative {
+  static std::optional<double> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    double x = 0;
+    if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
+    else if (const auto* f = n.as_floating_point()) x = f->get();
+    else {
+      report_wrong_type(sink, n, "a number ≥ 0", key);
+      return std::nullopt;
+    }
+    if (!(x >= 0) || x > 1e9) {
+      sink.error(sink.pos(n), fmt::format("'{}' must be a number in [0, 1e9], got {}", key, x));
+      return std::nullopt;
+    }
+    return x;
+  }
+  static json to_json(double v) { return v; }
+  static double from_json(const json& j) { return j.get<double>(); }
+  static std::string text(double v) { return fmt::format("`{}`", v); }
+};
+
 // A row for member `M` read with codec `C`. `default_words` replaces the generated default in
 // the docs where the built-in value is not the whole story ("sized per execution").
 template <auto M, class C>
@@ -397,6 +517,44 @@ const std::array kSettings{
         "`{ command = \"...\", ranks = [...] }` to wrap only some ranks (all by default). Outputs "
         "land next to the rank's log; a missing program is a validation error. "
         "[observability.md](observability.md#profilers)"),
+    row<&RunSettings::workload, Named<WorkloadKind, WorkloadNames>>(
+        "workload", "workload", "string",
+        "`\"data_parallel\"`: instead of op cases, play data-parallel training steps of `model` "
+        "(gradient buckets or FSDP collectives, with compute that really runs) and record step "
+        "time, compute, communication, exposed communication, overlap efficiency and samples/s; "
+        "`ops` and `sizes` are then not used. [workloads.md](workloads.md)"),
+    row<&RunSettings::model, ModelCodec>(
+        "model", "model", "string or table",
+        "the workload's model: a preset (`resnet50`, `bert_large`, `gpt2_xl`), `{ layers = [ { name "
+        "= \"fc1\", parameters = 1048576, activations = 4096, flops = 2.1e6 }, ... ] }` (forward "
+        "order; activations in elements and forward FLOPs per sample), or `{ parameters = N, layers "
+        "= L }` split evenly. Required with `workload`"),
+    row<&RunSettings::batch_size, IntAtLeast<1>>("batch_size", "batch_size", "integer ≥ 1",
+                                                 "workload: samples per rank per step"),
+    row<&RunSettings::bucket_bytes, Bytes>(
+        "bucket_size", "bucket_bytes", "size",
+        "workload, `sharding = \"ddp\"`: gradient bucket cap; layers fill buckets in reverse "
+        "order (torch DDP's `bucket_cap_mb`), each bucket one allreduce in `dtype`"),
+    row<&RunSettings::sharding, Named<Sharding, ShardingNames>>(
+        "sharding", "sharding", "string",
+        "workload: `ddp` (gradients allreduced in buckets) or `fsdp` (per layer: allgather of the "
+        "parameters before its forward and its backward, reducescatter of its gradients after "
+        "its backward)"),
+    row<&RunSettings::overlap, BoolList>(
+        "overlap", "overlap", "boolean or array of booleans",
+        "workload: `true` posts each bucket's reduction as soon as its layers' backward is done, "
+        "while backward continues; `false` reduces after the whole backward. One record per value"),
+    row<&RunSettings::steps, IntAtLeast<1>>("steps", "steps", "integer ≥ 1",
+                                            "workload: timed steps per case (after `warmup` steps)"),
+    row<&RunSettings::compute_ms, NonNegative>(
+        "compute_ms", "compute_ms", "number ≥ 0",
+        "workload, `compute = \"time\"`: compute per step in milliseconds (forward + backward), "
+        "split over the layers by their FLOPs (forward ⅓, backward ⅔); `0`: communication only"),
+    row<&RunSettings::compute, Named<ComputeSource, ComputeNames>>(
+        "compute", "compute", "string",
+        "workload: `time` (`compute_ms`) or `flops` (each layer's FLOPs × `batch_size`, forward "
+        "and 2× for backward, at the rate measured on the rank's device before the steps; the rate "
+        "is recorded)"),
 };
 
 constexpr std::array<RunKeyDoc, 10> kStructural{{
@@ -405,8 +563,8 @@ constexpr std::array<RunKeyDoc, 10> kStructural{{
     {"backends", "array of strings", "**required**",
      "plugin names, e.g. `[\"gloo\"]`; several backends get the same cases and are compared side "
      "by side. `backend = \"gloo\"` is the same as `backends = [\"gloo\"]`"},
-    {"ops", "array of strings", "**required**", "see [Ops](#ops). `op = \"allreduce\"` for one"},
-    {"sizes", "array of sizes, or `{ min, max, factor }`", "**required** unless the only op is `barrier`",
+    {"ops", "array of strings", "**required** unless `workload` is set", "see [Ops](#ops). `op = \"allreduce\"` for one"},
+    {"sizes", "array of sizes, or `{ min, max, factor }`", "**required** unless the only op is `barrier` or `workload` is set",
      "message sizes per rank, see [Sizes](#sizes)"},
     {"dtypes", "array of strings", "`[\"f32\"]`",
      "element types, see [Dtypes](#dtypes). `dtype = \"f32\"` for one"},

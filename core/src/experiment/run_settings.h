@@ -26,6 +26,8 @@
 #include "common/timing_method.h"
 #include "experiment/observe_settings.h"
 #include "workload/memory_estimate.h"
+#include "workload/model.h"
+#include "workload/workload_kind.h"
 
 namespace commbench {
 
@@ -64,6 +66,16 @@ struct RunSettings {
   double telemetry_s = 0;                       // the sampler's interval; 0: off
   std::optional<ThermalWarmup> thermal_warmup;  // unset: no warm-up
   std::optional<ProfilerSetting> profiler;      // unset: workers run unwrapped
+  // workload = "data_parallel" (docs/workloads.md): DDP/FSDP steps instead of op cases.
+  WorkloadKind workload = WorkloadKind::None;
+  std::optional<workload::Model> model;  // required with a workload
+  int batch_size = 32;                   // samples per rank per step
+  uint64_t bucket_bytes = 25ull << 20;   // DDP gradient bucket cap (torch's bucket_cap_mb = 25)
+  Sharding sharding = Sharding::Ddp;
+  std::vector<bool> overlap{true, false};  // one record per value
+  int steps = 10;                          // timed steps per case (warm-up steps: `warmup`)
+  double compute_ms = 0;                   // compute = "time": per step, forward + backward
+  ComputeSource compute = ComputeSource::Time;
 };
 
 // Every setting of `s` into `j`, under the JSON keys.

@@ -58,6 +58,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["wrong"] = r.wrong;
   if (r.first_wrong) j["first_wrong"] = wrong_element_json<Json>(*r.first_wrong);
   if (!r.telemetry.is_null()) j["telemetry"] = Json(r.telemetry);  // absent: telemetry off
+  if (!r.workload.is_null()) j["workload"] = Json(r.workload);     // absent: an op case
   if (r.target_cv > 0) {  // absent: the case ran a fixed number of iterations
     j["target_cv"] = r.target_cv;
     j["cv_reached"] = r.cv_reached;
@@ -106,6 +107,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "timing", r.timing);
   read_field(j, "staging", r.staging);
   read_field(j, "telemetry", r.telemetry);
+  read_field(j, "workload", r.workload);
   read_field(j, "warmup", r.warmup);
   read_field(j, "iterations", r.iterations);
   read_field(j, "time_us", r.time_us);

@@ -74,6 +74,9 @@ struct CaseRecord {
   std::optional<WrongElement> first_wrong;  // absent when nothing was wrong
   // The agent's telemetry over the case's window (observe/telemetry_sampler.h); null when off.
   nlohmann::json telemetry;
+  // workload = "data_parallel" (op "data_parallel"): the step's figures (docs/workloads.md,
+  // docs/output.md); null, and absent from the JSON, for op cases.
+  nlohmann::json workload;
   double target_cv = 0;       // the run's target_cv; 0 = none (then cv_reached is not written)
   bool cv_reached = false;    // time_us.cv < target_cv when the case stopped repeating
   std::vector<double> rank_mean_us;  // each rank's own mean, to find stragglers

@@ -28,6 +28,7 @@ double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSp
 }
 
 int expected_records(const Execution& exec) {
+  if (exec.workload != WorkloadKind::None) return static_cast<int>(exec.overlap.size());
   int n = 0;
   for (const CaseSpec& c : exec.cases)
     n += c.op == OpKind::AllPairs ? exec.world_size * (exec.world_size - 1) : 1;
@@ -35,6 +36,17 @@ int expected_records(const Execution& exec) {
 }
 
 namespace {
+
+// A workload's limit when the run sets none: 10 minutes, plus per overlap value 3 kinds of steps
+// (whole, compute only, communication only) of the compute asked for (at most) and the
+// gradients at a pessimistic 50 MB/s, twice (FSDP moves parameters and gradients).
+double workload_timeout_s(const RunSpec& run) {
+  const double params = run.model ? static_cast<double>(run.model->parameters()) : 0;
+  const double comm_s = 2 * params * sdk::dtype_size(run.dtypes.front()) / 50e6 + 0.01 * 200;
+  const double compute_s = run.compute == ComputeSource::Time ? run.compute_ms / 1e3 : 60;
+  const double steps = static_cast<double>(run.warmup + 3 * run.steps);
+  return std::min(600 + static_cast<double>(run.overlap.size()) * steps * (comm_s + 2 * compute_s), kMaxDurationS);
+}
 
 // Cases of one op, sizes innermost so each (op, dtype, redop, placement) group reads as a table.
 // Strong scaling: each size is the job's total, divided among `world` ranks as the op's
@@ -94,6 +106,10 @@ std::vector<Execution> plan_job(const Experiment& exp) {
         e.env = run.env;
         if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
         e.cases = cases;
+        if (run.workload != WorkloadKind::None) {
+          e.workload_dtype = run.dtypes.front();
+          if (!run.timeout_given) e.timeout_s = workload_timeout_s(run);
+        }
         plan.push_back(std::move(e));
       }
     }
@@ -113,7 +129,8 @@ void to_json(nlohmann::json& j, const Execution& e) {
   j = nlohmann::json{{"index", e.index}, {"run_index", e.run_index}, {"run", e.run},
                      {"experiment", e.experiment}, {"backend", e.backend},
                      {"world_size", e.world_size}, {"seed", e.seed}, {"env", e.env},
-                     {"options", e.options}, {"cases", std::move(cases)}};
+                     {"options", e.options}, {"cases", std::move(cases)},
+                     {"workload_dtype", sdk::dtype_name(e.workload_dtype)}};
   settings_to_json(e, j);
 }
 
@@ -128,6 +145,7 @@ void from_json(const nlohmann::json& j, Execution& e) {
   e.env = j.at("env").get<std::map<std::string, std::string>>();
   e.options = j.at("options").get<std::map<std::string, std::string>>();
   settings_from_json(j, e);
+  if (j.contains("workload_dtype")) e.workload_dtype = sdk::parse_dtype(j.at("workload_dtype").get<std::string>()).value();
   e.cases.clear();
   for (const auto& jc : j.at("cases")) {
     CaseSpec c;

@@ -39,7 +39,8 @@ struct Execution : RunSettings {
   uint64_t seed = 0;
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> options;  // this backend's options
-  std::vector<CaseSpec> cases;
+  std::vector<CaseSpec> cases;            // empty for a workload run
+  cb_dtype workload_dtype = CB_DTYPE_F32;  // workload runs: the run's first dtype
 };
 
 std::vector<Execution> plan_job(const Experiment& exp);

@@ -81,6 +81,12 @@ void BackendSession::wait(cb_request* req, int32_t timeout_ms) {
   check(api_.wait(req, timeout_ms), "wait");
 }
 
+bool BackendSession::test(cb_request* req) {
+  int32_t done = 0;
+  check(api_.test(req, &done), "test");
+  return done != 0;
+}
+
 void BackendSession::group_start() { check(api_.group_start(comm_), "group_start"); }
 void BackendSession::group_end() { check(api_.group_end(comm_), "group_end"); }
 

@@ -29,6 +29,7 @@ class BackendSession {
 
   cb_request* post(const cb_op_args& args);
   void wait(cb_request* req, int32_t timeout_ms);
+  bool test(cb_request* req);  // true once complete; drives progress where the backend needs it
   void release(cb_request* req) { api_.request_free(req); }
   // post, wait, release: one op to completion (the request is released on every path).
   void complete(const cb_op_args& args, int32_t timeout_ms);

@@ -34,6 +34,7 @@
 #include "plugin/host_services.h"
 #include "worker/memory_footprint.h"
 #include "worker/result_channel.h"
+#include "workload/workload_case.h"
 
 namespace po = boost::program_options;
 
@@ -266,6 +267,25 @@ int worker_main(int argc, char** argv) {
         j["type"] = "case";
         j["case_index"] = i;
         out.send(std::move(j));
+      }
+    }
+    if (exec.workload != WorkloadKind::None) {
+      phase = "workload compute calibration";
+      out.phase(phase);
+      const auto compute = workload::make_step_compute(env);
+      for (size_t i = 0; i < exec.overlap.size(); ++i) {
+        const std::string what = fmt::format("{} {} overlap {}", exec.model->name, sharding_name(exec.sharding),
+                                             exec.overlap[i] ? "on" : "off");
+        phase = fmt::format("workload case {}/{} ({})", i + 1, exec.overlap.size(), what);
+        out.phase("case", static_cast<int>(i), what);
+        std::optional<CaseRecord> rec = workload::run_workload_case(env, exec.overlap[i], *compute);
+        tr.flush();
+        if (rec) {
+          nlohmann::json j = *rec;
+          j["type"] = "case";
+          j["case_index"] = i;
+          out.send(std::move(j));
+        }
       }
     }
     phase = "finalisation";

@@ -1,5 +1,7 @@
 #include "fault_backend.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -20,7 +22,9 @@ struct cb_comm {
   int32_t timeout_ms;  // from comm_create, used for every bootstrap call of an op
   uint64_t posts = 0;
 };
-struct cb_request {};  // ops complete inside post(); nothing to track
+struct cb_request {
+  int64_t done_at_ns = -1;  // CLOCK_MONOTONIC; -1: complete (ops finish inside post())
+};
 
 namespace cbtest {
 namespace {
@@ -32,6 +36,12 @@ cb_error* make_error(cb_status code, const std::string& message) {
 cb_error* host_error(cb_status status, const char* call) {
   if (status == CB_OK) return nullptr;
   return make_error(status, std::string("host ") + call + " failed");
+}
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 cb_request g_done_request;  // every post completes synchronously: one shared finished request
@@ -47,7 +57,7 @@ cb_capabilities capabilities() {
   caps.reduce_dtypes = CB_BIT(CB_DTYPE_F32);
   caps.redops = CB_BIT(CB_REDOP_SUM);
   caps.mem_types = CB_BIT(CB_MEM_HOST);
-  caps.flags = CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
+  caps.flags = CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE | (posts_are_async() ? CB_CAP_ASYNC : 0);
   return caps;
 }
 
@@ -159,22 +169,31 @@ cb_error* post(cb_comm* comm, const cb_op_args* given, cb_request** out) {
       return make_error(CB_ERR_UNIMPLEMENTED, "only f32 sum allreduce and barrier on host memory");
     }
     if (e != nullptr) return e;
+    const int64_t done_at = args->op == CB_OP_ALLREDUCE ? async_completion_ns() : -1;
+    *out = done_at >= 0 ? new cb_request{done_at} : &g_done_request;
   } catch (const std::bad_alloc&) {
     return make_error(CB_ERR_RESOURCE_EXHAUSTED, "out of memory in post");
   }
-  *out = &g_done_request;
   return nullptr;
 }
 
 cb_error* test(cb_request* request, int32_t* done) {
   if (request == nullptr || done == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "test: request or done is NULL");
-  *done = 1;
+  *done = request->done_at_ns < 0 || monotonic_ns() >= request->done_at_ns ? 1 : 0;
   return nullptr;
 }
 cb_error* wait(cb_request* request, int32_t) {
-  return request == nullptr ? make_error(CB_ERR_INVALID_ARGUMENT, "wait: request is NULL") : nullptr;
+  if (request == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "wait: request is NULL");
+  if (request->done_at_ns >= 0) {
+    timespec ts{static_cast<time_t>(request->done_at_ns / 1'000'000'000), static_cast<long>(request->done_at_ns % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+    }
+  }
+  return nullptr;
 }
-void request_free(cb_request*) {}
+void request_free(cb_request* request) {
+  if (request != &g_done_request) delete request;
+}
 
 cb_error* get_metadata(const cb_backend*, void (*emit)(void*, const char*, const char*), void* ctx) {
   emit(ctx, "transport", "commbench bootstrap store (test plugin)");
@@ -199,6 +218,8 @@ int64_t int_option(const Options& options, const std::string& key, int64_t fallb
 }
 
 __attribute__((weak)) bool collectives_are_local() { return false; }
+__attribute__((weak)) bool posts_are_async() { return false; }
+__attribute__((weak)) int64_t async_completion_ns() { return -1; }
 
 }  // namespace cbtest
 

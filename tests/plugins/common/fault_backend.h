@@ -43,6 +43,13 @@ void before_post(const cb_host_services& host, uint64_t post_index);
 // check = false.
 bool collectives_are_local();
 
+// Optional (weak defaults: false, -1): asynchronous allreduce. When posts_are_async() the plugin
+// has CB_CAP_ASYNC, and after each allreduce async_completion_ns() gives the CLOCK_MONOTONIC time
+// at which its request completes (test() reports done from then on, wait() sleeps until then);
+// -1 completes it when post returns (the sleep plugin's `async` option; the workload tests).
+bool posts_are_async();
+int64_t async_completion_ns();
+
 // Thrown by a hook: the current post fails with this status and message.
 struct InjectedError {
   cb_status status;

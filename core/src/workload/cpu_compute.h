@@ -1,0 +1,27 @@
+// CPU compute for the data-parallel workload: 64x64 single-precision matrix products on a
+// per-rank buffer (an SGEMM-shaped FMA loop, 2·64³ FLOPs per block), its rate measured at start.
+#pragma once
+
+#include <vector>
+
+#include "workload/step_compute.h"
+
+namespace commbench::workload {
+
+class CpuCompute final : public StepCompute {
+ public:
+  // Measures the rate over about `calibration_s` seconds.
+  explicit CpuCompute(double calibration_s = 0.2);
+  double flops_per_s() const override { return rate_; }
+  void run(double seconds, const std::function<void()>& progress) override;
+  std::string describe() const override;
+  static constexpr int kN = 64;
+  static constexpr double kBlockFlops = 2.0 * kN * kN * kN;
+
+ private:
+  void block();
+  std::vector<float> a_, b_, c_;
+  double rate_ = 0;
+};
+
+}  // namespace commbench::workload

@@ -1,0 +1,175 @@
+#include "workload/workload_case.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "commbench/sdk/dtypes.hpp"
+#include "stats/summary.h"
+#include "workload/cpu_compute.h"
+#include "workload/step_runner.h"
+#include "workload/step_schedule.h"
+
+namespace commbench::workload {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Device buffers from the backend's allocator or cudaMalloc; host ones from the backend or the host.
+class FlatBuffers {
+ public:
+  FlatBuffers(CaseEnvironment& env, uint64_t send_bytes, uint64_t recv_bytes) : env_(env) {
+    buf_.send = get(std::max<uint64_t>(send_bytes, 64));
+    buf_.recv = get(std::max<uint64_t>(recv_bytes, 64));
+  }
+  ~FlatBuffers() {
+    put(buf_.send);
+    put(buf_.recv);
+  }
+  const StepBuffers& get() const { return buf_; }
+
+ private:
+  bool core_device() const { return env_.memory.op_memory == CB_MEM_CUDA && !env_.session.api().mem_alloc; }
+  void* get(uint64_t bytes) {
+    if (core_device()) return env_.gpu->alloc_device(bytes);
+    return env_.session.alloc(env_.memory.op_memory, bytes);
+  }
+  void put(void* p) {
+    if (!p) return;
+    if (core_device()) env_.gpu->free_device(p);
+    else env_.session.free(env_.memory.op_memory, p);
+  }
+  CaseEnvironment& env_;
+  StepBuffers buf_;
+};
+
+// Each rank's `mine` to rank 0; per step the largest (complete on rank 0 only).
+std::vector<double> slowest_per_step(CaseEnvironment& env, const std::vector<double>& mine) {
+  const int world = env.exec.world_size;
+  std::vector<double> all(mine.size() * static_cast<size_t>(world));
+  env.bootstrap.allgather(mine.data(), mine.size() * sizeof(double), all.data(), Millis(remaining_ms(env)));
+  std::vector<double> out(mine.size(), 0);
+  for (int r = 0; r < world; ++r)
+    for (size_t i = 0; i < mine.size(); ++i) out[i] = std::max(out[i], all[static_cast<size_t>(r) * mine.size() + i]);
+  return out;
+}
+
+nlohmann::json summary_ms(const std::vector<double>& s) {
+  std::vector<double> ms;
+  for (double x : s) ms.push_back(x * 1e3);
+  const SampleSummary sum = summarize(ms);
+  return {{"p50", sum.p50}, {"p99", sum.p99}, {"mean", sum.mean}, {"min", sum.min}, {"max", sum.max}};
+}
+
+}  // namespace
+
+nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
+                                const std::vector<double>& comm_s, int batch_size, int world) {
+  const double step = percentile(step_s, 0.5), compute = percentile(compute_s, 0.5), comm = percentile(comm_s, 0.5);
+  const double exposed = std::max(0.0, step - compute);
+  nlohmann::json j{{"step_ms", summary_ms(step_s)},
+                   {"compute_ms", summary_ms(compute_s)},
+                   {"comm_ms", summary_ms(comm_s)},
+                   {"exposed_comm_ms", exposed * 1e3},
+                   {"samples_per_s", step > 0 ? static_cast<double>(batch_size) * world / step : 0.0}};
+  j["overlap_efficiency"] = comm > 0 ? nlohmann::json(std::clamp(1.0 - exposed / comm, 0.0, 1.0)) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::unique_ptr<StepCompute> make_step_compute(CaseEnvironment& env) {
+  (void)env;
+  return std::make_unique<CpuCompute>();
+}
+
+int workload_case_count(const Execution& e) { return static_cast<int>(e.overlap.size()); }
+
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, StepCompute& compute) {
+  const Execution& e = env.exec;
+  const Model& model = *e.model;
+  const cb_dtype dtype = e.workload_dtype;
+  const size_t esize = sdk::dtype_size(dtype);
+  const StepPlan plan = plan_step(model, e.sharding, overlap, e.bucket_bytes, esize, e.world_size);
+  const double compute_s = e.compute == ComputeSource::Flops
+                               ? 3.0 * model.forward_flops_per_sample() * e.batch_size / compute.flops_per_s()
+                               : e.compute_ms / 1e3;
+
+  CaseSpec spec;
+  spec.op = OpKind::Allreduce;  // identity fields only; op is replaced below
+  spec.dtype = dtype;
+  spec.bytes = plan.comm_bytes;
+  spec.count = plan.comm_bytes / esize;
+  CaseRecord rec = make_case_record(e, spec);
+  rec.op = std::string(workload_name(e.workload));
+  rec.redop = "";
+  rec.method = "per_step";
+  rec.rank_aggregation = "slowest_per_step";
+  rec.total_bytes = plan.comm_bytes;
+
+  // What the backend cannot do here (an op, the dtype, the memory) makes the case unsupported,
+  // decided alike on every rank from the capabilities, so no rank waits for another.
+  for (const CommOp& c : plan.comms) {
+    CaseSpec probe = spec;
+    probe.op = c.op;
+    probe.count = c.count;
+    probe.bytes = c.count * esize;
+    probe.redop = op_info(c.op).reduction ? std::optional<cb_redop>(CB_REDOP_SUM) : std::nullopt;
+    if (std::string why = unsupported_reason(env, probe); !why.empty()) {
+      if (env.bootstrap.rank() != 0) return std::nullopt;
+      rec.status = "unsupported";
+      rec.reason = fmt::format("{} ({})", why, c.what);
+      return rec;
+    }
+  }
+  FlatBuffers buffers(env, plan.send_elements * esize, plan.recv_elements * esize);
+  const bool stream_ordered = env.gpu && (env.caps.flags & CB_CAP_STREAM_ORDERED);
+  StepRunner runner(env.session, plan, dtype, esize, env.memory.op_memory,
+                    stream_ordered ? static_cast<void*>(env.gpu->stream()) : nullptr, buffers.get(), compute,
+                    (env.caps.flags & CB_CAP_NEEDS_PROGRESS) != 0);
+
+  auto timed = [&](StepMode mode, int n) {
+    std::vector<double> out;
+    for (int i = 0; i < n; ++i) {
+      sync_start(env);
+      const auto t0 = Clock::now();
+      runner.run(mode, compute_s, remaining_ms(env));
+      out.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    return out;
+  };
+  timed(StepMode::Full, e.warmup);
+  const std::vector<double> step = slowest_per_step(env, timed(StepMode::Full, e.steps));
+  const std::vector<double> comp = slowest_per_step(env, timed(StepMode::ComputeOnly, e.steps));
+  const std::vector<double> comm = slowest_per_step(env, timed(StepMode::CommOnly, e.steps));
+  if (env.bootstrap.rank() != 0) return std::nullopt;
+
+  rec.iterations = e.steps;
+  std::vector<double> step_us;
+  for (double s : step) step_us.push_back(s * 1e6);
+  rec.time_us = summarize(step_us);
+  rec.samples_us = step_us;
+  nlohmann::json w = workload_figures(step, comp, comm, e.batch_size, e.world_size);
+  w["model"] = model.name;
+  w["model_source"] = model.source;
+  w["parameters"] = model.parameters();
+  w["layers"] = model.layers.size();
+  w["activations_per_sample"] = model.activations_per_sample();
+  w["forward_flops_per_sample"] = model.forward_flops_per_sample();
+  w["batch_size"] = e.batch_size;
+  w["sharding"] = std::string(sharding_name(e.sharding));
+  w["overlap"] = overlap;
+  w["collectives_per_step"] = plan.comms.size();
+  if (e.sharding == Sharding::Ddp) {
+    w["bucket_bytes"] = e.bucket_bytes;
+    w["buckets"] = plan.comms.size();
+  }
+  w["comm_bytes_per_step"] = plan.comm_bytes;
+  w["compute"] = std::string(compute_source_name(e.compute));
+  w["compute_target_ms"] = compute_s * 1e3;
+  w["compute_flops_per_s"] = compute.flops_per_s();
+  w["compute_device"] = compute.describe();
+  rec.workload = std::move(w);
+  return rec;
+}
+
+}  // namespace commbench::workload

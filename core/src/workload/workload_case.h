@@ -1,0 +1,34 @@
+// One workload case (docs/workloads.md): a (model, batch, sharding, overlap) on this execution's
+// ranks. Warm-up steps, then `steps` whole steps, `steps` compute-only and `steps`
+// communication-only steps, each started together on all ranks; per step the slowest rank's time
+// (a synchronous data-parallel step ends when its last rank does). Collective over the ranks.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "measure/case_record.h"
+#include "measure/case_runner.h"
+#include "workload/step_compute.h"
+
+namespace commbench::workload {
+
+// The figures of a case from its per-step times in seconds (each the slowest rank's), as the
+// record's `workload` object: step/compute/comm p50 and p99, exposed communication, overlap
+// efficiency, samples/s. Exposed = step p50 − compute p50 (≥ 0); overlap efficiency =
+// 1 − exposed / comm p50, clamped to [0, 1], null without communication.
+nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
+                                const std::vector<double>& comm_s, int batch_size, int world);
+
+// Returns the record on rank 0, nullopt elsewhere. `compute` was made (and calibrated) once for
+// the execution.
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, StepCompute& compute);
+
+// The compute of this execution's steps: cuBLAS on the rank's GPU for memory = "cuda" with a
+// usable device, else the CPU loop. Calibrated once.
+std::unique_ptr<StepCompute> make_step_compute(CaseEnvironment& env);
+
+// Records a workload execution produces: one per `overlap` value.
+int workload_case_count(const Execution& e);
+
+}  // namespace commbench::workload
