@@ -256,7 +256,8 @@ struct WorkloadNames {
   static constexpr std::string_view what = "workload";
   static std::vector<std::pair<WorkloadKind, std::string_view>> all() {
     return {{WorkloadKind::None, workload_name(WorkloadKind::None)},
-            {WorkloadKind::DataParallel, workload_name(WorkloadKind::DataParallel)}};
+            {WorkloadKind::DataParallel, workload_name(WorkloadKind::DataParallel)},
+            {WorkloadKind::Memory, workload_name(WorkloadKind::Memory)}};
   }
   static std::string_view name(WorkloadKind k) { return workload_name(k); }
 };
@@ -320,6 +321,20 @@ struct Bytes {
 };
 
 // A boolean or an array of distinct booleans: the values a case is run with.
+// batch_sizes: distinct integers ≥ 1, in the order written.
+struct BatchSizes {
+  static std::optional<std::vector<int>> read(const toml::node& n, std::string_view key, DiagnosticSink& sink,
+                                              WhereMap& where) {
+    return read_list<int>(
+        sink, n, ListKey{key, "batch_sizes", ListForm::Array, "an integer ≥ 1", "integers", ""}, where,
+        [&](const toml::node& e, const std::string& k) { return IntAtLeast<1>::read(e, k, sink, where); },
+        [](int b) { return fmt::format("batch size {}", b); });
+  }
+  static json to_json(const std::vector<int>& v) { return v; }
+  static std::vector<int> from_json(const json& j) { return j.get<std::vector<int>>(); }
+  static std::string text(const std::vector<int>&) { return "`[batch_size]`"; }
+};
+
 struct BoolList {
   static std::optional<std::vector<bool>> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
     if (const auto* b = n.as_boolean()) return std::vector<bool>{b->get()};
@@ -522,7 +537,10 @@ const std::array kSettings{
         "`\"data_parallel\"`: instead of op cases, play data-parallel training steps of `model` "
         "(gradient buckets or FSDP collectives, with compute that really runs) and record step "
         "time, compute, communication, exposed communication, overlap efficiency and samples/s; "
-        "`ops` and `sizes` are then not used. [workloads.md](workloads.md)"),
+        "`ops` and `sizes` are then not used. `\"memory\"`: no steps; per batch size (`batch_sizes`) "
+        "the model's parameters, gradients, optimizer state and activations are allocated for real "
+        "in `memory`, touched and measured (host RSS; `cudaMemGetInfo` on a GPU) next to the "
+        "computed figures, one `memory` record each. [workloads.md](workloads.md)"),
     row<&RunSettings::model, ModelCodec>(
         "model", "model", "string or table",
         "the workload's model: a preset (`resnet50`, `bert_large`, `gpt2_xl`), `{ layers = [ { name "
@@ -531,6 +549,11 @@ const std::array kSettings{
         "= L }` split evenly. Required with `workload`"),
     row<&RunSettings::batch_size, IntAtLeast<1>>("batch_size", "batch_size", "integer ≥ 1",
                                                  "workload: samples per rank per step"),
+    with_default(row<&RunSettings::batch_sizes, BatchSizes>(
+                     "batch_sizes", "batch_sizes", "array of integers ≥ 1",
+                     "`workload = \"memory\"`: the batch sizes per rank to measure, one `memory` record "
+                     "each ([workloads.md](workloads.md#memory))"),
+                 "`[batch_size]`"),
     row<&RunSettings::bucket_bytes, Bytes>(
         "bucket_size", "bucket_bytes", "size",
         "workload, `sharding = \"ddp\"`: gradient bucket cap; layers fill buckets in reverse "

@@ -70,6 +70,7 @@ struct RunSettings {
   WorkloadKind workload = WorkloadKind::None;
   std::optional<workload::Model> model;  // required with a workload
   int batch_size = 32;                   // samples per rank per step
+  std::vector<int> batch_sizes;          // workload = "memory": measured each; empty = {batch_size}
   uint64_t bucket_bytes = 25ull << 20;   // DDP gradient bucket cap (torch's bucket_cap_mb = 25)
   Sharding sharding = Sharding::Ddp;
   std::vector<bool> overlap{true, false};  // one record per value

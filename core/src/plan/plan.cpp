@@ -28,6 +28,7 @@ double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSp
 }
 
 int expected_records(const Execution& exec) {
+  if (exec.workload == WorkloadKind::Memory) return 0;  // memory records, not cases
   if (exec.workload != WorkloadKind::None) return static_cast<int>(exec.overlap.size());
   int n = 0;
   for (const CaseSpec& c : exec.cases)

@@ -34,6 +34,7 @@
 #include "plugin/host_services.h"
 #include "worker/memory_footprint.h"
 #include "worker/result_channel.h"
+#include "workload/memory_run.h"
 #include "workload/workload_case.h"
 
 namespace po = boost::program_options;
@@ -269,7 +270,20 @@ int worker_main(int argc, char** argv) {
         out.send(std::move(j));
       }
     }
-    if (exec.workload != WorkloadKind::None) {
+    if (exec.workload == WorkloadKind::Memory) {
+      workload::MemoryRunSpec spec{*exec.model, exec.batch_sizes, exec.workload_dtype, exec.optimizer,
+                                   exec.sharding == Sharding::Fsdp};
+      if (spec.batch_sizes.empty()) spec.batch_sizes = {exec.batch_size};
+      workload::run_memory_workload(
+          exec, spec, gpu.get(), footprint, bootstrap, Millis(ms_until(deadline)),
+          [&](const std::string& what) {
+            phase = what;
+            out.phase(what);
+          },
+          [&](nlohmann::ordered_json rec) {
+            out.send({{"type", "record"}, {"kind", "memory"}, {"record", nlohmann::json(rec)}});
+          });
+    } else if (exec.workload == WorkloadKind::DataParallel) {
       phase = "workload compute calibration";
       out.phase(phase);
       const auto compute = workload::make_step_compute(env);

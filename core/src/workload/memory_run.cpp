@@ -29,7 +29,7 @@ class Buffers {
     if (mem == CB_MEM_CUDA) {
       const uint64_t free = gpu_->free_bytes();
       if (bytes > free)
-        throw OutOfMemory(fmt::format("out of device memory: {} needs {} bytes, {} free of {} (cudaMemGetInfo)",
+        throw OutOfMemory(fmt::format("out of device memory: {}: {} bytes needed, {} free of {} (cudaMemGetInfo)",
                                       what, bytes, free, gpu_->total_bytes()));
       try {
         device_.push_back(gpu_->alloc_device(bytes));
@@ -43,7 +43,7 @@ class Buffers {
     // Host: checked against MemAvailable first, so that the kernel's OOM killer never answers.
     const uint64_t available = available_host_bytes();
     if (available > 0 && bytes > available)
-      throw OutOfMemory(fmt::format("out of host memory: {} needs {} bytes, {} available (MemAvailable)",
+      throw OutOfMemory(fmt::format("out of host memory: {}: {} bytes needed, {} available (MemAvailable)",
                                     what, bytes, available));
     std::unique_ptr<std::byte[]> p(new (std::nothrow) std::byte[bytes]);
     if (!p) throw OutOfMemory(fmt::format("out of host memory: allocating {} bytes for {} failed", bytes, what));
@@ -93,8 +93,8 @@ MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, G
     return m;
   }
   const MemoryEstimate& e = c.computed;
+  Buffers bufs(gpu);  // freed after the measurement, failed or not
   try {
-    Buffers bufs(gpu);
     bufs.add(exec.memory, e.parameter_bytes, "the parameters");
     bufs.add(exec.memory, e.gradient_bytes, "the gradients");
     bufs.add(exec.memory, e.optimizer_state_bytes, "the optimizer state");
@@ -104,6 +104,7 @@ MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, G
     m.after_workload = memory_now(gpu);
     m.host_rss_peak = peak_resident_bytes();
   } catch (const Buffers::OutOfMemory& oom) {
+    m.after_workload = memory_now(gpu);  // what did fit, still allocated
     m.status = "failed";
     m.reason = fmt::format("{} (model {}, batch size {}: {} bytes computed per rank)", oom.what(), c.model,
                            c.batch_size, e.total_bytes());
