@@ -176,11 +176,16 @@ void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRe
   print("#");
   print(fmt::format("# Scaling efficiency for run '{}': (throughput(N) / throughput(base)) / (N / base)", run.name));
   for (const auto& s : series) {
-    std::string line = fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),
-                                   short_placement(s.placement), s.memory, describe_scaling(s));
+    std::string line = s.workload.empty()
+                           ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),
+                                         short_placement(s.placement), s.memory, describe_scaling(s))
+                           : fmt::format("# {} {} {} {}: {}", s.backend, s.op, s.dtype, s.memory, describe_scaling(s));
     for (const auto& p : s.points)
-      line += fmt::format(" | {} rank{} {} us {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
-                          format_time_us(p.time_us), p.efficiency * 100);
+      line += s.workload.empty()
+                  ? fmt::format(" | {} rank{} {} us {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
+                                format_time_us(p.time_us), p.efficiency * 100)
+                  : fmt::format(" | {} rank{} {:.4g} samples/s {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
+                                p.samples_per_s, p.efficiency * 100);
     print(line);
   }
 }

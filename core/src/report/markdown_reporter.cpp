@@ -196,9 +196,11 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : series) {
     std::vector<std::string> cells{cell(s.backend),
-                                   cell(fmt::format("{} {} {} {} {}", s.op, s.dtype, redop_or_dash(s.redop),
-                                                    short_placement(s.placement), s.memory)),
-                                   fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : ""),
+                                   cell(s.workload.empty() ? fmt::format("{} {} {} {} {}", s.op, s.dtype, redop_or_dash(s.redop),
+                                                                         short_placement(s.placement), s.memory)
+                                                           : fmt::format("{} {} {} {}", s.op, s.workload, s.dtype, s.memory)),
+                                   s.workload.empty() ? fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : "")
+                                                      : fmt::format("batch {}/rank", s.batch_size),
                                    std::to_string(s.base_world_size)};
     for (int w : worlds) {
       auto p = std::find_if(s.points.begin(), s.points.end(), [&](const ScalingPoint& x) { return x.world_size == w; });
