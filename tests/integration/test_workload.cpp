@@ -46,6 +46,8 @@ check = false
 options.sleep = { sleep_us = 10000, async = 1 }
 )"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("# overlap step p50(ms)"), std::string::npos) << r.output;  // the console's table
+  EXPECT_NE(read_text(dir.job_folder() / "summary.md").find("### Workload steps"), std::string::npos);
   const auto cases = dir.records();
   ASSERT_EQ(cases.size(), 2u);
   for (const auto& c : cases) {
