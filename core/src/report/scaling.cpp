@@ -11,7 +11,7 @@
 namespace commbench {
 namespace {
 
-using Key = std::tuple<int, std::string, std::string, std::string, std::string, std::string,
+using ScalingKey = std::tuple<int, std::string, std::string, std::string, std::string, std::string,
                        std::string, uint64_t>;
 
 // A workload record: series per (run, backend, model, sharding, overlap, dtype, memory, batch).
@@ -47,7 +47,7 @@ void add_workload_point(const CaseRecord& r, std::map<Key, size_t>& index, std::
 
 std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records,
                                           const std::map<int, ScalingMode>& modes) {
-  std::map<Key, size_t> index;
+  std::map<ScalingKey, size_t> index;
   std::vector<ScalingSeries> all;
   for (const CaseRecord& r : records) {
     if (r.workload.is_object()) {
@@ -61,7 +61,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
     const ScalingMode mode = m == modes.end() ? ScalingMode::Weak : m->second;
     // Strong: the series is the job-wide size, which the per-rank size came from (plan.cpp).
     const uint64_t bytes = mode == ScalingMode::Strong ? r.bytes * strong_scaling_share(*kind, r.world_size) : r.bytes;
-    const Key key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
+    const ScalingKey key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
     auto [it, added] = index.emplace(key, all.size());
     if (added) {
       ScalingSeries s;
