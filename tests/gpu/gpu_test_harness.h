@@ -15,12 +15,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-namespace commbench::testing {
+#include "job_harness.h"  // plugin_built
 
-inline bool plugin_built(const char* name) {
-  return std::filesystem::exists(std::filesystem::path(COMMBENCH_PLUGIN_DIR) /
-                                 fmt::format("libcommbench_backend_{}.so", name));
-}
+namespace commbench::testing {
 
 inline bool sim_library(const char* file) {
   return std::filesystem::exists(std::filesystem::path(SIMGPU_LIB_DIR) / file);

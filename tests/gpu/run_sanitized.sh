@@ -19,7 +19,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 # -O1 -g1: what the sanitizers recommend, with line tables for reports, at a fraction of the
 # compile time of -O2 -g (this build runs in CI on 2 cores).
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" \
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" -DCMAKE_UNITY_BUILD=ON \
   -DCOMMBENCH_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" \
   "-DCMAKE_C_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" "-DSIMGPU_SANITIZE=${flags// /;}" >/dev/null
 targets=(commbench commbench_gpu_tests)

@@ -12,6 +12,8 @@
 #include <random>
 #include <sstream>
 
+#include <fmt/format.h>
+
 namespace commbench::testing {
 namespace fs = std::filesystem;
 
@@ -101,6 +103,23 @@ std::string read_text(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::vector<std::vector<std::string>> csv_rows(const fs::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_text(p));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream l(line);
+    for (std::string c; std::getline(l, c, ',');) cells.push_back(c);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+bool plugin_built(const char* name) {
+  return fs::exists(fs::path(COMMBENCH_PLUGIN_DIR) / fmt::format("libcommbench_backend_{}.so", name));
 }
 
 }  // namespace commbench::testing

@@ -45,5 +45,19 @@ class JobDir {
 };
 
 std::string read_text(const std::filesystem::path& p);
+// A comma-separated file as rows of fields (no quoting: commbench's CSVs quote nothing these
+// tests read); a trailing comma gives an empty last field.
+std::vector<std::vector<std::string>> csv_rows(const std::filesystem::path& p);
+// Whether the plugin libcommbench_backend_<name>.so was built (its dependency may be missing).
+bool plugin_built(const char* name);
+
+}  // namespace commbench::testing
+
+// Skips the test unless every named plugin was built.
+#define REQUIRE_PLUGINS(...)                  \
+  for (const char* p : {__VA_ARGS__})         \
+    if (!::commbench::testing::plugin_built(p)) GTEST_SKIP() << p << " plugin not built (dependency missing)";
+
+namespace commbench::testing {
 
 }  // namespace commbench::testing

@@ -20,17 +20,6 @@ namespace {
 
 constexpr int kSkewS[3] = {0, 7, -3};  // host h's monotonic clock offset
 
-std::vector<std::vector<std::string>> csv_rows(const std::filesystem::path& p) {
-  std::vector<std::vector<std::string>> rows;
-  std::ifstream in(p);
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    rows.push_back(f);
-  }
-  return rows;
-}
 
 nlohmann::json load_json(const std::filesystem::path& p) { return nlohmann::json::parse(read_text(p)); }
 

@@ -30,10 +30,6 @@ bool ucx_unsupported(const nlohmann::json&) { return false; }
 // Test names carry the backend; this keeps gtest from printing the struct's bytes.
 void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
 
-bool plugin_built(const char* name) {
-  return std::filesystem::exists(std::filesystem::path(COMMBENCH_PLUGIN_DIR) /
-                                 fmt::format("libcommbench_backend_{}.so", name));
-}
 
 class Conformance : public ::testing::TestWithParam<std::tuple<Backend, int>> {};
 

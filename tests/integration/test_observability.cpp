@@ -21,14 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool plugin_built(const char* name) {
-  return fs::exists(fs::path(COMMBENCH_PLUGIN_DIR) / fmt::format("libcommbench_backend_{}.so", name));
-}
-
-#define REQUIRE_PLUGINS(...)                                  \
-  for (const char* p : {__VA_ARGS__})                         \
-    if (!plugin_built(p)) GTEST_SKIP() << p << " plugin not built (dependency missing)";
-
 void put(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
   std::ofstream(file) << text << "\n";
@@ -82,18 +74,6 @@ CommandResult run_with_env(const JobDir& dir, const fs::path& file, const std::s
                                COMMBENCH_BIN, shell_quote(file.string())));
 }
 
-std::vector<std::vector<std::string>> csv_rows(const fs::path& p) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(read_text(p));
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells;
-    std::istringstream l(line);
-    for (std::string c; std::getline(l, c, ',');) cells.push_back(c);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();  // an empty last field (no unit)
-    rows.push_back(cells);
-  }
-  return rows;
-}
 
 // Whether `perf record` works here (it needs perf_event_open, which containers may forbid).
 bool perf_can_record() {

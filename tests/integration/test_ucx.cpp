@@ -15,15 +15,6 @@
 namespace commbench::testing {
 namespace {
 
-bool plugin_built(const char* name) {
-  return std::filesystem::exists(std::filesystem::path(COMMBENCH_PLUGIN_DIR) /
-                                 fmt::format("libcommbench_backend_{}.so", name));
-}
-
-#define REQUIRE_PLUGINS(...)                                                       \
-  for (const char* p : {__VA_ARGS__})                                              \
-    if (!plugin_built(p)) GTEST_SKIP() << p << " plugin not built (dependency missing)";
-
 std::vector<std::string> lines_of(const std::filesystem::path& p) {
   std::istringstream in(read_text(p));
   std::vector<std::string> lines;

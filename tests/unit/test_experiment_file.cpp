@@ -13,26 +13,14 @@
 #include "common/diagnostic.h"
 #include "experiment/experiment.h"
 #include "experiment/experiment_file.h"
+#include "test_common.h"
 
 namespace commbench {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("commbench-ef-" + std::to_string(std::random_device{}()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 std::string error_of(const std::string& path, size_t max = kMaxExperimentFileBytes) {
   auto r = read_experiment_file(path, max);

@@ -33,9 +33,7 @@ class CapturedFile {
   std::FILE* f_;
 };
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using test::contains;
 
 TEST(ReportConsole, TableColumnsRowsAndFailures) {
   CapturedFile out, progress;

@@ -11,9 +11,7 @@ namespace {
 using test::make_case;
 using test::make_exec;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using test::contains;
 
 TEST(ReportFormat, HumanSizesUseBinaryUnits) {
   EXPECT_EQ(human_size(0), "0 B");

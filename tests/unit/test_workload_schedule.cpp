@@ -156,3 +156,37 @@ TEST(WorkloadSchedule, ModelWithoutFlopsSplitsComputeEvenly) {
   EXPECT_NEAR(p.actions[0].share, 0.2 / 3, 1e-12);
   ASSERT_EQ(p.comms.size(), 1u);  // 4000 bytes < 1 MiB: one bucket
 }
+
+// Scaling of workload records (report/scaling.h): samples/s per world size against the smallest,
+// checked against numbers worked by hand.
+#include "report/scaling.h"
+
+TEST(WorkloadScaling, SamplesPerSecondAgainstTheSmallestWorld) {
+  std::vector<CaseRecord> records;
+  for (auto [world, samples] : {std::pair{2, 180.0}, {1, 100.0}, {4, 320.0}}) {
+    CaseRecord r;
+    r.run = "w";
+    r.backend = "gloo";
+    r.op = "data_parallel";
+    r.dtype = "f32";
+    r.memory = "host";
+    r.world_size = world;
+    r.time_us.mean = 1000;
+    r.workload = {{"model", "resnet50"}, {"sharding", "ddp"}, {"overlap", true}, {"batch_size", 32},
+                  {"samples_per_s", samples}};
+    records.push_back(r);
+  }
+  // A record of the other overlap value is a series of its own (one point: left out).
+  records.push_back(records[0]);
+  records.back().workload["overlap"] = false;
+  const auto series = scaling_series(records, {});
+  ASSERT_EQ(series.size(), 1u);
+  const auto& s = series[0];
+  EXPECT_EQ(s.base_world_size, 1);
+  EXPECT_EQ(s.workload, "resnet50 ddp overlap on");
+  ASSERT_EQ(s.points.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.points[0].efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(s.points[1].efficiency, (180.0 / 100.0) / 2);  // 0.9
+  EXPECT_DOUBLE_EQ(s.points[2].efficiency, (320.0 / 100.0) / 4);  // 0.8
+  EXPECT_NE(describe_scaling(s).find("batch 32 per rank"), std::string::npos);
+}

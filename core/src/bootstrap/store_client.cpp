@@ -28,7 +28,7 @@ constexpr Millis kServerReplyGrace = 5s;
 // zero-filled buffer per call would cost a thousand ranks page faults for nothing.
 constexpr size_t kFirstRead = 4096;
 constexpr size_t kMaxReadAhead = 16u << 20;
-constexpr size_t kKeepBufferCapacity = 1u << 20;  // release bigger request/reply buffers
+constexpr size_t kClientKeepBufferCapacity = 1u << 20;  // release bigger request/reply buffers
 constexpr size_t kMaxKeysInMessage = 8;
 
 uint32_t wire_timeout(Millis timeout) {
@@ -184,7 +184,7 @@ wire::ResponseFrame TcpStoreClient::round_trip(const wire::Request& request,
   wire::encode_request(request, request_);
   send_all(request_, deadline, op, subject);
   // Keep a large request buffer (an allgather of big blocks) from outliving the call.
-  if (request_.capacity() > kKeepBufferCapacity) wire::Bytes().swap(request_);
+  if (request_.capacity() > kClientKeepBufferCapacity) wire::Bytes().swap(request_);
   return receive(deadline, op, subject);
 }
 
@@ -231,7 +231,7 @@ void TcpStoreClient::send_all(const wire::Bytes& bytes, const Deadline& deadline
 wire::ResponseFrame TcpStoreClient::receive(const Deadline& deadline, const char* op,
                                             const std::string& subject) {
   reply_.clear();
-  if (reply_.capacity() > kKeepBufferCapacity) wire::Bytes().swap(reply_);  // the last one was big
+  if (reply_.capacity() > kClientKeepBufferCapacity) wire::Bytes().swap(reply_);  // the last one was big
   while (true) {
     auto parsed = wire::parse_response(reply_, std::numeric_limits<uint32_t>::max());
     if (auto* frame = std::get_if<wire::Parsed<wire::ResponseFrame>>(&parsed)) {

@@ -36,7 +36,7 @@ constexpr ConnId kWakeId = 1;
 constexpr ConnId kFirstConnId = 2;
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kMaxReadPerWakeup = 1 << 20;      // fairness between busy connections
-constexpr size_t kKeepBufferCapacity = 64 * 1024;  // release bigger buffers once drained
+constexpr size_t kServerKeepBufferCapacity = 64 * 1024;  // release bigger buffers once drained
 constexpr auto kAcceptPauseOnEmfile = std::chrono::milliseconds(100);
 
 class TcpStoreServer final : public StoreServer {
@@ -259,7 +259,7 @@ void TcpStoreServer::process_input(StoreConnection& c) {
   if (c.in_begin == c.in.size()) {
     c.in.clear();
     c.in_begin = 0;
-    if (c.in.capacity() > kKeepBufferCapacity) wire::Bytes().swap(c.in);  // after a large SET
+    if (c.in.capacity() > kServerKeepBufferCapacity) wire::Bytes().swap(c.in);  // after a large SET
   }
   update_interest(c);
 }

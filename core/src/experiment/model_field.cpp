@@ -79,7 +79,7 @@ std::optional<workload::Model> read_model(DiagnosticSink& sink, const toml::node
     if (auto m = workload::model_preset(s->get())) return m;
     std::vector<std::string_view> names(workload::model_preset_names().begin(), workload::model_preset_names().end());
     sink.error(sink.pos(node), unknown_value("model preset", s->get(), names) +
-                                   "; or describe the model: model = { parameters = 25557032, layers = 54 }");
+                                   " (or describe the model: model = { parameters = 25557032, layers = 54 })");
     return std::nullopt;
   }
   const auto* t = node.as_table();

@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+constexpr int64_t kSettingIntMax = std::numeric_limits<int32_t>::max();
 
 // How one kind of value is read from TOML, written to and read from JSON, and shown in the docs.
 // Each codec: read(node, key, sink, where) -> optional<T>; to_json(T); from_json(json) -> T;
@@ -27,7 +27,7 @@ constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 template <int64_t Min>
 struct IntAtLeast {
   static std::optional<int> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
-    auto v = read_integer(sink, n, key, Min, kIntMax);
+    auto v = read_integer(sink, n, key, Min, kSettingIntMax);
     if (!v) return std::nullopt;
     return static_cast<int>(*v);
   }

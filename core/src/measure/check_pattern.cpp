@@ -10,7 +10,7 @@
 namespace commbench {
 namespace {
 
-using check::Expected;
+using check_values::Expected;
 
 // Compares regions of one receive buffer with what they must hold; keeps the count and the
 // first mismatch.
@@ -31,17 +31,17 @@ class Comparison {
   // Elements [offset, offset+n) hold block `key`'s elements 0..n-1, bit for bit.
   void moved(uint64_t offset, uint64_t n, uint64_t key) {
     for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t want = check::moved_bits(c_.dtype, key, i);
-      const uint64_t got = check::load_bits(c_.dtype, recv_, offset + i);
-      if (got != want) miss(offset + i, check::bits_value(c_.dtype, want), reported(offset + i, check::bits_value(c_.dtype, got)));
+      const uint64_t want = check_values::moved_bits(c_.dtype, key, i);
+      const uint64_t got = check_values::load_bits(c_.dtype, recv_, offset + i);
+      if (got != want) miss(offset + i, check_values::bits_value(c_.dtype, want), reported(offset + i, check_values::bits_value(c_.dtype, got)));
     }
   }
   // Elements [offset, offset+n) were not to be written: they still hold the poison.
   void untouched(uint64_t offset, uint64_t n) {
-    const uint64_t poison = check::poison_bits(c_.dtype);
+    const uint64_t poison = check_values::poison_bits(c_.dtype);
     for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t got = check::load_bits(c_.dtype, recv_, offset + i);
-      if (got != poison) miss(offset + i, kNothing, check::bits_value(c_.dtype, got));
+      const uint64_t got = check_values::load_bits(c_.dtype, recv_, offset + i);
+      if (got != poison) miss(offset + i, kNothing, check_values::bits_value(c_.dtype, got));
     }
   }
   CheckResult result() const { return result_; }
@@ -50,7 +50,7 @@ class Comparison {
   // Mismatch reports the poison as NaN whatever the dtype: "nothing written" / "leave untouched".
   static constexpr double kNothing = std::numeric_limits<double>::quiet_NaN();
   double reported(uint64_t index, double got) const {
-    return check::load_bits(c_.dtype, recv_, index) == check::poison_bits(c_.dtype) ? kNothing : got;
+    return check_values::load_bits(c_.dtype, recv_, index) == check_values::poison_bits(c_.dtype) ? kNothing : got;
   }
   void miss(uint64_t index, double expected, double got) {
     if (result_.wrong++ == 0) result_.first = Mismatch{index, expected, got};
@@ -63,13 +63,13 @@ class Comparison {
 }  // namespace
 
 void poison_recv(const CheckContext& c, void* recv, uint64_t recv_elems) {
-  const uint64_t poison = check::poison_bits(c.dtype);
-  for (uint64_t i = 0; i < recv_elems; ++i) check::store_bits(c.dtype, recv, i, poison);
+  const uint64_t poison = check_values::poison_bits(c.dtype);
+  for (uint64_t i = 0; i < recv_elems; ++i) check_values::store_bits(c.dtype, recv, i, poison);
 }
 
 void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
   if (op_info(c.op).reduction) {
-    const check::ReducePattern pattern(c);
+    const check_values::ReducePattern pattern(c);
     for (uint64_t i = 0; i < send_elems; ++i) sdk::store_from_double(c.dtype, send, i, pattern.input(c.rank, i));
     return;
   }
@@ -77,9 +77,9 @@ void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
   const bool per_destination = c.op == OpKind::Alltoall || c.op == OpKind::Scatter;
   const uint64_t block = per_destination ? std::max<uint64_t>(c.count, 1) : std::max<uint64_t>(send_elems, 1);
   for (uint64_t start = 0; start < send_elems; start += block) {
-    const uint64_t key = check::moved_key(c.rank, per_destination ? static_cast<int>(start / block) : -1);
+    const uint64_t key = check_values::moved_key(c.rank, per_destination ? static_cast<int>(start / block) : -1);
     for (uint64_t i = 0; i < block && start + i < send_elems; ++i)
-      check::store_bits(c.dtype, send, start + i, check::moved_bits(c.dtype, key, i));
+      check_values::store_bits(c.dtype, send, start + i, check_values::moved_bits(c.dtype, key, i));
   }
 }
 
@@ -88,8 +88,8 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
   const uint64_t n = c.count;
   Comparison cmp(c, recv);
   const bool reduction = op_info(c.op).reduction;
-  const std::optional<check::ReducePattern> pattern =
-      reduction ? std::optional<check::ReducePattern>(std::in_place, c) : std::nullopt;
+  const std::optional<check_values::ReducePattern> pattern =
+      reduction ? std::optional<check_values::ReducePattern>(std::in_place, c) : std::nullopt;
   auto reduced = [&](uint64_t base) {
     cmp.values(0, n, [&](uint64_t i) { return pattern->expected(base + i); });
   };
@@ -97,7 +97,7 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
   // input where the in-place layout put it there, the poison everywhere else).
   auto unchanged_moved = [&](uint64_t blocks) {
     for (uint64_t b = 0; b < blocks; ++b) {
-      if (c.in_place && b == static_cast<uint64_t>(c.rank) % blocks) cmp.moved(b * n, n, check::moved_key(c.rank, -1));
+      if (c.in_place && b == static_cast<uint64_t>(c.rank) % blocks) cmp.moved(b * n, n, check_values::moved_key(c.rank, -1));
       else cmp.untouched(b * n, n);
     }
   };
@@ -115,41 +115,41 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
       reduced(static_cast<uint64_t>(c.rank) * n);
       break;
     case OpKind::Allgather:
-      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check::moved_key(b, -1));
+      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, -1));
       break;
     case OpKind::Gather:
       if (c.rank == c.root)
-        for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check::moved_key(b, -1));
+        for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, -1));
       else unchanged_moved(static_cast<uint64_t>(c.world));
       break;
     case OpKind::Broadcast:
-      cmp.moved(0, n, check::moved_key(c.root, -1));
+      cmp.moved(0, n, check_values::moved_key(c.root, -1));
       break;
     case OpKind::Alltoall:
-      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check::moved_key(b, c.rank));
+      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, c.rank));
       break;
     case OpKind::Scatter:
-      cmp.moved(0, n, check::moved_key(c.root, c.rank));
+      cmp.moved(0, n, check_values::moved_key(c.root, c.rank));
       break;
     case OpKind::PingPong:
     case OpKind::UnidirBw:
       // The second peer receives the first peer's data (pingpong's reply is checked the same way).
-      if (c.rank == c.peers[1]) cmp.moved(0, n, check::moved_key(c.peers[0], -1));
-      else if (c.op == OpKind::PingPong && c.rank == c.peers[0]) cmp.moved(0, n, check::moved_key(c.peers[1], -1));
+      if (c.rank == c.peers[1]) cmp.moved(0, n, check_values::moved_key(c.peers[0], -1));
+      else if (c.op == OpKind::PingPong && c.rank == c.peers[0]) cmp.moved(0, n, check_values::moved_key(c.peers[1], -1));
       else unchanged_moved(1);
       break;
     case OpKind::SendRecvRing:
-      cmp.moved(0, n, check::moved_key((c.rank + c.world - 1) % c.world, -1));
+      cmp.moved(0, n, check_values::moved_key((c.rank + c.world - 1) % c.world, -1));
       break;
     case OpKind::BidirBw:
       if (c.rank == c.peers[0] || c.rank == c.peers[1])
-        cmp.moved(0, n, check::moved_key(c.rank == c.peers[0] ? c.peers[1] : c.peers[0], -1));
+        cmp.moved(0, n, check_values::moved_key(c.rank == c.peers[0] ? c.peers[1] : c.peers[0], -1));
       else unchanged_moved(1);
       break;
     case OpKind::MsgRate: {
       // Ranks n/2 .. 2*(n/2)-1 receive from their partner in the first half.
       const int pairs = msg_rate_pairs(c.world);
-      if (c.rank >= pairs && c.rank < 2 * pairs) cmp.moved(0, n, check::moved_key(c.rank - pairs, -1));
+      if (c.rank >= pairs && c.rank < 2 * pairs) cmp.moved(0, n, check_values::moved_key(c.rank - pairs, -1));
       else unchanged_moved(1);
       break;
     }

@@ -6,7 +6,7 @@
 
 #include "commbench/sdk/dtypes.hpp"
 
-namespace commbench::check {
+namespace commbench::check_values {
 namespace {
 
 // At most this many ranks contribute a non-neutral value to one element: the bound that keeps
@@ -278,4 +278,4 @@ double bits_value(cb_dtype d, uint64_t bits) {
   return sdk::load_as_double(d, tmp, 0);
 }
 
-}  // namespace commbench::check
+}  // namespace commbench::check_values

@@ -8,7 +8,7 @@
 #include "commbench/backend.h"
 #include "measure/check_pattern.h"
 
-namespace commbench::check {
+namespace commbench::check_values {
 
 // SplitMix64's finaliser: a bijection on 64 bits, so distinct keys never share a stream.
 uint64_t mix(uint64_t x);
@@ -63,4 +63,4 @@ void store_bits(cb_dtype d, void* buf, uint64_t i, uint64_t bits);
 // The bits as a number, for reports.
 double bits_value(cb_dtype d, uint64_t bits);
 
-}  // namespace commbench::check
+}  // namespace commbench::check_values

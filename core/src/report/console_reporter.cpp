@@ -115,8 +115,39 @@ void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
                             exec.backend, ranks(exec.world_size), elapsed_and_eta()));
 }
 
+// A workload record (docs/workloads.md): its own table, the step's figures in milliseconds.
+void ConsoleReporter::workload_done(const CaseRecord& r) {
+  const nlohmann::json& w = r.workload;
+  const std::string context = fmt::format(
+      "# workload {} ({} parameters) {} | batch {}/rank | dtype {} | memory {} | per step the slowest rank; "
+      "exposed = step - compute-only step, paired per round; efficiency = 1 - exposed/comm (docs/workloads.md)",
+      w.value("model", std::string("?")), w.value("parameters", uint64_t{0}), w.value("sharding", std::string("?")),
+      w.value("batch_size", 0), r.dtype, r.memory);
+  if (context != table_context_) {
+    table_context_ = context;
+    print(context);
+    print(fmt::format("# {:>7} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>12}", "overlap", "step p50(ms)",
+                      "step p99(ms)", "compute(ms)", "comm(ms)", "exposed(ms)", "efficiency", "samples/s"));
+  }
+  if (r.status != "ok") {
+    print(fmt::format("  {:>7} {}: {}", "-", r.status, r.reason));
+    return;
+  }
+  auto ms = [&](const char* k, const char* q) { return w[k].value(q, 0.0); };
+  const std::string eff = w["overlap_efficiency"].is_number()
+                              ? fmt::format("{:.1f}%", w["overlap_efficiency"].get<double>() * 100) : "-";
+  print(fmt::format("  {:>7} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>10} {:>12.1f}",
+                    w.value("overlap", false) ? "on" : "off", ms("step_ms", "p50"), ms("step_ms", "p99"),
+                    ms("compute_ms", "p50"), ms("comm_ms", "p50"), w.value("exposed_comm_ms", 0.0), eff,
+                    w.value("samples_per_s", 0.0)));
+}
+
 void ConsoleReporter::case_done(const CaseRecord& r) {
   ++cases_seen_;
+  if (r.workload.is_object()) {
+    workload_done(r);
+    return;
+  }
   // Memory, method, clock and size convention label the numbers below them; repeat the header
   // if they change.
   std::string context = fmt::format(
@@ -176,11 +207,16 @@ void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRe
   print("#");
   print(fmt::format("# Scaling efficiency for run '{}': (throughput(N) / throughput(base)) / (N / base)", run.name));
   for (const auto& s : series) {
-    std::string line = fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),
-                                   short_placement(s.placement), s.memory, describe_scaling(s));
+    std::string line = s.workload.empty()
+                           ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),
+                                         short_placement(s.placement), s.memory, describe_scaling(s))
+                           : fmt::format("# {} {} {} {}: {}", s.backend, s.op, s.dtype, s.memory, describe_scaling(s));
     for (const auto& p : s.points)
-      line += fmt::format(" | {} rank{} {} us {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
-                          format_time_us(p.time_us), p.efficiency * 100);
+      line += s.workload.empty()
+                  ? fmt::format(" | {} rank{} {} us {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
+                                format_time_us(p.time_us), p.efficiency * 100)
+                  : fmt::format(" | {} rank{} {:.4g} samples/s {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
+                                p.samples_per_s, p.efficiency * 100);
     print(line);
   }
 }

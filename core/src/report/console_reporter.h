@@ -33,6 +33,7 @@ class ConsoleReporter : public Reporter {
 
  private:
   void print_comparison(const RunSpec& run, const std::vector<CaseRecord>& records);
+  void workload_done(const CaseRecord& r);
   void print_scaling(const RunSpec& run, const std::vector<CaseRecord>& records);
   void print(const std::string& line);  // one line to `out`, clearing the progress line first
   void show_progress(const std::string& text);

@@ -10,6 +10,7 @@
 #include "report/comparison.h"
 #include "report/format.h"
 #include "report/markdown_table.h"
+#include "report/workload_markdown.h"
 #include "report/observability_markdown.h"
 #include "report/pair_matrix.h"
 #include "report/output_file.h"
@@ -196,9 +197,11 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : series) {
     std::vector<std::string> cells{cell(s.backend),
-                                   cell(fmt::format("{} {} {} {} {}", s.op, s.dtype, redop_or_dash(s.redop),
-                                                    short_placement(s.placement), s.memory)),
-                                   fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : ""),
+                                   cell(s.workload.empty() ? fmt::format("{} {} {} {} {}", s.op, s.dtype, redop_or_dash(s.redop),
+                                                                         short_placement(s.placement), s.memory)
+                                                           : fmt::format("{} {} {} {}", s.op, s.workload, s.dtype, s.memory)),
+                                   s.workload.empty() ? fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : "")
+                                                      : fmt::format("batch {}/rank", s.batch_size),
                                    std::to_string(s.base_world_size)};
     for (int w : worlds) {
       auto p = std::find_if(s.points.begin(), s.points.end(), [&](const ScalingPoint& x) { return x.world_size == w; });
@@ -234,9 +237,10 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
         if (std::find(order.begin(), order.end(), e.info.backend) == order.end())
           order.push_back(e.info.backend);
       }
+    std::vector<const CaseRecord*> workload_cases;  // their own table (report/workload_markdown.h)
     for (const auto& c : result.cases)
       if (c.run_index == run) {
-        cases.push_back(&c);
+        (c.workload.is_object() ? workload_cases : cases).push_back(&c);
         run_records.push_back(c);
         if (name.empty()) name = c.run;
       }
@@ -245,6 +249,7 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
     md += fmt::format("## Run `{}`\n\n", name);
     if (!execs.empty()) append_executions(md, execs);
     append_case_tables(md, cases);
+    append_workload_table(md, workload_cases);
     append_pair_matrices(md, cases);
     append_comparison(md, order, run_records);
     append_scaling(md, scaling_series(run_records, scaling_modes(job.experiment_json)));

@@ -12,7 +12,7 @@
 namespace commbench {
 namespace {
 
-using Key = std::tuple<std::string, int, std::string, uint64_t>;  // backend, world, dtype, bytes
+using MatrixKey = std::tuple<std::string, int, std::string, uint64_t>;  // backend, world, dtype, bytes
 
 void append_matrix(std::string& md, int world, const std::map<std::pair<int, int>, const CaseRecord*>& cells,
                    const char* title, std::string (*value)(const CaseRecord&)) {
@@ -40,23 +40,23 @@ void append_matrix(std::string& md, int world, const std::map<std::pair<int, int
 }  // namespace
 
 void append_pair_matrices(std::string& md, const std::vector<const CaseRecord*>& cases) {
-  std::map<Key, std::map<std::pair<int, int>, const CaseRecord*>> matrices;
-  std::vector<Key> order;  // backends in order of appearance, sizes ascending within
+  std::map<MatrixKey, std::map<std::pair<int, int>, const CaseRecord*>> matrices;
+  std::vector<MatrixKey> order;  // backends in order of appearance, sizes ascending within
   for (const CaseRecord* c : cases) {
     if (c->src < 0) continue;
-    const Key key{c->backend, c->world_size, c->dtype, c->bytes};
+    const MatrixKey key{c->backend, c->world_size, c->dtype, c->bytes};
     if (!matrices.count(key)) order.push_back(key);
     matrices[key][{c->src, c->dst}] = c;
   }
   // Groups (backend, world size) in order of appearance, sizes ascending within each.
   std::map<std::pair<std::string, int>, size_t> group;
-  for (const Key& k : order) group.emplace(std::pair{std::get<0>(k), std::get<1>(k)}, group.size());
-  std::sort(order.begin(), order.end(), [&](const Key& a, const Key& b) {
+  for (const MatrixKey& k : order) group.emplace(std::pair{std::get<0>(k), std::get<1>(k)}, group.size());
+  std::sort(order.begin(), order.end(), [&](const MatrixKey& a, const MatrixKey& b) {
     const size_t ga = group.at({std::get<0>(a), std::get<1>(a)});
     const size_t gb = group.at({std::get<0>(b), std::get<1>(b)});
     return std::tie(ga, std::get<3>(a), std::get<2>(a)) < std::tie(gb, std::get<3>(b), std::get<2>(b));
   });
-  for (const Key& key : order) {
+  for (const MatrixKey& key : order) {
     const auto& [backend, world, dtype, bytes] = key;
     const auto& cells = matrices[key];
     const CaseRecord* any = cells.begin()->second;

@@ -11,16 +11,49 @@
 namespace commbench {
 namespace {
 
-using Key = std::tuple<int, std::string, std::string, std::string, std::string, std::string,
+using ScalingKey = std::tuple<int, std::string, std::string, std::string, std::string, std::string,
                        std::string, uint64_t>;
+
+// A workload record: series per (run, backend, model, sharding, overlap, dtype, memory, batch).
+void add_workload_point(const CaseRecord& r, std::map<Key, size_t>& index, std::vector<ScalingSeries>& all) {
+  const nlohmann::json& w = r.workload;
+  const double samples = w.value("samples_per_s", 0.0);
+  if (r.status != "ok" || !(samples > 0) || r.world_size < 1) return;
+  const std::string what = fmt::format("{} {} overlap {}", w.value("model", std::string("?")),
+                                       w.value("sharding", std::string("?")), w.value("overlap", false) ? "on" : "off");
+  const int batch = w.value("batch_size", 0);
+  const Key key{r.run_index, r.backend, r.op + " " + what, r.dtype, "", "", r.memory, static_cast<uint64_t>(batch)};
+  auto [it, added] = index.emplace(key, all.size());
+  if (added) {
+    ScalingSeries s;
+    s.run_index = r.run_index;
+    s.run = r.run;
+    s.backend = r.backend;
+    s.op = r.op;
+    s.dtype = r.dtype;
+    s.memory = r.memory;
+    s.mode = ScalingMode::Weak;
+    s.bytes = r.bytes;
+    s.workload = what;
+    s.batch_size = batch;
+    all.push_back(std::move(s));
+  }
+  ScalingSeries& s = all[it->second];
+  if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
+    s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, 0, samples, 0});
+}
 
 }  // namespace
 
 std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records,
                                           const std::map<int, ScalingMode>& modes) {
-  std::map<Key, size_t> index;
+  std::map<ScalingKey, size_t> index;
   std::vector<ScalingSeries> all;
   for (const CaseRecord& r : records) {
+    if (r.workload.is_object()) {
+      add_workload_point(r, index, all);
+      continue;
+    }
     const auto kind = parse_op_kind(r.op);
     if (!kind || *kind == OpKind::Barrier || *kind == OpKind::AllPairs) continue;
     if (r.status != "ok" || !(r.time_us.mean > 0) || r.world_size < 1) continue;
@@ -28,7 +61,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
     const ScalingMode mode = m == modes.end() ? ScalingMode::Weak : m->second;
     // Strong: the series is the job-wide size, which the per-rank size came from (plan.cpp).
     const uint64_t bytes = mode == ScalingMode::Strong ? r.bytes * strong_scaling_share(*kind, r.world_size) : r.bytes;
-    const Key key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
+    const ScalingKey key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
     auto [it, added] = index.emplace(key, all.size());
     if (added) {
       ScalingSeries s;
@@ -58,9 +91,10 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
               [](const ScalingPoint& a, const ScalingPoint& b) { return a.world_size < b.world_size; });
     const ScalingPoint base = s.points.front();
     s.base_world_size = base.world_size;
-    for (ScalingPoint& p : s.points)
-      p.efficiency = (p.throughput_gbps / base.throughput_gbps) /
-                     (static_cast<double>(p.world_size) / base.world_size);
+    for (ScalingPoint& p : s.points) {
+      const double gain = s.workload.empty() ? p.throughput_gbps / base.throughput_gbps : p.samples_per_s / base.samples_per_s;
+      p.efficiency = gain / (static_cast<double>(p.world_size) / base.world_size);
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -76,6 +110,9 @@ std::map<int, ScalingMode> scaling_modes(const nlohmann::json& experiment_json) 
 }
 
 std::string describe_scaling(const ScalingSeries& s) {
+  if (!s.workload.empty())
+    return fmt::format("{}: weak scaling of batch {} per rank, throughput samples/s, efficiency against {} rank{}",
+                       s.workload, s.batch_size, s.base_world_size, s.base_world_size == 1 ? "" : "s");
   return fmt::format("{} scaling of {} {}, efficiency against {} rank{}", scaling_name(s.mode), human_size(s.bytes),
                      s.mode == ScalingMode::Strong ? "in total" : "per rank", s.base_world_size,
                      s.base_world_size == 1 ? "" : "s");

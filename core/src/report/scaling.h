@@ -1,7 +1,8 @@
 // Scaling efficiency of a run measured at several world sizes (seed 004, issue 15 §2):
 //   efficiency(N) = (throughput(N) / throughput(base)) / (N / base),  base = smallest world size
 // with a result. Weak scaling (each rank's size fixed): throughput = N x bytes per rank / time,
-// so efficiency = time(base) / time(N). Strong scaling (the job's total fixed): throughput =
+// so efficiency = time(base) / time(N). Workloads (docs/workloads.md): throughput = samples/s =
+// batch × N / step time, the batch per rank fixed (weak). Strong scaling (the job's total fixed): throughput =
 // total / time, so efficiency = (time(base) / time(N)) x (base / N). docs/metrics.md.
 // Built once here, rendered by the console, Markdown and summary.json reporters.
 #pragma once
@@ -21,7 +22,8 @@ namespace commbench {
 struct ScalingPoint {
   int world_size = 0;
   double time_us = 0;          // the record's mean time
-  double throughput_gbps = 0;  // decimal GB/s, as defined above
+  double throughput_gbps = 0;  // decimal GB/s, as defined above (0 for workloads)
+  double samples_per_s = 0;    // workloads: batch × N / step time (their throughput)
   double efficiency = 0;       // 1 = perfect; at the base world size always 1
 };
 
@@ -31,6 +33,10 @@ struct ScalingSeries {
   std::string run, backend, op, dtype, redop, placement, memory;
   ScalingMode mode = ScalingMode::Weak;
   uint64_t bytes = 0;  // weak: per rank; strong: the job's total
+  // Workload runs (op "data_parallel"): "resnet50 ddp overlap on", batch per rank; their
+  // throughput is samples/s, always weak scaling (the batch per rank is fixed).
+  std::string workload;
+  int batch_size = 0;
   int base_world_size = 0;
   std::vector<ScalingPoint> points;  // ascending world size, measured ones only
 };

@@ -76,10 +76,17 @@ nlohmann::ordered_json scaling_json(const std::vector<ScalingSeries>& series) {
                              {"placement", s.placement}, {"memory", s.memory},
                              {"mode", scaling_name(s.mode)}, {"bytes", s.bytes},
                              {"base_world_size", s.base_world_size}};
+    if (!s.workload.empty()) {
+      j["workload"] = s.workload;
+      j["batch_size"] = s.batch_size;
+      j["throughput"] = "samples_per_s";
+    }
     j["points"] = nlohmann::ordered_json::array();
-    for (const auto& p : s.points)
+    for (const auto& p : s.points) {
       j["points"].push_back({{"world_size", p.world_size}, {"time_us", p.time_us},
                              {"throughput_gbps", p.throughput_gbps}, {"efficiency", p.efficiency}});
+      if (!s.workload.empty()) j["points"].back()["samples_per_s"] = p.samples_per_s;
+    }
     out.push_back(std::move(j));
   }
   return out;

@@ -66,8 +66,12 @@ nlohmann::json summary_ms(const std::vector<double>& s) {
 
 nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
                                 const std::vector<double>& comm_s, int batch_size, int world) {
-  const double step = percentile(step_s, 0.5), compute = percentile(compute_s, 0.5), comm = percentile(comm_s, 0.5);
-  const double exposed = std::max(0.0, step - compute);
+  const double step = percentile(step_s, 0.5), comm = percentile(comm_s, 0.5);
+  // Paired: round i's whole step against round i's compute-only step, run one after the other,
+  // so that a change of load between rounds cancels; the median of the differences.
+  std::vector<double> diff;
+  for (size_t i = 0; i < std::min(step_s.size(), compute_s.size()); ++i) diff.push_back(step_s[i] - compute_s[i]);
+  const double exposed = std::max(0.0, percentile(diff, 0.5));
   nlohmann::json j{{"step_ms", summary_ms(step_s)},
                    {"compute_ms", summary_ms(compute_s)},
                    {"comm_ms", summary_ms(comm_s)},
@@ -127,20 +131,24 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
                     stream_ordered ? static_cast<void*>(env.gpu->stream()) : nullptr, buffers.get(), compute,
                     (env.caps.flags & CB_CAP_NEEDS_PROGRESS) != 0);
 
-  auto timed = [&](StepMode mode, int n) {
-    std::vector<double> out;
-    for (int i = 0; i < n; ++i) {
-      sync_start(env);
-      const auto t0 = Clock::now();
-      runner.run(mode, compute_s, remaining_ms(env));
-      out.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    return out;
+  auto timed = [&](StepMode mode) {
+    sync_start(env);
+    const auto t0 = Clock::now();
+    runner.run(mode, compute_s, remaining_ms(env));
+    return std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  timed(StepMode::Full, e.warmup);
-  const std::vector<double> step = slowest_per_step(env, timed(StepMode::Full, e.steps));
-  const std::vector<double> comp = slowest_per_step(env, timed(StepMode::ComputeOnly, e.steps));
-  const std::vector<double> comm = slowest_per_step(env, timed(StepMode::CommOnly, e.steps));
+  for (int i = 0; i < e.warmup; ++i) timed(StepMode::Full);
+  // The three kinds interleaved step by step, so that a change of load on the machine (another
+  // job, frequency) falls on all three alike instead of on one phase.
+  std::vector<double> my_step, my_comp, my_comm;
+  for (int i = 0; i < e.steps; ++i) {
+    my_step.push_back(timed(StepMode::Full));
+    my_comp.push_back(timed(StepMode::ComputeOnly));
+    my_comm.push_back(timed(StepMode::CommOnly));
+  }
+  const std::vector<double> step = slowest_per_step(env, my_step);
+  const std::vector<double> comp = slowest_per_step(env, my_comp);
+  const std::vector<double> comm = slowest_per_step(env, my_comm);
   if (env.bootstrap.rank() != 0) return std::nullopt;
 
   rec.iterations = e.steps;

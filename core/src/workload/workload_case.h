@@ -15,8 +15,9 @@ namespace commbench::workload {
 
 // The figures of a case from its per-step times in seconds (each the slowest rank's), as the
 // record's `workload` object: step/compute/comm p50 and p99, exposed communication, overlap
-// efficiency, samples/s. Exposed = step p50 − compute p50 (≥ 0); overlap efficiency =
-// 1 − exposed / comm p50, clamped to [0, 1], null without communication.
+// efficiency, samples/s. Exposed = median over rounds of (step − compute-only step), ≥ 0 (the
+// rounds pair the two, docs/workloads.md); overlap efficiency = 1 − exposed / comm p50, clamped
+// to [0, 1], null without communication; samples/s = batch × world / step p50.
 nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
                                 const std::vector<double>& comm_s, int batch_size, int world);
 
