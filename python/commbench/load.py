@@ -38,6 +38,7 @@ class Job:
         self.summary = None         # summary.json as a dict, None when the job did not finish
         self.cases = []             # case records (dicts), in the order measured
         self.executions = []        # execution outcomes
+        self.memory = []            # memory records (workload = "memory"; docs/workloads.md)
         self.end = None             # the `job_end` line, None when the job did not finish
         self.has_execution_log = os.path.exists(os.path.join(path, "execution_log.csv"))
 
@@ -114,6 +115,8 @@ def read_job(path, label=None):
                     job.cases.append(obj)
                 elif kind == "execution":
                     job.executions.append(obj)
+                elif kind == "memory":
+                    job.memory.append(obj)
                 elif kind == "job_end":
                     job.end = obj
                 # other types: ignored, as the schema asks
@@ -128,6 +131,7 @@ def read_job(path, label=None):
         if not os.path.isfile(jsonl):
             job.cases = list(job.summary.get("results", []))
             job.executions = list(job.summary.get("executions", []))
+            job.memory = [r for r in job.summary.get("records", []) if r.get("type") == "memory"]
     return job
 
 

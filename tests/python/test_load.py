@@ -53,6 +53,18 @@ class LoadTest(TempDirCase):
         self.assertEqual(len(job.cases), 3)
         self.assertIsNone(job.exit_code)
 
+    def test_memory_lines_are_read_apart_from_cases(self):
+        d = self.copy_fixture(QUICKSTART)
+        with open(os.path.join(d, "results.jsonl")) as f:
+            lines = f.readlines()
+        memory = {"type": "memory", "schema_version": 2, "model": "custom", "batch_size": 4,
+                  "status": "ok", "computed": {"total_bytes": 1024}}
+        with open(os.path.join(d, "results.jsonl"), "w") as f:
+            f.writelines(lines[:2] + [json.dumps(memory) + "\n"] + lines[2:])
+        job = read_jobs([d])[0]
+        self.assertEqual(job.memory, [memory])
+        self.assertEqual(len(job.cases), len(records(QUICKSTART)))
+
     def test_combined_csv_has_every_case_of_every_job(self):
         jobs = read_jobs([QUICKSTART, ALL_PAIRS])
         out = os.path.join(self.tmp, "combined.csv")
