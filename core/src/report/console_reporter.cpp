@@ -142,6 +142,39 @@ void ConsoleReporter::workload_done(const CaseRecord& r) {
                     w.value("samples_per_s", 0.0)));
 }
 
+// A memory record (docs/workloads.md, "Memory"): computed next to measured, in MiB; the device's
+// figures with memory = "cuda", else host RSS.
+void ConsoleReporter::record_done(const KindRecord& rec) {
+  if (rec.kind != "memory") return;
+  const auto& j = rec.body;
+  const auto& measured = j.value("measured", nlohmann::ordered_json::object());
+  const bool device = measured.contains("device") && measured["device"].is_object();
+  const std::string context = fmt::format(
+      "# memory {} | {} | dtype {} | optimizer {} | {} | computed per rank vs measured ({}, largest over "
+      "ranks) in MiB (docs/workloads.md)",
+      j.value("model", std::string("?")), j.value("sharding", std::string("?")), j.value("dtype", std::string("?")),
+      j.value("optimizer", std::string("?")), j.value("memory", std::string("?")),
+      device ? "cudaMemGetInfo" : "host RSS");
+  if (context != table_context_) {
+    table_context_ = context;
+    print(context);
+    print(fmt::format("# {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}", "batch", "model state", "activations",
+                      "total", "meas. state", "meas. total", "backend"));
+  }
+  const auto& c = j.value("computed", nlohmann::ordered_json::object());
+  auto mib = [](const nlohmann::ordered_json& o, const char* k) {
+    return static_cast<double>(o.value(k, uint64_t{0})) / (1 << 20);
+  };
+  const auto& m = device ? measured["device"] : measured.value("host", nlohmann::ordered_json::object());
+  std::string line = fmt::format("  {:>6} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f}",
+                                 j.value("batch_size", 0), mib(c, "model_state_bytes"), mib(c, "activation_bytes"),
+                                 mib(c, "total_bytes"), mib(m, "buffers_bytes"), mib(m, "workload_bytes"),
+                                 mib(m, "backend_bytes"));
+  if (j.value("status", std::string("ok")) != "ok")
+    line += fmt::format("  {}: {}", j.value("status", std::string()), j.value("reason", std::string()));
+  print(line);
+}
+
 void ConsoleReporter::case_done(const CaseRecord& r) {
   ++cases_seen_;
   if (r.workload.is_object()) {

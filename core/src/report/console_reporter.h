@@ -27,6 +27,7 @@ class ConsoleReporter : public Reporter {
   void job_started(const JobInfo& job) override;
   void execution_started(const ExecutionInfo& exec) override;
   void case_done(const CaseRecord& record) override;
+  void record_done(const KindRecord& record) override;  // memory records: a table of their own
   void execution_done(const ExecutionOutcome& outcome) override;
   void run_done(const RunSpec& run, const std::vector<CaseRecord>& records) override;
   void job_done(const JobResult& result) override;
