@@ -15,14 +15,14 @@ using ScalingKey = std::tuple<int, std::string, std::string, std::string, std::s
                        std::string, uint64_t>;
 
 // A workload record: series per (run, backend, model, sharding, overlap, dtype, memory, batch).
-void add_workload_point(const CaseRecord& r, std::map<Key, size_t>& index, std::vector<ScalingSeries>& all) {
+void add_workload_point(const CaseRecord& r, std::map<ScalingKey, size_t>& index, std::vector<ScalingSeries>& all) {
   const nlohmann::json& w = r.workload;
   const double samples = w.value("samples_per_s", 0.0);
   if (r.status != "ok" || !(samples > 0) || r.world_size < 1) return;
   const std::string what = fmt::format("{} {} overlap {}", w.value("model", std::string("?")),
                                        w.value("sharding", std::string("?")), w.value("overlap", false) ? "on" : "off");
   const int batch = w.value("batch_size", 0);
-  const Key key{r.run_index, r.backend, r.op + " " + what, r.dtype, "", "", r.memory, static_cast<uint64_t>(batch)};
+  const ScalingKey key{r.run_index, r.backend, r.op + " " + what, r.dtype, "", "", r.memory, static_cast<uint64_t>(batch)};
   auto [it, added] = index.emplace(key, all.size());
   if (added) {
     ScalingSeries s;
