@@ -15,11 +15,6 @@
 namespace commbench::testing {
 namespace {
 
-bool plugin_built(const char* name) {
-  return std::filesystem::exists(std::filesystem::path(COMMBENCH_PLUGIN_DIR) /
-                                 fmt::format("libcommbench_backend_{}.so", name));
-}
-
 const nlohmann::json& by_overlap(const std::vector<nlohmann::json>& cases, bool overlap) {
   for (const auto& c : cases)
     if (c.contains("workload") && c["workload"]["overlap"] == overlap) return c;

@@ -4,7 +4,7 @@
 
 #include "workload/model.h"
 
-using namespace commbench::workload;
+namespace commbench::workload {
 
 namespace {
 
@@ -93,3 +93,5 @@ TEST(WorkloadModel, JsonRoundTrip) {
   ASSERT_EQ(back.layers.size(), m.layers.size());
   EXPECT_EQ(back.layers[5].name, m.layers[5].name);
 }
+
+}  // namespace commbench::workload

@@ -5,20 +5,20 @@
 
 #include <numeric>
 
+#include "report/scaling.h"
 #include "workload/step_schedule.h"
 
-using namespace commbench;
-using namespace commbench::workload;
+namespace commbench::workload {
 
 namespace {
 
-Model four_layers() {
+Model schedule_test_model() {
   // 4-byte elements: 1 MiB, 3 MiB, 2 MiB, 0.5 MiB of gradients; FLOPs 1:2:3:4.
   return Model{"custom", "test",
                {{"a", 262144, 0, 1e6}, {"b", 786432, 0, 2e6}, {"c", 524288, 0, 3e6}, {"d", 131072, 0, 4e6}}};
 }
 
-double compute_total(const StepPlan& p) {
+double schedule_compute_total(const StepPlan& p) {
   double s = 0;
   for (const auto& a : p.actions)
     if (a.kind == ActionKind::Compute) s += a.share;
@@ -40,7 +40,7 @@ void expect_posted_then_waited(const StepPlan& p) {
 }
 
 // Index in actions of the backward compute of `layer`.
-size_t backward_of(const StepPlan& p, int layer) {
+size_t schedule_backward_of(const StepPlan& p, int layer) {
   for (size_t i = 0; i < p.actions.size(); ++i)
     if (p.actions[i].kind == ActionKind::Compute && p.actions[i].backward && p.actions[i].index == layer) return i;
   return SIZE_MAX;
@@ -49,7 +49,7 @@ size_t backward_of(const StepPlan& p, int layer) {
 }  // namespace
 
 TEST(WorkloadSchedule, DdpBucketsFillInReverseLayerOrder) {
-  const auto b = ddp_buckets(four_layers(), 4, 2u << 20);  // 2 MiB cap
+  const auto b = ddp_buckets(schedule_test_model(), 4, 2u << 20);  // 2 MiB cap
   // Reverse: d (0.5) + c (2) = 2.5 MiB >= 2 -> bucket 0; b (3) -> bucket 1; a (1) -> bucket 2.
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].layers, (std::vector<int>{3, 2}));
@@ -61,7 +61,7 @@ TEST(WorkloadSchedule, DdpBucketsFillInReverseLayerOrder) {
   EXPECT_EQ(b[2].first_element, 0u);
   uint64_t total = 0;
   for (const auto& k : b) total += k.elements;
-  EXPECT_EQ(total, four_layers().parameters());
+  EXPECT_EQ(total, schedule_test_model().parameters());
 }
 
 TEST(WorkloadSchedule, DefaultCapGivesTorchLikeBucketCountForResNet50) {
@@ -76,37 +76,37 @@ TEST(WorkloadSchedule, DefaultCapGivesTorchLikeBucketCountForResNet50) {
 }
 
 TEST(WorkloadSchedule, DdpOverlapPostsEachBucketAfterItsLastLayer) {
-  const StepPlan p = plan_step(four_layers(), Sharding::Ddp, true, 2u << 20, 4, 2);
+  const StepPlan p = plan_step(schedule_test_model(), Sharding::Ddp, true, 2u << 20, 4, 2);
   ASSERT_EQ(p.comms.size(), 3u);
   expect_posted_then_waited(p);
-  EXPECT_NEAR(compute_total(p), 1.0, 1e-12);
+  EXPECT_NEAR(schedule_compute_total(p), 1.0, 1e-12);
   // Bucket 0 (layers 3, 2) posted right after layer 2's backward, before layer 1's.
-  const size_t post0 = backward_of(p, 2) + 1;
+  const size_t post0 = schedule_backward_of(p, 2) + 1;
   ASSERT_EQ(p.actions[post0].kind, ActionKind::Post);
   EXPECT_EQ(p.actions[post0].index, 0);
-  EXPECT_LT(post0, backward_of(p, 1));
-  EXPECT_EQ(p.comm_bytes, four_layers().parameters() * 4);
+  EXPECT_LT(post0, schedule_backward_of(p, 1));
+  EXPECT_EQ(p.comm_bytes, schedule_test_model().parameters() * 4);
   for (const auto& c : p.comms) EXPECT_EQ(c.op, OpKind::Allreduce);
   // Shares: FLOPs 1:2:3:4 of 10; layer 3's backward = 0.4 x 2/3.
-  EXPECT_NEAR(p.actions[backward_of(p, 3)].share, 0.4 * 2 / 3, 1e-12);
+  EXPECT_NEAR(p.actions[schedule_backward_of(p, 3)].share, 0.4 * 2 / 3, 1e-12);
 }
 
 TEST(WorkloadSchedule, DdpWithoutOverlapPostsAfterTheWholeBackward) {
-  const StepPlan p = plan_step(four_layers(), Sharding::Ddp, false, 2u << 20, 4, 2);
+  const StepPlan p = plan_step(schedule_test_model(), Sharding::Ddp, false, 2u << 20, 4, 2);
   expect_posted_then_waited(p);
-  const size_t last_backward = backward_of(p, 0);
+  const size_t last_backward = schedule_backward_of(p, 0);
   for (size_t i = 0; i < p.actions.size(); ++i)
     if (p.actions[i].kind != ActionKind::Compute) EXPECT_GT(i, last_backward);
 }
 
 TEST(WorkloadSchedule, FsdpGathersBeforeComputeAndScattersAfterBackward) {
-  const Model m = four_layers();
+  const Model m = schedule_test_model();
   for (bool overlap : {true, false}) {
     const StepPlan p = plan_step(m, Sharding::Fsdp, overlap, 0, 4, 4);
     // Three collectives per layer.
     ASSERT_EQ(p.comms.size(), 12u);
     expect_posted_then_waited(p);
-    EXPECT_NEAR(compute_total(p), 1.0, 1e-12);
+    EXPECT_NEAR(schedule_compute_total(p), 1.0, 1e-12);
     int allgathers = 0, reducescatters = 0;
     for (const auto& c : p.comms) {
       allgathers += c.op == OpKind::Allgather;
@@ -139,7 +139,7 @@ TEST(WorkloadSchedule, FsdpGathersBeforeComputeAndScattersAfterBackward) {
 }
 
 TEST(WorkloadSchedule, FsdpOverlapPrefetchesTheNextLayer) {
-  const StepPlan p = plan_step(four_layers(), Sharding::Fsdp, true, 0, 4, 2);
+  const StepPlan p = plan_step(schedule_test_model(), Sharding::Fsdp, true, 0, 4, 2);
   // The forward allgather of layer 1 (comm 3) is posted before layer 0's forward compute.
   size_t post_next = SIZE_MAX, fwd0 = SIZE_MAX;
   for (size_t i = 0; i < p.actions.size(); ++i) {
@@ -152,15 +152,13 @@ TEST(WorkloadSchedule, FsdpOverlapPrefetchesTheNextLayer) {
 TEST(WorkloadSchedule, ModelWithoutFlopsSplitsComputeEvenly) {
   const Model m = even_model(1000, 5);
   const StepPlan p = plan_step(m, Sharding::Ddp, true, 1 << 20, 4, 1);
-  EXPECT_NEAR(compute_total(p), 1.0, 1e-12);
+  EXPECT_NEAR(schedule_compute_total(p), 1.0, 1e-12);
   EXPECT_NEAR(p.actions[0].share, 0.2 / 3, 1e-12);
   ASSERT_EQ(p.comms.size(), 1u);  // 4000 bytes < 1 MiB: one bucket
 }
 
 // Scaling of workload records (report/scaling.h): samples/s per world size against the smallest,
 // checked against numbers worked by hand.
-#include "report/scaling.h"
-
 TEST(WorkloadScaling, SamplesPerSecondAgainstTheSmallestWorld) {
   std::vector<CaseRecord> records;
   for (auto [world, samples] : {std::pair{2, 180.0}, {1, 100.0}, {4, 320.0}}) {
@@ -190,3 +188,5 @@ TEST(WorkloadScaling, SamplesPerSecondAgainstTheSmallestWorld) {
   EXPECT_DOUBLE_EQ(s.points[2].efficiency, (320.0 / 100.0) / 4);  // 0.8
   EXPECT_NE(describe_scaling(s).find("batch 32 per rank"), std::string::npos);
 }
+
+}  // namespace commbench::workload

@@ -10,9 +10,9 @@
 namespace commbench {
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kModelCountMax = std::numeric_limits<int64_t>::max();
 
-std::optional<double> read_number(DiagnosticSink& sink, const toml::node& n, std::string_view key) {
+std::optional<double> read_model_number(DiagnosticSink& sink, const toml::node& n, std::string_view key) {
   double x = 0;
   if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
   else if (const auto* f = n.as_floating_point()) x = f->get();
@@ -27,45 +27,45 @@ std::optional<double> read_number(DiagnosticSink& sink, const toml::node& n, std
   return x;
 }
 
-std::optional<uint64_t> read_count(DiagnosticSink& sink, const toml::node& n, std::string_view key, int64_t min) {
-  auto v = read_integer(sink, n, key, min, kInt64Max);
+std::optional<uint64_t> read_model_count(DiagnosticSink& sink, const toml::node& n, std::string_view key, int64_t min) {
+  auto v = read_integer(sink, n, key, min, kModelCountMax);
   if (!v) return std::nullopt;
   return static_cast<uint64_t>(*v);
 }
 
-bool check_keys(DiagnosticSink& sink, const toml::table& t, std::span<const std::string_view> valid,
+bool check_model_keys(DiagnosticSink& sink, const toml::table& t, std::span<const std::string_view> valid,
                 std::string_view where) {
   const size_t before = sink.error_count();
   report_unknown_keys(sink, t, valid, where);
   return sink.error_count() == before;
 }
 
-std::optional<workload::Layer> read_layer(DiagnosticSink& sink, const toml::node& n, const std::string& key) {
+std::optional<workload::Layer> read_model_layer(DiagnosticSink& sink, const toml::node& n, const std::string& key) {
   const auto* t = n.as_table();
   if (!t) {
     report_wrong_type(sink, n, "a table { name = \"fc1\", parameters = 1048576, activations = 4096, flops = 2.1e6 }", key);
     return std::nullopt;
   }
   static constexpr std::array<std::string_view, 4> kKeys{"name", "parameters", "activations", "flops"};
-  bool ok = check_keys(sink, *t, kKeys, key);
+  bool ok = check_model_keys(sink, *t, kKeys, key);
   workload::Layer l;
   if (const auto* v = t->get("name")) {
     if (auto s = read_string(sink, *v, key + ".name")) l.name = *s;
     else ok = false;
   }
   if (const auto* v = t->get("parameters")) {
-    if (auto p = read_count(sink, *v, key + ".parameters", 0)) l.parameters = *p;
+    if (auto p = read_model_count(sink, *v, key + ".parameters", 0)) l.parameters = *p;
     else ok = false;
   } else {
     sink.error(sink.pos(n), fmt::format("'{}' needs 'parameters' (the layer's trainable parameter count)", key));
     ok = false;
   }
   if (const auto* v = t->get("activations")) {
-    if (auto a = read_count(sink, *v, key + ".activations", 0)) l.activations_per_sample = *a;
+    if (auto a = read_model_count(sink, *v, key + ".activations", 0)) l.activations_per_sample = *a;
     else ok = false;
   }
   if (const auto* v = t->get("flops")) {
-    if (auto f = read_number(sink, *v, key + ".flops")) l.forward_flops_per_sample = *f;
+    if (auto f = read_model_number(sink, *v, key + ".flops")) l.forward_flops_per_sample = *f;
     else ok = false;
   }
   if (!ok) return std::nullopt;
@@ -95,14 +95,14 @@ std::optional<workload::Model> read_model(DiagnosticSink& sink, const toml::node
   }
   if (const auto* list = layers->as_array()) {
     static constexpr std::array<std::string_view, 1> kKeys{"layers"};
-    bool ok = check_keys(sink, *t, kKeys, key);
+    bool ok = check_model_keys(sink, *t, kKeys, key);
     if (list->empty()) {
       sink.error(sink.pos(*layers), fmt::format("'{}.layers' is empty: give at least one layer", key));
       return std::nullopt;
     }
     workload::Model m{"custom", "layers listed in the experiment file", {}};
     for (size_t i = 0; i < list->size(); ++i) {
-      auto l = read_layer(sink, *list->get(i), fmt::format("{}.layers[{}]", key, i));
+      auto l = read_model_layer(sink, *list->get(i), fmt::format("{}.layers[{}]", key, i));
       if (!l) {
         ok = false;
         continue;
@@ -114,20 +114,20 @@ std::optional<workload::Model> read_model(DiagnosticSink& sink, const toml::node
     return m;
   }
   static constexpr std::array<std::string_view, 4> kKeys{"parameters", "layers", "activations", "flops"};
-  bool ok = check_keys(sink, *t, kKeys, key);
-  auto count = read_count(sink, *layers, fmt::format("{}.layers", key), 1);
+  bool ok = check_model_keys(sink, *t, kKeys, key);
+  auto count = read_model_count(sink, *layers, fmt::format("{}.layers", key), 1);
   std::optional<uint64_t> params;
-  if (const auto* p = t->get("parameters")) params = read_count(sink, *p, fmt::format("{}.parameters", key), 1);
+  if (const auto* p = t->get("parameters")) params = read_model_count(sink, *p, fmt::format("{}.parameters", key), 1);
   else sink.error(sink.pos(node), fmt::format("'{}' with a layer count needs 'parameters' (the total)", key));
   uint64_t activations = 0;
   double flops = 0;
   if (const auto* a = t->get("activations")) {
-    auto v = read_count(sink, *a, fmt::format("{}.activations", key), 0);
+    auto v = read_model_count(sink, *a, fmt::format("{}.activations", key), 0);
     ok = ok && v;
     activations = v.value_or(0);
   }
   if (const auto* f = t->get("flops")) {
-    auto v = read_number(sink, *f, fmt::format("{}.flops", key));
+    auto v = read_model_number(sink, *f, fmt::format("{}.flops", key));
     ok = ok && v;
     flops = v.value_or(0);
   }

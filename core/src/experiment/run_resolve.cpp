@@ -209,6 +209,20 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     if (run.writes(key))
       sink.warning(spec.pos_of(key), fmt::format("'{}' has no effect: {}", key, why));
   };
+  if (spec.workload == WorkloadKind::None) {
+    for (const char* key : {"model", "batch_size", "bucket_size", "sharding", "overlap", "steps", "compute_ms", "compute"})
+      warn(key, "it is a setting of workload = \"data_parallel\", which this run does not set");
+    for (const char* key : {"batch_sizes", "optimizer"})
+      warn(key, "it is a setting of workload = \"memory\", which this run does not set");
+  } else if (spec.workload == WorkloadKind::Memory) {
+    for (const char* key : {"bucket_size", "overlap", "steps", "compute_ms", "compute"})
+      warn(key, "workload = \"memory\" runs no steps");
+  } else {
+    for (const char* key : {"batch_sizes", "optimizer"})
+      warn(key, "it is a setting of workload = \"memory\" (a data_parallel run measures `batch_size`)");
+    if (spec.compute == ComputeSource::Flops) warn("compute_ms", "compute = \"flops\" derives the compute from the model's FLOPs");
+    if (spec.sharding == Sharding::Fsdp) warn("bucket_size", "FSDP reduces per layer, not in buckets");
+  }
   if (!any_op(ops, [](const OpInfo& o) { return o.reduction; }))
     warn("redops", "none of this run's ops is a reduction");
   if (!any_op(ops, [](const OpInfo& o) { return o.rooted; }))

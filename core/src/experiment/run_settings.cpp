@@ -296,7 +296,7 @@ struct ModelCodec {
 };
 
 // A size in bytes ("25MiB" or an integer), > 0.
-struct Bytes {
+struct ByteSize {
   static std::optional<uint64_t> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
     Parsed<SizeSpec> s = Parsed<SizeSpec>::fail("");
     if (auto i = n.value_exact<int64_t>()) s = size_from_integer(*i);
@@ -320,9 +320,8 @@ struct Bytes {
   static std::string text(uint64_t v) { return fmt::format("`\"{}\"`", format_size(v, false)); }
 };
 
-// A boolean or an array of distinct booleans: the values a case is run with.
 // batch_sizes: distinct integers ≥ 1, in the order written.
-struct BatchSizes {
+struct BatchSizeList {
   static std::optional<std::vector<int>> read(const toml::node& n, std::string_view key, DiagnosticSink& sink,
                                               WhereMap& where) {
     return read_list<int>(
@@ -335,7 +334,8 @@ struct BatchSizes {
   static std::string text(const std::vector<int>&) { return "`[batch_size]`"; }
 };
 
-struct BoolList {
+// A boolean or an array of distinct booleans: the values a case is run with.
+struct BoolChoices {
   static std::optional<std::vector<bool>> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
     if (const auto* b = n.as_boolean()) return std::vector<bool>{b->get()};
     const auto* a = n.as_array();
@@ -365,7 +365,7 @@ struct BoolList {
 };
 
 // A number ≥ 0 (milliseconds and the like).
-struct NonNegative {
+struct NonNegativeNumber {
   static std::optional<double> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
     double x = 0;
     if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
@@ -549,12 +549,12 @@ const std::array kSettings{
         "= L }` split evenly. Required with `workload`"),
     row<&RunSettings::batch_size, IntAtLeast<1>>("batch_size", "batch_size", "integer ≥ 1",
                                                  "workload: samples per rank per step"),
-    with_default(row<&RunSettings::batch_sizes, BatchSizes>(
+    with_default(row<&RunSettings::batch_sizes, BatchSizeList>(
                      "batch_sizes", "batch_sizes", "array of integers ≥ 1",
                      "`workload = \"memory\"`: the batch sizes per rank to measure, one `memory` record "
                      "each ([workloads.md](workloads.md#memory))"),
                  "`[batch_size]`"),
-    row<&RunSettings::bucket_bytes, Bytes>(
+    row<&RunSettings::bucket_bytes, ByteSize>(
         "bucket_size", "bucket_bytes", "size",
         "workload, `sharding = \"ddp\"`: gradient bucket cap; layers fill buckets in reverse "
         "order (torch DDP's `bucket_cap_mb`), each bucket one allreduce in `dtype`"),
@@ -563,13 +563,13 @@ const std::array kSettings{
         "workload: `ddp` (gradients allreduced in buckets) or `fsdp` (per layer: allgather of the "
         "parameters before its forward and its backward, reducescatter of its gradients after "
         "its backward)"),
-    row<&RunSettings::overlap, BoolList>(
+    row<&RunSettings::overlap, BoolChoices>(
         "overlap", "overlap", "boolean or array of booleans",
         "workload: `true` posts each bucket's reduction as soon as its layers' backward is done, "
         "while backward continues; `false` reduces after the whole backward. One record per value"),
     row<&RunSettings::steps, IntAtLeast<1>>("steps", "steps", "integer ≥ 1",
                                             "workload: timed steps per case (after `warmup` steps)"),
-    row<&RunSettings::compute_ms, NonNegative>(
+    row<&RunSettings::compute_ms, NonNegativeNumber>(
         "compute_ms", "compute_ms", "number ≥ 0",
         "workload, `compute = \"time\"`: compute per step in milliseconds (forward + backward), "
         "split over the layers by their FLOPs (forward ⅓, backward ⅔); `0`: communication only"),

@@ -9,7 +9,7 @@
 namespace commbench::workload {
 namespace {
 
-double now_s() {
+double cpu_compute_now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -21,13 +21,13 @@ CpuCompute::CpuCompute(double calibration_s) : a_(kN * kN, 1.0f / kN), b_(kN * k
   // round does not make every later layer too short.
   double best = 0;
   for (int round = 0; round < 4; ++round) {
-    const double start = now_s();
+    const double start = cpu_compute_now_s();
     int blocks = 0;
-    while (now_s() - start < calibration_s / 4) {
+    while (cpu_compute_now_s() - start < calibration_s / 4) {
       block();
       ++blocks;
     }
-    best = std::max(best, blocks * kBlockFlops / (now_s() - start));
+    best = std::max(best, blocks * kBlockFlops / (cpu_compute_now_s() - start));
   }
   rate_ = best;
 }

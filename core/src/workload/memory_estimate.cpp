@@ -5,20 +5,20 @@
 namespace commbench::workload {
 namespace {
 
-constexpr std::array<std::string_view, 3> kNames{"sgd", "momentum", "adam"};
-constexpr uint64_t kFp32 = 4;  // optimizer state and master weights are fp32 (ZeRO §3.1)
+constexpr std::array<std::string_view, 3> kOptimizerNames{"sgd", "momentum", "adam"};
+constexpr uint64_t kFp32Bytes = 4;  // optimizer state and master weights are fp32 (ZeRO §3.1)
 
 }  // namespace
 
-std::string_view optimizer_name(Optimizer o) { return kNames.at(static_cast<size_t>(o)); }
+std::string_view optimizer_name(Optimizer o) { return kOptimizerNames.at(static_cast<size_t>(o)); }
 
 std::optional<Optimizer> optimizer_from_name(std::string_view name) {
-  for (size_t i = 0; i < kNames.size(); ++i)
-    if (kNames[i] == name) return static_cast<Optimizer>(i);
+  for (size_t i = 0; i < kOptimizerNames.size(); ++i)
+    if (kOptimizerNames[i] == name) return static_cast<Optimizer>(i);
   return std::nullopt;
 }
 
-std::span<const std::string_view> optimizer_names() { return kNames; }
+std::span<const std::string_view> optimizer_names() { return kOptimizerNames; }
 
 int optimizer_states_per_parameter(Optimizer o) {
   switch (o) {
@@ -43,10 +43,10 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   e.parameter_bytes = e.parameters_per_rank * in.dtype_bytes;
   e.gradient_bytes = e.parameters_per_rank * in.dtype_bytes;
   e.optimizer_state_bytes =
-      e.parameters_per_rank * static_cast<uint64_t>(optimizer_states_per_parameter(in.optimizer)) * kFp32;
+      e.parameters_per_rank * static_cast<uint64_t>(optimizer_states_per_parameter(in.optimizer)) * kFp32Bytes;
   // Mixed precision keeps an fp32 copy of the weights for the update (Micikevicius et al. 2018),
   // whatever the optimizer; with 16-bit Adam this makes ZeRO's K = 12.
-  e.master_weight_bytes = in.dtype_bytes == 2 ? e.parameters_per_rank * kFp32 : 0;
+  e.master_weight_bytes = in.dtype_bytes == 2 ? e.parameters_per_rank * kFp32Bytes : 0;
   e.activation_bytes_per_sample = in.activation_elements_per_sample * in.dtype_bytes;
   e.activation_bytes = e.activation_bytes_per_sample * in.batch_size;
   return e;

@@ -14,13 +14,13 @@
 namespace commbench::workload {
 namespace {
 
-constexpr uint64_t kNone = UINT64_MAX;  // a device figure on a rank without a GPU
+constexpr uint64_t kNoDevice = UINT64_MAX;  // a device figure on a rank without a GPU
 
 // The buffers of one case, freed on scope exit (an exception included).
-class Buffers {
+class MemoryBuffers {
  public:
-  explicit Buffers(GpuDevice* gpu) : gpu_(gpu) {}
-  ~Buffers() {
+  explicit MemoryBuffers(GpuDevice* gpu) : gpu_(gpu) {}
+  ~MemoryBuffers() {
     for (void* p : device_) gpu_->free_device(p);
   }
   // `what` names the buffer in the out-of-memory message.
@@ -62,15 +62,15 @@ class Buffers {
 };
 
 // One rank's figures, gathered to rank 0 (fixed layout for Bootstrap::allgather).
-struct RankFigures {
+struct RankMemoryFigures {
   uint64_t rss_before_comm, rss_after_comm, rss_before_buffers, rss_after_buffers, rss_after_workload, rss_peak;
   uint64_t dev_total, dev_free_before_comm, dev_free_after_comm, dev_free_before_buffers, dev_free_after_buffers,
-      dev_free_after_workload;  // kNone without a GPU
+      dev_free_after_workload;  // kNoDevice without a GPU
   uint32_t status;            // 0 ok, 1 failed, 2 unsupported
   char reason[300];
 };
 
-uint64_t delta(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
+uint64_t grown_by(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
 
 }  // namespace
 
@@ -93,7 +93,7 @@ MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, G
     return m;
   }
   const MemoryEstimate& e = c.computed;
-  Buffers bufs(gpu);  // freed after the measurement, failed or not
+  MemoryBuffers bufs(gpu);  // freed after the measurement, failed or not
   try {
     bufs.add(exec.memory, e.parameter_bytes, "the parameters");
     bufs.add(exec.memory, e.gradient_bytes, "the gradients");
@@ -103,7 +103,7 @@ MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, G
     bufs.add(exec.memory, e.activation_bytes, "the activations");
     m.after_workload = memory_now(gpu);
     m.host_rss_peak = peak_resident_bytes();
-  } catch (const Buffers::OutOfMemory& oom) {
+  } catch (const MemoryBuffers::OutOfMemory& oom) {
     m.after_workload = memory_now(gpu);  // what did fit, still allocated
     m.status = "failed";
     m.reason = fmt::format("{} (model {}, batch size {}: {} bytes computed per rank)", oom.what(), c.model,
@@ -115,7 +115,7 @@ MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, G
 
 nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c, const MemoryFootprint& comm,
                                      const MemoryMeasured& m, Bootstrap& bootstrap, Millis timeout) {
-  RankFigures mine{};
+  RankMemoryFigures mine{};
   mine.rss_before_comm = comm.host_rss_before_init;
   mine.rss_after_comm = comm.host_rss_after_init;
   mine.rss_before_buffers = m.before_buffers.host_rss;
@@ -124,16 +124,16 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
   mine.rss_peak = m.host_rss_peak;
   const bool device = m.before_buffers.device_free.has_value() && comm.device_free_before_comm &&
                       comm.device_free_after_comm && comm.device_total;
-  mine.dev_total = device ? *comm.device_total : kNone;
-  mine.dev_free_before_comm = device ? *comm.device_free_before_comm : kNone;
-  mine.dev_free_after_comm = device ? *comm.device_free_after_comm : kNone;
-  mine.dev_free_before_buffers = m.before_buffers.device_free.value_or(kNone);
-  mine.dev_free_after_buffers = m.after_buffers.device_free.value_or(kNone);
-  mine.dev_free_after_workload = m.after_workload.device_free.value_or(kNone);
+  mine.dev_total = device ? *comm.device_total : kNoDevice;
+  mine.dev_free_before_comm = device ? *comm.device_free_before_comm : kNoDevice;
+  mine.dev_free_after_comm = device ? *comm.device_free_after_comm : kNoDevice;
+  mine.dev_free_before_buffers = m.before_buffers.device_free.value_or(kNoDevice);
+  mine.dev_free_after_buffers = m.after_buffers.device_free.value_or(kNoDevice);
+  mine.dev_free_after_workload = m.after_workload.device_free.value_or(kNoDevice);
   mine.status = m.status == "ok" ? 0 : m.status == "failed" ? 1 : 2;
   std::strncpy(mine.reason, m.reason.c_str(), sizeof(mine.reason) - 1);
 
-  std::vector<RankFigures> all(static_cast<size_t>(bootstrap.world_size()));
+  std::vector<RankMemoryFigures> all(static_cast<size_t>(bootstrap.world_size()));
   bootstrap.allgather(&mine, sizeof(mine), all.data(), timeout);
   if (bootstrap.rank() != 0) return {};
 
@@ -144,30 +144,30 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
     return v;
   };
   nlohmann::ordered_json host{
-      {"rss_before_comm_bytes", most([](const RankFigures& r) { return r.rss_before_comm; })},
-      {"rss_after_comm_bytes", most([](const RankFigures& r) { return r.rss_after_comm; })},
-      {"backend_bytes", most([](const RankFigures& r) { return delta(r.rss_before_comm, r.rss_after_comm); })},
-      {"rss_after_buffers_bytes", most([](const RankFigures& r) { return r.rss_after_buffers; })},
-      {"buffers_bytes", most([](const RankFigures& r) { return delta(r.rss_before_buffers, r.rss_after_buffers); })},
-      {"rss_after_workload_bytes", most([](const RankFigures& r) { return r.rss_after_workload; })},
-      {"workload_bytes", most([](const RankFigures& r) { return delta(r.rss_before_buffers, r.rss_after_workload); })},
-      {"rss_peak_bytes", most([](const RankFigures& r) { return r.rss_peak; })}};
+      {"rss_before_comm_bytes", most([](const RankMemoryFigures& r) { return r.rss_before_comm; })},
+      {"rss_after_comm_bytes", most([](const RankMemoryFigures& r) { return r.rss_after_comm; })},
+      {"backend_bytes", most([](const RankMemoryFigures& r) { return grown_by(r.rss_before_comm, r.rss_after_comm); })},
+      {"rss_after_buffers_bytes", most([](const RankMemoryFigures& r) { return r.rss_after_buffers; })},
+      {"buffers_bytes", most([](const RankMemoryFigures& r) { return grown_by(r.rss_before_buffers, r.rss_after_buffers); })},
+      {"rss_after_workload_bytes", most([](const RankMemoryFigures& r) { return r.rss_after_workload; })},
+      {"workload_bytes", most([](const RankMemoryFigures& r) { return grown_by(r.rss_before_buffers, r.rss_after_workload); })},
+      {"rss_peak_bytes", most([](const RankMemoryFigures& r) { return r.rss_peak; })}};
   nlohmann::ordered_json measured{{"ranks", bootstrap.world_size()}, {"host", host}};
   if (device) {
     auto least = [&](auto field) {
-      uint64_t v = kNone;
+      uint64_t v = kNoDevice;
       for (const auto& r : all) v = std::min<uint64_t>(v, field(r));
       return v;
     };
     measured["device"] = {
-        {"total_bytes", least([](const RankFigures& r) { return r.dev_total; })},
-        {"free_before_comm_bytes", least([](const RankFigures& r) { return r.dev_free_before_comm; })},
-        {"free_after_comm_bytes", least([](const RankFigures& r) { return r.dev_free_after_comm; })},
-        {"backend_bytes", most([](const RankFigures& r) { return delta(r.dev_free_after_comm, r.dev_free_before_comm); })},
-        {"free_after_buffers_bytes", least([](const RankFigures& r) { return r.dev_free_after_buffers; })},
-        {"buffers_bytes", most([](const RankFigures& r) { return delta(r.dev_free_after_buffers, r.dev_free_before_buffers); })},
-        {"free_after_workload_bytes", least([](const RankFigures& r) { return r.dev_free_after_workload; })},
-        {"workload_bytes", most([](const RankFigures& r) { return delta(r.dev_free_after_workload, r.dev_free_before_buffers); })}};
+        {"total_bytes", least([](const RankMemoryFigures& r) { return r.dev_total; })},
+        {"free_before_comm_bytes", least([](const RankMemoryFigures& r) { return r.dev_free_before_comm; })},
+        {"free_after_comm_bytes", least([](const RankMemoryFigures& r) { return r.dev_free_after_comm; })},
+        {"backend_bytes", most([](const RankMemoryFigures& r) { return grown_by(r.dev_free_after_comm, r.dev_free_before_comm); })},
+        {"free_after_buffers_bytes", least([](const RankMemoryFigures& r) { return r.dev_free_after_buffers; })},
+        {"buffers_bytes", most([](const RankMemoryFigures& r) { return grown_by(r.dev_free_after_buffers, r.dev_free_before_buffers); })},
+        {"free_after_workload_bytes", least([](const RankMemoryFigures& r) { return r.dev_free_after_workload; })},
+        {"workload_bytes", most([](const RankMemoryFigures& r) { return grown_by(r.dev_free_after_workload, r.dev_free_before_buffers); })}};
   } else {
     measured["device"] = nullptr;
     measured["device_note"] = "no device memory measured: memory is not \"cuda\" (host RSS is what is measured)";

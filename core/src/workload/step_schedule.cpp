@@ -6,7 +6,7 @@ namespace commbench::workload {
 namespace {
 
 // Each layer's fraction of the step's compute, forward and backward.
-std::vector<double> layer_shares(const Model& m) {
+std::vector<double> layer_compute_shares(const Model& m) {
   const double total = m.forward_flops_per_sample();
   std::vector<double> out;
   for (const Layer& l : m.layers)
@@ -14,15 +14,15 @@ std::vector<double> layer_shares(const Model& m) {
   return out;
 }
 
-StepAction compute(int layer, bool backward, double layer_share) {
+StepAction compute_action(int layer, bool backward, double layer_share) {
   return StepAction{ActionKind::Compute, layer, backward, layer_share * (backward ? 2.0 / 3.0 : 1.0 / 3.0)};
 }
-StepAction post(int comm) { return StepAction{ActionKind::Post, comm, false, 0}; }
-StepAction wait(int comm) { return StepAction{ActionKind::Wait, comm, false, 0}; }
+StepAction post_action(int comm) { return StepAction{ActionKind::Post, comm, false, 0}; }
+StepAction wait_action(int comm) { return StepAction{ActionKind::Wait, comm, false, 0}; }
 
 StepPlan plan_ddp(const Model& m, bool overlap, uint64_t bucket_bytes, size_t elem_size) {
   StepPlan p;
-  const std::vector<double> share = layer_shares(m);
+  const std::vector<double> share = layer_compute_shares(m);
   const std::vector<Bucket> buckets = ddp_buckets(m, elem_size, bucket_bytes);
   std::vector<int> closes(m.layers.size(), -1);  // layer -> bucket whose last ready layer it is
   for (size_t b = 0; b < buckets.size(); ++b) {
@@ -34,21 +34,21 @@ StepPlan plan_ddp(const Model& m, bool overlap, uint64_t bucket_bytes, size_t el
   }
   p.send_elements = p.recv_elements = m.parameters();
   const int n = static_cast<int>(m.layers.size());
-  for (int i = 0; i < n; ++i) p.actions.push_back(compute(i, false, share[static_cast<size_t>(i)]));
+  for (int i = 0; i < n; ++i) p.actions.push_back(compute_action(i, false, share[static_cast<size_t>(i)]));
   for (int i = n - 1; i >= 0; --i) {
-    p.actions.push_back(compute(i, true, share[static_cast<size_t>(i)]));
-    if (overlap && closes[static_cast<size_t>(i)] >= 0) p.actions.push_back(post(closes[static_cast<size_t>(i)]));
+    p.actions.push_back(compute_action(i, true, share[static_cast<size_t>(i)]));
+    if (overlap && closes[static_cast<size_t>(i)] >= 0) p.actions.push_back(post_action(closes[static_cast<size_t>(i)]));
   }
   for (int b = 0; b < static_cast<int>(buckets.size()); ++b) {
-    if (!overlap) p.actions.push_back(post(b));
-    p.actions.push_back(wait(b));
+    if (!overlap) p.actions.push_back(post_action(b));
+    p.actions.push_back(wait_action(b));
   }
   return p;
 }
 
 StepPlan plan_fsdp(const Model& m, bool overlap, size_t elem_size, int world) {
   StepPlan p;
-  const std::vector<double> share = layer_shares(m);
+  const std::vector<double> share = layer_compute_shares(m);
   const auto w = static_cast<uint64_t>(world);
   const int n = static_cast<int>(m.layers.size());
   // Flat buffers, padded per layer to a multiple of the world size as FSDP's flat parameters are:
@@ -81,8 +81,8 @@ StepPlan plan_fsdp(const Model& m, bool overlap, size_t elem_size, int world) {
                              fmt::format("reducescatter {}", name)});
     p.comm_bytes += 2 * shard[u] * elem_size + shard[u] * w * elem_size;
   }
-  auto post_if = [&](int c) { if (c >= 0) p.actions.push_back(post(c)); };
-  auto wait_if = [&](int c) { if (c >= 0) p.actions.push_back(wait(c)); };
+  auto post_if = [&](int c) { if (c >= 0) p.actions.push_back(post_action(c)); };
+  auto wait_if = [&](int c) { if (c >= 0) p.actions.push_back(wait_action(c)); };
   if (overlap) {
     // Forward: layer i's parameters were prefetched while layer i-1 computed.
     if (n > 0) post_if(ag_fwd[0]);
@@ -90,14 +90,14 @@ StepPlan plan_fsdp(const Model& m, bool overlap, size_t elem_size, int world) {
       const auto u = static_cast<size_t>(i);
       if (i + 1 < n) post_if(ag_fwd[u + 1]);
       wait_if(ag_fwd[u]);
-      p.actions.push_back(compute(i, false, share[u]));
+      p.actions.push_back(compute_action(i, false, share[u]));
     }
     if (n > 0) post_if(ag_bwd[static_cast<size_t>(n - 1)]);
     for (int i = n - 1; i >= 0; --i) {
       const auto u = static_cast<size_t>(i);
       if (i > 0) post_if(ag_bwd[u - 1]);
       wait_if(ag_bwd[u]);
-      p.actions.push_back(compute(i, true, share[u]));
+      p.actions.push_back(compute_action(i, true, share[u]));
       post_if(rs[u]);
     }
     for (int i = n - 1; i >= 0; --i) wait_if(rs[static_cast<size_t>(i)]);
@@ -106,13 +106,13 @@ StepPlan plan_fsdp(const Model& m, bool overlap, size_t elem_size, int world) {
       const auto u = static_cast<size_t>(i);
       post_if(ag_fwd[u]);
       wait_if(ag_fwd[u]);
-      p.actions.push_back(compute(i, false, share[u]));
+      p.actions.push_back(compute_action(i, false, share[u]));
     }
     for (int i = n - 1; i >= 0; --i) {
       const auto u = static_cast<size_t>(i);
       post_if(ag_bwd[u]);
       wait_if(ag_bwd[u]);
-      p.actions.push_back(compute(i, true, share[u]));
+      p.actions.push_back(compute_action(i, true, share[u]));
       post_if(rs[u]);
       wait_if(rs[u]);
     }

@@ -14,16 +14,16 @@
 namespace commbench::workload {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using StepClock = std::chrono::steady_clock;
 
 // Device buffers from the backend's allocator or cudaMalloc; host ones from the backend or the host.
-class FlatBuffers {
+class StepFlatBuffers {
  public:
-  FlatBuffers(CaseEnvironment& env, uint64_t send_bytes, uint64_t recv_bytes) : env_(env) {
+  StepFlatBuffers(CaseEnvironment& env, uint64_t send_bytes, uint64_t recv_bytes) : env_(env) {
     buf_.send = get(std::max<uint64_t>(send_bytes, 64));
     buf_.recv = get(std::max<uint64_t>(recv_bytes, 64));
   }
-  ~FlatBuffers() {
+  ~StepFlatBuffers() {
     put(buf_.send);
     put(buf_.recv);
   }
@@ -55,7 +55,7 @@ std::vector<double> slowest_per_step(CaseEnvironment& env, const std::vector<dou
   return out;
 }
 
-nlohmann::json summary_ms(const std::vector<double>& s) {
+nlohmann::json step_summary_ms(const std::vector<double>& s) {
   std::vector<double> ms;
   for (double x : s) ms.push_back(x * 1e3);
   const SampleSummary sum = summarize(ms);
@@ -72,9 +72,9 @@ nlohmann::json workload_figures(const std::vector<double>& step_s, const std::ve
   std::vector<double> diff;
   for (size_t i = 0; i < std::min(step_s.size(), compute_s.size()); ++i) diff.push_back(step_s[i] - compute_s[i]);
   const double exposed = std::max(0.0, percentile(diff, 0.5));
-  nlohmann::json j{{"step_ms", summary_ms(step_s)},
-                   {"compute_ms", summary_ms(compute_s)},
-                   {"comm_ms", summary_ms(comm_s)},
+  nlohmann::json j{{"step_ms", step_summary_ms(step_s)},
+                   {"compute_ms", step_summary_ms(compute_s)},
+                   {"comm_ms", step_summary_ms(comm_s)},
                    {"exposed_comm_ms", exposed * 1e3},
                    {"samples_per_s", step > 0 ? static_cast<double>(batch_size) * world / step : 0.0}};
   j["overlap_efficiency"] = comm > 0 ? nlohmann::json(std::clamp(1.0 - exposed / comm, 0.0, 1.0)) : nlohmann::json(nullptr);
@@ -125,7 +125,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
       return rec;
     }
   }
-  FlatBuffers buffers(env, plan.send_elements * esize, plan.recv_elements * esize);
+  StepFlatBuffers buffers(env, plan.send_elements * esize, plan.recv_elements * esize);
   const bool stream_ordered = env.gpu && (env.caps.flags & CB_CAP_STREAM_ORDERED);
   StepRunner runner(env.session, plan, dtype, esize, env.memory.op_memory,
                     stream_ordered ? static_cast<void*>(env.gpu->stream()) : nullptr, buffers.get(), compute,
@@ -133,9 +133,9 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
 
   auto timed = [&](StepMode mode) {
     sync_start(env);
-    const auto t0 = Clock::now();
+    const auto t0 = StepClock::now();
     runner.run(mode, compute_s, remaining_ms(env));
-    return std::chrono::duration<double>(Clock::now() - t0).count();
+    return std::chrono::duration<double>(StepClock::now() - t0).count();
   };
   for (int i = 0; i < e.warmup; ++i) timed(StepMode::Full);
   // The three kinds interleaved step by step, so that a change of load on the machine (another
