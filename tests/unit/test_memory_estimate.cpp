@@ -7,7 +7,7 @@ namespace commbench::workload {
 namespace {
 
 // A custom model: 1000 parameters, 300 activation elements per sample.
-MemoryInputs custom() {
+MemoryInputs custom_model_inputs() {
   MemoryInputs in;
   in.parameters = 1000;
   in.activation_elements_per_sample = 300;
@@ -15,7 +15,7 @@ MemoryInputs custom() {
 }
 
 TEST(MemoryEstimate, Fp32AdamByHand) {
-  MemoryInputs in = custom();
+  MemoryInputs in = custom_model_inputs();
   in.dtype_bytes = 4;
   in.optimizer = Optimizer::Adam;
   in.batch_size = 8;
@@ -30,7 +30,7 @@ TEST(MemoryEstimate, Fp32AdamByHand) {
 }
 
 TEST(MemoryEstimate, MixedPrecisionAdamIsZerosSixteenBytesPerParameter) {
-  MemoryInputs in = custom();
+  MemoryInputs in = custom_model_inputs();
   in.dtype_bytes = 2;
   in.optimizer = Optimizer::Adam;
   const MemoryEstimate e = estimate_memory(in);
@@ -43,7 +43,7 @@ TEST(MemoryEstimate, MixedPrecisionAdamIsZerosSixteenBytesPerParameter) {
 }
 
 TEST(MemoryEstimate, OptimizerStates) {
-  MemoryInputs in = custom();
+  MemoryInputs in = custom_model_inputs();
   in.optimizer = Optimizer::Sgd;
   EXPECT_EQ(estimate_memory(in).optimizer_state_bytes, 0u);
   in.optimizer = Optimizer::Momentum;
@@ -53,7 +53,7 @@ TEST(MemoryEstimate, OptimizerStates) {
 }
 
 TEST(MemoryEstimate, FsdpShardsModelStateNotActivations) {
-  MemoryInputs in = custom();
+  MemoryInputs in = custom_model_inputs();
   in.dtype_bytes = 2;
   in.sharded = true;
   in.world_size = 3;  // 1000 / 3: shards of 334, the largest is what a rank must hold

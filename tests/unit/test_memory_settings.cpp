@@ -7,7 +7,7 @@
 namespace commbench {
 namespace {
 
-std::vector<std::string> messages(const ParseResult& r) {
+std::vector<std::string> memory_setting_messages(const ParseResult& r) {
   std::vector<std::string> out;
   for (const auto& d : r.diagnostics) out.push_back(d.format());
   return out;
@@ -22,8 +22,8 @@ model = "resnet50"
 batch_sizes = [1, 4, 16]
 optimizer = "momentum"
 )", "m.toml");
-  ASSERT_TRUE(r.experiment) << ::testing::PrintToString(messages(r));
-  EXPECT_TRUE(r.diagnostics.empty()) << ::testing::PrintToString(messages(r));
+  ASSERT_TRUE(r.experiment) << ::testing::PrintToString(memory_setting_messages(r));
+  EXPECT_TRUE(r.diagnostics.empty()) << ::testing::PrintToString(memory_setting_messages(r));
   const RunSpec& run = r.experiment->runs.at(0);
   EXPECT_EQ(run.workload, WorkloadKind::Memory);
   EXPECT_EQ(run.batch_sizes, (std::vector<int>{1, 4, 16}));
@@ -40,7 +40,7 @@ batch_sizes = [4, 0]
 optimizer = "lamb"
 )", "m.toml");
   EXPECT_FALSE(r.experiment);
-  const auto m = messages(r);
+  const auto m = memory_setting_messages(r);
   ASSERT_EQ(m.size(), 2u) << ::testing::PrintToString(m);
   EXPECT_NE(m[0].find("m.toml:6:"), std::string::npos) << m[0];
   EXPECT_NE(m[1].find("m.toml:7:"), std::string::npos) << m[1];
@@ -56,7 +56,7 @@ sizes = [4096]
 batch_sizes = [1, 2]
 )", "m.toml");
   ASSERT_TRUE(ops.experiment);
-  ASSERT_EQ(ops.diagnostics.size(), 1u) << ::testing::PrintToString(messages(ops));
+  ASSERT_EQ(ops.diagnostics.size(), 1u) << ::testing::PrintToString(memory_setting_messages(ops));
   EXPECT_NE(ops.diagnostics[0].format().find("'batch_sizes' has no effect"), std::string::npos);
   const ParseResult mem = parse_experiment_string(R"(name = "m"
 [[run]]
@@ -66,7 +66,7 @@ model = "resnet50"
 steps = 3
 )", "m.toml");
   ASSERT_TRUE(mem.experiment);
-  ASSERT_EQ(mem.diagnostics.size(), 1u) << ::testing::PrintToString(messages(mem));
+  ASSERT_EQ(mem.diagnostics.size(), 1u) << ::testing::PrintToString(memory_setting_messages(mem));
   EXPECT_NE(mem.diagnostics[0].format().find("runs no steps"), std::string::npos);
 }
 

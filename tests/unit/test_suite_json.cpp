@@ -7,7 +7,7 @@
 namespace commbench {
 namespace {
 
-CaseRecord collective(const char* op, int world, double mean_us) {
+CaseRecord suite_case(const char* op, int world, double mean_us) {
   CaseRecord c;
   c.run = "comm";
   c.backend = "gloo";
@@ -24,8 +24,8 @@ CaseRecord collective(const char* op, int world, double mean_us) {
 
 TEST(SuiteJson, GroupsCasesByOpAndRecordsByKind) {
   JobResult result;
-  result.cases = {collective("allreduce", 2, 100), collective("allgather", 2, 50), collective("allreduce", 4, 125),
-                  collective("data_parallel", 2, 9000)};
+  result.cases = {suite_case("allreduce", 2, 100), suite_case("allgather", 2, 50), suite_case("allreduce", 4, 125),
+                  suite_case("data_parallel", 2, 9000)};
   result.cases[3].samples_us = {9000, 9000};
   result.cases[1].status = "failed";
   result.cases[1].reason = "rank 1 crashed";
@@ -54,7 +54,7 @@ TEST(SuiteJson, GroupsCasesByOpAndRecordsByKind) {
 TEST(SuiteJson, SummaryHoldsTheSuiteAndEveryRecordTagged) {
   JobInfo job;
   JobResult result;
-  result.cases = {collective("allreduce", 2, 100), collective("allreduce", 4, 125)};
+  result.cases = {suite_case("allreduce", 2, 100), suite_case("allreduce", 4, 125)};
   result.records.push_back({"memory", {{"model", "custom"}, {"status", "ok"}}});
   const auto doc = make_summary_json(job, result);
   ASSERT_TRUE(doc.contains("suite"));
