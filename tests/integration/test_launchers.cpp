@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "job_harness.h"
+#include "process_watch.h"
 
 namespace commbench::testing {
 namespace {
@@ -204,19 +205,6 @@ TEST(Launchers, IncompleteOrMultiHostWithoutTokenIsRefusedUpFront) {
   EXPECT_NE(read_text(out).find("needs a job token"), std::string::npos) << read_text(out);
 }
 
-// Live `commbench __worker` processes whose stdout is a file under `dir`.
-int workers_logging_under(const fs::path& dir) {
-  int n = 0;
-  for (const auto& p : fs::directory_iterator("/proc")) {
-    const std::string cmdline = read_text(p.path() / "cmdline");
-    if (cmdline.find("__worker") == std::string::npos) continue;
-    std::error_code ec;
-    const fs::path out = fs::read_symlink(p.path() / "fd/1", ec);
-    if (!ec && out.string().rfind(dir.string(), 0) == 0) ++n;
-  }
-  return n;
-}
-
 // SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) of a job: workers
 // stopped, files complete, exit code 130 ("interrupted").
 TEST(Interrupts, SigintSigtermAndSighupStopTheJobAndKeepEverythingMeasured) {
@@ -253,7 +241,7 @@ iterations = 100000
     EXPECT_EQ(dir.records("job_end").size(), 1u) << sig << ": the job's end is recorded";
     EXPECT_NE(execs[1]["reason"].get<std::string>().find(std::string("SIG") + sig), std::string::npos) << execs[1].dump();
     // No worker outlives the job: none has its log (stdout) in this job's folder.
-    EXPECT_EQ(workers_logging_under(dir.path()), 0) << sig;
+    EXPECT_TRUE(workers_logging_under(dir.path()).empty()) << sig;
   }
 }
 
