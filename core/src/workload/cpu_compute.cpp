@@ -15,7 +15,8 @@ double cpu_compute_now_s() {
 
 }  // namespace
 
-CpuCompute::CpuCompute(double calibration_s) : a_(kN * kN, 1.0f / kN), b_(kN * kN, 0.5f), c_(kN * kN, 0.0f) {
+CpuCompute::CpuCompute(Pace pace, double calibration_s)
+    : a_(kN * kN, 1.0f / kN), b_(kN * kN, 0.5f), c_(kN * kN, 0.0f), pace_(pace) {
   block();  // touch the buffers once
   // Blocks until the calibration time is spent; the best of a few rounds, so that a preempted
   // round does not make every later layer too short.
@@ -48,6 +49,14 @@ void CpuCompute::block() {
 
 void CpuCompute::run(double seconds, const std::function<void()>& progress) {
   if (!(seconds > 0)) return;
+  if (pace_ == Pace::Deadline) {
+    const double end = cpu_compute_now_s() + seconds;
+    for (long i = 0; cpu_compute_now_s() < end; ++i) {
+      block();
+      if (progress && (i & 7) == 7) progress();
+    }
+    return;
+  }
   // The calibrated number of blocks: the compute is a fixed amount of work, as a layer is; the
   // time it takes under load is what the compute-only steps measure.
   const auto blocks = static_cast<long>(std::llround(seconds * rate_ / kBlockFlops));

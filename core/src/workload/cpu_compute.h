@@ -10,8 +10,13 @@ namespace commbench::workload {
 
 class CpuCompute final : public StepCompute {
  public:
+  // How long run(seconds) lasts. FixedWork: the blocks `seconds` is worth at the calibrated rate
+  // (compute = "flops": a layer is a fixed amount of work, slower on a loaded machine).
+  // Deadline: blocks until `seconds` of wall time have passed (compute = "time": the user gave
+  // the step's compute time, and overlap is measured against that time, not against load).
+  enum class Pace { FixedWork, Deadline };
   // Measures the rate over about `calibration_s` seconds.
-  explicit CpuCompute(double calibration_s = 0.2);
+  explicit CpuCompute(Pace pace, double calibration_s = 0.2);
   double flops_per_s() const override { return rate_; }
   void run(double seconds, const std::function<void()>& progress) override;
   std::string describe() const override;
@@ -21,6 +26,7 @@ class CpuCompute final : public StepCompute {
  private:
   void block();
   std::vector<float> a_, b_, c_;
+  Pace pace_;
   double rate_ = 0;
 };
 

@@ -82,8 +82,8 @@ nlohmann::json workload_figures(const std::vector<double>& step_s, const std::ve
 }
 
 std::unique_ptr<StepCompute> make_step_compute(CaseEnvironment& env) {
-  (void)env;
-  return std::make_unique<CpuCompute>();
+  return std::make_unique<CpuCompute>(env.exec.compute == ComputeSource::Time ? CpuCompute::Pace::Deadline
+                                                                              : CpuCompute::Pace::FixedWork);
 }
 
 int workload_case_count(const Execution& e) { return static_cast<int>(e.overlap.size()); }
