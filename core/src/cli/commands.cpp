@@ -22,17 +22,17 @@ namespace po = boost::program_options;
 namespace commbench {
 namespace {
 
-struct Parsed {
+struct ParsedArgs {
   po::variables_map vm;
   bool help = false;
 };
 
 // Parses `args` against `desc` (+ one positional FILE when `file` is set). Throws po::error.
-Parsed parse(const std::vector<std::string>& args, po::options_description& desc, bool file) {
+ParsedArgs parse(const std::vector<std::string>& args, po::options_description& desc, bool file) {
   desc.add_options()("help,h", "show this help");
   po::positional_options_description pos;
   if (file) pos.add("file", 1);
-  Parsed p;
+  ParsedArgs p;
   po::store(po::command_line_parser(args).options(desc).positional(pos).run(), p.vm);
   p.help = p.vm.count("help") > 0;
   if (!p.help) po::notify(p.vm);
@@ -133,7 +133,7 @@ int cmd_run(const std::vector<std::string>& args) {
         "dry-run", "validate and print the plan without running anything")(
         "launcher", po::value<std::string>(), "torchrun, slurm, openmpi, pmi or local (default: detect)")(
         "print-env", "print the launcher, rank and rendezvous this process detected, and why; run nothing");
-    Parsed p = parse(args, d, true);
+    ParsedArgs p = parse(args, d, true);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
@@ -200,7 +200,7 @@ int cmd_validate(const std::vector<std::string>& args) {
                               "without running anything. Exit code 0 if valid, 2 if not.\n\nOptions");
     d.add_options()("file", po::value(&file)->required(), "experiment file (TOML)")(
         "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)");
-    Parsed p = parse(args, d, true);
+    ParsedArgs p = parse(args, d, true);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
@@ -225,7 +225,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
                               "Exit code 0 if every plugin found can be used, 1 if any cannot (its error is listed).\n\nOptions");
     d.add_options()("plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
         "json", "print JSON instead of text");
-    Parsed p = parse(args, d, false);
+    ParsedArgs p = parse(args, d, false);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
@@ -251,7 +251,7 @@ int cmd_settings(const std::vector<std::string>& args) {
     po::options_description d("Usage: commbench settings\n\n"
                               "Prints every key a [[run]] or [defaults] table accepts, with its type, default\n"
                               "and meaning, as the Markdown table of docs/configuration.md.\n\nOptions");
-    Parsed p = parse(args, d, false);
+    ParsedArgs p = parse(args, d, false);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
