@@ -8,7 +8,7 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 jobs=$(nproc 2>/dev/null || echo 2)
 # Unity build (CMake batches ~8 sources per compiler run): the headers every file includes
 # (nlohmann/json, fmt, gtest, Boost) are parsed once per batch instead of once per file, which
-# makes a cold build several times faster on a small CI machine. COMMBENCH_UNITY_BUILD=OFF for
+# shortens a cold build on a small CI machine. COMMBENCH_UNITY_BUILD=OFF for
 # file-by-file rebuilds while editing.
 cmake -S "$root" -B "$root/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_UNITY_BUILD=${COMMBENCH_UNITY_BUILD:-ON}" "$@"
