@@ -14,6 +14,27 @@ namespace {
 using ScalingKey = std::tuple<int, std::string, std::string, std::string, std::string, std::string,
                        std::string, uint64_t>;
 
+// The series `key` names, made from `r`'s identity the first time it is seen.
+ScalingSeries& series_for(const ScalingKey& key, const CaseRecord& r, ScalingMode mode, uint64_t bytes,
+                          std::map<ScalingKey, size_t>& index, std::vector<ScalingSeries>& all) {
+  auto [it, added] = index.emplace(key, all.size());
+  if (added) {
+    ScalingSeries s;
+    s.run_index = r.run_index;
+    s.run = r.run;
+    s.backend = r.backend;
+    s.op = r.op;
+    s.dtype = r.dtype;
+    s.redop = r.redop;
+    s.placement = r.placement;
+    s.memory = r.memory;
+    s.mode = mode;
+    s.bytes = bytes;
+    all.push_back(std::move(s));
+  }
+  return all[it->second];
+}
+
 // A workload record: series per (run, backend, model, sharding, overlap, dtype, memory, batch).
 void add_workload_point(const CaseRecord& r, std::map<ScalingKey, size_t>& index, std::vector<ScalingSeries>& all) {
   const nlohmann::json& w = r.workload;
@@ -23,22 +44,11 @@ void add_workload_point(const CaseRecord& r, std::map<ScalingKey, size_t>& index
                                        w.value("sharding", std::string("?")), w.value("overlap", false) ? "on" : "off");
   const int batch = w.value("batch_size", 0);
   const ScalingKey key{r.run_index, r.backend, r.op + " " + what, r.dtype, "", "", r.memory, static_cast<uint64_t>(batch)};
-  auto [it, added] = index.emplace(key, all.size());
-  if (added) {
-    ScalingSeries s;
-    s.run_index = r.run_index;
-    s.run = r.run;
-    s.backend = r.backend;
-    s.op = r.op;
-    s.dtype = r.dtype;
-    s.memory = r.memory;
-    s.mode = ScalingMode::Weak;
-    s.bytes = r.bytes;
-    s.workload = what;
-    s.batch_size = batch;
-    all.push_back(std::move(s));
-  }
-  ScalingSeries& s = all[it->second];
+  ScalingSeries& s = series_for(key, r, ScalingMode::Weak, r.bytes, index, all);
+  s.redop.clear();  // a step's collectives are not one reduction
+  s.placement.clear();
+  s.workload = what;
+  s.batch_size = batch;
   if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
     s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, 0, samples, 0});
 }
@@ -62,22 +72,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
     // Strong: the series is the job-wide size, which the per-rank size came from (plan.cpp).
     const uint64_t bytes = mode == ScalingMode::Strong ? r.bytes * strong_scaling_share(*kind, r.world_size) : r.bytes;
     const ScalingKey key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
-    auto [it, added] = index.emplace(key, all.size());
-    if (added) {
-      ScalingSeries s;
-      s.run_index = r.run_index;
-      s.run = r.run;
-      s.backend = r.backend;
-      s.op = r.op;
-      s.dtype = r.dtype;
-      s.redop = r.redop;
-      s.placement = r.placement;
-      s.memory = r.memory;
-      s.mode = mode;
-      s.bytes = bytes;
-      all.push_back(std::move(s));
-    }
-    ScalingSeries& s = all[it->second];
+    ScalingSeries& s = series_for(key, r, mode, bytes, index, all);
     const double n = r.world_size;
     const double work = mode == ScalingMode::Strong ? static_cast<double>(bytes) : n * static_cast<double>(r.bytes);
     // A repeated world size (the same case twice in one run) keeps the first measurement.
