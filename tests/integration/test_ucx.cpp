@@ -189,7 +189,7 @@ TEST(Ucx, BadOptionsFailFastNamingTheOption) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"(transports = "tcp,infiniband")", "unknown UCX transport 'infiniband'"},
       {R"(bogus = "1")", "unknown option 'bogus' for backend ucx"},
-      {R"(progress = "spin")", "option progress = \"spin\" is not valid; expected auto, polling or wait"},
+      {R"(progress = "spin")", "option progress = \"spin\" is not valid; expected one of auto, polling, wait"},
       {R"(allreduce_algorithm = "binomial")", "allreduce_algorithm"},
       {R"(rndv_thresh = "8 KB")", "option rndv_thresh = \"8 KB\" is not valid"},
       {R"(timeout_ms = "-5")", "option timeout_ms = \"-5\" is not valid"},
