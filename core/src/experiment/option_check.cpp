@@ -19,9 +19,9 @@ void check_backend_options(const RunSpec& run, const std::string& backend, const
   };
   if (!plugin.options) {
     add(Diagnostic::Severity::Note, table,
-        fmt::format("plugin '{}' (ABI {}.{}) does not describe its options, so they are not checked here; its "
-                    "workers check them when they start",
-                    backend, plugin.abi_major, plugin.abi_minor));
+        fmt::format("plugin '{}' does not describe its options (its table has no ABI 1.2 option descriptors), so "
+                    "they are not checked here; its workers check them when they start",
+                    backend));
     return;
   }
   if (!plugin.option_problems.empty()) {

@@ -41,8 +41,8 @@ std::string option_names(const PluginInfo& p) {
 
 std::string format_plugin_options(const PluginInfo& p) {
   if (!p.options)
-    return fmt::format("{} does not describe its options (ABI {}.{}; descriptors came with 1.2): its workers "
-                       "check them when they start.\n", p.name, p.abi_major, p.abi_minor);
+    return fmt::format("{} does not describe its options (its table has no ABI 1.2 option descriptors): its "
+                       "workers check them when they start.\n", p.name);
   if (p.options->empty()) return fmt::format("{} takes no options.\n", p.name);
   std::string out = fmt::format("Options ([run.options.{}]):\n", p.name);
   size_t width = 4;
