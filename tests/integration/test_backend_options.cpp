@@ -40,7 +40,7 @@ TEST(BackendOptions, ValidateRefusesAMisspeltGlooOptionAtItsLineWithASuggestion)
   const auto r = run_commbench({"validate", file.string()}, dir.path());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   const std::string error = line_with(r.output, "unknown option 'timout_ms' for backend 'gloo'");
-  EXPECT_EQ(error.rfind("typo.toml:9:", 0) == std::string::npos, false) << r.output;
+  EXPECT_EQ(error.rfind("typo.toml:9:1: error:", 0), 0u) << r.output;  // the key's line and column
   EXPECT_NE(error.find("did you mean 'timeout_ms'?"), std::string::npos) << r.output;
   EXPECT_NE(error.find("transport, iface, hostname, allreduce_algorithm, timeout_ms"), std::string::npos) << r.output;
   // `run` validates first: nothing is launched, no job folder is written.

@@ -151,7 +151,7 @@ verbose = "on"
 )"),
             (std::vector<std::string>{
                 "opts.toml:9:8: error: option mode = \"slow\" for backend 'demo' is not valid: expected one of fast, safe",
-                "opts.toml:8:13: error: unknown option 'timout_ms' for backend 'demo'; did you mean 'timeout_ms'? Its "
+                "opts.toml:8:1: error: unknown option 'timout_ms' for backend 'demo'; did you mean 'timeout_ms'? Its "
                 "options are: mode, verbose, timeout_ms ('commbench plugins demo' describes them)",
             }));
 }

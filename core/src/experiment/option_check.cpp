@@ -40,7 +40,7 @@ void check_backend_options(const RunSpec& run, const std::string& backend, const
       if (o.name == key) option = &o;
     if (option == nullptr) {
       const std::string hint = did_you_mean(key, names);
-      add(Diagnostic::Severity::Error, at,
+      add(Diagnostic::Severity::Error, at + "#key",
           fmt::format("unknown option '{}' for backend '{}'{} {} options are: {} ('commbench plugins {}' describes "
                       "them)",
                       key, backend, hint, hint.empty() ? "; its" : "Its",
