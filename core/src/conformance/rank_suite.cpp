@@ -106,11 +106,16 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   }
   uint64_t rss0 = 0;
   int fds0 = 0;
+  // On a GPU a communicator also holds device memory (NCCL's buffers): a leak there shows only
+  // in cudaMemGetInfo, never in the host's RSS.
+  const auto device_free = [&]() -> int64_t { return ctx.gpu ? static_cast<int64_t>(ctx.gpu->free_bytes()) : 0; };
+  int64_t dev0 = 0;
   try {
     for (int i = 0; i < kCycles + 3; ++i) {
       if (i == 3) {  // after warming up whatever the first communicators cache
         rss0 = resident_bytes();
         fds0 = open_fds();
+        dev0 = device_free();
       }
       ctx.out.phase(fmt::format("conformance: comm_create/comm_destroy cycle {}", i + 1));
       ctx.session.create_comm(create_timeout_ms);
@@ -122,10 +127,13 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   }
   const uint64_t rss1 = resident_bytes();
   const int fds1 = open_fds();
+  const int64_t dev_lost = dev0 - device_free();  // bytes of device memory no longer free
   std::string problem;
   if (fds1 > fds0) problem = fmt::format("{} file descriptors more after {} cycles", fds1 - fds0, kCycles);
   else if (rss1 > rss0 + kRssGrowthLimit)
     problem = fmt::format("resident memory grew by {:.1f} MiB over {} cycles", (rss1 - rss0) / 1048576.0, kCycles);
+  else if (dev_lost > static_cast<int64_t>(kRssGrowthLimit))
+    problem = fmt::format("free device memory (cudaMemGetInfo) shrank by {:.1f} MiB over {} cycles", dev_lost / 1048576.0, kCycles);
   try {
     ctx.session.create_comm(create_timeout_ms);
   } catch (const std::exception& e) {
@@ -134,8 +142,9 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   }
   if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
   ctx.report(name, ConformanceResult::Pass,
-             fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds", kCycles,
-                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0));
+             fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds{}", kCycles,
+                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0,
+                         ctx.gpu ? fmt::format(", {:+.1f} MiB device memory in use", dev_lost / 1048576.0) : ""));
 }
 
 // Rank 0 waits for a message no one sends: the wait must end with CB_ERR_TIMEOUT, promptly.
