@@ -44,8 +44,10 @@ std::string log_tail(const std::string& path, size_t lines) {
   return out;
 }
 
-// Checks of `world` ranks merged: a check fails if it failed on any rank (the first such rank's
-// detail), is skipped only if skipped everywhere, else passes with the lowest rank's detail.
+// Checks of `world` ranks merged: a check fails if it failed on any rank (every failing rank's
+// detail, in the order they arrived: the first is often a victim of another rank's failure, e.g.
+// a peer that aborted), is skipped only if skipped everywhere, else passes with the lowest rank's
+// detail.
 class Merger {
  public:
   Merger(int world, std::vector<ConformanceCheck>& out) : world_(world), out_(out), first_(out.size()) {}
@@ -61,6 +63,8 @@ class Merger {
     if (c->result != ConformanceResult::Fail && r == ConformanceResult::Fail) {
       c->result = r;
       c->detail = d;
+    } else if (c->result == ConformanceResult::Fail && r == ConformanceResult::Fail) {
+      c->detail += " | " + d;
     } else if (c->result == ConformanceResult::Skip && r == ConformanceResult::Pass) {
       c->result = r;
       c->detail = d;
