@@ -15,6 +15,7 @@
 
 #include "common/exit_codes.h"
 #include "conformance/suite_context.h"
+#include "device/gpu_binding.h"
 #include "plugin/search_path.h"
 #include "plugin/host_services.h"
 #include "worker/memory_footprint.h"
@@ -199,11 +200,12 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   HostServices host(for_plugin, opts.rank, opts.world, opts.options);
   BackendSession session(plugin.api);
   SuiteContext ctx{session, for_suite, out, opts.rank, opts.world, opts.op_timeout_ms};
-  // Device memory needs the GPU bound before init, as in a worker.
+  // Device memory needs the GPU bound before init, as in a worker (the rank's GPU, or the
+  // backend's `device` option, so that suite and plugin use the same device).
   std::unique_ptr<GpuDevice> gpu;
   if (query_capabilities(plugin.api, nullptr).mem_types & CB_BIT(CB_MEM_CUDA)) {
     try {
-      gpu = GpuDevice::open(opts.rank, opts.world, std::nullopt, &ctx.gpu_unusable);
+      gpu = GpuDevice::open(opts.rank, opts.world, device_option(opts.options), &ctx.gpu_unusable);
     } catch (const std::exception& e) {
       ctx.gpu_unusable = e.what();
     }
