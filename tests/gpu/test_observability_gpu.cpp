@@ -212,13 +212,31 @@ memory = "cuda"
 [[run]]
 name = "gloo"
 backend = "gloo"
+[[run]]
+name = "nccl-p2p"
+backend = "nccl"
+memory = "cuda"
+world_sizes = [2]
+ops = ["pingpong", "bidir_bw"]
+sizes = ["64KiB"]
+[[run]]
+name = "gloo-p2p"
+backend = "gloo"
+world_sizes = [2]
+ops = ["pingpong", "bidir_bw"]
+sizes = ["64KiB"]
 )");
   const CommandResult r = run_with_env(dir, file, kKnobs);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const fs::path job = dir.job_folder();
   const auto cases = dir.records();
-  ASSERT_EQ(cases.size(), 2u * 2u * 2u * 2u);  // backends x worlds x ops x sizes
-  for (const auto& c : cases) ASSERT_EQ(c["status"], "ok") << c.dump();
+  ASSERT_EQ(cases.size(), 2u * 2u * 2u * 2u + 2u * 2u);  // backends x worlds x ops x sizes, p2p
+  std::map<std::pair<std::string, std::string>, double> p2p_mean_us;  // (backend, op) -> sample mean
+  for (const auto& c : cases) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    if (c["op"] == "pingpong" || c["op"] == "bidir_bw")
+      p2p_mean_us[{c["backend"], c["op"]}] = c["time_us"]["mean"].get<double>();
+  }
 
   const auto trace = nlohmann::json::parse(read_text(job / "trace.json"));
   EXPECT_FALSE(trace["metadata"].contains("missing")) << trace["metadata"].dump();
@@ -268,6 +286,27 @@ backend = "gloo"
           // started on another (the ranks meet at its start); 2 ms for the clock estimates.
           EXPECT_LE(latest_start, earliest_end + 2000.0) << backend << " " << world << " " << op << " " << bytes;
         }
+  // Point-to-point iterations are whole iterations on both ranks, not the samples (half a round
+  // trip, one message of a window, nothing on the pingpong responder): each lasts, and the
+  // initiator's add up to at least the samples times 2 (pingpong) or the window (bidir_bw, 64).
+  for (const std::string backend : {"nccl", "gloo"})
+    for (const std::string op : {"pingpong", "bidir_bw"})
+      for (int rank = 0; rank < 2; ++rank) {
+        SCOPED_TRACE(fmt::format("{} {} rank {}", backend, op, rank));
+        const Key k{backend, 2, op, 65536, rank};
+        ASSERT_TRUE(timed.count(k));
+        const auto& its = iterations[k];
+        ASSERT_EQ(its.size(), 6u);
+        double sum = 0;
+        for (const auto& [i, s, e] : its) {
+          EXPECT_GT(e - s, 0.0) << "iteration " << i;
+          EXPECT_GE(s, timed.at(k).first - 1.0);
+          EXPECT_LE(e, timed.at(k).second + 1.0);
+          sum += e - s;
+        }
+        if (rank == 0)
+          EXPECT_GE(sum, 0.95 * 6 * p2p_mean_us.at({backend, op}) * (op == "pingpong" ? 2 : 64));
+      }
   // The NCCL iterations' args say what ran where: device memory, the configuration.
   bool nccl_iteration_args = false;
   for (const auto& ev : trace["traceEvents"])
