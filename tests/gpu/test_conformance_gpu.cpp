@@ -162,5 +162,23 @@ const char* const kFaultNames[] = {"FailCommInit", "AsyncErrorAfterFiveOps", "Ha
 INSTANTIATE_TEST_SUITE_P(Knobs, ConformanceFaultOnGpu, ::testing::ValuesIn(kFaults),
                          [](const ::testing::TestParamInfo<Fault>& i) { return std::string(kFaultNames[i.index]); });
 
+// One rank's init fails; the other stays inside its blocking NCCL init (it cannot be abandoned):
+// the stage fails as a hung rank, and says which check failed first and where.
+TEST(ConformanceOnGpu, InitFailingOnOneRankNamesItWhenThePeerHangsInBlockingInit) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("nccl", 2);
+  JobDir dir;
+  const CommandResult r = conformance(dir, "nccl", {"--ranks", "2", "--op-timeout", "2"},
+                                      "SIMGPU_FAIL_COMM_INIT=1 SIMGPU_FAULT_RANK=1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const Row init = row(r.output, 2, "comm_create");
+  EXPECT_EQ(init.result, "FAIL") << r.output;
+  EXPECT_EQ(init.detail.rfind("rank 1: ", 0), 0u) << init.detail;
+  const Row hung = row(r.output, 2, "rank processes");
+  EXPECT_EQ(hung.result, "FAIL") << r.output;
+  EXPECT_NE(hung.detail.find("rank 0 hung in conformance: comm_create"), std::string::npos) << hung.detail;
+  EXPECT_NE(hung.detail.find("'comm_create' failed first (rank 1)"), std::string::npos) << hung.detail;
+}
+
 }  // namespace
 }  // namespace commbench::testing
