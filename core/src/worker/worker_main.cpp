@@ -18,6 +18,7 @@
 #include "common/failure_kind.h"
 #include "commbench/sdk/dtypes.hpp"
 #include "common/memory_staging.h"
+#include "device/gpu_binding.h"
 #include "device/gpu_device.h"
 #include "device/gpu_facts.h"
 #include "observe/host_metadata.h"
@@ -84,14 +85,7 @@ FailureKind kind_of_exception(const std::exception& e) {
 // that core and plugin bind the same GPU whichever the user wrote.
 std::optional<int> requested_device(const Execution& exec) {
   if (exec.device) return exec.device;
-  const auto it = exec.options.find("device");
-  if (it == exec.options.end()) return std::nullopt;
-  try {
-    size_t used = 0;
-    const int d = std::stoi(it->second, &used);
-    if (used == it->second.size()) return d;
-  } catch (const std::exception&) {}
-  return std::nullopt;  // not a number: the plugin rejects its own option with a message
+  return device_option(exec.options);
 }
 
 int32_t ms_until(std::chrono::steady_clock::time_point deadline) {
