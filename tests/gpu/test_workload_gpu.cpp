@@ -1,8 +1,12 @@
 // workload = "data_parallel" on NCCL with memory = "cuda" (docs/workloads.md): on the simulated
 // GPU this checks the plumbing — stream-ordered posts of every bucket on the backend's stream,
 // test()/wait() of each request, both overlap settings, the records — never the numbers as GPU
-// performance. The compute between the posts is still the CPU loop (GPU compute is not done yet).
+// performance. The compute is cuBLAS SGEMMs on a compute stream (simulated libcublas.so.13: each
+// GEMM a stream op lasting 2mnk / SIMGPU_GEMM_FLOPS), ordered before each post by an event.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
 
 #include "gpu_test_harness.h"
 #include "job_harness.h"
@@ -44,6 +48,88 @@ world_size = 2
     EXPECT_LE(eff, 1.0);
   }
   EXPECT_TRUE(seen[0] && seen[1]);
+}
+
+const nlohmann::json& gpu_record(const std::vector<nlohmann::json>& cases, bool overlap) {
+  for (const auto& c : cases)
+    if (c.contains("workload") && c["workload"]["overlap"] == overlap) return c;
+  throw std::runtime_error("no workload record with that overlap");
+}
+
+// Known answer: 32 MiB of f32 gradients in 8 buckets of one layer each, 100 ms of GEMMs per step.
+// Overlap off: every allreduce waits (on the device, an event) for the whole backward, so the
+// communication is exposed. Overlap on: buckets 1..7 reduce while the backward of the layers
+// below runs on the compute stream; only the last (1/8 of it) cannot hide. Were the posts not
+// ordered after their layers' GEMMs, the collectives would run at once beside the compute and
+// overlap off would expose nothing.
+TEST(WorkloadOnGpu, CublasComputeOverlapsTheBucketsOnTheDevice) {
+  REQUIRE_GPUS(2);
+  if (!real_gpu_mode() && !sim_library("libnccl.so.2")) GTEST_SKIP() << "simulated libnccl.so.2 not built";
+  if (!real_gpu_mode() && !sim_library("libcublas.so.13")) GTEST_SKIP() << "simulated libcublas.so.13 not built";
+  if (!plugin_built("nccl")) GTEST_SKIP() << "nccl plugin not built";
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "workload-gpu-cublas"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+workload = "data_parallel"
+model = { parameters = 8388608, layers = 8 }
+bucket_size = "4MiB"
+compute_ms = 100
+steps = 7
+warmup = 1
+world_size = 2
+)"), {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 2u);
+  for (const auto& c : cases) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    const auto& w = c["workload"];
+    EXPECT_EQ(w["compute_engine"], "cublas") << w.dump();
+    EXPECT_NE(w["compute_device"].get<std::string>().find("cuBLAS SGEMM"), std::string::npos) << w.dump();
+    EXPECT_GT(w["compute_flops_per_s"].get<double>(), 0);
+    EXPECT_EQ(w["buckets"], 8);
+    // The compute-only step is the GEMMs' time (stream ops of known length), not zero.
+    EXPECT_GT(w["compute_ms"]["p50"].get<double>(), 100.0 * 0.95) << w.dump();
+  }
+  const auto& off = gpu_record(cases, false)["workload"];
+  const auto& on = gpu_record(cases, true)["workload"];
+  const double off_comm = off["comm_ms"]["p50"].get<double>(), on_comm = on["comm_ms"]["p50"].get<double>();
+  EXPECT_GT(off["exposed_comm_ms"].get<double>(), 0.5 * off_comm) << off.dump();
+  EXPECT_LT(on["exposed_comm_ms"].get<double>(), 0.5 * on_comm) << on.dump();
+  EXPECT_LT(on["exposed_comm_ms"].get<double>(), off["exposed_comm_ms"].get<double>()) << on.dump() << off.dump();
+}
+
+// Without cuBLAS the GPU workload is not run with some other compute: both records say why.
+TEST(WorkloadOnGpu, MissingCublasMakesTheCaseUnsupportedWithTheReason) {
+  REQUIRE_GPUS(2);
+  if (!real_gpu_mode() && !sim_library("libnccl.so.2")) GTEST_SKIP() << "simulated libnccl.so.2 not built";
+  if (!plugin_built("nccl")) GTEST_SKIP() << "nccl plugin not built";
+  const char* before = std::getenv("COMMBENCH_CUBLAS");
+  const std::string saved = before ? before : "";
+  ::setenv("COMMBENCH_CUBLAS", "/nonexistent/libcublas.so.13", 1);
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "workload-gpu-no-cublas"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+workload = "data_parallel"
+model = { parameters = 1048576, layers = 4 }
+compute_ms = 4
+steps = 2
+world_size = 2
+)"), {"--quiet"});
+  if (before) ::setenv("COMMBENCH_CUBLAS", saved.c_str(), 1);
+  else ::unsetenv("COMMBENCH_CUBLAS");
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 2u) << r.output;
+  for (const auto& c : cases) {
+    EXPECT_EQ(c["status"], "unsupported") << c.dump();
+    const std::string reason = c["reason"].get<std::string>();
+    EXPECT_NE(reason.find("/nonexistent/libcublas.so.13 could not be loaded"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("COMMBENCH_CUBLAS"), std::string::npos) << reason;
+  }
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ options.sleep = { sleep_us = 10000, async = 1 }
     const auto& w = c["workload"];
     EXPECT_EQ(w["buckets"], 8);
     EXPECT_EQ(w["parameters"], 4000000);
+    EXPECT_EQ(w["compute_engine"], "cpu");  // host memory: the CPU loop
     // The communication alone: 8 x 10 ms on the serial channel (a sleep never ends early).
     EXPECT_GE(w["comm_ms"]["p50"].get<double>(), 80.0 * 0.98) << w.dump();
     EXPECT_LT(w["comm_ms"]["p50"].get<double>(), 140.0) << w.dump();

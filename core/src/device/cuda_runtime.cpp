@@ -76,6 +76,7 @@ const Runtime* Runtime::get(std::string* why) {
     bind(lib, "cudaEventQuery", r->EventQuery, missing);
     bind(lib, "cudaEventElapsedTime", r->EventElapsedTime, missing);
     bind(lib, "cudaEventDestroy", r->EventDestroy, missing);
+    bind(lib, "cudaStreamWaitEvent", r->StreamWaitEvent, missing);
     bind(lib, "cudaStreamBeginCapture", r->StreamBeginCapture, missing);
     bind(lib, "cudaStreamEndCapture", r->StreamEndCapture, missing);
     bind(lib, "cudaGraphInstantiate", r->GraphInstantiate, missing);

@@ -292,7 +292,7 @@ int worker_main(int argc, char** argv) {
                                              exec.overlap[i] ? "on" : "off");
         phase = fmt::format("workload case {}/{} ({})", i + 1, exec.overlap.size(), what);
         out.phase("case", static_cast<int>(i), what);
-        std::optional<CaseRecord> rec = workload::run_workload_case(env, exec.overlap[i], *compute);
+        std::optional<CaseRecord> rec = workload::run_workload_case(env, exec.overlap[i], compute);
         tr.flush();
         if (rec) {
           nlohmann::json j = *rec;

@@ -22,6 +22,8 @@ class StepCompute {
   virtual void order_before_post() {}
   // Waits for all compute enqueued (GPU); nothing on the CPU.
   virtual void finish() {}
+  // What ran the compute, for the record's compute_engine: "cpu" or "cublas".
+  virtual std::string engine() const = 0;
   virtual std::string describe() const = 0;
 };
 
