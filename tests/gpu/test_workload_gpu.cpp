@@ -99,6 +99,19 @@ world_size = 2
   EXPECT_GT(off["exposed_comm_ms"].get<double>(), 0.5 * off_comm) << off.dump();
   EXPECT_LT(on["exposed_comm_ms"].get<double>(), 0.5 * on_comm) << on.dump();
   EXPECT_LT(on["exposed_comm_ms"].get<double>(), off["exposed_comm_ms"].get<double>()) << on.dump() << off.dump();
+
+  // The run's memory record: the model's estimate (f32 Adam: 4 + 4 + 8 bytes per parameter) and
+  // what the run held on the device — the compute's three 2048² f32 matrices, then also the
+  // step's send and receive buffers (32 MiB of gradients each).
+  const auto mem = dir.records("memory");
+  ASSERT_EQ(mem.size(), 1u);
+  EXPECT_EQ(mem[0]["workload"], "data_parallel");
+  EXPECT_EQ(mem[0]["computed"]["model_state_bytes"], 16ull * 8388608);
+  const auto& dev = mem[0]["measured"]["device"];
+  ASSERT_TRUE(dev.is_object()) << mem[0].dump();
+  EXPECT_GE(dev["buffers_bytes"].get<uint64_t>(), 3ull * 2048 * 2048 * 4) << dev.dump();
+  EXPECT_GE(dev["workload_bytes"].get<uint64_t>(), dev["buffers_bytes"].get<uint64_t>() + 2ull * 32 * 1024 * 1024)
+      << dev.dump();
 }
 
 // Without cuBLAS the GPU workload is not run with some other compute: both records say why.

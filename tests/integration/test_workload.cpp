@@ -68,6 +68,12 @@ options.sleep = { sleep_us = 10000, async = 1 }
   EXPECT_GT(off["exposed_comm_ms"].get<double>(), 0.6 * off["comm_ms"]["p50"].get<double>()) << off.dump();
   // Overlap on: buckets 0..6 hide behind the backward that follows them; bucket 7 (10 ms) cannot.
   EXPECT_GT(on["overlap_efficiency"].get<double>(), 0.6) << on.dump();
+  // The run's memory record: the estimate of the model (4,000,000 f32 parameters, Adam: 16 bytes each).
+  const auto mem = dir.records("memory");
+  ASSERT_EQ(mem.size(), 1u);
+  EXPECT_EQ(mem[0]["workload"], "data_parallel");
+  EXPECT_EQ(mem[0]["computed"]["model_state_bytes"], 64000000u);
+  EXPECT_TRUE(mem[0]["measured"]["host"].is_object()) << mem[0].dump();
   EXPECT_LT(on["step_ms"]["p50"].get<double>(), off["step_ms"]["p50"].get<double>()) << on.dump() << off.dump();
 }
 

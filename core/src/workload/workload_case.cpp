@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "common/scaling_mode.h"
 #include "stats/summary.h"
 #include "device/cublas.h"
 #include "workload/cpu_compute.h"
@@ -109,7 +110,8 @@ StepComputeChoice make_step_compute(CaseEnvironment& env) {
 
 int workload_case_count(const Execution& e) { return static_cast<int>(e.overlap.size()); }
 
-std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& choice) {
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& choice,
+                                            MemoryPhase* held) {
   const Execution& e = env.exec;
   const Model& model = *e.model;
   const cb_dtype dtype = e.workload_dtype;
@@ -174,6 +176,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
     my_comp.push_back(timed(StepMode::ComputeOnly));
     my_comm.push_back(timed(StepMode::CommOnly));
   }
+  if (held) keep_fuller(*held, memory_now(env.gpu));
   const std::vector<double> step = slowest_per_step(env, my_step);
   const std::vector<double> comp = slowest_per_step(env, my_comp);
   const std::vector<double> comm = slowest_per_step(env, my_comm);
@@ -191,7 +194,9 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   w["layers"] = model.layers.size();
   w["activations_per_sample"] = model.activations_per_sample();
   w["forward_flops_per_sample"] = model.forward_flops_per_sample();
-  w["batch_size"] = e.batch_size;
+  w["batch_size"] = e.batch_size;  // per rank (strong scaling: the global batch / N)
+  w["global_batch_size"] = e.batch_size * e.world_size;
+  w["scaling"] = std::string(scaling_name(e.scaling));
   w["sharding"] = std::string(sharding_name(e.sharding));
   w["overlap"] = overlap;
   w["collectives_per_step"] = plan.comms.size();

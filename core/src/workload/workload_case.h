@@ -10,6 +10,7 @@
 
 #include "measure/case_record.h"
 #include "measure/case_runner.h"
+#include "workload/memory_run.h"
 #include "workload/step_compute.h"
 
 namespace commbench::workload {
@@ -32,8 +33,10 @@ struct StepComputeChoice {
 StepComputeChoice make_step_compute(CaseEnvironment& env);
 
 // Returns the record on rank 0, nullopt elsewhere; "unsupported" with the reason when the choice
-// has no compute.
-std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& compute);
+// has no compute. `held` (optional) is made the fuller of itself and this rank's memory right
+// after the timed steps, while the step's buffers and the compute's are still allocated.
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& compute,
+                                            MemoryPhase* held = nullptr);
 
 // Records a workload execution produces: one per `overlap` value.
 int workload_case_count(const Execution& e);
