@@ -14,27 +14,29 @@
 namespace commbench::testing {
 namespace {
 
+// What every test here needs: two GPUs (real or simulated), NCCL and its plugin.
+#define REQUIRE_NCCL_ON_TWO_GPUS()                                                                           \
+  REQUIRE_GPUS(2);                                                                                         \
+  if (!real_gpu_mode() && !sim_library("libnccl.so.2")) GTEST_SKIP() << "simulated libnccl.so.2 not built"; \
+  if (!plugin_built("nccl")) GTEST_SKIP() << "nccl plugin not built"
+
+// workload = "data_parallel" on device memory at 2 ranks; `keys`: the model and the rest.
+CommandResult run_ddp_on_gpu(const JobDir& dir, const std::string& keys, const std::string& backend = "nccl") {
+  return dir.run(dir.write("w.toml", "name = \"workload-gpu\"\n[[run]]\nbackend = \"" + backend +
+                                         "\"\nmemory = \"cuda\"\nworkload = \"data_parallel\"\nworld_size = 2\n" + keys),
+                 {"--quiet"});
+}
+
 TEST(WorkloadOnGpu, NcclDdpWithOverlapOnAndOff) {
-  REQUIRE_GPUS(2);
-  if (!real_gpu_mode() && !sim_library("libnccl.so.2")) GTEST_SKIP() << "simulated libnccl.so.2 not built";
-  if (!plugin_built("nccl")) GTEST_SKIP() << "nccl plugin not built";
+  REQUIRE_NCCL_ON_TWO_GPUS();
+  if (!real_gpu_mode() && !sim_library("libcublas.so.13")) GTEST_SKIP() << "simulated libcublas.so.13 not built";
   JobDir dir;
-  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "workload-gpu"
-[[run]]
-backend = "nccl"
-memory = "cuda"
-workload = "data_parallel"
-model = { parameters = 1048576, layers = 8 }
-bucket_size = "1MiB"
-compute_ms = 4
-steps = 3
-warmup = 1
-world_size = 2
-)"), {"--quiet"});
+  const CommandResult r = run_ddp_on_gpu(
+      dir, "model = { parameters = 1048576, layers = 8 }\nbucket_size = \"1MiB\"\ncompute_ms = 4\nsteps = 3\nwarmup = 1\n");
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  bool seen[2] = {false, false};
   const auto cases = dir.records();
   ASSERT_EQ(cases.size(), 2u);
-  bool seen[2] = {false, false};
   for (const auto& c : cases) {
     ASSERT_EQ(c["status"], "ok") << c.dump();
     EXPECT_EQ(c["op"], "data_parallel");
@@ -63,23 +65,15 @@ const nlohmann::json& gpu_record(const std::vector<nlohmann::json>& cases, bool 
 // ordered after their layers' GEMMs, the collectives would run at once beside the compute and
 // overlap off would expose nothing.
 TEST(WorkloadOnGpu, CublasComputeOverlapsTheBucketsOnTheDevice) {
-  REQUIRE_GPUS(2);
-  if (!real_gpu_mode() && !sim_library("libnccl.so.2")) GTEST_SKIP() << "simulated libnccl.so.2 not built";
+  REQUIRE_NCCL_ON_TWO_GPUS();
   if (!real_gpu_mode() && !sim_library("libcublas.so.13")) GTEST_SKIP() << "simulated libcublas.so.13 not built";
-  if (!plugin_built("nccl")) GTEST_SKIP() << "nccl plugin not built";
   JobDir dir;
-  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "workload-gpu-cublas"
-[[run]]
-backend = "nccl"
-memory = "cuda"
-workload = "data_parallel"
-model = { parameters = 8388608, layers = 8 }
+  const CommandResult r = run_ddp_on_gpu(dir, R"(model = { parameters = 8388608, layers = 8 }
 bucket_size = "4MiB"
 compute_ms = 100
 steps = 7
 warmup = 1
-world_size = 2
-)"), {"--quiet"});
+)");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cases = dir.records();
   ASSERT_EQ(cases.size(), 2u);
@@ -116,23 +110,15 @@ world_size = 2
 
 // Without cuBLAS the GPU workload is not run with some other compute: both records say why.
 TEST(WorkloadOnGpu, MissingCublasMakesTheCaseUnsupportedWithTheReason) {
-  REQUIRE_GPUS(2);
-  if (!real_gpu_mode() && !sim_library("libnccl.so.2")) GTEST_SKIP() << "simulated libnccl.so.2 not built";
-  if (!plugin_built("nccl")) GTEST_SKIP() << "nccl plugin not built";
+  REQUIRE_NCCL_ON_TWO_GPUS();
   const char* before = std::getenv("COMMBENCH_CUBLAS");
   const std::string saved = before ? before : "";
   ::setenv("COMMBENCH_CUBLAS", "/nonexistent/libcublas.so.13", 1);
   JobDir dir;
-  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "workload-gpu-no-cublas"
-[[run]]
-backend = "nccl"
-memory = "cuda"
-workload = "data_parallel"
-model = { parameters = 1048576, layers = 4 }
+  const CommandResult r = run_ddp_on_gpu(dir, R"(model = { parameters = 1048576, layers = 4 }
 compute_ms = 4
 steps = 2
-world_size = 2
-)"), {"--quiet"});
+)");
   if (before) ::setenv("COMMBENCH_CUBLAS", saved.c_str(), 1);
   else ::unsetenv("COMMBENCH_CUBLAS");
   const auto cases = dir.records();
@@ -142,6 +128,25 @@ world_size = 2
     const std::string reason = c["reason"].get<std::string>();
     EXPECT_NE(reason.find("/nonexistent/libcublas.so.13 could not be loaded"), std::string::npos) << reason;
     EXPECT_NE(reason.find("COMMBENCH_CUBLAS"), std::string::npos) << reason;
+  }
+}
+
+// A host backend on memory = "cuda" (Gloo, staged: it gets host buffers) computes with cuBLAS
+// too; without a stream to order, each post waits on the host for the compute event.
+TEST(WorkloadOnGpu, HostBackendOnDeviceMemoryComputesWithCublas) {
+  REQUIRE_GPUS(2);
+  if (!real_gpu_mode() && !sim_library("libcublas.so.13")) GTEST_SKIP() << "simulated libcublas.so.13 not built";
+  if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";
+  JobDir dir;
+  const CommandResult r = run_ddp_on_gpu(dir, "model = { parameters = 262144, layers = 4 }\ncompute_ms = 20\nsteps = 3\n", "gloo");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 2u);
+  for (const auto& c : cases) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["workload"]["compute_engine"], "cublas") << c.dump();
+    // The whole step includes the GEMMs the posts waited for (20 ms at the simulated rate).
+    EXPECT_GE(c["workload"]["step_ms"]["p50"].get<double>(), 20.0 * 0.95) << c.dump();
   }
 }
 

@@ -1,12 +1,10 @@
 #include "device/cublas.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <mutex>
+#include <memory>
 
 #include <fmt/format.h>
 
+#include "device/runtime_library.h"
 #include "plugin/plugin_error.h"
 
 namespace commbench::cuda {
@@ -14,49 +12,39 @@ namespace {
 
 constexpr const char* kDefaultBlasLibrary = "libcublas.so.13";
 
+}  // namespace
+
 struct LoadedBlas {
   Blas* blas = nullptr;
   std::string why;
 };
 
-template <class F>
-void bind_blas(void* lib, const char* name, F& fn, std::string* missing) {
-  fn = reinterpret_cast<F>(::dlsym(lib, name));
-  if (!fn && missing) *missing += missing->empty() ? name : fmt::format(", {}", name);
+// Loads and binds once per process (a function-local static: thread-safe initialisation).
+LoadedBlas Blas::load() {
+  LoadedBlas out;
+  // Linked against libcudart.so.13 by soname, so it shares the core's runtime (one context).
+  const OpenedLibrary opened = open_runtime_library("COMMBENCH_CUBLAS", kDefaultBlasLibrary);
+  if (!opened.handle) {
+    out.why = fmt::format("cuBLAS {} could not be loaded ({}); install CUDA 13's cuBLAS or set COMMBENCH_CUBLAS to "
+                          "its path (the GPU workload computes with cuBLAS)",
+                          opened.path, opened.error);
+    return out;
+  }
+  auto b = std::unique_ptr<Blas>(new Blas());
+  b->path_ = opened.path;
+  std::string missing;
+  bind_symbol(opened.handle, "cublasCreate_v2", b->Create, &missing);
+  bind_symbol(opened.handle, "cublasDestroy_v2", b->Destroy, &missing);
+  bind_symbol(opened.handle, "cublasSetStream_v2", b->SetStream, &missing);
+  bind_symbol(opened.handle, "cublasSgemm_v2", b->Sgemm, &missing);
+  bind_symbol(opened.handle, "cublasGetStatusString", b->GetStatusString, nullptr);
+  if (missing.empty()) out.blas = b.release();  // lives for the process, like the library
+  else out.why = fmt::format("cuBLAS {} lacks {} (commbench needs CUDA 13's cuBLAS)", opened.path, missing);
+  return out;
 }
 
-}  // namespace
-
 const Blas* Blas::get(std::string* why) {
-  static LoadedBlas loaded;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char* env = std::getenv("COMMBENCH_CUBLAS");
-    const std::string path = env && *env ? env : kDefaultBlasLibrary;
-    // Linked against libcudart.so.13 by soname, so it shares the core's runtime (one context).
-    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* err = ::dlerror();
-      loaded.why = fmt::format("cuBLAS {} could not be loaded ({}); install CUDA 13's cuBLAS or set COMMBENCH_CUBLAS "
-                               "to its path (the GPU workload computes with cuBLAS)",
-                               path, err ? err : "unknown error");
-      return;
-    }
-    auto* b = new Blas();  // lives for the process, like the library
-    b->path_ = path;
-    std::string missing;
-    bind_blas(lib, "cublasCreate_v2", b->Create, &missing);
-    bind_blas(lib, "cublasDestroy_v2", b->Destroy, &missing);
-    bind_blas(lib, "cublasSetStream_v2", b->SetStream, &missing);
-    bind_blas(lib, "cublasSgemm_v2", b->Sgemm, &missing);
-    bind_blas(lib, "cublasGetStatusString", b->GetStatusString, nullptr);
-    if (!missing.empty()) {
-      loaded.why = fmt::format("cuBLAS {} lacks {} (commbench needs CUDA 13's cuBLAS)", path, missing);
-      delete b;
-      return;
-    }
-    loaded.blas = b;
-  });
+  static const LoadedBlas loaded = load();
   if (why) *why = loaded.why;
   return loaded.blas;
 }

@@ -18,6 +18,8 @@ inline constexpr BlasStatus kBlasAllocFailed = 3;
 inline constexpr int kBlasOpN = 0;  // CUBLAS_OP_N
 inline constexpr const char* kBlasErrorSource = "cublas";
 
+struct LoadedBlas;
+
 class Blas {
  public:
   // The process's cuBLAS, loaded on first call; nullptr when it cannot be loaded, then `why`
@@ -37,6 +39,7 @@ class Blas {
 
  private:
   Blas() = default;
+  static LoadedBlas load();
   std::string path_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -63,7 +64,8 @@ void GpuCompute::gemm(int k) {
               "cublasSgemm");
 }
 
-void GpuCompute::run(double seconds, const std::function<void()>& /*progress*/) {
+void GpuCompute::run(double seconds, const std::function<void()>& progress) {
+  progress_ = progress;  // for order_before_post's host wait (backends without a stream)
   if (!(seconds > 0)) return;
   // The layer's FLOPs at the measured rate: whole n³ products, then one with a shorter inner
   // dimension for the rest (at least k = 1, so that every layer enqueues some work).
@@ -77,8 +79,19 @@ void GpuCompute::run(double seconds, const std::function<void()>& /*progress*/) 
 
 void GpuCompute::order_before_post() {
   rt_.check(rt_.EventRecord(ready_, stream_), "cudaEventRecord (compute done)");
-  if (comm_stream_) rt_.check(rt_.StreamWaitEvent(comm_stream_, ready_, 0), "cudaStreamWaitEvent");
-  else rt_.check(rt_.EventSynchronize(ready_), "cudaEventSynchronize (compute done)");
+  if (comm_stream_) {  // ordered on the device: the host goes on at once
+    rt_.check(rt_.StreamWaitEvent(comm_stream_, ready_, 0), "cudaStreamWaitEvent");
+    return;
+  }
+  // The host backend reads the buffers itself: wait for the GPU here, letting the requests
+  // already posted progress meanwhile (CB_CAP_NEEDS_PROGRESS backends advance only in test()).
+  for (;;) {
+    const cuda::Error e = rt_.EventQuery(ready_);
+    if (e == cuda::kSuccess) return;
+    if (e != cuda::kErrorNotReady) rt_.check(e, "cudaEventQuery (compute done)");
+    if (progress_) progress_();
+    else std::this_thread::yield();
+  }
 }
 
 void GpuCompute::finish() { rt_.check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize (compute)"); }

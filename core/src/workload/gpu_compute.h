@@ -44,6 +44,7 @@ class GpuCompute final : public StepCompute {
   float* b_ = nullptr;
   float* c_ = nullptr;
   double rate_ = 0;
+  std::function<void()> progress_;  // the last run()'s
 };
 
 }  // namespace commbench::workload

@@ -86,7 +86,8 @@ nlohmann::json workload_figures(const std::vector<double>& step_s, const std::ve
 
 StepComputeChoice make_step_compute(CaseEnvironment& env) {
   StepComputeChoice out;
-  const bool on_gpu = env.gpu && env.memory.op_memory == CB_MEM_CUDA;
+  // memory = "cuda" is a GPU run even when a host backend is handed host buffers (staged).
+  const bool on_gpu = env.gpu && env.memory.requested == CB_MEM_CUDA;
   if (!on_gpu) {
     out.compute = std::make_unique<CpuCompute>(env.exec.compute == ComputeSource::Time ? CpuCompute::Pace::Deadline
                                                                                        : CpuCompute::Pace::FixedWork);

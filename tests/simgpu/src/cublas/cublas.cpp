@@ -17,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "../common/knobs.hpp"
 #include "../common/simgpu_private.h"
@@ -96,16 +97,17 @@ SIMGPU_API cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t
 }
 
 SIMGPU_API const char* cublasGetStatusString(cublasStatus_t status) {
-  switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "the operation completed successfully";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "the GPU program failed to execute";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
-    default: return "unknown error";
-  }
+  static const std::pair<cublasStatus_t, const char*> kText[] = {
+      {CUBLAS_STATUS_SUCCESS, "the operation completed successfully"},
+      {CUBLAS_STATUS_NOT_INITIALIZED, "the library was not initialized"},
+      {CUBLAS_STATUS_ALLOC_FAILED, "the resource allocation failed"},
+      {CUBLAS_STATUS_INVALID_VALUE, "an invalid numeric value was used as an argument"},
+      {CUBLAS_STATUS_EXECUTION_FAILED, "the GPU program failed to execute"},
+      {CUBLAS_STATUS_INTERNAL_ERROR, "an internal operation failed"},
+      {CUBLAS_STATUS_NOT_SUPPORTED, "the functionality requested is not supported"}};
+  for (const auto& [s, text] : kText)
+    if (s == status) return text;
+  return "unknown error";
 }
 
 SIMGPU_API cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
