@@ -1,7 +1,7 @@
 // The compute of a step (docs/workloads.md, "Compute"): something that really runs for a given
 // time, between which the step runner lets the backend progress. CPU: an SGEMM-like FMA loop on a
 // per-rank buffer, calibrated at start (cpu_compute.cpp); GPU: cuBLAS GEMMs on a compute stream
-// (gpu_compute.cpp), the backend's stream waiting on an event recorded after each layer.
+// (gpu_compute.cpp), the backend's stream waiting on an event recorded before each post.
 #pragma once
 
 #include <functional>

@@ -7,8 +7,8 @@
 
 #include "commbench/sdk/dtypes.hpp"
 #include "common/scaling_mode.h"
-#include "stats/summary.h"
 #include "device/cublas.h"
+#include "stats/summary.h"
 #include "workload/cpu_compute.h"
 #include "workload/gpu_compute.h"
 #include "workload/step_runner.h"
