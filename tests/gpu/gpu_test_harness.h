@@ -75,4 +75,13 @@ inline std::string ncclx_library() {
     REQUIRE_GPUS(1);                                                                           \
   } while (0)
 
+// Skips unless `plugin` is built and `gpus` GPUs are there (with the simulated NCCL in sim mode).
+#define REQUIRE_NCCL(plugin, gpus)                                                          \
+  do {                                                                                      \
+    REQUIRE_GPUS(gpus);                                                                     \
+    if (!commbench::testing::real_gpu_mode() && !commbench::testing::sim_library("libnccl.so.2")) \
+      GTEST_SKIP() << "simulated libnccl.so.2 not built";                                   \
+    if (!commbench::testing::plugin_built(plugin)) GTEST_SKIP() << plugin << " plugin not built"; \
+  } while (0)
+
 }  // namespace commbench::testing

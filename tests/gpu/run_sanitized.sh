@@ -38,5 +38,7 @@ export TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 ${TSA
 # a TSan-built worker dies in ucp_cleanup with them, on host memory too. Off for these runs only.
 export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
 cd "$build"
-# A sanitizer report in a worker fails that worker, and so the test that ran it.
-ctest -L "^gpu_sim$" --output-on-failure --timeout 900
+# A sanitizer report in a worker fails that worker, and so the test that ran it. The full
+# conformance passes (thousands of cases x 1-4 ranks, the same code paths as the op matrix
+# above) are left out as too slow under a sanitizer; its fault runs stay.
+ctest -L "^gpu_sim$" -E "ConformanceOnGpu\.Nccl" --output-on-failure --timeout 900

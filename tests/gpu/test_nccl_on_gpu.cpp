@@ -15,15 +15,6 @@
 namespace commbench::testing {
 namespace {
 
-// Skips unless `plugin` is built and `gpus` GPUs are there (with the simulated NCCL in sim mode).
-#define REQUIRE_NCCL(plugin, gpus)                                                          \
-  do {                                                                                      \
-    REQUIRE_GPUS(gpus);                                                                     \
-    if (!commbench::testing::real_gpu_mode() && !commbench::testing::sim_library("libnccl.so.2")) \
-      GTEST_SKIP() << "simulated libnccl.so.2 not built";                                   \
-    if (!commbench::testing::plugin_built(plugin)) GTEST_SKIP() << plugin << " plugin not built"; \
-  } while (0)
-
 // The world sizes of the matrix: 1, 2 and 4, as far as the GPUs go.
 std::vector<int> matrix_worlds() {
   const int gpus = real_gpu_mode() ? visible_gpus() : 4;

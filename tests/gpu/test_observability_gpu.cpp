@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -182,6 +184,143 @@ iterations = 2
   const fs::path expected = dir.path() / "by-hardware" / "commbench_simulated_GPU__not_a_real_device_-580.00.00-cuda13.0";
   ASSERT_TRUE(fs::is_directory(expected)) << r.output;
   EXPECT_EQ(std::distance(fs::directory_iterator(expected), fs::directory_iterator()), 1);
+}
+
+// Issue 13's done-means on the simulated GPU: a traced run of nccl on device memory and gloo at 2
+// and 4 ranks, telemetry on. The merged trace.json has every case of every execution on every
+// rank, one timeline (rank 0's: a collective's timed spans overlap across ranks), the NCCL cases'
+// timed iterations with their args inside their timed span, and NVML counter tracks.
+TEST(GpuObservability, TracedNcclAndGlooRunMergesEveryCaseOfEveryRankWithNvmlCounters) {
+  REQUIRE_SIMULATION();
+  REQUIRE_GPUS(4);
+  if (!plugin_built("gloo") || !plugin_built("nccl")) GTEST_SKIP() << "gloo and nccl plugins needed";
+  JobDir dir;
+  const auto file = dir.write("gpu_trace.toml", R"(
+name = "gpu_trace"
+[defaults]
+trace = true
+telemetry = "50ms"
+world_sizes = [2, 4]
+ops = ["allreduce", "broadcast"]
+sizes = ["4KiB", "64KiB"]
+warmup = 1
+iterations = 6
+[[run]]
+name = "nccl"
+backend = "nccl"
+memory = "cuda"
+[[run]]
+name = "gloo"
+backend = "gloo"
+[[run]]
+name = "nccl-p2p"
+backend = "nccl"
+memory = "cuda"
+world_sizes = [2]
+ops = ["pingpong", "bidir_bw"]
+sizes = ["64KiB"]
+[[run]]
+name = "gloo-p2p"
+backend = "gloo"
+world_sizes = [2]
+ops = ["pingpong", "bidir_bw"]
+sizes = ["64KiB"]
+)");
+  const CommandResult r = run_with_env(dir, file, kKnobs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path job = dir.job_folder();
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 2u * 2u * 2u * 2u + 2u * 2u);  // backends x worlds x ops x sizes, p2p
+  std::map<std::pair<std::string, std::string>, double> p2p_mean_us;  // (backend, op) -> sample mean
+  for (const auto& c : cases) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    if (c["op"] == "pingpong" || c["op"] == "bidir_bw")
+      p2p_mean_us[{c["backend"], c["op"]}] = c["time_us"]["mean"].get<double>();
+  }
+
+  const auto trace = nlohmann::json::parse(read_text(job / "trace.json"));
+  EXPECT_FALSE(trace["metadata"].contains("missing")) << trace["metadata"].dump();
+  EXPECT_FALSE(trace["metadata"].contains("unaligned")) << trace["metadata"].dump();
+  EXPECT_NE(trace["metadata"].value("timeline", "").find("rank 0"), std::string::npos);
+  // One timed span per (backend, world, op, bytes) and rank; its iterations per the same key.
+  using Key = std::tuple<std::string, int, std::string, int64_t, int>;
+  std::map<Key, std::pair<double, double>> timed;
+  std::map<Key, std::vector<std::tuple<int, double, double>>> iterations;
+  std::set<std::string> counters;
+  for (const auto& ev : trace["traceEvents"]) {
+    const std::string ph = ev.value("ph", "");
+    if (ph == "C") counters.insert(ev["name"].get<std::string>());
+    if (ph != "X" || ev.value("cat", "") != "timed") continue;
+    const auto& a = ev["args"];
+    const Key k{a["backend"], a["world_size"], a["op"], a["bytes"], ev["pid"]};
+    const double ts = ev["ts"], dur = ev["dur"];
+    EXPECT_GE(dur, 0.0) << ev.dump();
+    if (a.contains("iteration")) iterations[k].emplace_back(a["iteration"].get<int>(), ts, ts + dur);
+    else timed[k] = {ts, ts + dur};
+  }
+  for (const std::string backend : {"nccl", "gloo"})
+    for (int world : {2, 4})
+      for (const std::string op : {"allreduce", "broadcast"})
+        for (int64_t bytes : {4096, 65536}) {
+          double latest_start = -1e300, earliest_end = 1e300;
+          for (int rank = 0; rank < world; ++rank) {
+            const Key k{backend, world, op, bytes, rank};
+            SCOPED_TRACE(fmt::format("{} {} ranks {} {} B rank {}", backend, world, op, bytes, rank));
+            ASSERT_TRUE(timed.count(k)) << "no timed span";
+            const auto [start, end] = timed.at(k);
+            latest_start = std::max(latest_start, start);
+            earliest_end = std::min(earliest_end, end);
+            // Every timed iteration, numbered 0..5, inside the case's timed span.
+            const auto& its = iterations[k];
+            ASSERT_EQ(its.size(), 6u);
+            std::set<int> numbers;
+            for (const auto& [i, s, e] : its) {
+              numbers.insert(i);
+              EXPECT_LE(s, e);
+              EXPECT_GE(s, start - 1.0) << "iteration " << i;  // 1 µs: rounding of the µs timestamps
+              EXPECT_LE(e, end + 1.0) << "iteration " << i;
+            }
+            EXPECT_EQ(numbers, (std::set<int>{0, 1, 2, 3, 4, 5}));
+          }
+          // One timeline: a collective's timed iterations cannot end on one rank before they
+          // started on another (the ranks meet at its start); 2 ms for the clock estimates.
+          EXPECT_LE(latest_start, earliest_end + 2000.0) << backend << " " << world << " " << op << " " << bytes;
+        }
+  // Point-to-point iterations are whole iterations on both ranks, not the samples (half a round
+  // trip, one message of a window, nothing on the pingpong responder): each lasts, and the
+  // initiator's add up to at least the samples times 2 (pingpong) or the window (bidir_bw, 64).
+  for (const std::string backend : {"nccl", "gloo"})
+    for (const std::string op : {"pingpong", "bidir_bw"})
+      for (int rank = 0; rank < 2; ++rank) {
+        SCOPED_TRACE(fmt::format("{} {} rank {}", backend, op, rank));
+        const Key k{backend, 2, op, 65536, rank};
+        ASSERT_TRUE(timed.count(k));
+        const auto& its = iterations[k];
+        ASSERT_EQ(its.size(), 6u);
+        double sum = 0;
+        for (const auto& [i, s, e] : its) {
+          EXPECT_GT(e - s, 0.0) << "iteration " << i;
+          EXPECT_GE(s, timed.at(k).first - 1.0);
+          EXPECT_LE(e, timed.at(k).second + 1.0);
+          sum += e - s;
+        }
+        if (rank == 0)
+          EXPECT_GE(sum, 0.95 * 6 * p2p_mean_us.at({backend, op}) * (op == "pingpong" ? 2 : 64));
+      }
+  // The NCCL iterations' args say what ran where: device memory, the configuration.
+  bool nccl_iteration_args = false;
+  for (const auto& ev : trace["traceEvents"])
+    if (ev.value("cat", "") == "timed" && ev["args"].contains("iteration") && ev["args"]["backend"] == "nccl") {
+      EXPECT_EQ(ev["args"]["memory"], "cuda") << ev.dump();
+      for (const char* f : {"op", "bytes", "count", "dtype", "placement", "run", "world_size", "exec", "phase"})
+        EXPECT_TRUE(ev["args"].contains(f)) << f << " in " << ev.dump();
+      nccl_iteration_args = true;
+    }
+  EXPECT_TRUE(nccl_iteration_args);
+  // NVML counter tracks of the simulated GPUs.
+  for (int g = 0; g < 4; ++g)
+    for (const char* c : {"temperature (C)", "power (W)", "sm_clock (MHz)"})
+      EXPECT_TRUE(counters.count(fmt::format("gpu{} {}", g, c))) << fmt::format("gpu{} {}", g, c);
 }
 
 }  // namespace

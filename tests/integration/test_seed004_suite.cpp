@@ -56,9 +56,13 @@ TEST(Seed004Suite, SmallVariantFillsEverySectionConsistently) {
   EXPECT_EQ(training_cases, 4u);
   EXPECT_EQ(suite["training"].size(), training_cases);
 
-  // memory: the memory lines of results.jsonl, in order.
+  // memory: the memory lines of results.jsonl, in order: the memory run's two batch sizes and one
+  // per data_parallel execution (1 and 2 ranks).
   const auto mem = dir.records("memory");
-  ASSERT_EQ(mem.size(), 2u);
+  ASSERT_EQ(mem.size(), 4u);
+  size_t from_training = 0;
+  for (const auto& m : mem) from_training += m["workload"] == "data_parallel";
+  EXPECT_EQ(from_training, 2u);
   ASSERT_EQ(suite["memory"].size(), mem.size());
   for (size_t i = 0; i < mem.size(); ++i) {
     EXPECT_EQ(suite["memory"][i]["batch_size"], mem[i]["batch_size"]);

@@ -6,6 +6,8 @@
 // Bounds are generous: the machine is small and shared, and compute time is measured, not assumed.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -51,6 +53,7 @@ options.sleep = { sleep_us = 10000, async = 1 }
     const auto& w = c["workload"];
     EXPECT_EQ(w["buckets"], 8);
     EXPECT_EQ(w["parameters"], 4000000);
+    EXPECT_EQ(w["compute_engine"], "cpu");  // host memory: the CPU loop
     // The communication alone: 8 x 10 ms on the serial channel (a sleep never ends early).
     EXPECT_GE(w["comm_ms"]["p50"].get<double>(), 80.0 * 0.98) << w.dump();
     EXPECT_LT(w["comm_ms"]["p50"].get<double>(), 140.0) << w.dump();
@@ -67,6 +70,12 @@ options.sleep = { sleep_us = 10000, async = 1 }
   EXPECT_GT(off["exposed_comm_ms"].get<double>(), 0.6 * off["comm_ms"]["p50"].get<double>()) << off.dump();
   // Overlap on: buckets 0..6 hide behind the backward that follows them; bucket 7 (10 ms) cannot.
   EXPECT_GT(on["overlap_efficiency"].get<double>(), 0.6) << on.dump();
+  // The run's memory record: the estimate of the model (4,000,000 f32 parameters, Adam: 16 bytes each).
+  const auto mem = dir.records("memory");
+  ASSERT_EQ(mem.size(), 1u);
+  EXPECT_EQ(mem[0]["workload"], "data_parallel");
+  EXPECT_EQ(mem[0]["computed"]["model_state_bytes"], 64000000u);
+  EXPECT_TRUE(mem[0]["measured"]["host"].is_object()) << mem[0].dump();
   EXPECT_LT(on["step_ms"]["p50"].get<double>(), off["step_ms"]["p50"].get<double>()) << on.dump() << off.dump();
 }
 
@@ -111,6 +120,47 @@ sharding = "fsdp"
     if (w["overlap_efficiency"].is_null()) continue;
     EXPECT_GE(w["overlap_efficiency"].get<double>(), 0.0) << c.dump();
     EXPECT_LE(w["overlap_efficiency"].get<double>(), 1.0) << c.dump();
+  }
+}
+
+// scaling = "strong" end to end: the global batch (8) and compute_ms split among 1, 2 and 4 ranks,
+// and summary.json's efficiency = (samples/s(N) / samples/s(1)) / N from the records themselves.
+TEST(Workload, StrongScalingSplitsTheGlobalBatchAndScoresItFromTheRecords) {
+  REQUIRE_PLUGINS("gloo");
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "workload-strong"
+[[run]]
+backend = "gloo"
+workload = "data_parallel"
+model = { parameters = 262144, layers = 4 }
+batch_size = 8
+compute_ms = 8
+steps = 3
+overlap = true
+world_sizes = [1, 2, 4]
+scaling = "strong"
+)"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<int, double> samples;
+  for (const auto& c : dir.records()) {
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    const int n = c["world_size"].get<int>();
+    const auto& w = c["workload"];
+    EXPECT_EQ(w["batch_size"], 8 / n);
+    EXPECT_EQ(w["global_batch_size"], 8);
+    EXPECT_EQ(w["scaling"], "strong");
+    EXPECT_NEAR(w["compute_target_ms"].get<double>(), 8.0 / n, 1e-9);
+    samples[n] = w["samples_per_s"].get<double>();
+  }
+  ASSERT_EQ(samples.size(), 3u);
+  const auto summary = nlohmann::json::parse(read_text(dir.job_folder() / "summary.json"));
+  ASSERT_EQ(summary["scaling"].size(), 1u) << summary["scaling"].dump();
+  const auto& series = summary["scaling"][0];
+  EXPECT_EQ(series["mode"], "strong");
+  EXPECT_EQ(series["batch_size"], 8);
+  for (const auto& p : series["points"]) {
+    const int n = p["world_size"].get<int>();
+    EXPECT_NEAR(p["efficiency"].get<double>(), samples.at(n) / samples.at(1) / n, 1e-9) << p.dump();
   }
 }
 

@@ -62,6 +62,21 @@ inline CaseRecord make_case(const std::string& backend, const std::string& op, u
   return r;
 }
 
+// A data_parallel record of resnet50 DDP with overlap (report/scaling.h reads its `workload`).
+inline CaseRecord make_workload_case(int world, int batch_per_rank, double samples_per_s, double step_us) {
+  CaseRecord r;
+  r.run = "w";
+  r.backend = "gloo";
+  r.op = "data_parallel";
+  r.dtype = "f32";
+  r.memory = "host";
+  r.world_size = world;
+  r.time_us.mean = step_us;
+  r.workload = {{"model", "resnet50"}, {"sharding", "ddp"}, {"overlap", true}, {"batch_size", batch_per_rank},
+                {"samples_per_s", samples_per_s}};
+  return r;
+}
+
 inline CaseRecord make_unsupported(const std::string& backend, uint64_t bytes, std::string reason) {
   CaseRecord r = make_case(backend, "allreduce", bytes, 1);
   r.status = "unsupported";

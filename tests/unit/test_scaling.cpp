@@ -102,5 +102,53 @@ TEST(Scaling, StrongSizeThatDoesNotDivideIsAnErrorAtTheSize) {
       << r.diagnostics[0].message;
 }
 
+// A strong-scaled resnet50 data_parallel run on gloo; `keys` from line 6 on.
+ParseResult strong_workload(const std::string& keys) {
+  return parse_experiment_string("name = \"s\"\n[[run]]\nbackend = \"gloo\"\nworkload = \"data_parallel\"\n"
+                                 "model = \"resnet50\"\nscaling = \"strong\"\n" + keys, "s.toml");
+}
+
+// A data-parallel workload with scaling = "strong": batch_size is the global batch and compute_ms
+// the compute of its step on one rank; each execution gets 1/N of both.
+TEST(Scaling, StrongWorkloadSplitsTheGlobalBatchAndTheComputeAmongTheRanks) {
+  ParseResult r = strong_workload("batch_size = 64\ncompute_ms = 80\nworld_sizes = [1, 2, 4]\n");
+  ASSERT_TRUE(r.experiment) << r.diagnostics.at(0).format();
+  const auto plan = plan_job(*r.experiment);
+  ASSERT_EQ(plan.size(), 3u);
+  for (const Execution& e : plan) {
+    EXPECT_EQ(e.batch_size * e.world_size, 64) << e.world_size;
+    EXPECT_DOUBLE_EQ(e.compute_ms * e.world_size, 80.0) << e.world_size;
+  }
+}
+
+TEST(Scaling, StrongWorkloadBatchThatDoesNotDivideIsAnErrorAtTheBatch) {
+  ParseResult r = strong_workload("batch_size = 6\nworld_sizes = [2, 4]\n");
+  ASSERT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].pos.line, 7);  // batch_size
+  EXPECT_NE(r.diagnostics[0].message.find("world size 4 does not divide it"), std::string::npos)
+      << r.diagnostics[0].message;
+}
+
+// Strong-scaled workload records (global batch 64: 64, 32, 16 per rank): one series keyed by the
+// global batch; efficiency = (samples/s(N) / samples/s(1)) / N = t1 / (N · tN).
+TEST(Scaling, StrongWorkloadEfficiencyIsBaseStepOverNTimesStep) {
+  std::vector<CaseRecord> records;
+  for (auto [world, step_s] : {std::pair{1, 0.8}, {2, 0.5}, {4, 0.25}})
+    records.push_back(test::make_workload_case(world, 64 / world, 64 / step_s, step_s * 1e6));
+  const auto series = scaling_series(records, {{0, ScalingMode::Strong}});
+  ASSERT_EQ(series.size(), 1u);
+  const ScalingSeries& s = series[0];
+  EXPECT_EQ(s.mode, ScalingMode::Strong);
+  EXPECT_EQ(s.batch_size, 64);
+  ASSERT_EQ(s.points.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.points[0].efficiency, 1.0);
+  EXPECT_NEAR(s.points[1].efficiency, 0.8 / (2 * 0.5), 1e-12);   // 0.8
+  EXPECT_NEAR(s.points[2].efficiency, 0.8 / (4 * 0.25), 1e-12);  // 0.8
+  EXPECT_NE(describe_scaling(s).find("strong scaling of batch 64 in total"), std::string::npos) << describe_scaling(s);
+  // The same records read as weak scaling are three series of one point each: none is kept.
+  EXPECT_TRUE(scaling_series(records, {}).empty());
+}
+
 }  // namespace
 }  // namespace commbench

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "report/scaling.h"
+#include "test_report_helpers.h"
 #include "workload/step_schedule.h"
 
 namespace commbench::workload {
@@ -161,19 +162,8 @@ TEST(WorkloadSchedule, ModelWithoutFlopsSplitsComputeEvenly) {
 // checked against numbers worked by hand.
 TEST(WorkloadScaling, SamplesPerSecondAgainstTheSmallestWorld) {
   std::vector<CaseRecord> records;
-  for (auto [world, samples] : {std::pair{2, 180.0}, {1, 100.0}, {4, 320.0}}) {
-    CaseRecord r;
-    r.run = "w";
-    r.backend = "gloo";
-    r.op = "data_parallel";
-    r.dtype = "f32";
-    r.memory = "host";
-    r.world_size = world;
-    r.time_us.mean = 1000;
-    r.workload = {{"model", "resnet50"}, {"sharding", "ddp"}, {"overlap", true}, {"batch_size", 32},
-                  {"samples_per_s", samples}};
-    records.push_back(r);
-  }
+  for (auto [world, samples] : {std::pair{2, 180.0}, {1, 100.0}, {4, 320.0}})
+    records.push_back(test::make_workload_case(world, 32, samples, 1000));
   // A record of the other overlap value is a series of its own (one point: left out).
   records.push_back(records[0]);
   records.back().workload["overlap"] = false;
@@ -186,7 +176,7 @@ TEST(WorkloadScaling, SamplesPerSecondAgainstTheSmallestWorld) {
   EXPECT_DOUBLE_EQ(s.points[0].efficiency, 1.0);
   EXPECT_DOUBLE_EQ(s.points[1].efficiency, (180.0 / 100.0) / 2);  // 0.9
   EXPECT_DOUBLE_EQ(s.points[2].efficiency, (320.0 / 100.0) / 4);  // 0.8
-  EXPECT_NE(describe_scaling(s).find("batch 32 per rank"), std::string::npos);
+  EXPECT_NE(describe_scaling(s).find("weak scaling of batch 32 per rank"), std::string::npos);
 }
 
 }  // namespace commbench::workload

@@ -44,8 +44,10 @@ std::string log_tail(const std::string& path, size_t lines) {
   return out;
 }
 
-// Checks of `world` ranks merged: a check fails if it failed on any rank (the first such rank's
-// detail), is skipped only if skipped everywhere, else passes with the lowest rank's detail.
+// Checks of `world` ranks merged: a check fails if it failed on any rank (every failing rank's
+// detail, in the order they arrived: the first is often a victim of another rank's failure, e.g.
+// a peer that aborted), is skipped only if skipped everywhere, else passes with the lowest rank's
+// detail.
 class Merger {
  public:
   Merger(int world, std::vector<ConformanceCheck>& out) : world_(world), out_(out), first_(out.size()) {}
@@ -61,6 +63,8 @@ class Merger {
     if (c->result != ConformanceResult::Fail && r == ConformanceResult::Fail) {
       c->result = r;
       c->detail = d;
+    } else if (c->result == ConformanceResult::Fail && r == ConformanceResult::Fail) {
+      c->detail += " | " + d;
     } else if (c->result == ConformanceResult::Skip && r == ConformanceResult::Pass) {
       c->result = r;
       c->detail = d;
@@ -99,6 +103,7 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
     logs.push_back(l.log_path);
     ranks.push_back(std::make_unique<WorkerProcess>(l));
   }
+  const size_t first_check = checks.size();
   Merger merge(world, checks);
   std::vector<RankView> view(static_cast<size_t>(world));
   auto drain = [&] {
@@ -159,7 +164,17 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
         failure = fmt::format("rank {} hung in {}: nothing from it for {:.0f} s, past every timeout it was given "
                               "(a call into the plugin did not return)", r, view[r].phase,
                               std::chrono::duration<double>(Clock::now() - view[r].heard).count());
-    if (!failure.empty()) break;
+    if (!failure.empty()) {
+      // A rank stuck in a blocking call is often waiting for a peer whose own check failed
+      // first (a blocking NCCL init cannot be abandoned when another rank's init failed).
+      for (size_t i = first_check; i < checks.size(); ++i)
+        if (checks[i].result == ConformanceResult::Fail) {
+          failure += fmt::format("; probably waiting for a peer: '{}' failed first ({})", checks[i].name,
+                                 checks[i].detail.substr(0, checks[i].detail.find(':')));
+          break;
+        }
+      break;
+    }
     if (Clock::now() > deadline) {
       failure = fmt::format("not finished after {:g} s:", opts.stage_timeout_s);
       for (int r = 0; r < world; ++r)

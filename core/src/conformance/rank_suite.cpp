@@ -15,6 +15,7 @@
 
 #include "common/exit_codes.h"
 #include "conformance/suite_context.h"
+#include "device/gpu_binding.h"
 #include "plugin/search_path.h"
 #include "plugin/host_services.h"
 #include "worker/memory_footprint.h"
@@ -106,11 +107,16 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   }
   uint64_t rss0 = 0;
   int fds0 = 0;
+  // On a GPU a communicator also holds device memory (NCCL's buffers): a leak there shows only
+  // in cudaMemGetInfo, never in the host's RSS.
+  const auto device_free = [&]() -> int64_t { return ctx.gpu ? static_cast<int64_t>(ctx.gpu->free_bytes()) : 0; };
+  int64_t dev0 = 0;
   try {
     for (int i = 0; i < kCycles + 3; ++i) {
       if (i == 3) {  // after warming up whatever the first communicators cache
         rss0 = resident_bytes();
         fds0 = open_fds();
+        dev0 = device_free();
       }
       ctx.out.phase(fmt::format("conformance: comm_create/comm_destroy cycle {}", i + 1));
       ctx.session.create_comm(create_timeout_ms);
@@ -122,10 +128,13 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   }
   const uint64_t rss1 = resident_bytes();
   const int fds1 = open_fds();
+  const int64_t dev_lost = dev0 - device_free();  // bytes of device memory no longer free
   std::string problem;
   if (fds1 > fds0) problem = fmt::format("{} file descriptors more after {} cycles", fds1 - fds0, kCycles);
   else if (rss1 > rss0 + kRssGrowthLimit)
     problem = fmt::format("resident memory grew by {:.1f} MiB over {} cycles", (rss1 - rss0) / 1048576.0, kCycles);
+  else if (dev_lost > static_cast<int64_t>(kRssGrowthLimit))
+    problem = fmt::format("free device memory (cudaMemGetInfo) shrank by {:.1f} MiB over {} cycles", dev_lost / 1048576.0, kCycles);
   try {
     ctx.session.create_comm(create_timeout_ms);
   } catch (const std::exception& e) {
@@ -134,8 +143,9 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   }
   if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
   ctx.report(name, ConformanceResult::Pass,
-             fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds", kCycles,
-                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0));
+             fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds{}", kCycles,
+                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0,
+                         ctx.gpu ? fmt::format(", {:+.1f} MiB device memory in use", dev_lost / 1048576.0) : ""));
 }
 
 // Rank 0 waits for a message no one sends: the wait must end with CB_ERR_TIMEOUT, promptly.
@@ -190,11 +200,12 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   HostServices host(for_plugin, opts.rank, opts.world, opts.options);
   BackendSession session(plugin.api);
   SuiteContext ctx{session, for_suite, out, opts.rank, opts.world, opts.op_timeout_ms};
-  // Device memory needs the GPU bound before init, as in a worker.
+  // Device memory needs the GPU bound before init, as in a worker (the rank's GPU, or the
+  // backend's `device` option, so that suite and plugin use the same device).
   std::unique_ptr<GpuDevice> gpu;
   if (query_capabilities(plugin.api, nullptr).mem_types & CB_BIT(CB_MEM_CUDA)) {
     try {
-      gpu = GpuDevice::open(opts.rank, opts.world, std::nullopt, &ctx.gpu_unusable);
+      gpu = GpuDevice::open(opts.rank, opts.world, device_option(opts.options), &ctx.gpu_unusable);
     } catch (const std::exception& e) {
       ctx.gpu_unusable = e.what();
     }

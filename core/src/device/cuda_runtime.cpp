@@ -1,12 +1,10 @@
 #include "device/cuda_runtime.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "device/runtime_library.h"
 #include "plugin/plugin_error.h"
 
 namespace commbench::cuda {
@@ -19,69 +17,61 @@ struct Loaded {
   std::string why;
 };
 
-template <class F>
-bool bind(void* lib, const char* name, F& fn, std::string& missing) {
-  fn = reinterpret_cast<F>(::dlsym(lib, name));
-  if (!fn) missing += missing.empty() ? name : fmt::format(", {}", name);
-  return fn != nullptr;
-}
-
 }  // namespace
 
 const Runtime* Runtime::get(std::string* why) {
   static Loaded loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* env = std::getenv("COMMBENCH_CUDART");
-    const std::string path = env && *env ? env : kDefaultLibrary;
-    // RTLD_GLOBAL is not needed: plugins linked against libcudart get the same loaded object
-    // through the soname, so core and plugin share one runtime (one context, one stream space).
-    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Plugins linked against libcudart get the same loaded object through the soname, so core
+    // and plugin share one runtime (one context, one stream space).
+    const OpenedLibrary opened = open_runtime_library("COMMBENCH_CUDART", kDefaultLibrary);
+    const std::string& path = opened.path;
+    void* lib = opened.handle;
     if (!lib) {
-      const char* err = ::dlerror();
-      loaded.why = fmt::format("the CUDA runtime {} could not be loaded ({}){}", path,
-                               err ? err : "unknown error",
-                               env ? "" : "; install CUDA 13 or set COMMBENCH_CUDART to its path");
+      loaded.why = fmt::format("the CUDA runtime {} could not be loaded ({}){}", path, opened.error,
+                               opened.from_env ? "" : "; install CUDA 13 or set COMMBENCH_CUDART to its path");
       return;
     }
     auto* r = new Runtime();  // lives for the process, like the library
     r->path_ = path;
     std::string missing;
-    bind(lib, "cudaGetDeviceCount", r->GetDeviceCount, missing);
-    bind(lib, "cudaSetDevice", r->SetDevice, missing);
-    bind(lib, "cudaGetDevice", r->GetDevice, missing);
-    bind(lib, "cudaGetDeviceProperties", r->GetDeviceProperties, missing);
-    bind(lib, "cudaDeviceGetAttribute", r->DeviceGetAttribute, missing);
-    bind(lib, "cudaDeviceGetPCIBusId", r->DeviceGetPCIBusId, missing);
-    bind(lib, "cudaDriverGetVersion", r->DriverGetVersion, missing);
-    bind(lib, "cudaRuntimeGetVersion", r->RuntimeGetVersion, missing);
-    bind(lib, "cudaDeviceSynchronize", r->DeviceSynchronize, missing);
-    bind(lib, "cudaGetLastError", r->GetLastError, missing);
-    bind(lib, "cudaGetErrorString", r->GetErrorString, missing);
-    bind(lib, "cudaGetErrorName", r->GetErrorName, missing);
-    bind(lib, "cudaMalloc", r->Malloc, missing);
-    bind(lib, "cudaFree", r->Free, missing);
-    bind(lib, "cudaHostAlloc", r->HostAlloc, missing);
-    bind(lib, "cudaFreeHost", r->FreeHost, missing);
-    bind(lib, "cudaMemGetInfo", r->MemGetInfo, missing);
-    bind(lib, "cudaMemcpy", r->Memcpy, missing);
-    bind(lib, "cudaMemcpyAsync", r->MemcpyAsync, missing);
-    bind(lib, "cudaStreamCreateWithFlags", r->StreamCreateWithFlags, missing);
-    bind(lib, "cudaStreamDestroy", r->StreamDestroy, missing);
-    bind(lib, "cudaStreamSynchronize", r->StreamSynchronize, missing);
-    bind(lib, "cudaStreamQuery", r->StreamQuery, missing);
-    bind(lib, "cudaEventCreateWithFlags", r->EventCreateWithFlags, missing);
-    bind(lib, "cudaEventRecord", r->EventRecord, missing);
-    bind(lib, "cudaEventSynchronize", r->EventSynchronize, missing);
-    bind(lib, "cudaEventQuery", r->EventQuery, missing);
-    bind(lib, "cudaEventElapsedTime", r->EventElapsedTime, missing);
-    bind(lib, "cudaEventDestroy", r->EventDestroy, missing);
-    bind(lib, "cudaStreamBeginCapture", r->StreamBeginCapture, missing);
-    bind(lib, "cudaStreamEndCapture", r->StreamEndCapture, missing);
-    bind(lib, "cudaGraphInstantiate", r->GraphInstantiate, missing);
-    bind(lib, "cudaGraphLaunch", r->GraphLaunch, missing);
-    bind(lib, "cudaGraphExecDestroy", r->GraphExecDestroy, missing);
-    bind(lib, "cudaGraphDestroy", r->GraphDestroy, missing);
+    bind_symbol(lib, "cudaGetDeviceCount", r->GetDeviceCount, &missing);
+    bind_symbol(lib, "cudaSetDevice", r->SetDevice, &missing);
+    bind_symbol(lib, "cudaGetDevice", r->GetDevice, &missing);
+    bind_symbol(lib, "cudaGetDeviceProperties", r->GetDeviceProperties, &missing);
+    bind_symbol(lib, "cudaDeviceGetAttribute", r->DeviceGetAttribute, &missing);
+    bind_symbol(lib, "cudaDeviceGetPCIBusId", r->DeviceGetPCIBusId, &missing);
+    bind_symbol(lib, "cudaDriverGetVersion", r->DriverGetVersion, &missing);
+    bind_symbol(lib, "cudaRuntimeGetVersion", r->RuntimeGetVersion, &missing);
+    bind_symbol(lib, "cudaDeviceSynchronize", r->DeviceSynchronize, &missing);
+    bind_symbol(lib, "cudaGetLastError", r->GetLastError, &missing);
+    bind_symbol(lib, "cudaGetErrorString", r->GetErrorString, &missing);
+    bind_symbol(lib, "cudaGetErrorName", r->GetErrorName, &missing);
+    bind_symbol(lib, "cudaMalloc", r->Malloc, &missing);
+    bind_symbol(lib, "cudaFree", r->Free, &missing);
+    bind_symbol(lib, "cudaHostAlloc", r->HostAlloc, &missing);
+    bind_symbol(lib, "cudaFreeHost", r->FreeHost, &missing);
+    bind_symbol(lib, "cudaMemGetInfo", r->MemGetInfo, &missing);
+    bind_symbol(lib, "cudaMemcpy", r->Memcpy, &missing);
+    bind_symbol(lib, "cudaMemcpyAsync", r->MemcpyAsync, &missing);
+    bind_symbol(lib, "cudaStreamCreateWithFlags", r->StreamCreateWithFlags, &missing);
+    bind_symbol(lib, "cudaStreamDestroy", r->StreamDestroy, &missing);
+    bind_symbol(lib, "cudaStreamSynchronize", r->StreamSynchronize, &missing);
+    bind_symbol(lib, "cudaStreamQuery", r->StreamQuery, &missing);
+    bind_symbol(lib, "cudaEventCreateWithFlags", r->EventCreateWithFlags, &missing);
+    bind_symbol(lib, "cudaEventRecord", r->EventRecord, &missing);
+    bind_symbol(lib, "cudaEventSynchronize", r->EventSynchronize, &missing);
+    bind_symbol(lib, "cudaEventQuery", r->EventQuery, &missing);
+    bind_symbol(lib, "cudaEventElapsedTime", r->EventElapsedTime, &missing);
+    bind_symbol(lib, "cudaEventDestroy", r->EventDestroy, &missing);
+    bind_symbol(lib, "cudaStreamWaitEvent", r->StreamWaitEvent, &missing);
+    bind_symbol(lib, "cudaStreamBeginCapture", r->StreamBeginCapture, &missing);
+    bind_symbol(lib, "cudaStreamEndCapture", r->StreamEndCapture, &missing);
+    bind_symbol(lib, "cudaGraphInstantiate", r->GraphInstantiate, &missing);
+    bind_symbol(lib, "cudaGraphLaunch", r->GraphLaunch, &missing);
+    bind_symbol(lib, "cudaGraphExecDestroy", r->GraphExecDestroy, &missing);
+    bind_symbol(lib, "cudaGraphDestroy", r->GraphDestroy, &missing);
     if (!missing.empty()) {
       loaded.why = fmt::format("the CUDA runtime {} lacks {} (commbench needs CUDA 13)", path, missing);
       delete r;

@@ -79,6 +79,7 @@ class Runtime {
   Error (*EventQuery)(Event) = nullptr;
   Error (*EventElapsedTime)(float* ms, Event start, Event end) = nullptr;
   Error (*EventDestroy)(Event) = nullptr;
+  Error (*StreamWaitEvent)(Stream, Event, unsigned flags) = nullptr;
   Error (*StreamBeginCapture)(Stream, int mode) = nullptr;
   Error (*StreamEndCapture)(Stream, Graph*) = nullptr;
   Error (*GraphInstantiate)(GraphExec*, Graph, unsigned long long flags) = nullptr;

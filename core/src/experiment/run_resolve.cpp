@@ -150,6 +150,24 @@ void check_sizes_against_dtypes(const RunSpec& spec, DiagnosticSink& sink) {
   }
 }
 
+// Strong scaling of a data-parallel workload divides the global batch among the ranks (plan.cpp):
+// every world size must divide it.
+void check_strong_batch(const RunSpec& spec, DiagnosticSink& sink) {
+  if (spec.workload != WorkloadKind::DataParallel) {
+    sink.error(spec.pos_of("scaling"), "scaling = \"strong\" applies to op sweeps and to workload = \"data_parallel\"; "
+                                       "workload = \"memory\" measures each batch size as written: remove 'scaling'");
+    return;
+  }
+  for (int ws : spec.world_sizes)
+    if (spec.batch_size % ws != 0) {
+      sink.error(spec.pos_of("batch_size"),
+                 fmt::format("scaling = \"strong\" splits batch_size {} (the global batch) among the ranks, but world "
+                             "size {} does not divide it: use a multiple of every world size",
+                             spec.batch_size, ws));
+      return;
+    }
+}
+
 // Strong scaling divides each size among the ranks (plan.cpp): it must divide into whole
 // elements at every world size, for every op and dtype.
 void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
@@ -218,8 +236,8 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     for (const char* key : {"bucket_size", "overlap", "steps", "compute_ms", "compute"})
       warn(key, "workload = \"memory\" runs no steps");
   } else {
-    for (const char* key : {"batch_sizes", "optimizer"})
-      warn(key, "it is a setting of workload = \"memory\" (a data_parallel run measures `batch_size`)");
+    // `optimizer` counts: the run's memory record estimates the optimizer state (docs/workloads.md).
+    warn("batch_sizes", "it is a setting of workload = \"memory\" (a data_parallel run measures `batch_size`)");
     if (spec.compute == ComputeSource::Flops) warn("compute_ms", "compute = \"flops\" derives the compute from the model's FLOPs");
     if (spec.sharding == Sharding::Fsdp) warn("bucket_size", "FSDP reduces per layer, not in buckets");
   }
@@ -293,6 +311,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
                                              spec.max_iterations, spec.iterations));
   }
   if (ops_ok && world_sizes_ok && root_ok && peers_ok) check_world_sizes(spec, run, m, sink);
+  if (workload && world_sizes_ok && m.ok("scaling") && spec.scaling == ScalingMode::Strong) check_strong_batch(spec, sink);
   if (ops_ok && sizes_ok && dtypes_ok && !only_barrier(spec.ops)) check_sizes_against_dtypes(spec, sink);
   if (ops_ok && sizes_ok && dtypes_ok && world_sizes_ok && m.ok("scaling") &&
       spec.scaling == ScalingMode::Strong && sink.error_count() == errors_before)

@@ -497,8 +497,9 @@ const std::array kSettings{
         "how `sizes` scale with `world_sizes`: `weak` (each rank's message is the size written, at "
         "every world size) or `strong` (the size written is the job's total — what nccl-tests "
         "prints for allgather, reducescatter, alltoall, gather and scatter — divided among the "
-        "ranks). Either way, a run with several world sizes gets a scaling-efficiency table "
-        "(docs/metrics.md)"),
+        "ranks). With `workload = \"data_parallel\"`: `weak` keeps `batch_size` per rank, `strong` "
+        "makes it the global batch split among the ranks (docs/workloads.md). Either way, a run with "
+        "several world sizes gets a scaling-efficiency table (docs/metrics.md)"),
     row<&RunSettings::trace, Bool>(
         "trace", "trace", "boolean",
         "each rank records a Chrome trace (phases, every timed iteration, every `all_pairs` "
@@ -548,7 +549,9 @@ const std::array kSettings{
         "order; activations in elements and forward FLOPs per sample), or `{ parameters = N, layers "
         "= L }` split evenly. Required with `workload`"),
     row<&RunSettings::batch_size, IntAtLeast<1>>("batch_size", "batch_size", "integer ≥ 1",
-                                                 "workload: samples per rank per step"),
+                                                 "workload: samples per rank per step; with `scaling = \"strong\"` "
+                                                 "the global batch, split evenly among the ranks (each world size "
+                                                 "must divide it)"),
     with_default(row<&RunSettings::batch_sizes, BatchSizeList>(
                      "batch_sizes", "batch_sizes", "array of integers ≥ 1",
                      "`workload = \"memory\"`: the batch sizes per rank to measure, one `memory` record "
@@ -572,7 +575,9 @@ const std::array kSettings{
     row<&RunSettings::compute_ms, NonNegativeNumber>(
         "compute_ms", "compute_ms", "number ≥ 0",
         "workload, `compute = \"time\"`: compute per step in milliseconds (forward + backward), "
-        "split over the layers by their FLOPs (forward ⅓, backward ⅔); `0`: communication only"),
+        "split over the layers by their FLOPs (forward ⅓, backward ⅔); `0`: communication only. "
+        "With `scaling = \"strong\"` the compute of the global batch on one rank: each of N ranks "
+        "computes `compute_ms / N`"),
     row<&RunSettings::compute, Named<ComputeSource, ComputeNames>>(
         "compute", "compute", "string",
         "workload: `time` (`compute_ms`) or `flops` (each layer's FLOPs × `batch_size`, forward "

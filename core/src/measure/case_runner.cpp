@@ -227,7 +227,8 @@ namespace {
 
 // This rank's samples of one round of `iters` timed iterations, laid out as the method says.
 // With trace = true every iteration is also a trace event: around it for per_iteration, from the
-// consecutive completion times for batch (nothing may run between back-to-back iterations);
+// consecutive completion times for batch (nothing may run between back-to-back iterations; on a
+// GPU, the events between enqueued collectives, placed to end when the stream was seen done);
 // a graph launch is one span (the timed phase).
 std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int iters,
                                   const std::string& case_name) {
@@ -239,12 +240,18 @@ std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int it
       sync_start(env);  // once: the timed iterations then run back to back
       exec.resynchronise();
       exec.settle(remaining_ms(env));
+      exec.keep_iteration_times(trace.on());
       const int64_t t0 = trace.now();
       std::vector<double> samples = exec.run_back_to_back(iters, remaining_ms(env));
       if (trace.on()) {
-        int64_t t = t0;
-        for (size_t i = 0; i < samples.size(); ++i) {
-          const int64_t end = t + static_cast<int64_t>(samples[i] * 1e3);
+        // The whole iterations (not the samples: half a round trip, one message of a window,
+        // nothing for a rank that does not report), end to end.
+        const auto& it = exec.iteration_times();
+        int64_t total = 0;
+        for (double us : it.us) total += static_cast<int64_t>(us * 1e3);
+        int64_t t = it.ends_at_return ? std::max(t0, trace.now() - total) : t0;
+        for (size_t i = 0; i < it.us.size(); ++i) {
+          const int64_t end = t + static_cast<int64_t>(it.us[i] * 1e3);
           trace.span(TracePhase::Iteration, t, end, static_cast<int>(i));
           t = end;
         }

@@ -201,24 +201,41 @@ void OpExecutor::settle(int32_t timeout_ms) {
 std::vector<double> OpExecutor::run_back_to_back(int n, int32_t timeout_ms) {
   std::vector<double> out(static_cast<size_t>(n), 0.0);
   const bool collective_op = !op_info(spec_.op).point_to_point;
+  const HostTimer& timer = HostTimer::get();
+  times_ = IterationTimes{};
   if (setup_.timing == TimingMethod::CudaEvent && setup_.stream_ordered && setup_.gpu) {
-    if (collective_op && !setup_.staging) return events_after_each(n, timeout_ms);
-    // Point-to-point on the GPU: each iteration between its own events, back to back.
-    for (int i = 0; i < n; ++i) out[static_cast<size_t>(i)] = run_once(timeout_ms);
+    if (collective_op && !setup_.staging) {
+      out = events_after_each(n, timeout_ms);
+      if (keep_times_) times_ = IterationTimes{out, true};  // a collective's sample is its whole iteration
+      return out;
+    }
+    // Point-to-point on the GPU: each iteration between its own events, back to back. Traced,
+    // each one's host span too (it is synchronous), read outside its events.
+    double previous = keep_times_ ? timer.now_us() : 0.0;
+    if (keep_times_) times_.us.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      out[static_cast<size_t>(i)] = run_once(timeout_ms);
+      if (keep_times_) {
+        const double now = timer.now_us();
+        times_.us[static_cast<size_t>(i)] = now - previous;
+        previous = now;
+      }
+    }
     return out;
   }
   // Host clocks: consecutive completion times. The gap between one iteration's completion and
   // the next one's post (request release, loop) belongs to the back-to-back stream, as in the
-  // reference tools' elapsed / N.
-  const double scale = sample_scale();
-  const HostTimer& timer = HostTimer::get();
+  // reference tools' elapsed / N. Scaled after the loop (the trace keeps the whole iterations).
   double previous = timer.now_us();
   for (int i = 0; i < n; ++i) {
     run_once(timeout_ms);
     const double now = timer.now_us();
-    out[static_cast<size_t>(i)] = (now - previous) * scale;
+    out[static_cast<size_t>(i)] = now - previous;
     previous = now;
   }
+  if (keep_times_) times_.us = out;
+  const double scale = sample_scale();
+  for (double& v : out) v *= scale;
   return out;
 }
 

@@ -55,6 +55,18 @@ class OpExecutor {
   // once (events around N enqueued iterations); other cuda_event cases (p2p patterns) time each
   // iteration with its own events, back to back. The ranks must have been synchronised just before.
   std::vector<double> run_back_to_back(int n, int32_t timeout_ms);
+  // For the trace: the whole iterations of the last run_back_to_back, unscaled (a round trip, a
+  // window; a rank that reports nothing still has its iterations), in microseconds, when asked
+  // for with keep_iteration_times(true) before it (off: nothing kept, nothing read). They run
+  // consecutively from just before the call, except with `ends_at_return`: GPU events of
+  // enqueued collectives, whose first one started when the stream reached it, some time after
+  // the call, and whose last one ended shortly before the call returned.
+  struct IterationTimes {
+    std::vector<double> us;
+    bool ends_at_return = false;
+  };
+  void keep_iteration_times(bool on) { keep_times_ = on; }
+  const IterationTimes& iteration_times() const { return times_; }
   // timing = "graph" (nccl-tests -G): `n` collectives and an event after each captured into one
   // CUDA graph, which is launched once after `before_launch` (the synchronised start) returns.
   // Only where graph_reason() is empty.
@@ -105,6 +117,8 @@ class OpExecutor {
   ExecutorSetup setup_;
   IterationClock clock_;
   bool in_step_ = false;  // pingpong: the peers already exchanged since the last barrier
+  bool keep_times_ = false;
+  IterationTimes times_;
 };
 
 }  // namespace commbench

@@ -109,6 +109,12 @@ std::vector<Execution> plan_job(const Experiment& exp) {
         e.cases = cases;
         if (run.workload != WorkloadKind::None) {
           e.workload_dtype = run.dtypes.front();
+          // Strong scaling: batch_size is the global batch and compute_ms the compute of its step
+          // on one rank; each of the N ranks gets 1/N of both (run_resolve.cpp checked N | batch).
+          if (run.workload == WorkloadKind::DataParallel && run.scaling == ScalingMode::Strong) {
+            e.batch_size = run.batch_size / world;
+            e.compute_ms = run.compute_ms / world;
+          }
           if (!run.timeout_given) e.timeout_s = workload_timeout_s(run);
         }
         plan.push_back(std::move(e));

@@ -149,17 +149,21 @@ void ConsoleReporter::record_done(const KindRecord& rec) {
   const auto& j = rec.body;
   const auto& measured = j.value("measured", nlohmann::ordered_json::object());
   const bool device = measured.contains("device") && measured["device"].is_object();
+  // A data_parallel run allocates no model state: what it measured is its compute's buffers and
+  // what the run held at its fullest (docs/workloads.md, "Memory of a step run").
+  const bool step_run = j.value("workload", std::string("memory")) == "data_parallel";
   const std::string context = fmt::format(
-      "# memory {} | {} | dtype {} | optimizer {} | {} | computed per rank vs measured ({}, largest over "
+      "# memory{} {} | {} | dtype {} | optimizer {} | {} | computed per rank vs measured ({}, largest over "
       "ranks) in MiB (docs/workloads.md)",
-      j.value("model", std::string("?")), j.value("sharding", std::string("?")), j.value("dtype", std::string("?")),
+      step_run ? " of the data_parallel run" : "", j.value("model", std::string("?")), j.value("sharding", std::string("?")), j.value("dtype", std::string("?")),
       j.value("optimizer", std::string("?")), j.value("memory", std::string("?")),
       device ? "cudaMemGetInfo" : "host RSS");
   if (context != table_context_) {
     table_context_ = context;
     print(context);
     print(fmt::format("# {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}", "batch", "model state", "activations",
-                      "total", "meas. state", "meas. total", "backend"));
+                      "total", step_run ? "meas. comp." : "meas. state",
+                      step_run ? "meas. run" : "meas. total", "backend"));
   }
   const auto& c = j.value("computed", nlohmann::ordered_json::object());
   auto mib = [](const nlohmann::ordered_json& o, const char* k) {

@@ -35,16 +35,18 @@ ScalingSeries& series_for(const ScalingKey& key, const CaseRecord& r, ScalingMod
   return all[it->second];
 }
 
-// A workload record: series per (run, backend, model, sharding, overlap, dtype, memory, batch).
-void add_workload_point(const CaseRecord& r, std::map<ScalingKey, size_t>& index, std::vector<ScalingSeries>& all) {
+// A workload record: series per (run, backend, model, sharding, overlap, dtype, memory, batch) —
+// the batch per rank (weak) or the global batch (strong: per rank it shrinks as N grows).
+void add_workload_point(const CaseRecord& r, ScalingMode mode, std::map<ScalingKey, size_t>& index,
+                        std::vector<ScalingSeries>& all) {
   const nlohmann::json& w = r.workload;
   const double samples = w.value("samples_per_s", 0.0);
   if (r.status != "ok" || !(samples > 0) || r.world_size < 1) return;
   const std::string what = fmt::format("{} {} overlap {}", w.value("model", std::string("?")),
                                        w.value("sharding", std::string("?")), w.value("overlap", false) ? "on" : "off");
-  const int batch = w.value("batch_size", 0);
+  const int batch = mode == ScalingMode::Strong ? w.value("batch_size", 0) * r.world_size : w.value("batch_size", 0);
   const ScalingKey key{r.run_index, r.backend, r.op + " " + what, r.dtype, "", "", r.memory, static_cast<uint64_t>(batch)};
-  ScalingSeries& s = series_for(key, r, ScalingMode::Weak, r.bytes, index, all);
+  ScalingSeries& s = series_for(key, r, mode, r.bytes, index, all);
   s.redop.clear();  // a step's collectives are not one reduction
   s.placement.clear();
   s.workload = what;
@@ -61,7 +63,8 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
   std::vector<ScalingSeries> all;
   for (const CaseRecord& r : records) {
     if (r.workload.is_object()) {
-      add_workload_point(r, index, all);
+      const auto m = modes.find(r.run_index);
+      add_workload_point(r, m == modes.end() ? ScalingMode::Weak : m->second, index, all);
       continue;
     }
     const auto kind = parse_op_kind(r.op);
@@ -106,8 +109,9 @@ std::map<int, ScalingMode> scaling_modes(const nlohmann::json& experiment_json) 
 
 std::string describe_scaling(const ScalingSeries& s) {
   if (!s.workload.empty())
-    return fmt::format("{}: weak scaling of batch {} per rank, throughput samples/s, efficiency against {} rank{}",
-                       s.workload, s.batch_size, s.base_world_size, s.base_world_size == 1 ? "" : "s");
+    return fmt::format("{}: {} scaling of batch {} {}, throughput samples/s, efficiency against {} rank{}", s.workload,
+                       scaling_name(s.mode), s.batch_size, s.mode == ScalingMode::Strong ? "in total" : "per rank",
+                       s.base_world_size, s.base_world_size == 1 ? "" : "s");
   return fmt::format("{} scaling of {} {}, efficiency against {} rank{}", scaling_name(s.mode), human_size(s.bytes),
                      s.mode == ScalingMode::Strong ? "in total" : "per rank", s.base_world_size,
                      s.base_world_size == 1 ? "" : "s");

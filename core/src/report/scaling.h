@@ -2,7 +2,8 @@
 //   efficiency(N) = (throughput(N) / throughput(base)) / (N / base),  base = smallest world size
 // with a result. Weak scaling (each rank's size fixed): throughput = N x bytes per rank / time,
 // so efficiency = time(base) / time(N). Workloads (docs/workloads.md): throughput = samples/s =
-// batch × N / step time, the batch per rank fixed (weak). Strong scaling (the job's total fixed): throughput =
+// batch × N / step time, weak (the batch per rank fixed) or strong (scaling = "strong": the global
+// batch fixed, split among the ranks; the same formula, docs/workloads.md). Strong scaling (the job's total fixed): throughput =
 // total / time, so efficiency = (time(base) / time(N)) x (base / N). docs/metrics.md.
 // Built once here, rendered by the console, Markdown and summary.json reporters.
 #pragma once
@@ -33,8 +34,8 @@ struct ScalingSeries {
   std::string run, backend, op, dtype, redop, placement, memory;
   ScalingMode mode = ScalingMode::Weak;
   uint64_t bytes = 0;  // weak: per rank; strong: the job's total
-  // Workload runs (op "data_parallel"): "resnet50 ddp overlap on", batch per rank; their
-  // throughput is samples/s, always weak scaling (the batch per rank is fixed).
+  // Workload runs (op "data_parallel"): "resnet50 ddp overlap on"; batch_size is per rank (weak)
+  // or the global batch (strong); their throughput is samples/s.
   std::string workload;
   int batch_size = 0;
   int base_world_size = 0;

@@ -18,6 +18,7 @@
 #include "common/failure_kind.h"
 #include "commbench/sdk/dtypes.hpp"
 #include "common/memory_staging.h"
+#include "device/gpu_binding.h"
 #include "device/gpu_device.h"
 #include "device/gpu_facts.h"
 #include "observe/host_metadata.h"
@@ -84,14 +85,7 @@ FailureKind kind_of_exception(const std::exception& e) {
 // that core and plugin bind the same GPU whichever the user wrote.
 std::optional<int> requested_device(const Execution& exec) {
   if (exec.device) return exec.device;
-  const auto it = exec.options.find("device");
-  if (it == exec.options.end()) return std::nullopt;
-  try {
-    size_t used = 0;
-    const int d = std::stoi(it->second, &used);
-    if (used == it->second.size()) return d;
-  } catch (const std::exception&) {}
-  return std::nullopt;  // not a number: the plugin rejects its own option with a message
+  return device_option(exec.options);
 }
 
 int32_t ms_until(std::chrono::steady_clock::time_point deadline) {
@@ -286,13 +280,17 @@ int worker_main(int argc, char** argv) {
     } else if (exec.workload == WorkloadKind::DataParallel) {
       phase = "workload compute calibration";
       out.phase(phase);
+      // Memory held by the run beside the model estimate (docs/workloads.md, "Memory of a step run").
+      workload::MemoryMeasured held;
+      held.before_buffers = workload::memory_now(gpu.get());
       const auto compute = workload::make_step_compute(env);
+      held.after_buffers = held.after_workload = workload::memory_now(gpu.get());
       for (size_t i = 0; i < exec.overlap.size(); ++i) {
         const std::string what = fmt::format("{} {} overlap {}", exec.model->name, sharding_name(exec.sharding),
                                              exec.overlap[i] ? "on" : "off");
         phase = fmt::format("workload case {}/{} ({})", i + 1, exec.overlap.size(), what);
         out.phase("case", static_cast<int>(i), what);
-        std::optional<CaseRecord> rec = workload::run_workload_case(env, exec.overlap[i], *compute);
+        std::optional<CaseRecord> rec = workload::run_workload_case(env, exec.overlap[i], compute, &held.after_workload);
         tr.flush();
         if (rec) {
           nlohmann::json j = *rec;
@@ -301,6 +299,12 @@ int worker_main(int argc, char** argv) {
           out.send(std::move(j));
         }
       }
+      held.host_rss_peak = peak_resident_bytes();
+      const workload::MemoryCase mc = workload::memory_case_of(exec, *exec.model, "data_parallel", exec.batch_size,
+                                                               exec.workload_dtype, exec.optimizer,
+                                                               exec.sharding == Sharding::Fsdp);
+      nlohmann::ordered_json mrec = workload::memory_record(exec, mc, footprint, held, bootstrap, Millis(ms_until(deadline)));
+      if (args.rank == 0) out.send({{"type", "record"}, {"kind", "memory"}, {"record", nlohmann::json(mrec)}});
     }
     phase = "finalisation";
     out.phase(phase);

@@ -19,6 +19,7 @@ class CpuCompute final : public StepCompute {
   explicit CpuCompute(Pace pace, double calibration_s = 0.2);
   double flops_per_s() const override { return rate_; }
   void run(double seconds, const std::function<void()>& progress) override;
+  std::string engine() const override { return "cpu"; }
   std::string describe() const override;
   static constexpr int kN = 64;
   static constexpr double kBlockFlops = 2.0 * kN * kN * kN;

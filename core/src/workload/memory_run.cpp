@@ -81,6 +81,23 @@ MemoryPhase memory_now(const GpuDevice* gpu) {
   return p;
 }
 
+void keep_fuller(MemoryPhase& into, const MemoryPhase& now) {
+  into.host_rss = std::max(into.host_rss, now.host_rss);
+  if (now.device_free) into.device_free = into.device_free ? std::min(*into.device_free, *now.device_free) : *now.device_free;
+}
+
+MemoryCase memory_case_of(const Execution& exec, const Model& model, const char* workload, int batch_size,
+                          cb_dtype dtype, Optimizer optimizer, bool sharded) {
+  MemoryInputs in;
+  in.dtype_bytes = sdk::dtype_size(dtype);
+  in.optimizer = optimizer;
+  in.batch_size = static_cast<uint64_t>(batch_size);
+  in.world_size = exec.world_size;
+  in.sharded = sharded;
+  return MemoryCase{workload, model.name, static_cast<uint64_t>(batch_size), dtype, optimizer, sharded,
+                    estimate_memory(with_model(in, model))};
+}
+
 MemoryMeasured measure_memory_case(const Execution& exec, const MemoryCase& c, GpuDevice* gpu) {
   MemoryMeasured m;
   m.before_buffers = m.after_buffers = m.after_workload = memory_now(gpu);
@@ -199,14 +216,7 @@ void run_memory_workload(const Execution& exec, const MemoryRunSpec& spec, GpuDe
                          const std::function<void(nlohmann::ordered_json)>& send) {
   for (const int batch : spec.batch_sizes) {
     progress(fmt::format("memory {} batch size {}", spec.model.name, batch));
-    MemoryInputs in;
-    in.dtype_bytes = sdk::dtype_size(spec.dtype);
-    in.optimizer = spec.optimizer;
-    in.batch_size = static_cast<uint64_t>(batch);
-    in.world_size = exec.world_size;
-    in.sharded = spec.sharded;
-    MemoryCase c{"memory", spec.model.name, static_cast<uint64_t>(batch), spec.dtype, spec.optimizer, spec.sharded,
-                 estimate_memory(with_model(in, spec.model))};
+    const MemoryCase c = memory_case_of(exec, spec.model, "memory", batch, spec.dtype, spec.optimizer, spec.sharded);
     const MemoryMeasured m = measure_memory_case(exec, c, gpu);
     nlohmann::ordered_json rec = memory_record(exec, c, comm, m, bootstrap, timeout);
     if (bootstrap.rank() == 0) send(std::move(rec));

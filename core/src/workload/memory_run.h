@@ -27,6 +27,8 @@ struct MemoryPhase {
   std::optional<uint64_t> device_free;  // only with a GPU
 };
 MemoryPhase memory_now(const GpuDevice* gpu);
+// `into` becomes the fuller of the two: the larger RSS, the smaller free device memory.
+void keep_fuller(MemoryPhase& into, const MemoryPhase& now);
 
 // What one record is about (its identity beyond the execution's).
 struct MemoryCase {
@@ -38,6 +40,10 @@ struct MemoryCase {
   bool sharded = false;
   MemoryEstimate computed;
 };
+
+// The case of a model at one batch size, its estimate computed (workload: "memory" | "data_parallel").
+MemoryCase memory_case_of(const Execution& exec, const Model& model, const char* workload, int batch_size,
+                          cb_dtype dtype, Optimizer optimizer, bool sharded);
 
 // Measurements of one case on one rank: the phases after communicator creation.
 struct MemoryMeasured {

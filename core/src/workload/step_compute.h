@@ -1,7 +1,7 @@
 // The compute of a step (docs/workloads.md, "Compute"): something that really runs for a given
 // time, between which the step runner lets the backend progress. CPU: an SGEMM-like FMA loop on a
 // per-rank buffer, calibrated at start (cpu_compute.cpp); GPU: cuBLAS GEMMs on a compute stream
-// (gpu_compute.cpp), the backend's stream waiting on an event recorded after each layer.
+// (gpu_compute.cpp), the backend's stream waiting on an event recorded before each post.
 #pragma once
 
 #include <functional>
@@ -22,6 +22,8 @@ class StepCompute {
   virtual void order_before_post() {}
   // Waits for all compute enqueued (GPU); nothing on the CPU.
   virtual void finish() {}
+  // What ran the compute, for the record's compute_engine: "cpu" or "cublas".
+  virtual std::string engine() const = 0;
   virtual std::string describe() const = 0;
 };
 

@@ -6,8 +6,11 @@
 #include <fmt/format.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "common/scaling_mode.h"
+#include "device/cublas.h"
 #include "stats/summary.h"
 #include "workload/cpu_compute.h"
+#include "workload/gpu_compute.h"
 #include "workload/step_runner.h"
 #include "workload/step_schedule.h"
 
@@ -81,22 +84,40 @@ nlohmann::json workload_figures(const std::vector<double>& step_s, const std::ve
   return j;
 }
 
-std::unique_ptr<StepCompute> make_step_compute(CaseEnvironment& env) {
-  return std::make_unique<CpuCompute>(env.exec.compute == ComputeSource::Time ? CpuCompute::Pace::Deadline
-                                                                              : CpuCompute::Pace::FixedWork);
+StepComputeChoice make_step_compute(CaseEnvironment& env) {
+  StepComputeChoice out;
+  // memory = "cuda" is a GPU run even when a host backend is handed host buffers (staged).
+  const bool on_gpu = env.gpu && env.memory.requested == CB_MEM_CUDA;
+  if (!on_gpu) {
+    out.compute = std::make_unique<CpuCompute>(env.exec.compute == ComputeSource::Time ? CpuCompute::Pace::Deadline
+                                                                                       : CpuCompute::Pace::FixedWork);
+    return out;
+  }
+  std::string why;
+  const cuda::Blas* blas = cuda::Blas::get(&why);
+  // Every rank must decide alike (a rank that skips while another runs would wait forever).
+  const int mine = blas ? 1 : 0;
+  std::vector<int> all(static_cast<size_t>(env.exec.world_size));
+  env.bootstrap.allgather(&mine, sizeof mine, all.data(), Millis(remaining_ms(env)));
+  for (size_t r = 0; r < all.size(); ++r)
+    if (!all[r]) {
+      out.unusable = blas ? fmt::format("cuBLAS could not be loaded on rank {}", r) : why;
+      return out;
+    }
+  const bool stream_ordered = (env.caps.flags & CB_CAP_STREAM_ORDERED) != 0;
+  out.compute = std::make_unique<GpuCompute>(*env.gpu, *blas, stream_ordered ? env.gpu->stream() : nullptr);
+  return out;
 }
 
 int workload_case_count(const Execution& e) { return static_cast<int>(e.overlap.size()); }
 
-std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, StepCompute& compute) {
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& choice,
+                                            MemoryPhase* held) {
   const Execution& e = env.exec;
   const Model& model = *e.model;
   const cb_dtype dtype = e.workload_dtype;
   const size_t esize = sdk::dtype_size(dtype);
   const StepPlan plan = plan_step(model, e.sharding, overlap, e.bucket_bytes, esize, e.world_size);
-  const double compute_s = e.compute == ComputeSource::Flops
-                               ? 3.0 * model.forward_flops_per_sample() * e.batch_size / compute.flops_per_s()
-                               : e.compute_ms / 1e3;
 
   CaseSpec spec;
   spec.op = OpKind::Allreduce;  // identity fields only; op is replaced below
@@ -109,6 +130,16 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   rec.method = "per_step";
   rec.rank_aggregation = "slowest_per_step";
   rec.total_bytes = plan.comm_bytes;
+  if (!choice.compute) {
+    if (env.bootstrap.rank() != 0) return std::nullopt;
+    rec.status = "unsupported";
+    rec.reason = choice.unusable;
+    return rec;
+  }
+  StepCompute& compute = *choice.compute;
+  const double compute_s = e.compute == ComputeSource::Flops
+                               ? 3.0 * model.forward_flops_per_sample() * e.batch_size / compute.flops_per_s()
+                               : e.compute_ms / 1e3;
 
   // What the backend cannot do here (an op, the dtype, the memory) makes the case unsupported,
   // decided alike on every rank from the capabilities, so no rank waits for another.
@@ -146,6 +177,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
     my_comp.push_back(timed(StepMode::ComputeOnly));
     my_comm.push_back(timed(StepMode::CommOnly));
   }
+  if (held) keep_fuller(*held, memory_now(env.gpu));
   const std::vector<double> step = slowest_per_step(env, my_step);
   const std::vector<double> comp = slowest_per_step(env, my_comp);
   const std::vector<double> comm = slowest_per_step(env, my_comm);
@@ -163,7 +195,9 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   w["layers"] = model.layers.size();
   w["activations_per_sample"] = model.activations_per_sample();
   w["forward_flops_per_sample"] = model.forward_flops_per_sample();
-  w["batch_size"] = e.batch_size;
+  w["batch_size"] = e.batch_size;  // per rank (strong scaling: the global batch / N)
+  w["global_batch_size"] = e.batch_size * e.world_size;
+  w["scaling"] = std::string(scaling_name(e.scaling));
   w["sharding"] = std::string(sharding_name(e.sharding));
   w["overlap"] = overlap;
   w["collectives_per_step"] = plan.comms.size();
@@ -176,6 +210,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   w["compute_target_ms"] = compute_s * 1e3;
   w["compute_flops_per_s"] = compute.flops_per_s();
   w["compute_device"] = compute.describe();
+  w["compute_engine"] = compute.engine();
   rec.workload = std::move(w);
   return rec;
 }

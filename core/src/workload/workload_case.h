@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "measure/case_record.h"
 #include "measure/case_runner.h"
+#include "workload/memory_run.h"
 #include "workload/step_compute.h"
 
 namespace commbench::workload {
@@ -21,13 +23,20 @@ namespace commbench::workload {
 nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
                                 const std::vector<double>& comm_s, int batch_size, int world);
 
-// Returns the record on rank 0, nullopt elsewhere. `compute` was made (and calibrated) once for
-// the execution.
-std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, StepCompute& compute);
+// The compute of this execution's steps, made (and calibrated) once: cuBLAS SGEMMs on the rank's
+// GPU for memory = "cuda", else the CPU loop. `compute` is null when the GPU compute cannot run on
+// some rank (cuBLAS missing): `unusable` then says why, alike on every rank.
+struct StepComputeChoice {
+  std::unique_ptr<StepCompute> compute;
+  std::string unusable;
+};
+StepComputeChoice make_step_compute(CaseEnvironment& env);
 
-// The compute of this execution's steps: cuBLAS on the rank's GPU for memory = "cuda" with a
-// usable device, else the CPU loop. Calibrated once.
-std::unique_ptr<StepCompute> make_step_compute(CaseEnvironment& env);
+// Returns the record on rank 0, nullopt elsewhere; "unsupported" with the reason when the choice
+// has no compute. `held` (optional) is made the fuller of itself and this rank's memory right
+// after the timed steps, while the step's buffers and the compute's are still allocated.
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& compute,
+                                            MemoryPhase* held = nullptr);
 
 // Records a workload execution produces: one per `overlap` value.
 int workload_case_count(const Execution& e);

@@ -181,8 +181,9 @@ bool test_nccl(cb_request& r) {
                                        "graph is launched (wait on the stream or an event after the launch)");
   if (!r.done) sdk::fail(CB_ERR_INVALID_ARGUMENT, "test/wait on an op whose group has not ended (call group_end first)");
   const cudaError_t e = cudaEventQuery(r.done->event);
-  if (e == cudaSuccess) return true;
-  if (e != cudaErrorNotReady) check_cuda("cudaEventQuery", e);
+  if (e != cudaSuccess && e != cudaErrorNotReady) check_cuda("cudaEventQuery", e);
+  // Checked after completion too: an op that failed asynchronously (a peer gone, a NCCL
+  // error) still lets the stream reach the event, and its buffers hold garbage.
   ncclResult_t state = ncclSuccess;
   check_nccl(c.backend.api, c.nccl, "ncclCommGetAsyncError", c.backend.api.CommGetAsyncError(c.nccl, &state));
   if (state != ncclSuccess && state != ncclInProgress) {
@@ -194,7 +195,7 @@ bool test_nccl(cb_request& r) {
       throw;
     }
   }
-  return false;
+  return e == cudaSuccess;
 }
 
 void wait_nccl(cb_request& r, int32_t timeout_ms) {

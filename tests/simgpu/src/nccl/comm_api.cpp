@@ -117,8 +117,10 @@ ncclResult_t check_comm(Comm* c, const char* fn) {
 ncclResult_t ensure_ready(Comm& c) {
   const int a = c.async.load();
   if (a == ncclSuccess) return ncclSuccess;
-  set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
+  // Like ncclCommEnsureReady: an error is returned as it is (its own message stays the last
+  // error); only ncclInProgress is a misuse with a warning of its own.
   if (a != ncclInProgress) return static_cast<ncclResult_t>(a);
+  set_last_error("Attempt to use communicator before the previous operation returned ncclSuccess");
   if (!c.blocking) c.set_error(ncclInvalidArgument);
   return ncclInvalidArgument;
 }
