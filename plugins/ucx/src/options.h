@@ -50,9 +50,10 @@ inline constexpr ucs_thread_mode_t kThreadModes[] = {UCS_THREAD_MODE_SINGLE, UCS
                                                      UCS_THREAD_MODE_MULTI};
 inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", nullptr};
 inline constexpr const char* kErrorHandlingNames[] = {"none", "peer", nullptr};
-// The forced algorithms each op accepts (select.cpp's valid_algorithms checks the same again).
-inline constexpr const char* kAllreduceAlgorithms[] = {"auto", "ring", "recursive_doubling", nullptr};
-inline constexpr const char* kReducescatterAlgorithms[] = {"auto", "ring", "pairwise", nullptr};
+// The forced algorithms each op accepts, named from select.h's lists (valid_algorithms returns them).
+inline constexpr auto kAllreduceChoices = algorithm_choices(kAllreduceAlgorithms);
+inline constexpr auto kAllgatherChoices = algorithm_choices(kAllgatherAlgorithms);
+inline constexpr auto kReducescatterChoices = algorithm_choices(kReducescatterAlgorithms);
 
 // Every option, defined once: parse_options reads by it, the entry table exports it (ABI 1.2).
 inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
@@ -81,13 +82,13 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      .min = 0, .max = INT32_MAX},
     {"allreduce_algorithm", CB_OPTION_CHOICE, "auto", "forced allreduce algorithm (auto: by message size)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.allreduce = parse_forced_algorithm(v.key, v.text); },
-     kAllreduceAlgorithms},
+     kAllreduceChoices.data()},
     {"allgather_algorithm", CB_OPTION_CHOICE, "auto", "forced allgather algorithm (auto: by message size)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.allgather = parse_forced_algorithm(v.key, v.text); },
-     kAllreduceAlgorithms},
+     kAllgatherChoices.data()},
     {"reducescatter_algorithm", CB_OPTION_CHOICE, "auto", "forced reducescatter algorithm (auto: by message size)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.reducescatter = parse_forced_algorithm(v.key, v.text); },
-     kReducescatterAlgorithms},
+     kReducescatterChoices.data()},
     {"small_message_threshold", CB_OPTION_BYTES, "64KiB", "bytes per rank from which auto picks the ring",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.small_message_bytes = v.bytes; }},
     {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "300000", .doc = "limit of every op and wait",
