@@ -40,5 +40,9 @@ export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
 cd "$build"
 # A sanitizer report in a worker fails that worker, and so the test that ran it. The full
 # conformance passes (thousands of cases x 1-4 ranks, the same code paths as the op matrix
-# above) are left out as too slow under a sanitizer; its fault runs stay.
-ctest -L "^gpu_sim$" -E "ConformanceOnGpu\.Nccl" --output-on-failure --timeout 900
+# above) are left out as too slow under a sanitizer; its fault runs stay. So is the cuBLAS overlap
+# test: its assertions are times (GEMMs of known length hiding the buckets), which a sanitizer's
+# 5-15x slower host work on two cores distorts (seen: TSan, compute 18x its target, no overlap
+# left); the same cuBLAS, event and stream-wait code runs under the sanitizers in the other
+# WorkloadOnGpu tests, which assert no times.
+ctest -L "^gpu_sim$" -E "ConformanceOnGpu\.Nccl|WorkloadOnGpu\.CublasComputeOverlaps" --output-on-failure --timeout 900
