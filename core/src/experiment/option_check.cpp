@@ -41,9 +41,9 @@ void check_backend_options(const RunSpec& run, const std::string& backend, const
     if (option == nullptr) {
       const std::string hint = did_you_mean(key, names);
       add(Diagnostic::Severity::Error, at + "#key",
-          fmt::format("unknown option '{}' for backend '{}'{} {} options are: {} ('commbench plugins {}' describes "
+          fmt::format("unknown option '{}' for backend '{}'{} options are: {} ('commbench plugins {}' describes "
                       "them)",
-                      key, backend, hint, hint.empty() ? "; its" : "Its",
+                      key, backend, hint.empty() ? "; its" : hint + " Its",
                       names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")), backend));
       continue;
     }
