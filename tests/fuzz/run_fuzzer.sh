@@ -17,7 +17,8 @@ case "$target" in
   experiment)
     sources=("$src"/core/src/experiment/*.cpp "$src"/core/src/common/*.cpp "$src/core/src/plan/plan.cpp"
              "$src/core/src/stats/bandwidth.cpp" "$src/core/src/plugin/plugin_info.cpp"
-             "$src/core/src/plugin/capability_names.cpp" "$src/core/src/workload/model.cpp"
+             "$src/core/src/plugin/capability_names.cpp" "$src/core/src/plugin/option_descriptors.cpp"
+             "$src/core/src/workload/model.cpp"
              "$src/core/src/workload/memory_estimate.cpp" "$src/tests/fuzz/experiment_fuzzer.cpp")
     # TOML++ 3.3 asserts that a table header's '[' is followed by a key character; "[=" or "["
     # at the end of a line breaks that before its own check reports the syntax error. The

@@ -26,11 +26,15 @@ test -n "$plugin" || { echo "example plugin was not built"; exit 1; }
 export COMMBENCH_PLUGIN_PATH=$(dirname "$plugin")
 "$prefix/bin/commbench" plugins | tee "$work/plugins.txt"
 grep -q '^store' "$work/plugins.txt" || grep -q 'store' "$work/plugins.txt"
+# Its option table, exported by the SDK as the ABI 1.2 descriptors, is what `plugins store` lists.
+"$prefix/bin/commbench" plugins store | tee "$work/plugins-store.txt"
+grep -q 'timeout_ms .*int -1..2147483647, default 60000' "$work/plugins-store.txt"
 
 # What the docs tell a vendor to run before shipping: the example passes conformance at 1-4 ranks.
 "$prefix/bin/commbench" conformance store --junit "$work/conformance.xml" | tee "$work/conformance.txt"
 grep -q '^verdict: PASS' "$work/conformance.txt"
 grep -q 'failures="0"' "$work/conformance.xml"
+grep -q 'option descriptors *pass' "$work/conformance.txt"
 
 cat >"$work/side_by_side.toml" <<'TOML'
 name = "side-by-side"

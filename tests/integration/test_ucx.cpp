@@ -183,20 +183,8 @@ iterations = 2
   EXPECT_TRUE(saw_tcp);
 }
 
-// A bad option fails its execution at init with the option named, quickly, and the job goes on.
-TEST(Ucx, BadOptionsFailFastNamingTheOption) {
-  REQUIRE_PLUGINS("ucx");
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"(transports = "tcp,infiniband")", "unknown UCX transport 'infiniband'"},
-      {R"(bogus = "1")", "unknown option 'bogus' for backend ucx"},
-      {R"(progress = "spin")", "option progress = \"spin\" is not valid; expected auto, polling or wait"},
-      {R"(allreduce_algorithm = "binomial")", "allreduce_algorithm"},
-      {R"(rndv_thresh = "8 KB")", "option rndv_thresh = \"8 KB\" is not valid"},
-      {R"(timeout_ms = "-5")", "option timeout_ms = \"-5\" is not valid"},
-  };
-  for (const auto& [option, message] : cases) {
-    JobDir dir;
-    const auto file = dir.write("bad.toml", fmt::format(R"(
+std::string bad_option_experiment(const std::string& option) {
+  return fmt::format(R"(
 name = "bad-option"
 [[run]]
 name = "bad"
@@ -213,7 +201,44 @@ backend = "ucx"
 world_size = 2
 ops = ["allreduce"]
 sizes = ["1KiB"]
-)", option));
+)",
+                     option);
+}
+
+// What the option descriptors (ABI 1.2) express -- keys, types, ranges, choices -- is refused by
+// `run` before anything starts, at the option's line (line 11 of the file above).
+TEST(Ucx, BadOptionsTheDescriptorsDescribeAreRefusedBeforeLaunch) {
+  REQUIRE_PLUGINS("ucx");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"(bogus = "1")", "bad.toml:11:1: error: unknown option 'bogus' for backend 'ucx'; its options are: transports, thread_mode,"},
+      {R"(progress = "spin")",
+       "bad.toml:11:12: error: option progress = \"spin\" for backend 'ucx' is not valid: expected one of auto, polling, wait"},
+      {R"(allreduce_algorithm = "binomial")",
+       "bad.toml:11:23: error: option allreduce_algorithm = \"binomial\" for backend 'ucx' is not valid: expected one of "
+       "auto, ring, recursive_doubling"},
+      {R"(timeout_ms = "-5")", "bad.toml:11:14: error: option timeout_ms = \"-5\" for backend 'ucx' is not valid"},
+  };
+  for (const auto& [option, message] : cases) {
+    JobDir dir;
+    const auto file = dir.write("bad.toml", bad_option_experiment(option));
+    const CommandResult r = dir.run(file, {"--quiet"});
+    EXPECT_EQ(r.exit_code, 2) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << option << "\n" << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << option << ": nothing may be launched";
+  }
+}
+
+// A value only the plugin can judge (a transport list, a threshold's syntax) fails its execution
+// at init with the option named, quickly, and the job goes on.
+TEST(Ucx, BadOptionsFailFastNamingTheOption) {
+  REQUIRE_PLUGINS("ucx");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"(transports = "tcp,infiniband")", "unknown UCX transport 'infiniband'"},
+      {R"(rndv_thresh = "8 KB")", "option rndv_thresh = \"8 KB\" is not valid"},
+  };
+  for (const auto& [option, message] : cases) {
+    JobDir dir;
+    const auto file = dir.write("bad.toml", bad_option_experiment(option));
     const CommandResult r = dir.run(file, {"--quiet"});
     EXPECT_NE(r.exit_code, 0) << option;
     EXPECT_LT(r.seconds, 30.0) << option << ": a bad option must not wait for a timeout";

@@ -7,7 +7,8 @@
 /* C99 has no static_assert: a negative array size fails to compile. */
 #define C99_STATIC_ASSERT(cond, name) typedef char c99_static_assert_##name[(cond) ? 1 : -1]
 
-C99_STATIC_ASSERT(sizeof(cb_backend_api) == CB_STRUCT_SIZE(cb_backend_api, complete), api_no_tail);
+C99_STATIC_ASSERT(sizeof(cb_backend_api) == CB_STRUCT_SIZE(cb_backend_api, num_option_descriptors), api_no_tail);
+C99_STATIC_ASSERT(sizeof(cb_option_descriptor) == CB_STRUCT_SIZE(cb_option_descriptor, max), descriptor_no_tail);
 C99_STATIC_ASSERT(CB_ABI_MAJOR == 1, abi_major_is_1);
 C99_STATIC_ASSERT(CB_BIT(CB_OP_RECV) == 1024u, bit_macro);
 
@@ -22,6 +23,12 @@ static cb_error* c_get_capabilities(const cb_backend* backend, cb_capabilities* 
   return NULL;
 }
 
+static const char* const c_modes[] = {"fast", "safe", NULL};
+static const cb_option_descriptor c_options[] = {
+    {CB_STRUCT_SIZE(cb_option_descriptor, max), "mode", CB_OPTION_CHOICE, "fast", "a choice", c_modes, 0, 0},
+    {CB_STRUCT_SIZE(cb_option_descriptor, max), "timeout_ms", CB_OPTION_INT, "1000", "an int", NULL, 1, 60000},
+};
+
 const cb_backend_api* abi_c99_check_table(void) {
   static cb_backend_api api;
   api.struct_size = sizeof(cb_backend_api);
@@ -29,5 +36,7 @@ const cb_backend_api* abi_c99_check_table(void) {
   api.abi_minor = CB_ABI_MINOR;
   api.name = "c99-check";
   api.get_capabilities = c_get_capabilities;
+  api.option_descriptors = c_options;
+  api.num_option_descriptors = sizeof c_options / sizeof c_options[0];
   return &api;
 }

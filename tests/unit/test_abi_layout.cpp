@@ -90,7 +90,18 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(cb_backend_api, group_start, 168, cb_error* (*)(cb_comm*))                                    \
   X(cb_backend_api, group_end, 176, cb_error* (*)(cb_comm*))                                     \
   /* 1.1 */                                                                                       \
-  X(cb_backend_api, complete, 184, cb_error* (*)(cb_comm*, const cb_op_args*, int32_t))
+  X(cb_backend_api, complete, 184, cb_error* (*)(cb_comm*, const cb_op_args*, int32_t))         \
+  /* 1.2 */                                                                                       \
+  X(cb_backend_api, option_descriptors, 192, const cb_option_descriptor*)                         \
+  X(cb_backend_api, num_option_descriptors, 200, size_t)                                          \
+  X(cb_option_descriptor, struct_size, 0, size_t)                                                 \
+  X(cb_option_descriptor, name, 8, const char*)                                                   \
+  X(cb_option_descriptor, type, 16, cb_option_type)                                               \
+  X(cb_option_descriptor, default_value, 24, const char*)                                         \
+  X(cb_option_descriptor, doc, 32, const char*)                                                   \
+  X(cb_option_descriptor, choices, 40, const char* const*)                                        \
+  X(cb_option_descriptor, min, 48, int64_t)                                                       \
+  X(cb_option_descriptor, max, 56, int64_t)
 
 // X(struct, sizeof, CB_STRUCT_SIZE(struct, last), last): struct_size must be CB_STRUCT_SIZE, not
 // sizeof. cb_op_args shows why: it has 4 bytes of tail padding after `tag`, where a uint32 field
@@ -101,7 +112,8 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(cb_option, 24, 24, value)            \
   X(cb_host_services, 96, 96, kv_get)    \
   X(cb_op_args, 80, 76, tag)             \
-  X(cb_backend_api, 192, 192, complete)
+  X(cb_backend_api, 208, 208, num_option_descriptors) \
+  X(cb_option_descriptor, 64, 64, max)
 
 // X(enumerator, value)
 #define CB_ABI_ENUM_VALUES(X)                                                                  \
@@ -120,6 +132,8 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(CB_LOG_ERROR, 0) X(CB_LOG_WARN, 1) X(CB_LOG_INFO, 2) X(CB_LOG_DEBUG, 3)                    \
   X(CB_CAP_STREAM_ORDERED, 1) X(CB_CAP_NEEDS_PROGRESS, 2) X(CB_CAP_IN_PLACE, 4)               \
   X(CB_CAP_OUT_OF_PLACE, 8) X(CB_CAP_GROUPS, 16) X(CB_CAP_ASYNC, 32)                           \
+  X(CB_OPTION_STRING, 0) X(CB_OPTION_INT, 1) X(CB_OPTION_BOOL, 2) X(CB_OPTION_BYTES, 3)       \
+  X(CB_OPTION_CHOICE, 4) X(CB_OPTION_TYPE_COUNT_V1_2, 5)                                       \
   X(CB_ABI_MAJOR, 1)
 
 // ---- compile-time checks

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define CB_ABI_MAJOR 1
-#define CB_ABI_MINOR 1
+#define CB_ABI_MINOR 2
 
 /* The one symbol a plugin exports: `const cb_backend_api* commbench_backend_v1(void)`.
  * Calling it must be pure: no library initialisation, no device access, no threads.
@@ -105,6 +105,17 @@ typedef enum cb_status {
   CB_ERR_REMOTE = 7              /* a peer failed or went away */
 } cb_status;
 
+/* 1.2: the kind of value an option takes (cb_option_descriptor.type). Every value reaches the
+ * plugin as text (cb_option.value); the type says which texts are valid. */
+typedef enum cb_option_type {
+  CB_OPTION_STRING = 0, /* any text; the doc says what is meaningful */
+  CB_OPTION_INT = 1,    /* a whole decimal number in [min, max] */
+  CB_OPTION_BOOL = 2,   /* on/off, true/false, yes/no, 1/0 */
+  CB_OPTION_BYTES = 3,  /* a byte count, optional suffix B, KiB, MiB or GiB ("8KiB") */
+  CB_OPTION_CHOICE = 4, /* one of the descriptor's `choices` */
+  CB_OPTION_TYPE_COUNT_V1_2 = 5
+} cb_option_type;
+
 typedef enum cb_log_level {
   CB_LOG_ERROR = 0,
   CB_LOG_WARN = 1,
@@ -154,6 +165,19 @@ typedef struct cb_option {
   const char* key;
   const char* value;
 } cb_option;
+
+/* 1.2: one option a plugin accepts, so that the core can check an experiment's options (and list
+ * them) without initialising the plugin. Static data owned by the plugin, valid while it is loaded. */
+typedef struct cb_option_descriptor {
+  size_t struct_size;         /* CB_STRUCT_SIZE(cb_option_descriptor, max) */
+  const char* name;           /* the key in [run.options.<backend>]; unique within the plugin */
+  cb_option_type type;
+  const char* default_value;  /* in the type's syntax; "" = no fixed default (the doc says what) */
+  const char* doc;            /* one line */
+  const char* const* choices; /* CB_OPTION_CHOICE: the allowed values, NULL-terminated; else NULL */
+  int64_t min;                /* CB_OPTION_INT: the inclusive range of valid values */
+  int64_t max;
+} cb_option_descriptor;
 
 /* Services the host hands to the plugin at init. All bootstrap functions are collective over the
  * ranks of the run (except kv_set/kv_get), block, and return a cb_status. */
@@ -270,6 +294,14 @@ typedef struct cb_backend_api {
    * bookkeeping would be part of a sub-microsecond measurement. Same semantics and errors as
    * post followed by wait(timeout_ms). */
   cb_error* (*complete)(cb_comm* comm, const cb_op_args* args, int32_t timeout_ms);
+
+  /* ---- 1.2 */
+  /* Optional: every option the plugin accepts. With it `commbench validate` rejects an unknown
+   * option or a badly typed value before anything runs; NULL means "not described" (the core
+   * checks nothing and init() remains the only judge). Non-NULL with num_option_descriptors == 0
+   * means "accepts no options". Read only when struct_size covers num_option_descriptors. */
+  const cb_option_descriptor* option_descriptors;
+  size_t num_option_descriptors;
 } cb_backend_api;
 
 typedef const cb_backend_api* (*cb_entry_fn)(void);

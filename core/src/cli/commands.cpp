@@ -11,6 +11,7 @@
 #include "agent/job_runner.h"
 #include "cli/experiment_loading.h"
 #include "cli/python_tools.h"
+#include "experiment/did_you_mean.h"
 #include "experiment/run_setting_table.h"
 #include "plan/plan.h"
 #include "plugin/catalog_format.h"
@@ -219,21 +220,40 @@ int cmd_validate(const std::vector<std::string>& args) {
 int cmd_plugins(const std::vector<std::string>& args) {
   return guarded("plugins", [&] {
     std::vector<std::string> plugin_dirs;
-    po::options_description d("Usage: commbench plugins [options]\n\n"
+    std::string only;
+    po::options_description d("Usage: commbench plugins [NAME] [options]\n\n"
                               "Lists the backend plugins on the search path with their version, ABI version\n"
-                              "and capabilities. Plugins are inspected in a subprocess and never initialised.\n"
-                              "Exit code 0 if every plugin found can be used, 1 if any cannot (its error is listed).\n\nOptions");
+                              "and capabilities; with NAME, only that plugin, with every option it accepts\n"
+                              "(type, default, meaning). Plugins are inspected in a subprocess and never initialised.\n"
+                              "Exit code 0 if every plugin listed can be used, 1 if any cannot (its error is listed),\n"
+                              "2 if NAME is not found.\n\nOptions");
     d.add_options()("plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
-        "json", "print JSON instead of text");
-    ParsedArgs p = parse(args, d, false);
+        "json", "print JSON instead of text")("file", po::value(&only), "NAME: the plugin to describe");
+    ParsedArgs p = parse(args, d, true);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
     }
-    const PluginListing listing = list_plugins(default_search_path(plugin_dirs), current_executable_path());
+    PluginListing listing = list_plugins(default_search_path(plugin_dirs), current_executable_path());
+    if (!only.empty()) {
+      auto it = listing.plugins.find(only);
+      if (it == listing.plugins.end()) {
+        std::vector<std::string_view> names;
+        for (const auto& [name, info] : listing.plugins) names.push_back(name);
+        std::cerr << fmt::format("commbench plugins: no plugin named '{}' on the search path{}; found: {}\n", only,
+                                 did_you_mean(only, names), names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
+        return kExitInvalid;
+      }
+      PluginCatalog one{{it->first, it->second}};
+      listing.plugins = std::move(one);
+      listing.shadowed.clear();
+    }
     if (p.vm.count("json"))
       std::cout << plugin_listing_json(listing).dump(2) << "\n";
-    else
+    else if (!only.empty() && listing.plugins.begin()->second.ok()) {
+      const std::string text = format_plugin_listing(listing);  // one plugin's block: the search path is left out
+      std::cout << text.substr(0, text.find("Search path")) << format_plugin_options(listing.plugins.begin()->second);
+    } else
       std::cout << format_plugin_listing(listing);
     // A plugin on the path that cannot be used is a failure a script must see (the listing
     // itself still shows every plugin, broken ones with their error).

@@ -5,7 +5,7 @@
 namespace commbench {
 
 std::string Diagnostic::format() const {
-  const char* sev = severity == Severity::Error ? "error" : "warning";
+  const char* sev = severity == Severity::Error ? "error" : severity == Severity::Warning ? "warning" : "note";
   if (pos.line > 0)
     return fmt::format("{}:{}:{}: {}: {}", pos.file, pos.line, pos.column, sev, message);
   return fmt::format("{}: {}: {}", pos.file, sev, message);

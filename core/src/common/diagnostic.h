@@ -15,7 +15,7 @@ struct SourcePos {
 };
 
 struct Diagnostic {
-  enum class Severity { Error, Warning };
+  enum class Severity { Error, Warning, Note };  // a note informs: nothing to fix
   Severity severity = Severity::Error;
   SourcePos pos;
   std::string message;

@@ -190,6 +190,22 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
   return !unavailable;
 }
 
+// The ABI 1.2 option descriptors (read by the probe): well-formed, or the first problems. A plugin
+// without them is not wrong (they are optional), but `validate` cannot check its options.
+ConformanceCheck option_descriptor_check(const PluginInfo& info) {
+  const char* name = "option descriptors";
+  if (!info.option_problems.empty()) {
+    std::string detail;
+    for (const auto& p : info.option_problems) detail += (detail.empty() ? "" : "; ") + p;
+    return ConformanceCheck{name, 0, ConformanceResult::Fail, detail};
+  }
+  if (!info.options)
+    return ConformanceCheck{name, 0, ConformanceResult::Skip,
+                            "none exported (ABI 1.2 option_descriptors): validate cannot check this plugin's options"};
+  return ConformanceCheck{name, 0, ConformanceResult::Pass,
+                          fmt::format("{} option(s), unique names, types known, defaults valid", info.options->size())};
+}
+
 }  // namespace
 
 ConformanceReport run_conformance(const ConformanceOptions& opts) {
@@ -204,6 +220,7 @@ ConformanceReport run_conformance(const ConformanceOptions& opts) {
   }
   report.checks.push_back(ConformanceCheck{"load alone", 0, ConformanceResult::Pass,
                                            fmt::format("entry point and static capabilities, ABI {}.{}", info.abi_major, info.abi_minor)});
+  report.checks.push_back(option_descriptor_check(info));
   char tmpl[] = "/tmp/commbench-conformance-XXXXXX";
   const std::string log_dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
   run_stage(opts, "options", 1, log_dir, report.checks);

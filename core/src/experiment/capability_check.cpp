@@ -9,6 +9,7 @@
 #include "commbench/sdk/dtypes.hpp"
 #include "common/memory_staging.h"
 #include "experiment/did_you_mean.h"
+#include "experiment/option_check.h"
 
 namespace commbench {
 namespace {
@@ -51,6 +52,7 @@ class RunChecker {
         continue;
       }
       check_backend(name, info.caps);
+      check_backend_options(run_, name, info, out_);
     }
   }
 

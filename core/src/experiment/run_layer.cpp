@@ -228,6 +228,8 @@ class LayerReader {
       for (auto&& [k, value] : *opts_table) {
         const std::string key = fmt::format("{}.{}", backend_key, k.str());
         layer_.where[key] = sink_.pos(value);
+        // The key itself, for "unknown option" (option_check.cpp); a bad value points at the value.
+        layer_.where[key + "#key"] = sink_.pos(k.source());
         if (auto text = read_scalar_as_text(sink_, value, key)) dest[std::string(k.str())] = *text;
       }
     }

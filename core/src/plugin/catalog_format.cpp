@@ -2,7 +2,12 @@
 
 #include <filesystem>
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commbench/sdk/option_values.hpp"
 
 #include "plugin/capability_names.h"
 
@@ -23,6 +28,38 @@ constexpr CapabilityRow kRows[] = {
     {"flags", CapabilitySet::Flags, &cb_capabilities::flags},
 };
 
+// The options line of the listing: names only (`plugins NAME` describes each one).
+std::string option_names(const PluginInfo& p) {
+  if (!p.options) return "(not described: ABI before 1.2, or no option table)";
+  if (p.options->empty()) return "-";
+  std::string out;
+  for (const auto& o : *p.options) out += (out.empty() ? "" : " ") + o.name;
+  return out;
+}
+
+}  // namespace
+
+std::string format_plugin_options(const PluginInfo& p) {
+  if (!p.options)
+    return fmt::format("{} does not describe its options (its table has no ABI 1.2 option descriptors): its "
+                       "workers check them when they start.\n", p.name);
+  if (p.options->empty()) return fmt::format("{} takes no options.\n", p.name);
+  std::string out = fmt::format("Options ([run.options.{}]):\n", p.name);
+  size_t width = 4;
+  for (const auto& o : *p.options) width = std::max(width, o.name.size());
+  for (const auto& o : *p.options) {
+    std::string type(sdk::option_type_name(o.type));
+    if (o.type == CB_OPTION_CHOICE) type = fmt::format("{}", fmt::join(o.choices, "|"));
+    if (o.type == CB_OPTION_INT) type = fmt::format("int {}..{}", o.min, o.max);
+    out += fmt::format("  {:<{}}  {}, default {}\n  {:<{}}  {}\n", o.name, width, type,
+                       o.default_value.empty() ? "unset" : o.default_value, "", width, o.doc);
+  }
+  for (const auto& problem : p.option_problems) out += fmt::format("  malformed: {}\n", problem);
+  return out;
+}
+
+namespace {
+
 void append_plugin(std::string& out, const PluginInfo& p) {
   if (p.ok()) {
     out += fmt::format("{} {} (ABI {}.{})\n", p.name, p.version.empty() ? "(no version)" : p.version,
@@ -33,6 +70,7 @@ void append_plugin(std::string& out, const PluginInfo& p) {
       auto names = capability_names(row.set, p.caps.*row.mask);
       out += fmt::format("  {:<15}{}\n", row.label, names.empty() ? "-" : fmt::format("{}", fmt::join(names, " ")));
     }
+    out += fmt::format("  {:<15}{}\n", "options", option_names(p));
   } else {
     out += fmt::format("{} (cannot be used)\n", p.name);
     out += fmt::format("  {:<15}{}\n", "path", p.path);

@@ -14,6 +14,10 @@ namespace commbench {
 // shadowed files and the search path with the reason each directory is on it.
 std::string format_plugin_listing(const PluginListing& listing);
 
+// `commbench plugins NAME`: each option with its type (choices, int range), default and doc; or
+// that the plugin does not describe them.
+std::string format_plugin_options(const PluginInfo& plugin);
+
 // {"search_path": [{"path", "origin"}...], "plugins": [to_json(PluginInfo)...] (name order),
 //  "shadowed": [{"name", "path", "shadowed_by"}...]}
 nlohmann::json plugin_listing_json(const PluginListing& listing);

@@ -36,6 +36,11 @@ nlohmann::json to_json(const PluginInfo& p) {
       {"abi_minor", p.abi_minor},
       {"capabilities", std::move(caps)},
   };
+  if (p.options) {
+    j["options"] = nlohmann::json::array();
+    for (const auto& o : *p.options) j["options"].push_back(to_json(o));
+  }
+  if (!p.option_problems.empty()) j["option_problems"] = p.option_problems;
   if (!p.ok()) j["load_error"] = p.load_error;
   return j;
 }
@@ -50,6 +55,11 @@ PluginInfo plugin_info_from_json(const nlohmann::json& j) {
   p.abi_major = j.value("abi_major", 0u);
   p.abi_minor = j.value("abi_minor", 0u);
   p.load_error = j.value("load_error", "");
+  if (auto it = j.find("options"); it != j.end() && it->is_array()) {
+    p.options.emplace();
+    for (const auto& o : *it) p.options->push_back(plugin_option_from_json(o));
+  }
+  p.option_problems = j.value("option_problems", std::vector<std::string>{});
   p.caps = cb_capabilities{};
   p.caps.struct_size = kCapabilitiesStructSize;
   if (auto it = j.find("capabilities"); it != j.end()) {

@@ -10,6 +10,7 @@
 
 #include "commbench/backend.h"
 #include "common/diagnostic.h"
+#include "plugin/option_descriptors.h"
 
 namespace commbench {
 
@@ -21,6 +22,9 @@ struct PluginInfo {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   cb_capabilities caps{};  // static capabilities
+  // The options it accepts (ABI 1.2 descriptors); nullopt: it does not describe them.
+  std::optional<std::vector<PluginOption>> options;
+  std::vector<std::string> option_problems;  // malformed descriptors (conformance fails on them)
   std::string load_error;  // non-empty: the plugin could not be loaded or probed; says why
 
   bool ok() const { return load_error.empty(); }

@@ -11,6 +11,7 @@
 
 #include "plugin/captured_process.h"
 #include "plugin/loader.h"
+#include "plugin/option_descriptors.h"
 
 namespace commbench {
 namespace {
@@ -63,6 +64,9 @@ int run_probe(const std::string& path) {
     info.abi_major = plugin.api.abi_major;
     info.abi_minor = plugin.api.abi_minor;
     info.caps = query_capabilities(plugin.api, nullptr);
+    OptionDescriptors described = read_option_descriptors(plugin.api);
+    info.options = std::move(described.options);
+    info.option_problems = std::move(described.problems);
     answer = to_json(info);
   } catch (const std::exception& e) {
     answer = {{"load_error", e.what()}};

@@ -19,7 +19,7 @@
 #include <commbench/sdk/host_services.hpp>
 #include <commbench/sdk/plugin_entry.hpp>
 #include <commbench/sdk/plugin_error.hpp>
-#include <commbench/sdk/plugin_options.hpp>
+#include <commbench/sdk/option_table.hpp>
 
 #include "store_backend.h"
 
@@ -44,6 +44,14 @@ cb_capabilities capabilities() {
 
 namespace {
 
+// Every option, defined once (sdk/option_table.hpp): name, type, default, doc, where it goes.
+constexpr sdk::OptionDef<cb_backend> kOptions[] = {
+    {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "60000",
+     .doc = "limit of every store wait inside an op, ms (negative = no limit)",
+     .apply = [](cb_backend& b, const sdk::OptionValue& v) { b.op_timeout_ms = static_cast<int32_t>(v.integer); },
+     .min = -1, .max = INT32_MAX},
+};
+
 // What the SDK's EntryPoints needs from a plugin (the contract is in sdk/plugin_entry.hpp).
 struct StoreTraits {
   static constexpr const char* name = "store";  // must match libcommbench_backend_store.so
@@ -58,17 +66,11 @@ struct StoreTraits {
   static std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
     auto backend = std::make_unique<cb_backend>();
     backend->host = sdk::copy_host_services(given, name);
-    // Options come from the experiment's [run.options.store] table, all values as strings.
-    // Reject unknown keys: a typo silently ignored makes a benchmark measure the wrong thing
-    // (`commbench validate` shows this error before anything runs).
+    // Options come from the experiment's [run.options.store] table, all values as strings, and
+    // are read by kOptions (below): an unknown key or a bad value is an error naming it, and the
+    // same table, exported with the entry points, lets `commbench validate` catch it first.
     const cb_host_services& h = backend->host;
-    sdk::for_each_option(h.options, h.num_options, [&](std::string_view key, std::string_view value) {
-      if (key == "timeout_ms")
-        backend->op_timeout_ms = static_cast<int32_t>(sdk::parse_integer_option(
-            key, value, -1, INT32_MAX, "milliseconds, a whole number (negative = no limit)"));
-      else
-        sdk::unknown_option(name, key, {"timeout_ms"});
-    });
+    sdk::apply_options<cb_backend>(kOptions, name, h.options, h.num_options, *backend);
     const std::string hello = "rank " + std::to_string(h.rank) + " of " + std::to_string(h.world_size) +
                               ", op timeout " + std::to_string(backend->op_timeout_ms) + " ms";
     h.log(h.ctx, CB_LOG_DEBUG, hello.c_str());
@@ -110,6 +112,8 @@ struct StoreTraits {
   // Nothing to cancel: a pending receive is only a key this rank will not read. Defining it
   // gives the table a comm_abort (the core's call after a timeout) that never waits for peers.
   static void abort_communicator(std::unique_ptr<cb_comm>) {}
+  // Exported as the option descriptors: `commbench plugins store` lists them.
+  static constexpr const auto& options = kOptions;
   // Left out, so the table says "not supported" (NULL): allocate/release (the host allocates the
   // buffers), group_start/group_end (no CB_CAP_GROUPS). `complete` is composed of post + wait.
 };

@@ -10,6 +10,7 @@
 #include "commbench/sdk/plugin_entry.hpp"
 #include "communicator.h"
 #include "errors.h"
+#include "options.h"
 #include "p2p.h"
 #include "post.h"
 #include "request.h"
@@ -42,6 +43,8 @@ struct GlooTraits {
   // Closes every connection (peers blocked on this rank fail at once); the SDK frees the
   // communicator even if closing throws: nothing is called on it afterwards (docs/plugin-abi.md §4).
   static void abort_communicator(std::unique_ptr<cb_comm> comm) { commbench::gloo_backend::abort_communicator(*comm); }
+  // The option table parse_options reads, exported as the ABI 1.2 descriptors.
+  static constexpr const auto& options = kOptionTable;
 };
 
 constexpr cb_backend_api kApi = commbench::sdk::EntryPoints<GlooTraits>::table(

@@ -17,6 +17,7 @@ struct LinkedNccl {
   static constexpr const char* plugin_version = COMMBENCH_NCCL_PLUGIN_VERSION;
   static constexpr const char* description = "NVIDIA NCCL (linked at build time): collectives and send/recv on CUDA memory";
   static constexpr int static_version = NCCL_VERSION_CODE;
+  static constexpr const auto& options = kNcclOptionTable;  // exported as the ABI 1.2 descriptors
   static NcclApi load(const NcclOptions&) {
     NcclApi a;
     a.library = "libnccl.so." + std::to_string(NCCL_MAJOR) + " (linked, built against " +

@@ -38,6 +38,7 @@ struct NcclTraits {
   static void release(cb_comm& c, cb_mem, void* p) { free_nccl(c, p); }
   static void group_start(cb_comm& c) { group_start_nccl(c); }
   static void group_end(cb_comm& c) { group_end_nccl(c); }
+  static constexpr const auto& options = Loader::options;
 };
 
 template <class Loader>

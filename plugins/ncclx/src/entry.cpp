@@ -20,6 +20,7 @@ struct RuntimeNccl {
   static constexpr const char* description =
       "NCCLX or any NCCL-API library chosen at run time (dlopen): NCCL ops plus detected extensions";
   static constexpr int static_version = 22400;  // what the capabilities assume before init
+  static constexpr const auto& options = kNcclxOptionTable;  // exported as the ABI 1.2 descriptors
   static NcclApi load(const NcclOptions& o) {
     std::string path = o.library;
     if (path.empty())

@@ -52,6 +52,8 @@ struct UcxTraits {
   }
   static void* allocate(cb_comm& comm, cb_mem mem, size_t bytes) { return comm.memory->allocate(mem, bytes); }
   static void release(cb_comm& comm, cb_mem mem, void* ptr) { comm.memory->release(mem, ptr); }
+  // The option table parse_options reads, exported as the ABI 1.2 descriptors.
+  static constexpr const auto& options = kOptionTable;
 };
 
 // No group calls: send/recv are already non-blocking, there is nothing to batch.

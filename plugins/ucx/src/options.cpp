@@ -19,6 +19,8 @@ constexpr std::array<std::string_view, 33> kTransportNames = {
     "ud_mlx5", "dc",       "dc_x",     "dc_mlx5", "cuda",      "cuda_copy", "cuda_ipc",
     "gdr_copy", "rocm",    "rocm_copy", "rocm_ipc", "ugni"};
 
+}  // namespace
+
 // "tcp", "sm,self", "^cma" (everything but cma); names checked one by one so a typo is caught
 // here with a clear message instead of as "no usable transports" from deep inside UCX.
 std::string parse_transports(std::string_view key, std::string_view value) {
@@ -44,73 +46,21 @@ std::string parse_transports(std::string_view key, std::string_view value) {
   return std::string(value);
 }
 
-ucs_thread_mode_t parse_thread_mode(std::string_view key, std::string_view value) {
-  for (ucs_thread_mode_t m : {UCS_THREAD_MODE_SINGLE, UCS_THREAD_MODE_SERIALIZED,
-                              UCS_THREAD_MODE_MULTI})
-    if (thread_mode_name(m) == value) return m;
-  bad_option_value(key, value, "one of single, serialized, multi");
-}
-
 Algorithm parse_forced_algorithm(std::string_view key, std::string_view value) {
   const auto a = parse_algorithm(value);
   if (!a) bad_option_value(key, value, "an algorithm name (docs/backends/ucx.md lists them)");
   return *a;
 }
 
-}  // namespace
-
 std::string_view thread_mode_name(ucs_thread_mode_t mode) {
-  switch (mode) {
-    case UCS_THREAD_MODE_SINGLE: return "single";
-    case UCS_THREAD_MODE_SERIALIZED: return "serialized";
-    case UCS_THREAD_MODE_MULTI: return "multi";
-    default: return "?";
-  }
+  for (size_t i = 0; i < std::size(kThreadModes); ++i)
+    if (kThreadModes[i] == mode) return kThreadModeNames[i];
+  return "?";
 }
 
 UcxOptions parse_options(const cb_option* options, size_t count) {
   UcxOptions parsed;
-  sdk::for_each_option(options, count, [&](std::string_view key, std::string_view value) {
-    if (key == "transports") {
-      parsed.transports = parse_transports(key, value);
-    } else if (key == "thread_mode") {
-      parsed.thread_mode = parse_thread_mode(key, value);
-    } else if (key == "progress") {
-      if (value == "polling") parsed.progress = ProgressMode::kPolling;
-      else if (value == "wait") parsed.progress = ProgressMode::kWait;
-      else if (value == "auto") parsed.progress.reset();
-      else bad_option_value(key, value, "auto, polling or wait");
-    } else if (key == "rndv_thresh") {
-      parsed.rndv_thresh = value == "auto" ? std::string(value)
-                                           : std::to_string(sdk::parse_bytes_option(key, value));
-    } else if (key == "registration") {
-      parsed.registration = sdk::parse_bool_option(key, value);
-    } else if (key == "error_handling") {
-      if (value == "peer") parsed.error_handling = ErrorHandling::kPeer;
-      else if (value == "none") parsed.error_handling = ErrorHandling::kNone;
-      else bad_option_value(key, value, "peer or none");
-    } else if (key == "eager_endpoints_up_to") {
-      parsed.eager_endpoints_up_to = static_cast<int>(sdk::parse_integer_option(
-          key, value, 0, INT32_MAX, "a number of ranks (0: always connect on first use)"));
-    } else if (key == "allreduce_algorithm") {
-      parsed.algorithms.allreduce = parse_forced_algorithm(key, value);
-    } else if (key == "allgather_algorithm") {
-      parsed.algorithms.allgather = parse_forced_algorithm(key, value);
-    } else if (key == "reducescatter_algorithm") {
-      parsed.algorithms.reducescatter = parse_forced_algorithm(key, value);
-    } else if (key == "small_message_threshold") {
-      parsed.algorithms.small_message_bytes = sdk::parse_bytes_option(key, value);
-    } else if (key == "timeout_ms") {
-      parsed.timeout = std::chrono::milliseconds(sdk::parse_integer_option(
-          key, value, 1, INT32_MAX, "a positive number of milliseconds, e.g. \"60000\""));
-    } else {
-      sdk::unknown_option("ucx", key,
-                          {"transports", "thread_mode", "progress", "rndv_thresh",
-                           "registration", "error_handling", "eager_endpoints_up_to",
-                           "allreduce_algorithm", "allgather_algorithm",
-                           "reducescatter_algorithm", "small_message_threshold", "timeout_ms"});
-    }
-  });
+  sdk::apply_options<UcxOptions>(kOptionTable, "ucx", options, count, parsed);
   validate_choice(parsed.algorithms);
   return parsed;
 }

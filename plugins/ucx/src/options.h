@@ -10,6 +10,7 @@
 
 #include "collectives/collectives.h"
 #include "commbench/backend.h"
+#include "commbench/sdk/option_table.hpp"
 
 namespace commbench::ucx_backend {
 
@@ -38,6 +39,61 @@ struct UcxOptions {
   int eager_endpoints_up_to = 64;
   AlgorithmChoice algorithms;
   std::chrono::milliseconds timeout{300000};  // every op and wait
+};
+
+std::string parse_transports(std::string_view key, std::string_view value);  // checked UCX_TLS list
+Algorithm parse_forced_algorithm(std::string_view key, std::string_view value);
+
+// Indexed alike: the thread_mode option's choices and what they set.
+inline constexpr const char* kThreadModeNames[] = {"single", "serialized", "multi", nullptr};
+inline constexpr ucs_thread_mode_t kThreadModes[] = {UCS_THREAD_MODE_SINGLE, UCS_THREAD_MODE_SERIALIZED,
+                                                     UCS_THREAD_MODE_MULTI};
+inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", nullptr};
+inline constexpr const char* kErrorHandlingNames[] = {"none", "peer", nullptr};
+// The forced algorithms each op accepts, named from select.h's lists (valid_algorithms returns them).
+inline constexpr auto kAllreduceChoices = algorithm_choices(kAllreduceAlgorithms);
+inline constexpr auto kAllgatherChoices = algorithm_choices(kAllgatherAlgorithms);
+inline constexpr auto kReducescatterChoices = algorithm_choices(kReducescatterAlgorithms);
+
+// Every option, defined once: parse_options reads by it, the entry table exports it (ABI 1.2).
+inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
+    {"transports", CB_OPTION_STRING, "", "UCX_TLS list (\"tcp\", \"sm,self\", \"^cma\"); unset: UCX's default",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.transports = parse_transports(v.key, v.text); }},
+    {"thread_mode", CB_OPTION_CHOICE, "single", "UCP worker thread mode",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.thread_mode = kThreadModes[v.choice]; }, kThreadModeNames},
+    {"progress", CB_OPTION_CHOICE, "auto", "auto: polling if this host's ranks fit its CPUs, else wait (event fd)",
+     [](UcxOptions& o, const sdk::OptionValue& v) {
+       if (v.choice == 0) o.progress.reset();
+       else o.progress = v.choice == 1 ? ProgressMode::kPolling : ProgressMode::kWait;
+     },
+     kProgressNames},
+    {"rndv_thresh", CB_OPTION_STRING, "", "UCX_RNDV_THRESH: auto or a byte count; unset: UCX's default",
+     [](UcxOptions& o, const sdk::OptionValue& v) {
+       o.rndv_thresh = v.text == "auto" ? std::string(v.text) : std::to_string(sdk::parse_bytes_option(v.key, v.text));
+     }},
+    {"registration", CB_OPTION_BOOL, "off", "buffers from ucp_mem_map, their memory handles passed to ops",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.registration = v.boolean; }},
+    {"error_handling", CB_OPTION_CHOICE, "none", "peer: a dead peer fails its ops at once (slower shared memory)",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.error_handling = v.choice == 1 ? ErrorHandling::kPeer : ErrorHandling::kNone; },
+     kErrorHandlingNames},
+    {.name = "eager_endpoints_up_to", .type = CB_OPTION_INT, .default_value = "64",
+     .doc = "connect to every peer at communicator creation up to this many ranks, else on first use",
+     .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.eager_endpoints_up_to = static_cast<int>(v.integer); },
+     .min = 0, .max = INT32_MAX},
+    {"allreduce_algorithm", CB_OPTION_CHOICE, "auto", "forced allreduce algorithm (auto: by message size)",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.allreduce = parse_forced_algorithm(v.key, v.text); },
+     kAllreduceChoices.data()},
+    {"allgather_algorithm", CB_OPTION_CHOICE, "auto", "forced allgather algorithm (auto: by message size)",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.allgather = parse_forced_algorithm(v.key, v.text); },
+     kAllgatherChoices.data()},
+    {"reducescatter_algorithm", CB_OPTION_CHOICE, "auto", "forced reducescatter algorithm (auto: by message size)",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.reducescatter = parse_forced_algorithm(v.key, v.text); },
+     kReducescatterChoices.data()},
+    {"small_message_threshold", CB_OPTION_BYTES, "64KiB", "bytes per rank from which auto picks the ring",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.small_message_bytes = v.bytes; }},
+    {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "300000", .doc = "limit of every op and wait",
+     .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.timeout = std::chrono::milliseconds(v.integer); },
+     .min = 1, .max = INT32_MAX},
 };
 
 // Parses and validates; throws PluginError(CB_ERR_INVALID_ARGUMENT) naming the bad key or value

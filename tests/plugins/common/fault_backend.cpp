@@ -227,9 +227,11 @@ extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
   using namespace cbtest;
   static const cb_backend_api api = [] {
     cb_backend_api a{};
+    // A 1.0 table on purpose (no option descriptors): the core must accept an older plugin's
+    // shorter table and treat its options as undescribed.
     a.struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end);
     a.abi_major = CB_ABI_MAJOR;
-    a.abi_minor = CB_ABI_MINOR;
+    a.abi_minor = 0;
     a.name = kPluginName;
     a.version = "1.0";
     a.description = kPluginDescription;

@@ -23,6 +23,8 @@
 //     static void release(cb_comm&, cb_mem, void* ptr);             //   mem_free
 //     static void group_start(cb_comm&);                            // group_start, with
 //     static void group_end(cb_comm&);                              //   group_end (CB_CAP_GROUPS)
+//     static constexpr const auto& options = kMyOptions;  // sdk::OptionDef<...>[] (option_table.hpp):
+//                                                     //   exported as the 1.2 option descriptors
 //   };
 //
 // cb_backend, cb_comm and cb_request must be complete types where this is instantiated; cb_error
@@ -36,6 +38,7 @@
 #include "commbench/backend.h"
 #include "commbench/sdk/capabilities.hpp"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/option_table.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 
 namespace commbench::sdk {
@@ -201,7 +204,8 @@ struct EntryPoints {
   }
 
   // The whole ABI function table, with the optional slots the traits provide. struct_size is
-  // CB_STRUCT_SIZE of the last field (never sizeof, §3): this table ends at 1.1's `complete`.
+  // CB_STRUCT_SIZE of the last field (never sizeof, §3): this table ends at 1.2's option
+  // descriptors (NULL when the traits have no `options` table: "not described").
   static constexpr cb_backend_api table(const char* version, const char* description) {
     constexpr bool has_abort = requires(std::unique_ptr<cb_comm> c) { Traits::abort_communicator(std::move(c)); };
     constexpr bool has_memory = requires(cb_comm& c, cb_mem m, size_t n, void* p) {
@@ -213,7 +217,7 @@ struct EntryPoints {
       Traits::group_end(c);
     };
     return cb_backend_api{
-        .struct_size = CB_STRUCT_SIZE(cb_backend_api, complete),
+        .struct_size = CB_STRUCT_SIZE(cb_backend_api, num_option_descriptors),
         .abi_major = CB_ABI_MAJOR,
         .abi_minor = CB_ABI_MINOR,
         .name = Traits::name,
@@ -238,10 +242,20 @@ struct EntryPoints {
         .group_start = has_groups ? group_start : nullptr,
         .group_end = has_groups ? group_end : nullptr,
         .complete = complete,
+        .option_descriptors = kDescribesOptions ? kOptionDescriptors.data() : nullptr,
+        .num_option_descriptors = kOptionDescriptors.size(),
     };
   }
 
  private:
+  static constexpr bool kDescribesOptions = requires { std::size(Traits::options); };
+  static constexpr auto describe() {
+    if constexpr (kDescribesOptions) return describe_options(Traits::options);
+    else return std::array<cb_option_descriptor, 0>{};
+  }
+  // The descriptors live here, as constants: the table points at them.
+  static constexpr auto kOptionDescriptors = describe();
+
   // Errors of post/complete are named after the op ("gloo recv: ..."), when args say which.
   static const char* label_of(const cb_op_args* args, const char* fallback) {
     return args != nullptr && args->struct_size >= CB_STRUCT_SIZE(cb_op_args, op) &&

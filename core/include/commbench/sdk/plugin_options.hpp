@@ -3,13 +3,13 @@
 // Header-only plugin SDK.
 #pragma once
 
-#include <charconv>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
 #include "commbench/backend.h"
+#include "commbench/sdk/option_values.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 
 namespace commbench::sdk {
@@ -53,37 +53,23 @@ void for_each_option(const cb_option* options, size_t count, Visit&& visit) {
 // A whole decimal integer in [min, max], e.g. a timeout in milliseconds.
 inline int64_t parse_integer_option(std::string_view key, std::string_view value, int64_t min,
                                     int64_t max, std::string_view expected) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || end != value.data() + value.size() || v < min || v > max)
-    bad_option_value(key, value, expected);
-  return v;
+  const auto v = read_integer_text(value);
+  if (!v || *v < min || *v > max) bad_option_value(key, value, expected);
+  return *v;
 }
 
 // "on"/"off" (also true/false, 1/0, yes/no).
 inline bool parse_bool_option(std::string_view key, std::string_view value) {
-  for (std::string_view t : {"on", "true", "1", "yes"})
-    if (value == t) return true;
-  for (std::string_view f : {"off", "false", "0", "no"})
-    if (value == f) return false;
-  bad_option_value(key, value, "on or off");
+  const auto v = read_bool_text(value);
+  if (!v) bad_option_value(key, value, "on or off");
+  return *v;
 }
 
 // A byte count: a whole number with an optional binary suffix B, KiB, MiB, GiB ("8KiB").
 inline uint64_t parse_bytes_option(std::string_view key, std::string_view value) {
-  uint64_t v = 0;
-  const char* begin = value.data();
-  const char* stop = begin + value.size();
-  const auto [end, ec] = std::from_chars(begin, stop, v);
-  const std::string_view suffix(end, static_cast<size_t>(stop - end));
-  uint64_t scale = 0;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "KiB") scale = uint64_t{1} << 10;
-  else if (suffix == "MiB") scale = uint64_t{1} << 20;
-  else if (suffix == "GiB") scale = uint64_t{1} << 30;
-  if (ec != std::errc() || end == begin || scale == 0 || v > UINT64_MAX / scale)
-    bad_option_value(key, value, "a byte count such as \"8192\", \"8KiB\" or \"1MiB\"");
-  return v * scale;
+  const auto v = read_bytes_text(value);
+  if (!v) bad_option_value(key, value, "a byte count such as \"8192\", \"8KiB\" or \"1MiB\"");
+  return *v;
 }
 
 }  // namespace commbench::sdk

@@ -13,19 +13,6 @@
 namespace commbench::ucx_backend {
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kNames = {{
-    {Algorithm::kAuto, "auto"},
-    {Algorithm::kRing, "ring"},
-    {Algorithm::kRecursiveDoubling, "recursive_doubling"},
-    {Algorithm::kPairwise, "pairwise"},
-    {Algorithm::kBinomial, "binomial"},
-    {Algorithm::kLinear, "linear"},
-    {Algorithm::kDissemination, "dissemination"},
-}};
-
-constexpr std::array kAllreduce = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling};
-constexpr std::array kAllgather = kAllreduce;
-constexpr std::array kReducescatter = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kPairwise};
 constexpr std::array kAlltoall = {Algorithm::kPairwise};
 constexpr std::array kTree = {Algorithm::kBinomial};
 constexpr std::array kLinear = {Algorithm::kLinear};
@@ -54,23 +41,19 @@ Algorithm by_size(cb_op op, Algorithm forced, Algorithm small, size_t bytes, con
 
 }  // namespace
 
-std::string_view algorithm_name(Algorithm algorithm) {
-  for (const auto& [a, name] : kNames)
-    if (a == algorithm) return name;
-  return "?";
-}
+std::string_view algorithm_name(Algorithm algorithm) { return algorithm_c_name(algorithm); }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (const auto& [a, n] : kNames)
+  for (const auto& [a, n] : kAlgorithmNames)
     if (n == name) return a;
   return std::nullopt;
 }
 
 std::span<const Algorithm> valid_algorithms(cb_op op) {
   switch (op) {
-    case CB_OP_ALLREDUCE: return kAllreduce;
-    case CB_OP_ALLGATHER: return kAllgather;
-    case CB_OP_REDUCESCATTER: return kReducescatter;
+    case CB_OP_ALLREDUCE: return kAllreduceAlgorithms;
+    case CB_OP_ALLGATHER: return kAllgatherAlgorithms;
+    case CB_OP_REDUCESCATTER: return kReducescatterAlgorithms;
     case CB_OP_ALLTOALL: return kAlltoall;
     case CB_OP_BROADCAST:
     case CB_OP_REDUCE: return kTree;

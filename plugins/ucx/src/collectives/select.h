@@ -2,10 +2,12 @@
 // by message size under `auto`.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "commbench/backend.h"
 
@@ -21,7 +23,37 @@ enum class Algorithm {
   kDissemination,      // barrier
 };
 
-// "auto", "ring", "recursive_doubling", "pairwise", "binomial", "linear", "dissemination".
+// Every algorithm's name, defined once: parsing, error lists and the option table's choices follow.
+inline constexpr std::array<std::pair<Algorithm, const char*>, 7> kAlgorithmNames = {{
+    {Algorithm::kAuto, "auto"},
+    {Algorithm::kRing, "ring"},
+    {Algorithm::kRecursiveDoubling, "recursive_doubling"},
+    {Algorithm::kPairwise, "pairwise"},
+    {Algorithm::kBinomial, "binomial"},
+    {Algorithm::kLinear, "linear"},
+    {Algorithm::kDissemination, "dissemination"},
+}};
+
+constexpr const char* algorithm_c_name(Algorithm algorithm) {
+  for (const auto& [a, name] : kAlgorithmNames)
+    if (a == algorithm) return name;
+  return "?";
+}
+
+// The algorithms the three ops with a choice accept, kAuto first (valid_algorithms returns them).
+inline constexpr std::array kAllreduceAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling};
+inline constexpr std::array kAllgatherAlgorithms = kAllreduceAlgorithms;
+inline constexpr std::array kReducescatterAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kPairwise};
+
+// Their names, NULL-terminated: the CB_OPTION_CHOICE list of the `<op>_algorithm` options.
+template <size_t N>
+constexpr std::array<const char*, N + 1> algorithm_choices(const std::array<Algorithm, N>& algorithms) {
+  std::array<const char*, N + 1> names{};
+  for (size_t i = 0; i < N; ++i) names[i] = algorithm_c_name(algorithms[i]);
+  names[N] = nullptr;
+  return names;
+}
+
 std::string_view algorithm_name(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 
