@@ -108,6 +108,27 @@ TEST(OptionDescriptors, MalformedOnesAreNamed) {
   cb_option_descriptor short_one = kDescriptors[0];
   short_one.struct_size = CB_STRUCT_SIZE(cb_option_descriptor, doc);
   EXPECT_EQ(read_option_descriptors(table_with(&short_one, 1)).problems.size(), 1u);
+  // A garbage size is refused before the core steps through the array by it.
+  cb_option_descriptor huge = kDescriptors[0];
+  huge.struct_size = SIZE_MAX - 3;
+  const OptionDescriptors garbage = read_option_descriptors(table_with(&huge, 1));
+  ASSERT_EQ(garbage.problems.size(), 1u);
+  EXPECT_NE(garbage.problems[0].find("not a plausible size"), std::string::npos) << garbage.problems[0];
+}
+
+TEST(OptionDescriptors, ATypeFromALaterMinorIsTakenAsTextAndAnUnknownOneOtherwiseIsAProblem) {
+  cb_option_descriptor later = kDescriptors[1];
+  later.type = static_cast<cb_option_type>(CB_OPTION_TYPE_COUNT_V1_2 + 3);
+  later.default_value = "";
+  cb_backend_api api = table_with(&later, 1);
+  EXPECT_EQ(read_option_descriptors(api).problems.size(), 1u);  // same minor: garbage
+  api.abi_minor = CB_ABI_MINOR + 1;
+  const OptionDescriptors read = read_option_descriptors(api);
+  EXPECT_TRUE(read.problems.empty());
+  ASSERT_TRUE(read.options.has_value());
+  ASSERT_EQ(read.options->size(), 1u);
+  EXPECT_EQ((*read.options)[0].type, CB_OPTION_STRING);
+  EXPECT_EQ((*read.options)[0].check_value("anything"), "");
 }
 
 // check_against_plugins with the options of a described and an undescribed plugin.

@@ -12,9 +12,12 @@ namespace {
 // More than this is a garbage count, not a plugin's options.
 constexpr size_t kMaxOptionDescriptors = 4096;
 constexpr size_t kDescriptorSize = CB_STRUCT_SIZE(cb_option_descriptor, max);
+// A later minor may append fields, but not kilobytes of them: past this struct_size is garbage.
+constexpr size_t kMaxDescriptorSize = 1024;
 
 // A descriptor's problems ("" each when fine); appends the option to `out` when it has none.
-void read_one(const cb_option_descriptor& d, size_t i, std::set<std::string>& names, OptionDescriptors& out) {
+void read_one(const cb_option_descriptor& d, size_t i, bool newer_minor, std::set<std::string>& names,
+              OptionDescriptors& out) {
   auto problem = [&](const std::string& what) {
     out.problems.push_back(fmt::format("option descriptor #{}{}: {}", i,
                                        d.name != nullptr ? fmt::format(" ({})", d.name) : "", what));
@@ -24,14 +27,17 @@ void read_one(const cb_option_descriptor& d, size_t i, std::set<std::string>& na
   else if (!names.insert(d.name).second) problem("name is used by an earlier descriptor too");
   if (d.doc == nullptr) problem("doc is NULL");
   if (d.default_value == nullptr) problem("default_value is NULL (use \"\" for no fixed default)");
-  if (static_cast<unsigned>(d.type) >= CB_OPTION_TYPE_COUNT_V1_2) problem(fmt::format("type {} is not a cb_option_type", static_cast<int>(d.type)));
+  // A type from a later minor than this core knows: its values are taken as text (not checked
+  // here; the plugin's init still judges them). From a plugin of this minor or older it is garbage.
+  const bool unknown_type = static_cast<unsigned>(d.type) >= CB_OPTION_TYPE_COUNT_V1_2;
+  if (unknown_type && !newer_minor) problem(fmt::format("type {} is not a cb_option_type", static_cast<int>(d.type)));
   if (d.type == CB_OPTION_CHOICE && (d.choices == nullptr || d.choices[0] == nullptr)) problem("a choice without choices");
   if (d.type == CB_OPTION_INT && d.min > d.max) problem(fmt::format("min {} is above max {}", d.min, d.max));
   if (out.problems.size() != before) return;
 
   PluginOption o;
   o.name = d.name;
-  o.type = d.type;
+  o.type = unknown_type ? CB_OPTION_STRING : d.type;
   o.default_value = d.default_value;
   o.doc = d.doc;
   for (const char* const* c = d.type == CB_OPTION_CHOICE ? d.choices : nullptr; c != nullptr && *c != nullptr; ++c)
@@ -75,6 +81,11 @@ OptionDescriptors read_option_descriptors(const cb_backend_api& api) {
   // Elements are as long as their struct_size says (rounded up to the struct's alignment), so a
   // later minor may append fields; all must agree, and cover at least the 1.2 fields.
   const size_t size = api.option_descriptors[0].struct_size;
+  if (size > kMaxDescriptorSize) {
+    out.problems.push_back(fmt::format("option descriptor struct_size is {}: not a plausible size (set it with "
+                                       "CB_STRUCT_SIZE(cb_option_descriptor, max))", size));
+    return out;
+  }
   if (size < kDescriptorSize) {
     out.problems.push_back(fmt::format("option descriptor struct_size is {}, less than the {} bytes of ABI 1.2 "
                                        "(set it with CB_STRUCT_SIZE(cb_option_descriptor, max))", size, kDescriptorSize));
@@ -90,7 +101,7 @@ OptionDescriptors read_option_descriptors(const cb_backend_api& api) {
                                          d.struct_size, size));
       return out;
     }
-    read_one(d, i, names, out);
+    read_one(d, i, api.abi_minor > CB_ABI_MINOR, names, out);
   }
   return out;
 }

@@ -17,6 +17,23 @@ constexpr double kGemmFlops = 2.0 * GpuCompute::kN * GpuCompute::kN * GpuCompute
 
 GpuCompute::GpuCompute(const GpuDevice& gpu, const cuda::Blas& blas, cuda::Stream comm_stream, double calibration_s)
     : gpu_(gpu), rt_(gpu.rt()), blas_(blas), comm_stream_(comm_stream) {
+  // A failure part way (out of device memory, cublasCreate) must not leak what was made before it:
+  // the destructor does not run for a constructor that throws.
+  cuda::Event t0 = nullptr, t1 = nullptr;
+  try {
+    setup(calibration_s, t0, t1);
+  } catch (...) {
+    if (t0) rt_.EventDestroy(t0);
+    if (t1) rt_.EventDestroy(t1);
+    release();
+    throw;
+  }
+  rt_.EventDestroy(t0);
+  rt_.EventDestroy(t1);
+  if (!(rate_ > 0)) rate_ = kGemmFlops / 1e-3;  // a timer that never advanced: say 1 GEMM per ms
+}
+
+void GpuCompute::setup(double calibration_s, cuda::Event& t0, cuda::Event& t1) {
   const size_t bytes = sizeof(float) * kN * kN;
   a_ = static_cast<float*>(gpu_.alloc_device(bytes));
   b_ = static_cast<float*>(gpu_.alloc_device(bytes));
@@ -30,7 +47,6 @@ GpuCompute::GpuCompute(const GpuDevice& gpu, const cuda::Blas& blas, cuda::Strea
   blas_.check(blas_.SetStream(handle_, stream_), "cublasSetStream");
 
   // Rate: doubling batches of full GEMMs between two events until one batch lasts long enough.
-  cuda::Event t0 = nullptr, t1 = nullptr;
   rt_.check(rt_.EventCreateWithFlags(&t0, cuda::kEventDefault), "cudaEventCreateWithFlags");
   rt_.check(rt_.EventCreateWithFlags(&t1, cuda::kEventDefault), "cudaEventCreateWithFlags");
   gemm(kN);  // warm-up: cuBLAS loads its kernels on first use
@@ -44,12 +60,11 @@ GpuCompute::GpuCompute(const GpuDevice& gpu, const cuda::Blas& blas, cuda::Strea
     if (ms > 0) rate_ = reps * kGemmFlops / (ms / 1e3);
     if ((ms > 0 && ms / 1e3 >= calibration_s / 2) || reps >= 4096) break;
   }
-  rt_.EventDestroy(t0);
-  rt_.EventDestroy(t1);
-  if (!(rate_ > 0)) rate_ = kGemmFlops / 1e-3;  // a timer that never advanced: say 1 GEMM per ms
 }
 
-GpuCompute::~GpuCompute() {
+GpuCompute::~GpuCompute() { release(); }
+
+void GpuCompute::release() noexcept {
   if (stream_) rt_.StreamSynchronize(stream_);
   if (handle_) blas_.Destroy(handle_);
   if (ready_) rt_.EventDestroy(ready_);
@@ -64,8 +79,7 @@ void GpuCompute::gemm(int k) {
               "cublasSgemm");
 }
 
-void GpuCompute::run(double seconds, const std::function<void()>& progress) {
-  progress_ = progress;  // for order_before_post's host wait (backends without a stream)
+void GpuCompute::run(double seconds, const std::function<void()>&) {
   if (!(seconds > 0)) return;
   // The layer's FLOPs at the measured rate: whole n³ products, then one with a shorter inner
   // dimension for the rest (at least k = 1, so that every layer enqueues some work).
@@ -77,7 +91,7 @@ void GpuCompute::run(double seconds, const std::function<void()>& progress) {
   if (k > 0 || full == 0) gemm(static_cast<int>(std::max(1L, k)));
 }
 
-void GpuCompute::order_before_post() {
+void GpuCompute::order_before_post(const std::function<void()>& progress) {
   rt_.check(rt_.EventRecord(ready_, stream_), "cudaEventRecord (compute done)");
   if (comm_stream_) {  // ordered on the device: the host goes on at once
     rt_.check(rt_.StreamWaitEvent(comm_stream_, ready_, 0), "cudaStreamWaitEvent");
@@ -89,7 +103,7 @@ void GpuCompute::order_before_post() {
     const cuda::Error e = rt_.EventQuery(ready_);
     if (e == cuda::kSuccess) return;
     if (e != cuda::kErrorNotReady) rt_.check(e, "cudaEventQuery (compute done)");
-    if (progress_) progress_();
+    if (progress) progress();
     else std::this_thread::yield();
   }
 }

@@ -26,13 +26,16 @@ class GpuCompute final : public StepCompute {
   double flops_per_s() const override { return rate_; }
   // Enqueues seconds × the measured rate of FLOPs; returns at once (the GPU runs them).
   void run(double seconds, const std::function<void()>& progress) override;
-  void order_before_post() override;
+  void order_before_post(const std::function<void()>& progress) override;
   void finish() override;
   std::string engine() const override { return "cublas"; }
   std::string describe() const override;
 
  private:
   void gemm(int k);  // C = A(n×k)·B(k×n) on the compute stream
+  // The constructor's work: buffers, stream, events, handle, then the rate (t0/t1: its timing events).
+  void setup(double calibration_s, cuda::Event& t0, cuda::Event& t1);
+  void release() noexcept;  // frees whatever exists (the destructor's, and a failed constructor's)
   const GpuDevice& gpu_;
   const cuda::Runtime& rt_;
   const cuda::Blas& blas_;
@@ -44,7 +47,6 @@ class GpuCompute final : public StepCompute {
   float* b_ = nullptr;
   float* c_ = nullptr;
   double rate_ = 0;
-  std::function<void()> progress_;  // the last run()'s
 };
 
 }  // namespace commbench::workload

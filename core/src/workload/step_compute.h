@@ -18,8 +18,9 @@ class StepCompute {
   // host backends that need test() calls advance their requests meanwhile.
   virtual void run(double seconds, const std::function<void()>& progress) = 0;
   // Before a collective is posted: make it follow the compute enqueued so far (GPU: an event on
-  // the compute stream the backend's stream waits on). Nothing on the CPU: run() has returned.
-  virtual void order_before_post() {}
+  // the compute stream the backend's stream waits on; a host backend waits for it, calling
+  // `progress` meanwhile). Nothing on the CPU: run() has returned.
+  virtual void order_before_post(const std::function<void()>& progress) { (void)progress; }
   // Waits for all compute enqueued (GPU); nothing on the CPU.
   virtual void finish() {}
   // What ran the compute, for the record's compute_engine: "cpu" or "cublas".

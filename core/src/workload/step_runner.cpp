@@ -51,7 +51,7 @@ void StepRunner::run(StepMode mode, double compute_s, int32_t timeout_ms) {
         break;
       case ActionKind::Post:
         if (mode == StepMode::ComputeOnly) break;
-        if (mode == StepMode::Full) compute_.order_before_post();
+        if (mode == StepMode::Full) compute_.order_before_post(needs_progress_ ? on_progress : none);
         if (requests_[i]) throw std::logic_error(fmt::format("{} posted twice in one step", plan_.comms[i].what));
         requests_[i] = session_.post(args_of(plan_.comms[i]));
         done_[i] = false;

@@ -87,21 +87,22 @@ nlohmann::json workload_figures(const std::vector<double>& step_s, const std::ve
 StepComputeChoice make_step_compute(CaseEnvironment& env) {
   StepComputeChoice out;
   // memory = "cuda" is a GPU run even when a host backend is handed host buffers (staged).
-  const bool on_gpu = env.gpu && env.memory.requested == CB_MEM_CUDA;
-  if (!on_gpu) {
+  if (env.memory.requested != CB_MEM_CUDA) {
     out.compute = std::make_unique<CpuCompute>(env.exec.compute == ComputeSource::Time ? CpuCompute::Pace::Deadline
                                                                                        : CpuCompute::Pace::FixedWork);
     return out;
   }
-  std::string why;
-  const cuda::Blas* blas = cuda::Blas::get(&why);
-  // Every rank must decide alike (a rank that skips while another runs would wait forever).
-  const int mine = blas ? 1 : 0;
+  // Without a GPU the reason is the one every case on cuda memory gives (case_runner.cpp).
+  std::string why = "cuda memory: " + (env.gpu_unusable.empty() ? std::string("CUDA is not available") : env.gpu_unusable);
+  const cuda::Blas* blas = env.gpu ? cuda::Blas::get(&why) : nullptr;
+  // Every rank of a cuda-memory run takes part, so that all decide alike (a rank that skipped
+  // this collective would pair the others' allgather with its next one).
+  const int mine = env.gpu && blas ? 1 : 0;
   std::vector<int> all(static_cast<size_t>(env.exec.world_size));
   env.bootstrap.allgather(&mine, sizeof mine, all.data(), Millis(remaining_ms(env)));
   for (size_t r = 0; r < all.size(); ++r)
     if (!all[r]) {
-      out.unusable = blas ? fmt::format("cuBLAS could not be loaded on rank {}", r) : why;
+      out.unusable = mine ? fmt::format("cuBLAS or the GPU is not usable on rank {}", r) : why;
       return out;
     }
   const bool stream_ordered = (env.caps.flags & CB_CAP_STREAM_ORDERED) != 0;
@@ -196,7 +197,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   w["activations_per_sample"] = model.activations_per_sample();
   w["forward_flops_per_sample"] = model.forward_flops_per_sample();
   w["batch_size"] = e.batch_size;  // per rank (strong scaling: the global batch / N)
-  w["global_batch_size"] = e.batch_size * e.world_size;
+  w["global_batch_size"] = static_cast<int64_t>(e.batch_size) * e.world_size;
   w["scaling"] = std::string(scaling_name(e.scaling));
   w["sharding"] = std::string(sharding_name(e.sharding));
   w["overlap"] = overlap;
