@@ -46,9 +46,12 @@ dtype = "f32"
     EXPECT_EQ(c["activation_bytes"], batch * MiB);
     EXPECT_EQ(c["total_bytes"], 64 * MiB + batch * MiB);
     const auto& host = m["measured"]["host"];
-    // Every page was touched: resident memory grew by at least what was allocated.
-    EXPECT_GE(host["buffers_bytes"].get<uint64_t>(), c["model_state_bytes"].get<uint64_t>()) << m.dump();
-    EXPECT_GE(host["workload_bytes"].get<uint64_t>(), c["total_bytes"].get<uint64_t>()) << m.dump();
+    // Every page was touched: resident memory grew by what was allocated. RSS is the whole
+    // process's, and pages elsewhere may leave it meanwhile (seen once: one page short of 65 MiB),
+    // so 1 MiB of slack; buffers never touched would leave it tens of MiB short.
+    constexpr uint64_t kSlack = 1 * MiB;
+    EXPECT_GE(host["buffers_bytes"].get<uint64_t>() + kSlack, c["model_state_bytes"].get<uint64_t>()) << m.dump();
+    EXPECT_GE(host["workload_bytes"].get<uint64_t>() + kSlack, c["total_bytes"].get<uint64_t>()) << m.dump();
     EXPECT_GE(host["rss_peak_bytes"].get<uint64_t>(), host["rss_after_workload_bytes"].get<uint64_t>());
     EXPECT_GE(host["rss_after_comm_bytes"].get<uint64_t>(), 1u);
     EXPECT_TRUE(m["measured"]["device"].is_null()) << "host memory: no device figures";
