@@ -3,23 +3,31 @@
 // by the script (like bench/gloo_direct.cpp); the ncclUniqueId goes through a file in --store.
 //
 // Timing, per size: a 1-element allreduce and a stream synchronisation line the ranks up, then
-//  --mode host_batch: the host clock around `iters` back-to-back enqueued ops and one
-//                     cudaStreamSynchronize, elapsed / iters (nccl-tests' default method);
-//  --mode batch:      a CUDA event pair around the same `iters` ops, elapsed / iters
-//                     (commbench's timing = "batch", gpu_timing = "cuda_event");
-//  --mode events:     an event pair around every op, the median (commbench's "cuda_event");
-//  --mode graph:      `iters` ops captured into one CUDA graph, the host clock around its launch
-//                     (nccl-tests -G).
+//  --mode host_batch:    the host clock around `iters` back-to-back enqueued ops and one
+//                        cudaStreamSynchronize, elapsed / iters (nccl-tests' default method);
+//  --mode batch:         a CUDA event pair around the same `iters` ops, elapsed / iters
+//                        (commbench's timing = "batch", gpu_timing = "cuda_event": the mean of its
+//                        per-iteration event differences is the same quantity);
+//  --mode per_iteration: before every op the ranks line up again, an event pair around the op;
+//                        the mean (commbench's timing = "per_iteration" with cuda_event);
+//  --mode graph:         `iters` ops captured into one CUDA graph between two event record nodes
+//                        (cudaEventRecordExternal), launched once; elapsed / iters (commbench's
+//                        timing = "graph"; nccl-tests -G times the launch on the host instead).
+// batch also reports host_us: the host time to enqueue one op (the loop between the two event
+// records, / iters) — where it exceeds the GPU's time per op, the host sets the pace.
 // Rank 0 prints one JSON line per size with this rank's time; every rank writes its own time to
 // the store folder and rank 0 also prints the average over ranks (nccl-tests' default -a 1).
 //
 //   nccl_direct --rank R --world N --store DIR [--op allreduce|allgather|reducescatter|
 //               broadcast|alltoall|d2d_copy] [--sizes 8,1024,...] [--iters 20] [--warmup 5]
-//               [--mode host_batch|batch|events|graph] [--device D]
+//               [--mode host_batch|batch|per_iteration|graph] [--device D]
 //
 // d2d_copy (world 1): cudaMemcpyAsync device-to-device of the size, the copy bandwidth a
 // single-rank allreduce is compared with.
+// Only NCCL 2.14's API is linked (ncclAlltoAll, 2.28, is looked up at run time), so the same
+// binary runs against an older NCCL, e.g. a pip wheel.
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -71,8 +79,8 @@ Args parse(int argc, char** argv) {
     } else die("unknown argument " + k);
   }
   if (a.store.empty()) die("--store DIR is required");
-  if (a.mode != "host_batch" && a.mode != "batch" && a.mode != "events" && a.mode != "graph")
-    die("--mode is host_batch, batch, events or graph");
+  if (a.mode != "host_batch" && a.mode != "batch" && a.mode != "per_iteration" && a.mode != "graph")
+    die("--mode is host_batch, batch, per_iteration or graph");
   return a;
 }
 
@@ -106,7 +114,12 @@ void enqueue(const Args& a, ncclComm_t comm, cudaStream_t s, const Buffers& b, s
   else if (a.op == "allgather") nccl(ncclAllGather(b.send, b.recv, count, ncclFloat32, comm, s), "ncclAllGather");
   else if (a.op == "reducescatter") nccl(ncclReduceScatter(b.send, b.recv, count, ncclFloat32, ncclSum, comm, s), "ncclReduceScatter");
   else if (a.op == "broadcast") nccl(ncclBroadcast(b.send, b.recv, count, ncclFloat32, 0, comm, s), "ncclBroadcast");
-  else if (a.op == "alltoall") nccl(ncclAlltoAll(b.send, b.recv, count, ncclFloat32, comm, s), "ncclAlltoAll");
+  else if (a.op == "alltoall") {
+    using AlltoAll = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+    static const auto fn = reinterpret_cast<AlltoAll>(::dlsym(RTLD_DEFAULT, "ncclAlltoAll"));
+    if (!fn) die("--op alltoall needs ncclAlltoAll (NCCL >= 2.28)");
+    nccl(fn(b.send, b.recv, count, ncclFloat32, comm, s), "ncclAlltoAll");
+  }
   else if (a.op == "d2d_copy") cuda(cudaMemcpyAsync(b.recv, b.send, count * sizeof(float), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
   else die("unknown --op " + a.op);
 }
@@ -117,7 +130,12 @@ double busbw_factor(const std::string& op, int n) {
   return 1.0;
 }
 
-double time_one_size(const Args& a, ncclComm_t comm, cudaStream_t s, const Buffers& b, size_t count, void* sync_buf) {
+struct Timed {
+  double us = 0;       // per op
+  double host_us = 0;  // batch: host time to enqueue one op; 0 otherwise
+};
+
+Timed time_one_size(const Args& a, ncclComm_t comm, cudaStream_t s, const Buffers& b, size_t count, void* sync_buf) {
   using Clock = std::chrono::steady_clock;
   auto line_up = [&] {
     if (comm) nccl(ncclAllReduce(sync_buf, sync_buf, 1, ncclFloat32, ncclSum, comm, s), "ncclAllReduce (sync)");
@@ -125,59 +143,60 @@ double time_one_size(const Args& a, ncclComm_t comm, cudaStream_t s, const Buffe
   };
   for (int i = 0; i < a.warmup; ++i) enqueue(a, comm, s, b, count);
   cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-  if (a.mode == "events") {
-    std::vector<cudaEvent_t> ev(2 * a.iters);
-    for (auto& e : ev) cuda(cudaEventCreate(&e), "cudaEventCreate");
-    line_up();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda(cudaEventCreate(&start), "cudaEventCreate");
+  cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  auto elapsed_us = [&] {
+    float ms = 0;
+    cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return static_cast<double>(ms) * 1e3;
+  };
+  Timed t;
+  if (a.mode == "per_iteration") {
+    double sum = 0;
     for (int i = 0; i < a.iters; ++i) {
-      cuda(cudaEventRecord(ev[2 * i], s), "cudaEventRecord");
+      line_up();
+      cuda(cudaEventRecord(start, s), "cudaEventRecord");
       enqueue(a, comm, s, b, count);
-      cuda(cudaEventRecord(ev[2 * i + 1], s), "cudaEventRecord");
+      cuda(cudaEventRecord(stop, s), "cudaEventRecord");
+      cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      sum += elapsed_us();
     }
-    cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-    std::vector<double> us(a.iters);
-    for (int i = 0; i < a.iters; ++i) {
-      float ms = 0;
-      cuda(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
-      us[i] = ms * 1e3;
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
-    std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-    return us[us.size() / 2];
-  }
-  cudaGraphExec_t exec = nullptr;
-  if (a.mode == "graph") {
+    t.us = sum / a.iters;
+  } else if (a.mode == "graph") {
     cudaGraph_t graph = nullptr;
-    cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    cudaGraphExec_t exec = nullptr;
+    cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    cuda(cudaEventRecordWithFlags(start, s, cudaEventRecordExternal), "cudaEventRecordWithFlags");
     for (int i = 0; i < a.iters; ++i) enqueue(a, comm, s, b, count);
+    cuda(cudaEventRecordWithFlags(stop, s, cudaEventRecordExternal), "cudaEventRecordWithFlags");
     cuda(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
     cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
     cuda(cudaGraphDestroy(graph), "cudaGraphDestroy");
-  }
-  if (a.mode == "batch") {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    cuda(cudaEventCreate(&start), "cudaEventCreate");
-    cuda(cudaEventCreate(&stop), "cudaEventCreate");
     line_up();
+    cuda(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+    cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    t.us = elapsed_us() / a.iters;
+    cudaGraphExecDestroy(exec);
+  } else if (a.mode == "batch") {
+    line_up();
+    const auto h0 = Clock::now();
     cuda(cudaEventRecord(start, s), "cudaEventRecord");
     for (int i = 0; i < a.iters; ++i) enqueue(a, comm, s, b, count);
     cuda(cudaEventRecord(stop, s), "cudaEventRecord");
+    t.host_us = std::chrono::duration<double, std::micro>(Clock::now() - h0).count() / a.iters;
     cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return ms * 1e3 / a.iters;
-  }
-  line_up();
-  const auto t0 = Clock::now();
-  if (exec) cuda(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
-  else
+    t.us = elapsed_us() / a.iters;
+  } else {  // host_batch
+    line_up();
+    const auto t0 = Clock::now();
     for (int i = 0; i < a.iters; ++i) enqueue(a, comm, s, b, count);
-  cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-  const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / a.iters;
-  if (exec) cudaGraphExecDestroy(exec);
-  return us;
+    cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    t.us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / a.iters;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return t;
 }
 
 }  // namespace
@@ -207,7 +226,8 @@ int main(int argc, char** argv) {
   cuda(cudaMalloc(&sync_buf, sizeof(float)), "cudaMalloc");
   for (size_t bytes : a.sizes) {
     const size_t count = std::max<size_t>(bytes / sizeof(float), 1);
-    const double us = time_one_size(a, comm, s, b, count, sync_buf);
+    const Timed timed = time_one_size(a, comm, s, b, count, sync_buf);
+    const double us = timed.us;
     // Every rank leaves its time in the store; rank 0 averages them (nccl-tests' -a 1).
     const std::string mine = a.store + "/time-" + std::to_string(bytes) + "-" + std::to_string(a.rank);
     std::ofstream(mine + ".tmp") << us;
@@ -230,8 +250,9 @@ int main(int argc, char** argv) {
     const double avg = sum / a.world;
     const double algbw = static_cast<double>(count * sizeof(float)) * (gathers || a.op == "reducescatter" ? n : 1) / (avg * 1e3);
     std::printf("{\"op\":\"%s\",\"mode\":\"%s\",\"world\":%d,\"bytes\":%zu,\"rank0_us\":%.4f,\"avg_us\":%.4f,"
-                "\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f}\n",
-                a.op.c_str(), a.mode.c_str(), a.world, bytes, us, avg, algbw, algbw * busbw_factor(a.op, a.world));
+                "\"host_us\":%.4f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f}\n",
+                a.op.c_str(), a.mode.c_str(), a.world, bytes, us, avg, timed.host_us, algbw,
+                algbw * busbw_factor(a.op, a.world));
     std::fflush(stdout);
   }
   if (comm) ncclCommDestroy(comm);

@@ -32,7 +32,10 @@ function(commbench_add_plugin name)
   if(P_OUTPUT_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${P_OUTPUT_DIR}")
   else()
-    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${COMMBENCH_PLUGIN_OUTPUT_DIR}")
+    # Installed in <prefix>/lib/commbench/plugins: the libraries it needs are looked for in
+    # <prefix>/lib first (where the relocatable release bundles them, scripts/package.sh).
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${COMMBENCH_PLUGIN_OUTPUT_DIR}"
+      INSTALL_RPATH "$ORIGIN/../..")
     install(TARGETS ${target} LIBRARY DESTINATION "${COMMBENCH_PLUGIN_SUBDIR}")
   endif()
 endfunction()

@@ -20,6 +20,7 @@ packages=(
   python3-pandas                 # commbench.load() returns a DataFrame (tests/python covers it)
   chromium                       # tests/python/test_browser.py: report.html in a headless browser
   linux-perf                     # profiler = "perf" and its test (docs/observability.md)
+  patchelf dpkg-dev              # scripts/package.sh: the relocatable tarball's RUNPATHs; cpack -G DEB
 )
 
 missing=()

@@ -19,8 +19,20 @@
 
 namespace commbench::testing {
 
+// The simulated libraries (tests/simgpu): $SIMGPU_LIB_DIR (ctest sets it), else <build>/simgpu/lib.
+// Found at run time: this binary also travels in the release tarball, which has no simulation
+// and must hold no build path.
+inline std::string sim_lib_dir() {
+  if (const char* d = std::getenv("SIMGPU_LIB_DIR"); d && *d) return d;
+  return (install_root() / "simgpu" / "lib").string();
+}
+inline std::string sim_ncclx_library() {
+  if (const char* p = std::getenv("SIMGPU_NCCLX_LIBRARY"); p && *p) return p;
+  return (install_root() / "simgpu" / "ncclx" / "libnccl.so.2").string();
+}
+
 inline bool sim_library(const char* file) {
-  return std::filesystem::exists(std::filesystem::path(SIMGPU_LIB_DIR) / file);
+  return std::filesystem::exists(std::filesystem::path(sim_lib_dir()) / file);
 }
 
 inline bool real_gpu_mode() {
@@ -43,7 +55,7 @@ inline int visible_gpus() {
 // The NCCLX library the ncclx tests load: the simulated one, or COMMBENCH_NCCLX_LIBRARY on real
 // hardware (empty: none).
 inline std::string ncclx_library() {
-  if (!real_gpu_mode()) return std::filesystem::exists(SIMGPU_NCCLX_LIBRARY) ? SIMGPU_NCCLX_LIBRARY : "";
+  if (!real_gpu_mode()) return std::filesystem::exists(sim_ncclx_library()) ? sim_ncclx_library() : "";
   const char* lib = std::getenv("COMMBENCH_NCCLX_LIBRARY");
   return lib ? lib : "";
 }
@@ -61,9 +73,9 @@ inline std::string ncclx_library() {
     if (!commbench::testing::sim_library("libcudart.so.13"))                                   \
       GTEST_SKIP() << "simulated libcudart.so.13 not built (no CUDA headers at configure)";    \
     const char* ld = std::getenv("LD_LIBRARY_PATH");                                           \
-    if (!ld || std::string(ld).find(SIMGPU_LIB_DIR) != 0)                                      \
-      GTEST_SKIP() << "LD_LIBRARY_PATH does not start with " SIMGPU_LIB_DIR                    \
-                      " (run through ctest)";                                                  \
+    if (!ld || std::string(ld).find(commbench::testing::sim_lib_dir()) != 0)                   \
+      GTEST_SKIP() << "LD_LIBRARY_PATH does not start with " << commbench::testing::sim_lib_dir() \
+                   << " (run through ctest)";                                                  \
   } while (0)
 
 // For tests that use the simulation's knobs (SIMGPU_*: memory size, faults, hangs) or check its

@@ -24,7 +24,7 @@ int max_world() { return real_gpu_mode() ? std::min(4, visible_gpus()) : 4; }
 CommandResult conformance(const JobDir& dir, const std::string& plugin, const std::vector<std::string>& args,
                           const std::string& env = "") {
   std::string cmd = fmt::format("cd {} && env {} {} conformance {} -P {}", shell_quote(dir.path().string()), env,
-                                shell_quote(COMMBENCH_BIN), shell_quote(plugin), shell_quote(COMMBENCH_PLUGIN_DIR));
+                                shell_quote(commbench_bin()), shell_quote(plugin), shell_quote(plugin_dir()));
   for (const auto& a : args) cmd += " " + shell_quote(a);
   return run_shell(cmd);
 }

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 CommandResult run_with_env(const JobDir& dir, const fs::path& file, const std::string& env) {
   return run_shell(fmt::format("cd {} && env {} {} run {} -o out --quiet", shell_quote(dir.path().string()), env,
-                               COMMBENCH_BIN, shell_quote(file.string())));
+                               shell_quote(commbench_bin()), shell_quote(file.string())));
 }
 
 bool perf_can_record() {
@@ -177,7 +177,7 @@ sizes = ["1KiB"]
 iterations = 2
 )");
   const CommandResult r = run_shell(fmt::format("cd {} && SIMGPU_DEVICE_COUNT=2 {} run {} --quiet",
-                                                shell_quote(dir.path().string()), COMMBENCH_BIN,
+                                                shell_quote(dir.path().string()), shell_quote(commbench_bin()),
                                                 shell_quote(file.string())));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The simulated NVML: its device name, driver 580.00.00, CUDA driver 13000.

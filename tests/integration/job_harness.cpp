@@ -24,8 +24,42 @@ std::string shell_quote(const std::string& s) {
 }
 static std::string quote(const std::string& s) { return shell_quote(s); }
 
+fs::path install_root() {
+  static const fs::path root = [] {
+    std::error_code ec;
+    fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    for (; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+      if (fs::is_regular_file(dir / "bin" / "commbench", ec)) return dir;
+    return fs::path();
+  }();
+  return root;
+}
+
+const std::string& commbench_bin() {
+  static const std::string bin = [] {
+    if (const char* env = std::getenv("COMMBENCH_TEST_BIN"); env && *env) return std::string(env);
+#ifdef COMMBENCH_BIN
+    return std::string(COMMBENCH_BIN);
+#else
+    const fs::path root = install_root();
+    return root.empty() ? std::string("commbench") : (root / "bin" / "commbench").string();
+#endif
+  }();
+  return bin;
+}
+
+const std::string& plugin_dir() {
+  static const std::string dir = [] {
+#ifdef COMMBENCH_PLUGIN_DIR
+    if (!std::getenv("COMMBENCH_TEST_BIN")) return std::string(COMMBENCH_PLUGIN_DIR);
+#endif
+    return (fs::path(commbench_bin()).parent_path().parent_path() / "lib" / "commbench" / "plugins").string();
+  }();
+  return dir;
+}
+
 CommandResult run_commbench(const std::vector<std::string>& args, const fs::path& cwd) {
-  std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(COMMBENCH_BIN);
+  std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(commbench_bin());
   for (const auto& a : args) cmd += " " + quote(a);
   return run_shell(cmd);
 }
@@ -36,7 +70,7 @@ bool root_and_setpriv() {
 
 CommandResult run_commbench_as_nobody(const std::vector<std::string>& args, const fs::path& cwd) {
   std::string cmd = "cd " + quote(cwd.string()) + " && setpriv --reuid=65534 --regid=65534 --clear-groups " +
-                    quote(COMMBENCH_BIN);
+                    quote(commbench_bin());
   for (const auto& a : args) cmd += " " + quote(a);
   return run_shell(cmd);
 }
@@ -119,7 +153,7 @@ std::vector<std::vector<std::string>> csv_rows(const fs::path& p) {
 }
 
 bool plugin_built(const char* name) {
-  return fs::exists(fs::path(COMMBENCH_PLUGIN_DIR) / fmt::format("libcommbench_backend_{}.so", name));
+  return fs::exists(fs::path(plugin_dir()) / fmt::format("libcommbench_backend_{}.so", name));
 }
 
 }  // namespace commbench::testing

@@ -15,6 +15,16 @@ struct CommandResult {
   double seconds = 0;
 };
 
+// The commbench under test and its plugin folder. $COMMBENCH_TEST_BIN first; else the path the
+// build compiled in (COMMBENCH_BIN, integration tests); else, for binaries that travel in the
+// release tarball with no build path inside (the GPU tests), `bin/commbench` in the nearest folder
+// above this executable (build/bin from build/tests/gpu, <prefix>/bin from <prefix>/libexec/commbench).
+// The plugins are in <that bin>/../lib/commbench/plugins in both layouts.
+const std::string& commbench_bin();
+const std::string& plugin_dir();
+// The folder holding bin/ (the build or install root), "" when commbench_bin() was given.
+std::filesystem::path install_root();
+
 // Runs `commbench <args>` from `cwd`, capturing output.
 CommandResult run_commbench(const std::vector<std::string>& args, const std::filesystem::path& cwd);
 // Runs a shell command line (stdout and stderr together, stdin from /dev/null).

@@ -53,6 +53,8 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(cb_host_services, kv_set, 80, cb_status (*)(void*, const char*, const void*, size_t, int32_t)) \
   X(cb_host_services, kv_get, 88,                                                                 \
     cb_status (*)(void*, const char*, void*, size_t, size_t*, int32_t))                           \
+  /* 1.3 */                                                                                       \
+  X(cb_host_services, flags, 96, uint64_t)                                                        \
   X(cb_op_args, struct_size, 0, size_t)                                                           \
   X(cb_op_args, op, 8, cb_op)                                                                     \
   X(cb_op_args, sendbuf, 16, const void*)                                                         \
@@ -94,6 +96,8 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   /* 1.2 */                                                                                       \
   X(cb_backend_api, option_descriptors, 192, const cb_option_descriptor*)                         \
   X(cb_backend_api, num_option_descriptors, 200, size_t)                                          \
+  /* 1.3 */                                                                                       \
+  X(cb_backend_api, enqueue, 208, cb_error* (*)(cb_comm*, const cb_op_args*))                     \
   X(cb_option_descriptor, struct_size, 0, size_t)                                                 \
   X(cb_option_descriptor, name, 8, const char*)                                                   \
   X(cb_option_descriptor, type, 16, cb_option_type)                                               \
@@ -110,9 +114,9 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
 #define CB_ABI_STRUCTS(X)                \
   X(cb_capabilities, 56, 56, flags)      \
   X(cb_option, 24, 24, value)            \
-  X(cb_host_services, 96, 96, kv_get)    \
+  X(cb_host_services, 104, 104, flags)   \
   X(cb_op_args, 80, 76, tag)             \
-  X(cb_backend_api, 208, 208, num_option_descriptors) \
+  X(cb_backend_api, 216, 216, enqueue)  \
   X(cb_option_descriptor, 64, 64, max)
 
 // X(enumerator, value)
@@ -134,6 +138,7 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(CB_CAP_OUT_OF_PLACE, 8) X(CB_CAP_GROUPS, 16) X(CB_CAP_ASYNC, 32)                           \
   X(CB_OPTION_STRING, 0) X(CB_OPTION_INT, 1) X(CB_OPTION_BOOL, 2) X(CB_OPTION_BYTES, 3)       \
   X(CB_OPTION_CHOICE, 4) X(CB_OPTION_TYPE_COUNT_V1_2, 5)                                       \
+  X(CB_HOST_SHARED_DEVICE, 1)                                                                  \
   X(CB_ABI_MAJOR, 1)
 
 // ---- compile-time checks

@@ -46,3 +46,24 @@ TEST(GpuBinding, NoDeviceIsAnError) {
 
 }  // namespace
 }  // namespace commbench
+
+namespace commbench {
+namespace {
+
+// oversubscribe_gpu (rule 4): local rank r on device r mod the visible count, said so; without it
+// the same host is an error that names the setting as a way out.
+TEST(GpuBinding, SharedDevicesOnlyWhenTheRunAllowsIt) {
+  const DeviceChoice c = choose_device(3, 4, 2, std::nullopt, nullptr, true);
+  EXPECT_EQ(c.error, "");
+  EXPECT_EQ(c.device, 1);
+  EXPECT_NE(c.how.find("oversubscribe_gpu"), std::string::npos) << c.how;
+  EXPECT_EQ(choose_device(1, 2, 1, std::nullopt, nullptr, true).device, 0);
+  // Enough devices: sharing changes nothing.
+  EXPECT_EQ(choose_device(1, 2, 2, std::nullopt, nullptr, true).how, "local rank 1");
+  const DeviceChoice refused = choose_device(3, 4, 2, std::nullopt, nullptr, false);
+  EXPECT_EQ(refused.device, -1);
+  EXPECT_NE(refused.error.find("oversubscribe_gpu = true"), std::string::npos) << refused.error;
+}
+
+}  // namespace
+}  // namespace commbench

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define CB_ABI_MAJOR 1
-#define CB_ABI_MINOR 2
+#define CB_ABI_MINOR 3
 
 /* The one symbol a plugin exports: `const cb_backend_api* commbench_backend_v1(void)`.
  * Calling it must be pure: no library initialisation, no device access, no threads.
@@ -208,7 +208,17 @@ typedef struct cb_host_services {
                       int32_t timeout_ms);
   cb_status (*kv_get)(void* ctx, const char* key, void* value, size_t capacity, size_t* length,
                       int32_t timeout_ms);
+
+  /* ---- 1.3 (read only when struct_size covers it; absent = 0) */
+  uint64_t flags; /* CB_HOST_* */
 } cb_host_services;
+
+/* 1.3 host flags (cb_host_services.flags). */
+/* Several ranks of this host were bound to one device on purpose (the run setting
+ * oversubscribe_gpu = true): a correctness-only mode, never a performance number. A backend whose
+ * library refuses two ranks on one device (NCCL: "Duplicate GPU detected") makes each rank look
+ * like its own host instead (NCCL_HOSTID per rank, so its ranks talk over the network transport). */
+#define CB_HOST_SHARED_DEVICE ((uint64_t)1 << 0)
 
 /* Arguments of one operation. Count semantics follow NCCL:
  *  allreduce, broadcast, reduce, send, recv: count elements in sendbuf and recvbuf.
@@ -302,6 +312,16 @@ typedef struct cb_backend_api {
    * means "accepts no options". Read only when struct_size covers num_option_descriptors. */
   const cb_option_descriptor* option_descriptors;
   size_t num_option_descriptors;
+
+  /* ---- 1.3 */
+  /* Optional, CB_CAP_STREAM_ORDERED backends only: put the op on args->stream and return, with no
+   * request. Its completion is what the stream says (an event the host records after it, a stream
+   * synchronisation, a graph launch that contains it). The core uses it where a request's
+   * bookkeeping (a completion event, an allocation, a capture query) would be host work between
+   * the timing events: back-to-back iterations timed with CUDA events, and CUDA graph capture
+   * (with CB_CAP_GRAPH_CAPTURE). Same arguments, checks and errors as post. A plugin without it is
+   * driven with post + request_free (capture) or post + wait (timing) as before. */
+  cb_error* (*enqueue)(cb_comm* comm, const cb_op_args* args);
 } cb_backend_api;
 
 typedef const cb_backend_api* (*cb_entry_fn)(void);

@@ -4,11 +4,18 @@
 #include "conformance/rank_suite.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <exception>
+#include <iterator>
+#include <set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,13 +39,27 @@ constexpr double kPromptS = 10;                   // how soon a timeout or an ab
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-int open_fds() {
-  int n = 0;
+// What each open descriptor refers to ("socket:[123]", "/dev/nvidia0", "anon_inode:[eventfd]").
+std::multiset<std::string> open_fds() {
+  std::multiset<std::string> out;
   if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (::readdir(d)) ++n;
+    const int own = ::dirfd(d);
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.' || std::atoi(e->d_name) == own) continue;
+      char target[512] = {0};
+      const ssize_t n = ::readlinkat(own, e->d_name, target, sizeof(target) - 1);
+      out.insert(n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?"));
+    }
     ::closedir(d);
   }
-  return n;
+  return out;
+}
+
+// Descriptors in `after` beyond those in `before`, by what they refer to.
+std::vector<std::string> new_fds(const std::multiset<std::string>& before, const std::multiset<std::string>& after) {
+  std::vector<std::string> grown;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(grown));
+  return grown;
 }
 
 void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
@@ -106,7 +127,10 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
     return ctx.report(name, ConformanceResult::Fail, fmt::format("comm_destroy after refused calls: {}", e.what()));
   }
   uint64_t rss0 = 0;
-  int fds0 = 0;
+  // A leak grows with every cycle. CUDA and NCCL open descriptors lazily, once (the driver's
+  // device nodes, NCCL's proxy and shared-memory files): those appear in some cycle and stay. So
+  // only growth that continues through both halves of the cycles counts as the plugin's leak.
+  std::multiset<std::string> fds0, fds_mid;
   // On a GPU a communicator also holds device memory (NCCL's buffers): a leak there shows only
   // in cudaMemGetInfo, never in the host's RSS.
   const auto device_free = [&]() -> int64_t { return ctx.gpu ? static_cast<int64_t>(ctx.gpu->free_bytes()) : 0; };
@@ -118,6 +142,7 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
         fds0 = open_fds();
         dev0 = device_free();
       }
+      if (i == 3 + kCycles / 2) fds_mid = open_fds();
       ctx.out.phase(fmt::format("conformance: comm_create/comm_destroy cycle {}", i + 1));
       ctx.session.create_comm(create_timeout_ms);
       ctx.session.destroy_comm();
@@ -127,10 +152,14 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
     return ctx.report(name, ConformanceResult::Fail, e.what());
   }
   const uint64_t rss1 = resident_bytes();
-  const int fds1 = open_fds();
+  const std::multiset<std::string> fds1 = open_fds();
   const int64_t dev_lost = dev0 - device_free();  // bytes of device memory no longer free
+  const std::vector<std::string> first_half = new_fds(fds0, fds_mid), second_half = new_fds(fds_mid, fds1);
+  const int fd_growth = static_cast<int>(fds1.size()) - static_cast<int>(fds0.size());
   std::string problem;
-  if (fds1 > fds0) problem = fmt::format("{} file descriptors more after {} cycles", fds1 - fds0, kCycles);
+  if (!first_half.empty() && !second_half.empty())
+    problem = fmt::format("{} file descriptors more after {} cycles, still growing in the last {} ({})", fd_growth,
+                          kCycles, kCycles - kCycles / 2, fmt::join(second_half, ", "));
   else if (rss1 > rss0 + kRssGrowthLimit)
     problem = fmt::format("resident memory grew by {:.1f} MiB over {} cycles", (rss1 - rss0) / 1048576.0, kCycles);
   else if (dev_lost > static_cast<int64_t>(kRssGrowthLimit))
@@ -144,7 +173,7 @@ void check_create_destroy_cycles(SuiteContext& ctx, int32_t create_timeout_ms) {
   if (!problem.empty()) return ctx.report(name, ConformanceResult::Fail, problem);
   ctx.report(name, ConformanceResult::Pass,
              fmt::format("{} cycles: {:+.1f} MiB resident, {:+d} fds{}", kCycles,
-                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fds1 - fds0,
+                         (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0, fd_growth,
                          ctx.gpu ? fmt::format(", {:+.1f} MiB device memory in use", dev_lost / 1048576.0) : ""));
 }
 
@@ -205,7 +234,7 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   std::unique_ptr<GpuDevice> gpu;
   if (query_capabilities(plugin.api, nullptr).mem_types & CB_BIT(CB_MEM_CUDA)) {
     try {
-      gpu = GpuDevice::open(opts.rank, opts.world, device_option(opts.options), &ctx.gpu_unusable);
+      gpu = GpuDevice::open(opts.rank, opts.world, device_option(opts.options), false, &ctx.gpu_unusable);
     } catch (const std::exception& e) {
       ctx.gpu_unusable = e.what();
     }

@@ -61,6 +61,7 @@ const Runtime* Runtime::get(std::string* why) {
     bind_symbol(lib, "cudaStreamQuery", r->StreamQuery, &missing);
     bind_symbol(lib, "cudaEventCreateWithFlags", r->EventCreateWithFlags, &missing);
     bind_symbol(lib, "cudaEventRecord", r->EventRecord, &missing);
+    bind_symbol(lib, "cudaEventRecordWithFlags", r->EventRecordWithFlags, &missing);
     bind_symbol(lib, "cudaEventSynchronize", r->EventSynchronize, &missing);
     bind_symbol(lib, "cudaEventQuery", r->EventQuery, &missing);
     bind_symbol(lib, "cudaEventElapsedTime", r->EventElapsedTime, &missing);

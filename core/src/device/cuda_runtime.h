@@ -25,10 +25,13 @@ inline constexpr Error kErrorNotReady = 600;
 // cudaMemcpyKind
 inline constexpr int kMemcpyHostToDevice = 1;
 inline constexpr int kMemcpyDeviceToHost = 2;
-// Flags: cudaStreamNonBlocking, cudaEventDefault, cudaHostAllocDefault.
+inline constexpr Error kErrorCapturedEvent = 907;  // an event last recorded in a capturing stream
+// Flags: cudaStreamNonBlocking, cudaEventDefault, cudaHostAllocDefault, cudaEventRecordExternal
+// (a record during stream capture that becomes a graph node: recorded at every launch).
 inline constexpr unsigned kStreamNonBlocking = 0x01;
 inline constexpr unsigned kEventDefault = 0x00;
 inline constexpr unsigned kHostAllocDefault = 0x00;
+inline constexpr unsigned kEventRecordExternal = 0x01;
 // cudaStreamCaptureModeThreadLocal: other threads' unsafe calls do not break our capture.
 inline constexpr int kCaptureModeThreadLocal = 1;
 // cudaDeviceAttr
@@ -75,6 +78,7 @@ class Runtime {
   Error (*StreamQuery)(Stream) = nullptr;
   Error (*EventCreateWithFlags)(Event*, unsigned) = nullptr;
   Error (*EventRecord)(Event, Stream) = nullptr;
+  Error (*EventRecordWithFlags)(Event, Stream, unsigned flags) = nullptr;
   Error (*EventSynchronize)(Event) = nullptr;
   Error (*EventQuery)(Event) = nullptr;
   Error (*EventElapsedTime)(float* ms, Event start, Event end) = nullptr;

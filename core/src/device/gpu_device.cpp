@@ -11,7 +11,7 @@
 namespace commbench {
 
 std::unique_ptr<GpuDevice> GpuDevice::open(int local_rank, int local_world, std::optional<int> option,
-                                           std::string* unusable) {
+                                           bool shared, std::string* unusable) {
   std::string why;
   const cuda::Runtime* rt = cuda::Runtime::get(&why);
   if (!rt) {
@@ -29,7 +29,7 @@ std::unique_ptr<GpuDevice> GpuDevice::open(int local_rank, int local_world, std:
     return nullptr;
   }
   const DeviceChoice choice =
-      choose_device(local_rank, local_world, count, option, std::getenv("CUDA_VISIBLE_DEVICES"));
+      choose_device(local_rank, local_world, count, option, std::getenv("CUDA_VISIBLE_DEVICES"), shared);
   if (!choice.error.empty()) throw GpuBindingError("GPU binding: " + choice.error);
   std::unique_ptr<GpuDevice> d(new GpuDevice(*rt, choice.device));
   d->how_ = choice.how;
@@ -84,14 +84,6 @@ void GpuDevice::free_pinned(void* p) const {
   if (p) rt_.check(rt_.FreeHost(p), "cudaFreeHost");
 }
 
-void GpuDevice::copy_to_device(void* dst, const void* src, size_t bytes) const {
-  if (bytes) rt_.check(rt_.Memcpy(dst, src, bytes, cuda::kMemcpyHostToDevice), "cudaMemcpy (host to device)");
-}
-
-void GpuDevice::copy_to_host(void* dst, const void* src, size_t bytes) const {
-  if (bytes) rt_.check(rt_.Memcpy(dst, src, bytes, cuda::kMemcpyDeviceToHost), "cudaMemcpy (device to host)");
-}
-
 void GpuDevice::copy_to_host_on_stream(void* dst, const void* src, size_t bytes) const {
   if (bytes)
     rt_.check(rt_.MemcpyAsync(dst, src, bytes, cuda::kMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (device to host)");
@@ -106,6 +98,14 @@ void GpuDevice::copy_to_device_on_stream(void* dst, const void* src, size_t byte
 
 void GpuDevice::synchronize() const { rt_.check(rt_.StreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
+void GpuDevice::record_event(size_t i, bool capturing) {
+  const cuda::Event ev = event(i);
+  if (capturing)
+    rt_.check(rt_.EventRecordWithFlags(ev, stream_, cuda::kEventRecordExternal), "cudaEventRecordWithFlags (external)");
+  else
+    rt_.check(rt_.EventRecord(ev, stream_), "cudaEventRecord");
+}
+
 cuda::Event GpuDevice::event(size_t i) {
   while (events_.size() <= i) {
     cuda::Event ev = nullptr;
@@ -115,14 +115,18 @@ cuda::Event GpuDevice::event(size_t i) {
   return events_[i];
 }
 
+std::string GpuDevice::pci_bus_id() const {
+  char bus[64] = {0};
+  return rt_.DeviceGetPCIBusId(bus, sizeof(bus) - 1, index_) == cuda::kSuccess ? std::string(bus) : std::string();
+}
+
 nlohmann::json GpuDevice::describe() const {
   nlohmann::json j;
   j["device"] = index_;
   j["binding"] = how_;
   j["name"] = name_;
   j["compute_capability"] = fmt::format("{}.{}", cc_major_, cc_minor_);
-  char bus[64] = {0};
-  if (rt_.DeviceGetPCIBusId(bus, sizeof(bus) - 1, index_) == cuda::kSuccess) j["pci_bus_id"] = bus;
+  if (const std::string bus = pci_bus_id(); !bus.empty()) j["pci_bus_id"] = bus;
   int v = 0;
   if (rt_.RuntimeGetVersion(&v) == cuda::kSuccess) j["cuda_runtime_version"] = v;
   if (rt_.DriverGetVersion(&v) == cuda::kSuccess) j["cuda_driver_version"] = v;

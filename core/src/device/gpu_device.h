@@ -29,8 +29,9 @@ class GpuDevice {
   // Loads the runtime and binds the device (device/gpu_binding.h). Returns nullptr with
   // `*unusable` set when this host cannot run CUDA cases (no runtime, no device, no driver):
   // those cases are then "unsupported". Throws GpuBindingError when the binding rule fails.
+  // `shared`: oversubscribe_gpu (local ranks may share a device, device/gpu_binding.h rule 4).
   static std::unique_ptr<GpuDevice> open(int local_rank, int local_world, std::optional<int> option,
-                                         std::string* unusable);
+                                         bool shared, std::string* unusable);
   ~GpuDevice();
   GpuDevice(const GpuDevice&) = delete;
   GpuDevice& operator=(const GpuDevice&) = delete;
@@ -39,6 +40,7 @@ class GpuDevice {
   int index() const { return index_; }
   cuda::Stream stream() const { return stream_; }
   int compute_capability() const { return cc_major_ * 10 + cc_minor_; }  // 90 for sm_90
+  std::string pci_bus_id() const;  // "0000:19:00.0"; "" when the runtime cannot say
 
   // cudaMemGetInfo of the bound device.
   size_t free_bytes() const;
@@ -51,16 +53,20 @@ class GpuDevice {
   void* alloc_pinned(size_t bytes) const;
   void free_pinned(void* p) const;
 
-  // Synchronous copies outside any timed region (check patterns in, results out).
-  void copy_to_device(void* dst, const void* src, size_t bytes) const;
-  void copy_to_host(void* dst, const void* src, size_t bytes) const;
-  // Copies on the stream, then waits for the stream: the staging copies of a timed iteration.
+  // Copies on the worker's stream, then waits for the stream: check patterns in, results out,
+  // the staging copies of a timed iteration. Never a plain cudaMemcpy: it runs on the legacy
+  // stream, which CUDA does not order with our non-blocking one, and from pageable memory it may
+  // return before the data has landed on the device.
   void copy_to_host_on_stream(void* dst, const void* src, size_t bytes) const;
   void copy_to_device_on_stream(void* dst, const void* src, size_t bytes) const;
   void synchronize() const;
 
   // Timing events, created once and reused (creating one per op would sit on the timed path).
   cuda::Event event(size_t i);
+  // Records pool event `i` on the stream. While the stream is being captured the record becomes
+  // a node of the graph (cudaEventRecordExternal): a plain record would leave the event
+  // "captured", and every query of it would fail with cudaErrorCapturedEvent.
+  void record_event(size_t i, bool capturing);
 
   // What the metadata says about this device (runtime, driver, name, binding rule used).
   nlohmann::json describe() const;

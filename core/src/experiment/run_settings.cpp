@@ -84,6 +84,13 @@ const std::array kSettings{
             "uses; unset, the binding rule of docs/gpu.md applies (local rank; device 0 when the "
             "launcher pinned one device per rank with `CUDA_VISIBLE_DEVICES`)"),
         "by local rank"),
+    row<&RunSettings::oversubscribe_gpu, codec::Bool>(
+        "oversubscribe_gpu", "oversubscribe_gpu", "boolean",
+        "`memory = \"cuda\"`: let several local ranks share one GPU (local rank r on device r mod "
+        "the visible count). A correctness mode, never a performance number: NCCL refuses two ranks "
+        "on one GPU, so each rank is made to look like its own host and the ranks talk over sockets; "
+        "every record of such a run carries `oversubscribe_gpu: true`. Off (the default), ranks that would share a "
+        "GPU are reported `unavailable` with the reason before any communicator is created"),
     row<&RunSettings::method, codec::Named<MeasureMethod, codec::MethodNames>>(
         "timing", "timing", "string",
         "the method (docs/metrics.md, \"Methods\"): `batch` — one synchronisation, then the "

@@ -53,6 +53,7 @@ struct RunSettings {
   int window = 64;            // unidir_bw, bidir_bw, msg_rate: messages in flight
   std::vector<int> peers{0, 1};  // pingpong / unidir_bw / bidir_bw: the two ranks
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
+  bool oversubscribe_gpu = false;  // memory = "cuda": local ranks may share a GPU (correctness only)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends: the clock
   MeasureMethod method = MeasureMethod::Batch;        // key `timing` (docs/metrics.md, "Methods")
   RankAggregation rank_aggregation = RankAggregation::Avg;  // batch and graph

@@ -132,16 +132,17 @@ void CaseBuffers::prepare_check(const CheckContext& cc) {
   std::vector<unsigned char> recv(recv_elems_ * elem_size_), send(send_elems_ * elem_size_);
   poison_recv(cc, recv.data(), recv_elems_);
   fill_send(cc, send.data(), send_elems_);
-  gpu_->synchronize();  // the stream is non-blocking: cudaMemcpy would not wait for it
-  gpu_->copy_to_device(data_.recv, recv.data(), recv.size());
-  gpu_->copy_to_device(data_.send, send.data(), send.size());
+  // On the worker's stream, which the ops run on: it orders the upload after earlier work and the
+  // next op after the upload (a plain cudaMemcpy would run on the legacy stream, unordered with
+  // ours, and may return before a pageable copy has landed).
+  gpu_->copy_to_device_on_stream(data_.recv, recv.data(), recv.size());
+  gpu_->copy_to_device_on_stream(data_.send, send.data(), send.size());
 }
 
 CheckResult CaseBuffers::check(const CheckContext& cc) {
   if (!data_on_device_) return check_recv(cc, data_.recv, recv_elems_);
   std::vector<unsigned char> host(recv_elems_ * elem_size_);
-  gpu_->synchronize();
-  gpu_->copy_to_host(host.data(), data_.recv, host.size());
+  gpu_->copy_to_host_on_stream(host.data(), data_.recv, host.size());
   return check_recv(cc, host.data(), recv_elems_);
 }
 

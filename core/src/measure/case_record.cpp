@@ -49,12 +49,14 @@ void write_case(Json& j, const CaseRecord& r) {
   j["rank_aggregation"] = r.rank_aggregation;
   j["timing"] = r.timing;
   if (!r.staging.empty()) j["staging"] = r.staging;  // absent: the backend works on the memory itself
+  if (r.oversubscribe_gpu) j["oversubscribe_gpu"] = true;  // absent: one GPU per rank
   j["warmup"] = r.warmup;
   j["iterations"] = r.iterations;
   j["time_us"] = r.time_us;
   j["algbw_gbps"] = r.algbw_gbps;
   j["busbw_gbps"] = r.busbw_gbps;
   j["msg_rate_mps"] = r.msg_rate_mps;
+  if (r.host_us_per_op > 0) j["host_us_per_op"] = r.host_us_per_op;
   j["wrong"] = r.wrong;
   if (r.first_wrong) j["first_wrong"] = wrong_element_json<Json>(*r.first_wrong);
   if (!r.telemetry.is_null()) j["telemetry"] = Json(r.telemetry);  // absent: telemetry off
@@ -106,6 +108,8 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "rank_aggregation", r.rank_aggregation);
   read_field(j, "timing", r.timing);
   read_field(j, "staging", r.staging);
+  read_field(j, "oversubscribe_gpu", r.oversubscribe_gpu);
+  read_field(j, "host_us_per_op", r.host_us_per_op);
   read_field(j, "telemetry", r.telemetry);
   read_field(j, "workload", r.workload);
   read_field(j, "warmup", r.warmup);

@@ -63,12 +63,16 @@ struct CaseRecord {
   std::string timing = "host";  // the clock (measure/iteration_clock.h): host | cuda_event | host_stream_sync
   std::string staging;          // "host_pinned": device data copied through pinned host buffers
                                 // inside the timed region; "" (absent in JSON): no staging
+  bool oversubscribe_gpu = false;  // the run let local ranks share a GPU: correctness only, the
+                                   // times are not a performance number (absent in JSON when false)
   int warmup = 0;
   int iterations = 0;
   SampleSummary time_us;      // over samples_us
   double algbw_gbps = 0;      // from time_us.mean
   double busbw_gbps = 0;
   double msg_rate_mps = 0;    // windowed p2p patterns: millions of messages per second; else 0
+  double host_us_per_op = 0;  // batch on CUDA events: rank 0's host time to enqueue one iteration
+                              // (the op and its event), µs; 0 (absent in JSON): not measured
   int64_t wrong = -1;         // mismatched elements over all ranks (per rank, the larger of
                               // its two checked iterations); -1 = not checked; > 0 = "failed"
   std::optional<WrongElement> first_wrong;  // absent when nothing was wrong

@@ -138,6 +138,7 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.redop = c.redop ? std::string(sdk::redop_name(*c.redop)) : "";
   r.placement = placement_name(c.placement);
   r.memory = std::string(sdk::mem_name(e.memory));
+  r.oversubscribe_gpu = e.memory == CB_MEM_CUDA && e.oversubscribe_gpu;
   r.root = c.root;
   r.warmup = e.warmup;
   r.method = std::string(method_name(e.method));
@@ -339,6 +340,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
 
   RankOutcome mine = outcome(reason.empty() ? kOk : kUnsupported, e.check);
   Measured measured;
+  double host_us_per_op = 0;
   // Buffers first, and every rank learns whether every rank got them: a size that does not fit
   // on one rank is skipped by all (the others must not enter a collective it will never join).
   std::unique_ptr<CaseBuffers> owned;
@@ -415,6 +417,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
         NvtxPhase timed_range(case_name, "timed");
         measured = measure_case(env, exec, iters, case_name);
       }
+      host_us_per_op = exec.host_us_per_op();
       if (e.check) {
         TraceScope t(trace, TracePhase::Check);
         NvtxPhase n(case_name, "check");
@@ -463,6 +466,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   rec.algbw_gbps = bw.algbw_gbps;
   rec.busbw_gbps = bw.busbw_gbps;
   rec.msg_rate_mps = message_rate_mps(spec.op, world, rec.time_us.mean);
+  rec.host_us_per_op = host_us_per_op;
   if (e.check) {
     rec.wrong = 0;
     for (int r = 0; r < world; ++r) {

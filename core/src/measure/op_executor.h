@@ -54,6 +54,8 @@ class OpExecutor {
   // collectives with gpu_timing = "cuda_event" enqueue all n with an event after each and wait
   // once (events around N enqueued iterations); other cuda_event cases (p2p patterns) time each
   // iteration with its own events, back to back. The ranks must have been synchronised just before.
+  // Event-timed collectives record an event after each group of iterations that lasts ~400 µs
+  // (event_group: each event costs GPU time), each iteration's sample its group's mean.
   std::vector<double> run_back_to_back(int n, int32_t timeout_ms);
   // For the trace: the whole iterations of the last run_back_to_back, unscaled (a round trip, a
   // window; a rank that reports nothing still has its iterations), in microseconds, when asked
@@ -75,6 +77,10 @@ class OpExecutor {
   std::string graph_reason(bool capturable) const;
   // The clock the record is labelled with.
   TimingMethod timing() const { return setup_.timing; }
+  // Collectives timed with CUDA events back to back (batch): this rank's host time to enqueue
+  // one iteration (the op and its event), mean over the batches so far; 0 when not measured.
+  // Where it exceeds the GPU's time per op, the host, not the GPU, sets the pace.
+  double host_us_per_op() const { return host_batches_ ? host_us_sum_ / host_batches_ : 0.0; }
   // Batch runs of point-to-point patterns report one rank's clock, as OSU does: the initiator
   // (pingpong, unidir_bw and bidir_bw: the first peer; msg_rate: rank 0). -1 for the others.
   int reporting_rank() const;
@@ -102,6 +108,11 @@ class OpExecutor {
   double sample_scale() const;
   std::vector<double> events_after_each(int n, int32_t timeout_ms);
   std::vector<double> event_differences(int n) const;  // pool events 0..n, consecutive, in us
+  // Iterations per timing event in event-timed batches and graphs (event nodes cost GPU time).
+  int event_group(int n) const;
+  // n samples from the events closing groups of `group` iterations: each its group's span / size.
+  std::vector<double> group_samples(int n, int group) const;
+  double run_one_iteration(int32_t timeout_ms);
   double pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
   double ring(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
   void group_start() { if (setup_.group_p2p) session_.group_start(); }
@@ -119,6 +130,9 @@ class OpExecutor {
   bool in_step_ = false;  // pingpong: the peers already exchanged since the last barrier
   bool keep_times_ = false;
   IterationTimes times_;
+  double host_us_sum_ = 0;
+  int host_batches_ = 0;
+  double op_us_estimate_ = 0;  // the fastest run_once so far (warm-up, checks), µs; 0: none yet
 };
 
 }  // namespace commbench

@@ -33,6 +33,14 @@ class BackendSession {
   void release(cb_request* req) { api_.request_free(req); }
   // post, wait, release: one op to completion (the request is released on every path).
   void complete(const cb_op_args& args, int32_t timeout_ms);
+  // ABI 1.3, stream-ordered backends: the op on args.stream with no request (completion is what
+  // the stream says). Where the plugin has no enqueue, post + release: only for callers that then
+  // synchronise on the stream themselves (OpExecutor's event-timed batch and graph capture).
+  bool has_enqueue() const { return api_.enqueue != nullptr; }
+  void enqueue(const cb_op_args& args) {
+    if (api_.enqueue) check(api_.enqueue(comm_, &args), "enqueue");
+    else release(post(args));
+  }
   bool has_groups() const { return api_.group_start && api_.group_end; }
   void group_start();
   void group_end();

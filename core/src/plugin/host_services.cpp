@@ -17,7 +17,7 @@ HostServices* self(void* ctx) { return static_cast<HostServices*>(ctx); }
 }  // namespace
 
 HostServices::HostServices(Bootstrap& bootstrap, int local_rank, int local_world,
-                           const std::map<std::string, std::string>& options)
+                           const std::map<std::string, std::string>& options, uint64_t flags)
     : bootstrap_(bootstrap) {
   storage_.reserve(options.size() * 2);
   for (const auto& [k, v] : options) {
@@ -27,7 +27,8 @@ HostServices::HostServices(Bootstrap& bootstrap, int local_rank, int local_world
   for (size_t i = 0; i < storage_.size(); i += 2)
     options_.push_back(cb_option{CB_STRUCT_SIZE(cb_option, value), storage_[i].c_str(), storage_[i + 1].c_str()});
 
-  services_.struct_size = CB_STRUCT_SIZE(cb_host_services, kv_get);
+  services_.struct_size = CB_STRUCT_SIZE(cb_host_services, flags);
+  services_.flags = flags;
   services_.ctx = this;
   services_.rank = bootstrap.rank();
   services_.world_size = bootstrap.world_size();

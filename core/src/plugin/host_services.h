@@ -14,8 +14,9 @@ namespace commbench {
 
 class HostServices {
  public:
+  // `flags`: CB_HOST_* (1.3), e.g. CB_HOST_SHARED_DEVICE when the run set oversubscribe_gpu.
   HostServices(Bootstrap& bootstrap, int local_rank, int local_world,
-               const std::map<std::string, std::string>& options);
+               const std::map<std::string, std::string>& options, uint64_t flags = 0);
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
 

@@ -47,6 +47,11 @@ nlohmann::json MemoryFootprint::to_json() const {
     j["comm_device_bytes"] = *device_free_before_comm > *device_free_after_comm
                                  ? *device_free_before_comm - *device_free_after_comm : 0;
     j["buffers_device_peak_bytes"] = buffers_device_peak;
+    if (device_free_after_ops) {
+      j["device_free_after_ops_bytes"] = *device_free_after_ops;
+      j["comm_device_bytes_after_ops"] = *device_free_before_comm > *device_free_after_ops
+                                             ? *device_free_before_comm - *device_free_after_ops : 0;
+    }
   }
   if (device_total) j["device_total_bytes"] = *device_total;
   return j;

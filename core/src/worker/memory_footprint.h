@@ -1,8 +1,8 @@
 // Memory an execution costs on one rank (docs/output.md, metadata.ranks.<r>.memory_footprint):
 // host RSS before and after the backend's init and communicator creation, device memory the
-// communicator took (cudaMemGetInfo before and after comm_create, so it includes whatever the
-// library allocates on the device at init: NCCL's buffers, proxies' FIFOs), and the most device
-// memory one case's buffers took; host RSS's high-water mark at the end. The memory benchmark
+// communicator took (cudaMemGetInfo before and after comm_create: what the library allocates at
+// init) and what the backend holds once ops ran (after each case: what it allocates lazily), the
+// most device memory one case's buffers took; host RSS's high-water mark at the end. The memory benchmark
 // (workload/memory_run.h) measures its own phases after these.
 #pragma once
 
@@ -28,6 +28,13 @@ struct MemoryFootprint {
   std::optional<uint64_t> device_total;
   uint64_t buffers_device_peak = 0;
   uint64_t host_rss_peak = 0;  // VmHWM at the end of the execution (0: not measured yet)
+  // The lowest free device memory seen after a case, its buffers freed: what the backend holds
+  // once ops ran. NCCL >= 2.22 connects peers and allocates their buffers at the first op that
+  // needs them (NCCL_RUNTIME_CONNECT), so comm_create alone misses most of its footprint.
+  std::optional<uint64_t> device_free_after_ops;
+  void note_device_free_after_case(uint64_t free_bytes) {
+    if (!device_free_after_ops || free_bytes < *device_free_after_ops) device_free_after_ops = free_bytes;
+  }
 
   nlohmann::json to_json() const;
 };

@@ -33,6 +33,7 @@
 #include "plugin/backend_session.h"
 #include "worker/heartbeat.h"
 #include "plugin/host_services.h"
+#include "worker/gpu_sharing.h"
 #include "worker/memory_footprint.h"
 #include "worker/result_channel.h"
 #include "workload/memory_run.h"
@@ -154,7 +155,9 @@ int worker_main(int argc, char** argv) {
     phase = "load plugin";
     out.phase(phase);
     static const LoadedPlugin plugin = load_plugin(args.plugin);
-    HostServices host(bootstrap, args.local_rank, args.local_world, exec.options);
+    const bool shared_gpu = exec.memory == CB_MEM_CUDA && exec.oversubscribe_gpu;
+    HostServices host(bootstrap, args.local_rank, args.local_world, exec.options,
+                      shared_gpu ? CB_HOST_SHARED_DEVICE : 0);
 
     // CUDA only when the execution asks for device memory: the runtime is loaded, the device
     // bound and the stream created before the backend's init, so that a backend using CUDA
@@ -164,9 +167,16 @@ int worker_main(int argc, char** argv) {
       phase = "GPU setup";
       out.phase(phase);
       try {
-        gpu = GpuDevice::open(args.local_rank, args.local_world, requested_device(exec), &gpu_unusable);
+        gpu = GpuDevice::open(args.local_rank, args.local_world, requested_device(exec), shared_gpu, &gpu_unusable);
       } catch (const GpuBindingError& e) {
         out.send({{"type", "unavailable"}, {"reason", e.what()}});
+        return kWorkerExitUnavailable;
+      }
+      // Before the backend's init: a library that refuses two ranks on one GPU would fail the
+      // execution instead of saying why it cannot run here.
+      if (const std::string why = gpu_sharing_problem(bootstrap, gpu.get(), shared_gpu, Millis(ms_until(deadline)));
+          !why.empty()) {
+        out.send({{"type", "unavailable"}, {"reason", why}});
         return kWorkerExitUnavailable;
       }
     }
@@ -256,6 +266,8 @@ int worker_main(int argc, char** argv) {
       phase = fmt::format("case {}/{} ({})", i + 1, exec.cases.size(), describe_case(c));
       out.phase("case", static_cast<int>(i), describe_case(c));
       std::optional<CaseRecord> rec = run_case(env, c);
+      // The case's buffers are freed: what is still taken beyond the start is the backend's.
+      if (gpu) footprint.note_device_free_after_case(gpu->free_bytes());
       tr.flush();  // after the case, outside its timed region
       if (rec) {
         nlohmann::json j = *rec;

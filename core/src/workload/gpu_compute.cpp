@@ -39,8 +39,8 @@ void GpuCompute::setup(double calibration_s, cuda::Event& t0, cuda::Event& t1) {
   b_ = static_cast<float*>(gpu_.alloc_device(bytes));
   c_ = static_cast<float*>(gpu_.alloc_device(bytes));
   // Defined inputs (C = A·B with beta 0 stays bounded: every element is 0.5).
-  gpu_.copy_to_device(a_, std::vector<float>(kN * kN, 1.0f / kN).data(), bytes);
-  gpu_.copy_to_device(b_, std::vector<float>(kN * kN, 0.5f).data(), bytes);
+  gpu_.copy_to_device_on_stream(a_, std::vector<float>(kN * kN, 1.0f / kN).data(), bytes);  // waits: done before any GEMM
+  gpu_.copy_to_device_on_stream(b_, std::vector<float>(kN * kN, 0.5f).data(), bytes);
   rt_.check(rt_.StreamCreateWithFlags(&stream_, cuda::kStreamNonBlocking), "cudaStreamCreateWithFlags (compute)");
   rt_.check(rt_.EventCreateWithFlags(&ready_, kEventDisableTiming), "cudaEventCreateWithFlags (compute)");
   blas_.check(blas_.Create(&handle_), "cublasCreate");

@@ -1,5 +1,6 @@
 // The nccl plugin: the NCCL found at configure time, linked. Everything but where the API table
 // comes from is shared with ncclx (plugins/nccl_common).
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include "nccl_plugin.h"
@@ -20,8 +21,11 @@ struct LinkedNccl {
   static constexpr const auto& options = kNcclOptionTable;  // exported as the ABI 1.2 descriptors
   static NcclApi load(const NcclOptions&) {
     NcclApi a;
-    a.library = "libnccl.so." + std::to_string(NCCL_MAJOR) + " (linked, built against " +
-                version_string(NCCL_VERSION_CODE) + ")";
+    // Which file the loader picked (a pip wheel's, a system one): the metadata names it.
+    Dl_info where{};
+    const bool found = ::dladdr(reinterpret_cast<void*>(&ncclGetVersion), &where) != 0 && where.dli_fname;
+    a.library = std::string(found ? where.dli_fname : "libnccl.so." + std::to_string(NCCL_MAJOR)) +
+                " (linked, built against " + version_string(NCCL_VERSION_CODE) + ")";
     a.linked = true;
     a.GetVersion = ncclGetVersion;
     a.GetErrorString = ncclGetErrorString;
@@ -41,15 +45,13 @@ struct LinkedNccl {
     a.Recv = ncclRecv;
     a.GroupStart = ncclGroupStart;
     a.GroupEnd = ncclGroupEnd;
-#if NCCL_VERSION_CODE >= 22800
-    a.AlltoAll = ncclAlltoAll;
-    a.Gather = ncclGather;
-    a.Scatter = ncclScatter;
-#endif
-    a.MemAlloc = ncclMemAlloc;
-    a.MemFree = ncclMemFree;
-    a.CommRegister = ncclCommRegister;
-    a.CommDeregister = ncclCommDeregister;
+    // Newer than NCCL 2.14 (2.19: buffer registration; 2.28: alltoall, gather, scatter): looked up
+    // in the loaded library, not linked, so that the plugin loads against an older NCCL (a pip
+    // wheel of 2.27, say) and uses grouped send/recv where these are missing.
+    if (void* lib = found ? ::dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD) : nullptr) {
+      resolve_optional_nccl_symbols(lib, a);
+      ::dlclose(lib);  // only drops the reference NOLOAD took; the plugin's link keeps it loaded
+    }
     return a;
   }
 };

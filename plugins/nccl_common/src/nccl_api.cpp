@@ -44,15 +44,19 @@ NcclApi load_nccl_api(const std::string& path) {
   resolve(h, "ncclRecv", a.Recv, true, path);
   resolve(h, "ncclGroupStart", a.GroupStart, true, path);
   resolve(h, "ncclGroupEnd", a.GroupEnd, true, path);
-  resolve(h, "ncclAlltoAll", a.AlltoAll, false, path);
-  resolve(h, "ncclGather", a.Gather, false, path);
-  resolve(h, "ncclScatter", a.Scatter, false, path);
-  resolve(h, "ncclMemAlloc", a.MemAlloc, false, path);
-  resolve(h, "ncclMemFree", a.MemFree, false, path);
-  resolve(h, "ncclCommRegister", a.CommRegister, false, path);
-  resolve(h, "ncclCommDeregister", a.CommDeregister, false, path);
-  resolve(h, "ncclAllToAllv", a.AllToAllv, false, path);
+  resolve_optional_nccl_symbols(h, a);
   return a;
+}
+
+void resolve_optional_nccl_symbols(void* h, NcclApi& a) {
+  resolve(h, "ncclAlltoAll", a.AlltoAll, false, a.library);
+  resolve(h, "ncclGather", a.Gather, false, a.library);
+  resolve(h, "ncclScatter", a.Scatter, false, a.library);
+  resolve(h, "ncclMemAlloc", a.MemAlloc, false, a.library);
+  resolve(h, "ncclMemFree", a.MemFree, false, a.library);
+  resolve(h, "ncclCommRegister", a.CommRegister, false, a.library);
+  resolve(h, "ncclCommDeregister", a.CommDeregister, false, a.library);
+  resolve(h, "ncclAllToAllv", a.AllToAllv, false, a.library);
 }
 
 std::string version_string(int code) {

@@ -53,6 +53,10 @@ struct NcclApi {
 // required symbol it lacks ("not an NCCL-API library"). The handle stays open for the process.
 NcclApi load_nccl_api(const std::string& path);
 
+// Fills the optional entries of `api` (AlltoAll, Gather, Scatter, MemAlloc, MemFree, CommRegister,
+// CommDeregister, AllToAllv) from the library `handle`; missing ones stay null.
+void resolve_optional_nccl_symbols(void* handle, NcclApi& api);
+
 // "2.28.3" from ncclGetVersion's code (2.x: major*10000 + minor*100 + patch).
 std::string version_string(int code);
 

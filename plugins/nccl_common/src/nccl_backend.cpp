@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "commbench/sdk/capabilities.hpp"
@@ -10,6 +12,21 @@
 #include "nccl_types.h"
 
 namespace commbench::nccl_backend {
+
+// oversubscribe_gpu (CB_HOST_SHARED_DEVICE): NCCL refuses two ranks of one host on one GPU
+// ("Duplicate GPU detected"); a host id of its own per rank, read when the communicator is
+// created, makes each rank a host of its own, and the ranks then talk over NCCL's network
+// transport (sockets here). A correctness mode: the core labels every record of such a run.
+void make_rank_its_own_host(cb_backend& b) {
+  if (const char* set = std::getenv("NCCL_HOSTID"); set && *set) {
+    b.host_id = std::string(set) + " (set by the user: ranks sharing a GPU must each have their own)";
+    return;
+  }
+  char name[256] = {0};
+  ::gethostname(name, sizeof(name) - 1);
+  b.host_id = std::string(name) + "-commbench-rank" + std::to_string(b.host.rank);
+  ::setenv("NCCL_HOSTID", b.host_id.c_str(), 1);
+}
 
 std::unique_ptr<cb_backend> create_nccl_backend(const cb_host_services& host, const char* plugin,
                                                 const std::function<NcclApi(const NcclOptions&)>& load_api) {
@@ -28,13 +45,15 @@ std::unique_ptr<cb_backend> create_nccl_backend(const cb_host_services& host, co
                                       (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
   // The same rule as the core's, so the communicator is created on the device the core's buffers
   // are on (one GPU per rank pinned by CUDA_VISIBLE_DEVICES counts as that rank's own).
+  const bool shared = (b->host.flags & CB_HOST_SHARED_DEVICE) != 0;
   const sdk::DeviceChoice choice =
       sdk::choose_device(b->host.local_rank, b->host.local_world_size, devices, b->options.device,
-                         std::getenv("CUDA_VISIBLE_DEVICES"));
+                         std::getenv("CUDA_VISIBLE_DEVICES"), shared);
   if (!choice.error.empty())
     sdk::fail(b->options.device ? CB_ERR_INVALID_ARGUMENT : CB_ERR_UNAVAILABLE,
               b->options.device ? "option " + choice.error : choice.error + ": this world size is skipped");
   b->device = choice.device;
+  if (shared) make_rank_its_own_host(*b);
   check_cuda("cudaSetDevice", cudaSetDevice(b->device));
   check_cuda("cudaDeviceGetAttribute",
              cudaDeviceGetAttribute(&b->compute_major, cudaDevAttrComputeCapabilityMajor, b->device));
@@ -69,6 +88,7 @@ void emit_nccl_metadata(const cb_backend& b, void (*emit)(void*, const char*, co
   put("compute_capability", std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
   put("registration", b.options.registration ? "on" : "off");
   put("device", std::to_string(b.device));
+  if (!b.host_id.empty()) put("gpu_shared", "yes (oversubscribe_gpu; NCCL_HOSTID=" + b.host_id + ")");
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, b.device) == cudaSuccess) put("gpu", prop.name);
   char bus[32] = {0};

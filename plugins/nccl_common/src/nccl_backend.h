@@ -20,6 +20,7 @@ struct cb_backend {
   int version = 0;     // ncclGetVersion
   int device = 0;
   int compute_major = 0, compute_minor = 0;  // of `device`; fp8 reductions need 9.0
+  std::string host_id;  // NCCL_HOSTID of this rank when ranks share a GPU (CB_HOST_SHARED_DEVICE)
 };
 
 namespace commbench::nccl_backend {

@@ -1,5 +1,6 @@
 #include "nccl_comm.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -75,6 +76,7 @@ std::unique_ptr<cb_comm> create_nccl_comm(cb_backend& b, int32_t timeout_ms) {
   check_nccl(b.api, nullptr, "ncclCommInitRankConfig",
              b.api.CommInitRankConfig(&c->nccl, b.host.world_size, id, b.host.rank, &config));
   settle(*c, deadline, "ncclCommInitRankConfig");
+  c->events->reserve(kPrewarmedEvents);  // no cudaEventCreate on a timed path later
   return c;
 }
 
@@ -82,17 +84,23 @@ void destroy_nccl_comm(std::unique_ptr<cb_comm> c) {
   const NcclApi& api = c->backend.api;
   if (c->nccl == nullptr || c->aborted) return;
   // A kernel that never finishes (a peer gone) must not hang the teardown: wait with a deadline,
-  // then abort.
+  // then abort. Every stream an op ran on (the core's, usually), not only the communicator's own:
+  // ncclCommFinalize would otherwise block on the unfinished op with no deadline at all.
   const auto deadline = Clock::now() + c->backend.options.timeout;
-  for (;;) {
-    const cudaError_t q = cudaStreamQuery(c->stream);
-    if (q == cudaSuccess) break;
-    if (q != cudaErrorNotReady) check_cuda("cudaStreamQuery", q);
-    if (Clock::now() >= deadline) {
-      abort_once(*c);
-      sdk::fail(CB_ERR_TIMEOUT, "work on the communicator's stream did not finish before comm_destroy; aborted");
+  std::vector<cudaStream_t> streams = c->used_streams;
+  if (std::find(streams.begin(), streams.end(), c->stream) == streams.end()) streams.push_back(c->stream);
+  for (cudaStream_t s : streams) {
+    for (;;) {
+      const cudaError_t q = cudaStreamQuery(s);
+      if (q == cudaSuccess) break;
+      if (q != cudaErrorNotReady) check_cuda("cudaStreamQuery", q);
+      if (Clock::now() >= deadline) {
+        abort_once(*c);
+        sdk::fail(CB_ERR_TIMEOUT, "an op of this communicator had not finished on its stream by the teardown "
+                                  "deadline (timeout_ms); communicator aborted");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   check_nccl(api, c->nccl, "ncclCommFinalize", api.CommFinalize(c->nccl));
   settle(*c, deadline, "ncclCommFinalize");

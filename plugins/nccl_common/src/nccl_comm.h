@@ -35,6 +35,9 @@ struct cb_comm {
   std::vector<cb_request*> in_group;  // posted in the open group, waiting for its event
   std::shared_ptr<commbench::nccl_backend::EventPool> events;
   std::map<void*, cb_mem> allocations;  // what mem_alloc handed out, to free it the same way
+  // Every stream an op was launched on (the core passes its own): teardown waits for all of them.
+  std::vector<cudaStream_t> used_streams;
+  cudaStream_t last_stream = nullptr;  // the common case, one stream, without a search per op
 
   explicit cb_comm(cb_backend& b);
   ~cb_comm();
@@ -67,6 +70,8 @@ void settle(cb_comm& comm, Clock::time_point deadline, const char* what);
 void abort_once(cb_comm& comm);
 
 std::unique_ptr<cb_request> post_nccl(cb_comm& comm, const cb_op_args& args);
+// ABI 1.3: the op on its stream, no request (no completion event, no allocation).
+void enqueue_nccl(cb_comm& comm, const cb_op_args& args);
 bool test_nccl(cb_request& request);
 void wait_nccl(cb_request& request, int32_t timeout_ms);
 void group_start_nccl(cb_comm& comm);

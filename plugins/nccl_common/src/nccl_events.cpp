@@ -22,6 +22,16 @@ cudaEvent_t EventPool::take() {
   return e;
 }
 
+void EventPool::reserve(size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.reserve(n);
+  while (idle_.size() < n) {
+    cudaEvent_t e = nullptr;
+    check_cuda("cudaEventCreateWithFlags", cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    idle_.push_back(e);
+  }
+}
+
 void EventPool::give_back(cudaEvent_t e) {
   if (e == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,11 +11,17 @@
 
 namespace commbench::nccl_backend {
 
+// Requests in flight at once that never need a new event: the core's per-iteration loops hold
+// one or two, a windowed p2p pattern one per message of its window (64 by default).
+inline constexpr size_t kPrewarmedEvents = 80;
+
 class EventPool : public std::enable_shared_from_this<EventPool> {
  public:
   ~EventPool();
   cudaEvent_t take();  // throws PluginError when CUDA cannot create one
   void give_back(cudaEvent_t e);
+  // Creates events up to `n` idle ones, outside any timed path (at communicator creation).
+  void reserve(size_t n);
 
  private:
   std::mutex mu_;

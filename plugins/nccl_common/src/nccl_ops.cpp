@@ -1,6 +1,5 @@
 // Posting ops on a communicator, completing them, and groups (see nccl_comm.h for the rules).
 #include <algorithm>
-#include <functional>
 #include <thread>
 #include <vector>
 
@@ -43,8 +42,9 @@ class NcclGroup {
 };
 
 // Alltoall, gather and scatter as grouped send/recv, for NCCL without the native calls (< 2.28).
-void exchange_by_send_recv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cudaStream_t s,
-                           const std::function<void(const char*, ncclResult_t)>& call) {
+// `call` checks each NCCL result (a template, not std::function: nothing allocated per op).
+template <class Call>
+void exchange_by_send_recv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cudaStream_t s, const Call& call) {
   const NcclApi& api = c.backend.api;
   const int n = c.backend.host.world_size, me = c.backend.host.rank;
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);
@@ -66,8 +66,8 @@ void exchange_by_send_recv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cu
 }
 
 // NCCLX's ncclAllToAllv with equal blocks: the NCCLX-only path, used when the library has it.
-void alltoall_by_alltoallv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cudaStream_t s,
-                           const std::function<void(const char*, ncclResult_t)>& call) {
+template <class Call>
+void alltoall_by_alltoallv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cudaStream_t s, const Call& call) {
   const size_t n = static_cast<size_t>(c.backend.host.world_size);
   std::vector<size_t> counts(n, a.count), displs(n);
   for (size_t r = 0; r < n; ++r) displs[r] = r * a.count;
@@ -77,7 +77,8 @@ void alltoall_by_alltoallv(cb_comm& c, const cb_op_args& a, ncclDataType_t t, cu
 
 }  // namespace
 
-std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
+// Checks the op and hands it to NCCL on its stream; returns that stream. What post and enqueue share.
+cudaStream_t launch_nccl(cb_comm& c, const cb_op_args& given) {
   const cb_backend& b = c.backend;
   const NcclApi& api = b.api;
   if (given.struct_size >= sdk::kOpArgsMinSize && given.mem_type != CB_MEM_CUDA)
@@ -85,13 +86,17 @@ std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
   if (is_reduction_with_fp8(given) && b.compute_major < 9)
     sdk::fail(CB_ERR_UNIMPLEMENTED, "fp8 reductions need compute capability 9.0 or newer; this GPU has " +
                                         std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
+  // NCCL has no average of fp8 values: 2.28.9 refuses ncclAvg on fp8 with ncclInvalidArgument
+  // (seen on an H200, issue 26). The capabilities cannot say "every redop but this pair", so the
+  // pair is refused here as unsupported, before NCCL marks the communicator with an error.
+  if (is_reduction_with_fp8(given) && given.redop == CB_REDOP_AVG)
+    sdk::fail(CB_ERR_UNIMPLEMENTED, "NCCL has no avg reduction for fp8 data (ncclInvalidArgument)");
   const cb_op_args a = sdk::checked_op_args(given, b.host.rank, b.host.world_size,
                                             nccl_capabilities(b.version, b.compute_major));
   if (c.aborted) sdk::fail(CB_ERR_REMOTE, "the communicator was aborted after an earlier error");
   if (a.op == CB_OP_ALLTOALL && a.sendbuf == a.recvbuf && a.count > 0)
     sdk::fail(CB_ERR_UNIMPLEMENTED, "in-place alltoall is undefined in NCCL (nccl-tests refuses it too)");
   cudaStream_t s = a.stream ? static_cast<cudaStream_t>(a.stream) : c.stream;
-  const auto deadline = Clock::now() + b.options.timeout;
   auto red = [&] {
     const auto r = nccl_redop(a.redop);
     if (!r) sdk::fail(CB_ERR_UNIMPLEMENTED, "unknown reduce op");
@@ -99,9 +104,9 @@ std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
   };
   // Outside a group, a non-blocking communicator's ncclInProgress is settled here, so the
   // completion event below is recorded after the launch, and the next call may use the comm.
-  const std::function<void(const char*, ncclResult_t)> call = [&](const char* what, ncclResult_t r) {
+  const auto call = [&](const char* what, ncclResult_t r) {
     check_nccl(api, c.nccl, what, r);
-    if (r == ncclInProgress && c.group_depth == 0) settle(c, deadline, what);
+    if (r == ncclInProgress && c.group_depth == 0) settle(c, Clock::now() + b.options.timeout, what);
   };
   switch (a.op) {
     case CB_OP_ALLREDUCE: call("ncclAllReduce", api.AllReduce(a.sendbuf, a.recvbuf, a.count, dtype_of(b, a.dtype), red(), c.nccl, s)); break;
@@ -127,6 +132,18 @@ std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
       break;
     default: sdk::fail(CB_ERR_UNIMPLEMENTED, "op " + std::to_string(a.op) + " is not known to this plugin");
   }
+  // Teardown waits for every stream ops ran on, not just the communicator's own.
+  if (s != c.last_stream) {
+    c.last_stream = s;
+    if (std::find(c.used_streams.begin(), c.used_streams.end(), s) == c.used_streams.end()) c.used_streams.push_back(s);
+  }
+  return s;
+}
+
+void enqueue_nccl(cb_comm& c, const cb_op_args& args) { launch_nccl(c, args); }
+
+std::unique_ptr<cb_request> post_nccl(cb_comm& c, const cb_op_args& given) {
+  const cudaStream_t s = launch_nccl(c, given);
   auto req = std::make_unique<cb_request>();
   req->comm = &c;
   req->stream = s;

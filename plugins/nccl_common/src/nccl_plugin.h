@@ -30,6 +30,7 @@ struct NcclTraits {
     return create_nccl_comm(b, timeout_ms);
   }
   static std::unique_ptr<cb_request> post(cb_comm& c, const cb_op_args& a) { return post_nccl(c, a); }
+  static void enqueue(cb_comm& c, const cb_op_args& a) { enqueue_nccl(c, a); }
   static bool test(cb_request& r) { return test_nccl(r); }
   static void wait(cb_request& r, int32_t timeout_ms) { wait_nccl(r, timeout_ms); }
   static void destroy_communicator(std::unique_ptr<cb_comm> c) { destroy_nccl_comm(std::move(c)); }

@@ -106,6 +106,8 @@ cb_error* comm_create(cb_backend* backend, int32_t timeout_ms, cb_comm** out) {
   if (backend == nullptr || out == nullptr) return make_error(CB_ERR_INVALID_ARGUMENT, "comm_create: backend or out is NULL");
   const cb_host_services* h = backend->host;
   if (cb_error* e = host_error(h->bootstrap_barrier(h->ctx, timeout_ms), "bootstrap_barrier")) return e;
+  static uint64_t created = 0;
+  on_comm_create(*h, created++);
   *out = new cb_comm{backend, timeout_ms};
   return nullptr;
 }
@@ -220,6 +222,7 @@ int64_t int_option(const Options& options, const std::string& key, int64_t fallb
 __attribute__((weak)) bool collectives_are_local() { return false; }
 __attribute__((weak)) bool posts_are_async() { return false; }
 __attribute__((weak)) int64_t async_completion_ns() { return -1; }
+__attribute__((weak)) void on_comm_create(const cb_host_services&, uint64_t) {}
 
 }  // namespace cbtest
 

@@ -50,6 +50,10 @@ bool collectives_are_local();
 bool posts_are_async();
 int64_t async_completion_ns();
 
+// Optional (weak default: nothing): called in comm_create with its 0-based index on this rank (the
+// crash plugin's `fd_leak` option opens descriptors here, for the conformance leak check).
+void on_comm_create(const cb_host_services& host, uint64_t index);
+
 // Thrown by a hook: the current post fails with this status and message.
 struct InjectedError {
   cb_status status;

@@ -9,6 +9,11 @@
 //                 timeout, to prove that the core goes by the status, not the words
 //   corrupt     = true: crash_rank adds 1 to element 0 of every allreduce result instead of
 //                 crashing (proves that #wrong is counted and fails the job)
+//   fd_leak     = "lazy": the 6th comm_create opens a descriptor kept for the process's life,
+//                 as CUDA and NCCL open theirs (not a leak: conformance must pass it);
+//                 "per_comm": every comm_create opens one and never closes it (a leak)
+#include <fcntl.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <stdexcept>
@@ -24,12 +29,13 @@ int64_t g_crash_rank = 1;
 int64_t g_crash_after = 3;
 CrashMode g_mode = CrashMode::Segv;
 bool g_corrupt = false;
+std::string g_fd_leak = "none";
 
 }  // namespace
 
 const char* const kPluginName = "crash";
 const char* const kPluginDescription = "test plugin: one rank crashes on purpose at a chosen post";
-const std::vector<std::string> kOptionKeys = {"crash_rank", "crash_after", "mode", "corrupt"};
+const std::vector<std::string> kOptionKeys = {"crash_rank", "crash_after", "mode", "corrupt", "fd_leak"};
 
 void configure(const Options& options, const cb_host_services&) {
   g_crash_rank = int_option(options, "crash_rank", 1);
@@ -37,6 +43,10 @@ void configure(const Options& options, const cb_host_services&) {
   if (g_crash_after < 0) throw std::invalid_argument("option crash_after must be >= 0");
   auto corrupt = options.find("corrupt");
   g_corrupt = corrupt != options.end() && corrupt->second == "true";
+  auto leak = options.find("fd_leak");
+  g_fd_leak = leak == options.end() ? "none" : leak->second;
+  if (g_fd_leak != "none" && g_fd_leak != "lazy" && g_fd_leak != "per_comm")
+    throw std::invalid_argument("option fd_leak='" + g_fd_leak + "' must be none, lazy or per_comm");
   auto mode = options.find("mode");
   std::string m = mode == options.end() ? "segv" : mode->second;
   if (m == "segv") g_mode = CrashMode::Segv;
@@ -44,6 +54,10 @@ void configure(const Options& options, const cb_host_services&) {
   else if (m == "exit") g_mode = CrashMode::Exit;
   else if (m == "error") g_mode = CrashMode::Error;
   else throw std::invalid_argument("option mode='" + m + "' must be segv, abort, exit or error");
+}
+
+void on_comm_create(const cb_host_services&, uint64_t index) {
+  if ((g_fd_leak == "lazy" && index == 5) || g_fd_leak == "per_comm") ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 void after_allreduce(const cb_host_services& host, float* result, size_t count) {

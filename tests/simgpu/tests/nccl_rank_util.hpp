@@ -137,7 +137,12 @@ struct Dev {
   explicit Dev(size_t n) : bytes(n) { CUDA_OK(cudaMalloc(&p, n == 0 ? 1 : n)); }
   ~Dev() { cudaFree(p); }
   char* c() const { return static_cast<char*>(p); }
-  void upload(const std::vector<char>& h) const { CUDA_OK(cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice)); }
+  // A pageable cudaMemcpy to the device may return before the data lands, on the legacy stream the
+  // tests' non-blocking streams do not wait for: the device is synchronised before the data is used.
+  void upload(const std::vector<char>& h) const {
+    CUDA_OK(cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+  }
   std::vector<char> download(size_t n) const {
     std::vector<char> h(n);
     CUDA_OK(cudaMemcpy(h.data(), p, n, cudaMemcpyDeviceToHost));

@@ -31,6 +31,7 @@ TEST(SimCublas, SgemmComputesWithTransposesAlphaAndBetaInStreamOrder) {
   ASSERT_EQ(cudaMemcpy(da.p, a.data(), 16, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(db.p, b.data(), 24, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dc.p, c.data(), 24, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // pageable uploads land late (legacy stream)
   cudaStream_t s;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   Handle h;

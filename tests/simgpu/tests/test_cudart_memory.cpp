@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -217,6 +218,40 @@ TEST(SimCudaMemory, CudaFreeWaitsForQueuedWork) {
   EXPECT_EQ(cudaFree(d), cudaSuccess);
   EXPECT_TRUE(done.load()) << "cudaFree returned while work that may use the buffer was still queued";
   cudaStreamDestroy(s);
+}
+
+}  // namespace
+
+namespace {
+
+// CUDA: a cudaMemcpy from pageable host memory to the device may return before the data lands, and
+// runs on the legacy stream, which a non-blocking stream does not wait for. Code that uploads
+// that way and then reads on its own stream sees the old contents on a real GPU.
+TEST(SimCudaMemory, PageableCopyToTheDeviceLandsLateAndUnorderedWithNonBlockingStreams) {
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 4096), cudaSuccess);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<unsigned char> in(4096, 7), out(4096, 0);
+  ASSERT_EQ(cudaMemcpy(d, in.data(), in.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  std::fill(in.begin(), in.end(), 9);  // the source was taken at the call: reusing it is fine
+  ASSERT_EQ(cudaMemcpyAsync(out.data(), d, out.size(), cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_NE(out[0], 7) << "a non-blocking stream saw a pageable upload that CUDA does not order with it";
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // waits for the legacy stream too
+  ASSERT_EQ(cudaMemcpyAsync(out.data(), d, out.size(), cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(out[0], 7);
+  EXPECT_EQ(out[4095], 7);
+  // The same upload on the stream itself, then synchronised: ordered, as the core does it.
+  std::fill(in.begin(), in.end(), 5);
+  ASSERT_EQ(cudaMemcpyAsync(d, in.data(), in.size(), cudaMemcpyHostToDevice, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(out.data(), d, out.size(), cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(out[100], 5);
+  cudaStreamDestroy(s);
+  cudaFree(d);
 }
 
 }  // namespace

@@ -191,3 +191,50 @@ TEST(SimCudaStreams, SynchronisingCallsDuringCaptureFailAndInvalidate) {
 }
 
 }  // namespace
+
+namespace {
+
+// CUDA makes no graph node for a plain cudaEventRecord during capture: the event is "captured",
+// and querying, synchronising or timing it fails with cudaErrorCapturedEvent (907). An event
+// recorded with cudaEventRecordExternal becomes a node that every launch records.
+TEST(SimCudaStreams, PlainEventRecordDuringCaptureLeavesTheEventUnusable) {
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  DeviceBuffer d(64);
+  cudaEvent_t plain, start, stop;
+  ASSERT_EQ(cudaEventCreate(&plain), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(plain, s), cudaSuccess);
+  ASSERT_EQ(cudaEventRecordWithFlags(start, s, cudaEventRecordExternal), cudaSuccess);
+  ASSERT_EQ(cudaLaunchHostFunc(s, sleep_ms, reinterpret_cast<void*>(intptr_t{30})), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(d.p, 1, 64, s), cudaSuccess);
+  ASSERT_EQ(cudaEventRecordWithFlags(stop, s, cudaEventRecordExternal), cudaSuccess);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+  cudaGraphExec_t x = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(x, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  float ms = -1;
+  EXPECT_EQ(cudaEventQuery(plain), cudaErrorCapturedEvent);
+  EXPECT_EQ(cudaEventSynchronize(plain), cudaErrorCapturedEvent);
+  EXPECT_EQ(cudaEventElapsedTime(&ms, plain, stop), cudaErrorCapturedEvent);
+  EXPECT_EQ(cudaEventQuery(start), cudaSuccess);
+  ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+  EXPECT_GE(ms, 25.0f) << "the external events bracket the graph's 30 ms host function";
+  ASSERT_EQ(cudaEventRecordWithFlags(plain, s, 0x80), cudaErrorInvalidValue);
+  ASSERT_EQ(cudaEventRecord(plain, s), cudaSuccess);  // outside a capture: usable again
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(cudaEventQuery(plain), cudaSuccess);
+  cudaGetLastError();
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(g);
+  cudaEventDestroy(plain);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaStreamDestroy(s);
+}
+
+}  // namespace

@@ -7,7 +7,9 @@
 //  2. local rank r uses device r when the host has at least as many visible devices as local ranks;
 //  3. when exactly one device is visible and CUDA_VISIBLE_DEVICES names exactly one (a launcher
 //     pinned each rank to its own GPU), every rank uses device 0 — its own GPU;
-//  4. otherwise no device: more local ranks than GPUs (NCCL refuses two ranks on one GPU,
+//  4. with `shared` (the run setting oversubscribe_gpu, CB_HOST_SHARED_DEVICE): local rank r uses
+//     device r mod visible — several ranks on one GPU, a correctness mode only;
+//  5. otherwise no device: more local ranks than GPUs (NCCL refuses two ranks on one GPU,
 //     "Duplicate GPU detected", and sharing one would measure contention, not the library).
 #pragma once
 
@@ -44,7 +46,7 @@ inline int listed_devices(const char* value) {
 
 // Pure: `cuda_visible_devices` is the environment variable's value (nullptr when unset).
 inline DeviceChoice choose_device(int local_rank, int local_world, int visible, std::optional<int> option,
-                                  const char* cuda_visible_devices) {
+                                  const char* cuda_visible_devices, bool shared = false) {
   DeviceChoice c;
   if (visible <= 0) {
     c.error = "no CUDA device is visible";
@@ -75,9 +77,16 @@ inline DeviceChoice choose_device(int local_rank, int local_world, int visible, 
             " (one device per rank, pinned by the launcher)";
     return c;
   }
+  if (shared && local_rank >= 0) {
+    c.device = local_rank % visible;
+    c.how = "local rank " + std::to_string(local_rank) + " mod " + std::to_string(visible) +
+            " visible (oversubscribe_gpu: GPU shared, correctness only)";
+    return c;
+  }
   c.error = std::to_string(local_world) + " ranks on this host but " + std::to_string(visible) +
-            " visible GPU(s): one GPU per rank is needed (lower world_size, or let the launcher pin one "
-            "device per rank with CUDA_VISIBLE_DEVICES)";
+            " visible GPU(s): one GPU per rank is needed (lower world_size, let the launcher pin one "
+            "device per rank with CUDA_VISIBLE_DEVICES, or set oversubscribe_gpu = true for a "
+            "correctness-only run with ranks sharing a GPU)";
   return c;
 }
 

@@ -19,7 +19,7 @@ inline cb_host_services copy_host_services(const cb_host_services& given, std::s
     fail(CB_ERR_INVALID_ARGUMENT,
          "host services struct is too small (" + std::to_string(given.struct_size) + " bytes): the " +
              std::string(plugin) + " plugin needs the bootstrap and key/value services of ABI 1.0");
-  cb_host_services host{};
+  cb_host_services host{};  // fields of a later minor than the host's stay zero (1.3: flags)
   std::memcpy(&host, &given, std::min(given.struct_size, sizeof(host)));
   if (host.bootstrap_allgather == nullptr || host.bootstrap_broadcast == nullptr ||
       host.bootstrap_barrier == nullptr || host.kv_set == nullptr || host.kv_get == nullptr)

@@ -23,6 +23,7 @@
 //     static void release(cb_comm&, cb_mem, void* ptr);             //   mem_free
 //     static void group_start(cb_comm&);                            // group_start, with
 //     static void group_end(cb_comm&);                              //   group_end (CB_CAP_GROUPS)
+//     static void enqueue(cb_comm&, const cb_op_args&);  // 1.3: stream-ordered, no request
 //     static constexpr const auto& options = kMyOptions;  // sdk::OptionDef<...>[] (option_table.hpp):
 //                                                     //   exported as the 1.2 option descriptors
 //   };
@@ -145,6 +146,15 @@ struct EntryPoints {
     });
   }
 
+  // 1.3: a stream-ordered op enqueued with no request (the stream says when it completed).
+  static cb_error* enqueue(cb_comm* comm, const cb_op_args* args) {
+    return guarded(label_of(args, "enqueue"), [&] {
+      require_argument(comm, "comm");
+      require_argument(args, "args");
+      if constexpr (requires { Traits::enqueue(*comm, *args); }) Traits::enqueue(*comm, *args);
+    });
+  }
+
   static void request_free(cb_request* request) {
     try {
       delete request;
@@ -204,8 +214,9 @@ struct EntryPoints {
   }
 
   // The whole ABI function table, with the optional slots the traits provide. struct_size is
-  // CB_STRUCT_SIZE of the last field (never sizeof, §3): this table ends at 1.2's option
-  // descriptors (NULL when the traits have no `options` table: "not described").
+  // CB_STRUCT_SIZE of the last field (never sizeof, §3): this table ends at 1.3's enqueue (NULL
+  // when the traits have none); the 1.2 option descriptors are NULL when the traits have no
+  // `options` table ("not described").
   static constexpr cb_backend_api table(const char* version, const char* description) {
     constexpr bool has_abort = requires(std::unique_ptr<cb_comm> c) { Traits::abort_communicator(std::move(c)); };
     constexpr bool has_memory = requires(cb_comm& c, cb_mem m, size_t n, void* p) {
@@ -216,8 +227,9 @@ struct EntryPoints {
       Traits::group_start(c);
       Traits::group_end(c);
     };
+    constexpr bool has_enqueue = requires(cb_comm& c, const cb_op_args& a) { Traits::enqueue(c, a); };
     return cb_backend_api{
-        .struct_size = CB_STRUCT_SIZE(cb_backend_api, num_option_descriptors),
+        .struct_size = CB_STRUCT_SIZE(cb_backend_api, enqueue),
         .abi_major = CB_ABI_MAJOR,
         .abi_minor = CB_ABI_MINOR,
         .name = Traits::name,
@@ -244,6 +256,7 @@ struct EntryPoints {
         .complete = complete,
         .option_descriptors = kDescribesOptions ? kOptionDescriptors.data() : nullptr,
         .num_option_descriptors = kOptionDescriptors.size(),
+        .enqueue = has_enqueue ? enqueue : nullptr,
     };
   }
 

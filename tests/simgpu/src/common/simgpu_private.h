@@ -13,6 +13,8 @@ extern "C" {
 void* simgpu_device_view(const void* dev, size_t bytes, int* physical);
 // Physical device of a stream (0/legacy: the calling thread's current device); -1 for an invalid handle.
 int simgpu_stream_physical(cudaStream_t stream);
+// Events created so far in this process (tests: nothing may create one on a timed path).
+unsigned long long simgpu_events_created();
 // Physical device index of a visible device ordinal (-1 if invalid).
 int simgpu_physical_device(int ordinal);
 // Compute capability major*10+minor of the simulated devices.

@@ -2,6 +2,10 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
 #include <cstdio>
 #include <cstring>
 
@@ -259,6 +263,7 @@ SIMGPU_API cudaError_t cudaPeekAtLastError(void) { return last_error(); }
   X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture") \
   X(cudaErrorStreamCaptureWrongThread, "attempt to terminate a thread-local capture sequence from another thread") \
   X(cudaErrorIllegalAddress, "an illegal memory access was encountered")         \
+  X(cudaErrorCapturedEvent, "operation not permitted on an event last recorded in a capturing stream") \
   X(cudaErrorInsufficientDriver, "CUDA driver version is insufficient for CUDA runtime version")
 
 SIMGPU_API const char* cudaGetErrorString(cudaError_t e) {
@@ -369,6 +374,21 @@ SIMGPU_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cuda
   Task t;
   if (cudaError_t e = plan_copy(dst, src, count, kind, &t)) return fail(e);
   Stream* s = stream_or_null(nullptr);
+  // From pageable host memory to the device, CUDA returns once the source has been staged for
+  // DMA, before the data lands ("may return before the DMA to final destination completes"), and
+  // the copy runs on the legacy stream, which non-blocking streams do not wait for. Simulated: the
+  // source is taken now, the data lands SIMGPU_PAGEABLE_COPY_DELAY_US later on the legacy stream.
+  Devices& d = Devices::get();
+  if (count > 0 && d.classify(dst, count).kind == PtrKind::Device && d.classify(src, count).kind == PtrKind::Pageable) {
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + count);
+    char* view = d.classify(dst, count).view;
+    const long long delay_us = env_int("SIMGPU_PAGEABLE_COPY_DELAY_US", 20000);
+    Streams::get().enqueue(s, [staged, view, delay_us] {
+      std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+      std::memcpy(view, staged->data(), staged->size());
+    });
+    return cudaSuccess;
+  }
   Streams::get().enqueue(s, std::move(t));
   Streams::get().synchronize(s);
   return cudaSuccess;

@@ -1,4 +1,5 @@
 // Exported CUDA runtime entry points: streams, events, host functions, stream capture and graphs.
+#include <atomic>
 #include <cstring>
 
 #include "../common/knobs.hpp"
@@ -65,6 +66,8 @@ SIMGPU_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t even
   Stream* s = lookup(stream);
   Event* e = event_of(event);
   if (s == nullptr || e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (Streams::get().event_captured(e) && Streams::get().capture_status(s) == cudaStreamCaptureStatusNone)
+    return fail(cudaErrorCapturedEvent);  // the simulation has no cross-stream capture to join
   Streams::get().wait_event(s, e);
   return cudaSuccess;
 }
@@ -78,8 +81,16 @@ SIMGPU_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 }
 
 // ---- events --------------------------------------------------------------------------------------------
+namespace {
+std::atomic<unsigned long long> g_events_created{0};
+}  // namespace
+
+// For tests: how many events this process has created (a harness must not create any on a timed path).
+SIMGPU_API unsigned long long simgpu_events_created() { return g_events_created.load(); }
+
 SIMGPU_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   if (event == nullptr) return fail(cudaErrorInvalidValue);
+  ++g_events_created;
   *event = reinterpret_cast<cudaEvent_t>(Streams::get().create_event(flags));
   return cudaSuccess;
 }
@@ -100,15 +111,26 @@ SIMGPU_API cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   return cudaSuccess;
 }
 
+SIMGPU_API cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  Event* e = event_of(event);
+  Stream* s = lookup(stream);
+  if (e == nullptr || s == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if ((flags & ~static_cast<unsigned>(cudaEventRecordExternal)) != 0) return fail(cudaErrorInvalidValue);
+  Streams::get().record(e, s, (flags & cudaEventRecordExternal) != 0);
+  return cudaSuccess;
+}
+
 SIMGPU_API cudaError_t cudaEventQuery(cudaEvent_t event) {
   Event* e = event_of(event);
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (Streams::get().event_captured(e)) return fail(cudaErrorCapturedEvent);
   return Streams::get().event_done(e) ? cudaSuccess : cudaErrorNotReady;
 }
 
 SIMGPU_API cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   Event* e = event_of(event);
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (Streams::get().event_captured(e)) return fail(cudaErrorCapturedEvent);
   Streams::get().event_synchronize(e);
   return cudaSuccess;
 }
@@ -120,6 +142,7 @@ SIMGPU_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEv
   if (a == nullptr || b == nullptr) return fail(cudaErrorInvalidResourceHandle);
   if ((a->flags & cudaEventDisableTiming) || (b->flags & cudaEventDisableTiming))
     return fail(cudaErrorInvalidResourceHandle);
+  if (Streams::get().event_captured(a) || Streams::get().event_captured(b)) return fail(cudaErrorCapturedEvent);
   if (!a->ever_recorded || !b->ever_recorded) return fail(cudaErrorInvalidResourceHandle);
   if (!Streams::get().event_done(a) || !Streams::get().event_done(b)) return cudaErrorNotReady;  // not sticky
   *ms = std::chrono::duration<float, std::milli>(b->when - a->when).count();

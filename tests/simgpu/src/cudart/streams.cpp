@@ -230,10 +230,17 @@ bool Streams::valid_event(Event* e) {
   return contains(events_, e);
 }
 
-void Streams::record(Event* e, Stream* s) {
+void Streams::record(Event* e, Stream* s, bool external) {
   std::lock_guard<std::mutex> lk(mu_);
+  if (s->capture.active && !external) {
+    // CUDA makes no graph node for a plain record during capture: the event only marks a point
+    // for other streams joining the capture, and is unusable outside it.
+    e->captured = true;
+    return;
+  }
+  e->captured = false;
   if (s->capture.active) {
-    // A captured record: the event is (re)recorded each time the graph's replay reaches this point.
+    // An external record node: the event is (re)recorded each time the graph's replay reaches it.
     push(s, [e] {
       t_on_complete = [e] {  // runs under mu_
         e->ever_recorded = true;
@@ -253,6 +260,11 @@ void Streams::record(Event* e, Stream* s) {
       }
     };
   });
+}
+
+bool Streams::event_captured(Event* e) {
+  std::lock_guard<std::mutex> lk(mu_);
+  return e->captured;
 }
 
 bool Streams::event_done(Event* e) {

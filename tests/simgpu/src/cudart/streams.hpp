@@ -38,6 +38,10 @@ struct Stream {
 struct Event {
   unsigned flags = 0;
   bool ever_recorded = false;
+  // Last recorded by a plain cudaEventRecord on a capturing stream: no graph node was made, and
+  // CUDA refuses to query, synchronise or time it (cudaErrorCapturedEvent) until it is recorded
+  // again outside a capture. cudaEventRecordWithFlags(cudaEventRecordExternal) makes a node instead.
+  bool captured = false;
   unsigned long long recorded = 0, done = 0;  // generations: complete when done >= recorded
   std::chrono::steady_clock::time_point when;
 };
@@ -75,7 +79,9 @@ class Streams {
   Event* create_event(unsigned flags);
   bool destroy_event(Event* e);
   bool valid_event(Event* e);
-  void record(Event* e, Stream* s);
+  // `external`: cudaEventRecordExternal (a graph node when `s` is capturing).
+  void record(Event* e, Stream* s, bool external = false);
+  bool event_captured(Event* e);
   bool event_done(Event* e);
   void event_synchronize(Event* e);
   void wait_event(Stream* s, Event* e);

@@ -1,5 +1,6 @@
 // Exported NCCL entry points: groups, collectives, point-to-point, memory, registration, custom ops.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -51,6 +52,12 @@ ncclResult_t validate(Comm& c, const OpDesc& op, cudaStream_t stream, const char
     }
     if (dtype_is_fp8(op.dtype) && simgpu_compute_capability() < 90) {
       set_last_error("%s : FP8 reduction support begins with sm90 capable devices.", fn);
+      return ncclInvalidArgument;
+    }
+    // NCCL 2.28.9 on an H200 (issue 26's first GPU run) refuses ncclAvg on fp8 data with
+    // ncclInvalidArgument, even at one rank: so does the simulation.
+    if (dtype_is_fp8(op.dtype) && op.redop == ncclAvg) {
+      set_last_error("%s : ncclAvg is not supported for FP8 datatypes", fn);
       return ncclInvalidArgument;
     }
   }
@@ -218,6 +225,38 @@ ncclResult_t launch(std::vector<Pending> pending) {
 
 int group_depth() { return t_depth; }
 
+namespace {
+
+// NCCL >= 2.22 (NCCL_RUNTIME_CONNECT=1, its default) connects peers and allocates their buffers at
+// the first op that needs them, not at init: SIMGPU_NCCL_COMM_MEMORY is taken here, so a footprint
+// measured right after init misses it, as it would on a GPU, and an out-of-memory shows at the op.
+ncclResult_t connect_on_first_use(Comm& c, const char* fn) {
+  {
+    std::lock_guard<std::mutex> lk(c.mu);
+    if (c.connected) return ncclSuccess;
+    c.connected = true;
+  }
+  const unsigned long long hold = parse_bytes(env("SIMGPU_NCCL_COMM_MEMORY"), 0);
+  if (hold > 0 && simgpu_reserve_device_memory(c.physical, hold, &c.reserved) != cudaSuccess) {
+    set_last_error("%s : rank %d: cannot allocate %llu bytes of device memory to connect to its peers: "
+                   "out of memory", fn, c.rank, hold);
+    return ncclUnhandledCudaError;
+  }
+  return ncclSuccess;
+}
+
+// Every op call costs host time like a kernel launch (SIMGPU_LAUNCH_COST_US, default 4 µs): a
+// harness that adds host work per op shows it in a host-cost measurement, as on a GPU.
+void launch_cost() {
+  static const long long us = env_int("SIMGPU_LAUNCH_COST_US", 4);
+  if (us <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+}  // namespace
+
 ncclResult_t submit(ncclComm_t comm, OpDesc op, cudaStream_t stream, const char* fn) {
   if (ncclResult_t e = check_comm(comm, fn)) return e;
   ncclResult_t e = ensure_ready(*comm);
@@ -229,10 +268,12 @@ ncclResult_t submit(ncclComm_t comm, OpDesc op, cudaStream_t stream, const char*
     }
   }
   if (e == ncclSuccess) e = validate(*comm, op, stream, fn);
+  if (e == ncclSuccess) e = connect_on_first_use(*comm, fn);
   if (e != ncclSuccess) {
     if (t_depth > 0 && t_group_error == ncclSuccess) t_group_error = e;
     return e;
   }
+  launch_cost();
   if (t_depth > 0) {
     t_pending.push_back(Pending{comm, std::move(op), stream});
     return ncclSuccess;

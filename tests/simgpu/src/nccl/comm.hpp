@@ -56,7 +56,10 @@ struct Comm {
   std::map<int, Reduction> custom_ops;
   int next_op = ncclNumOps;
   std::set<void*> registrations;
-  void* reserved = nullptr;  // SIMGPU_NCCL_COMM_MEMORY: device memory the communicator holds
+  // SIMGPU_NCCL_COMM_MEMORY: device memory the communicator holds from its first op (NCCL >= 2.22
+  // connects peers and allocates their buffers at run time, NCCL_RUNTIME_CONNECT=1) to destroy/abort.
+  void* reserved = nullptr;
+  bool connected = false;
 
   std::mutex exec_mu;  // one op of this communicator executes at a time
   uint64_t coll_seq = 0, barriers = 0, ops_executed = 0;

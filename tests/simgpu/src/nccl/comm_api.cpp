@@ -142,14 +142,8 @@ void finish_init(ncclComm* c, ncclUniqueId id) {
   } else {
     r = shm_join(*c, id);
   }
-  // Like NCCL's own buffers: device memory held from init to destroy/abort (SIMGPU_NCCL_COMM_MEMORY,
-  // default 0), so footprint measurements and out-of-memory at init can be tested.
-  const unsigned long long hold = parse_bytes(env("SIMGPU_NCCL_COMM_MEMORY"), 0);
-  if (r == ncclSuccess && hold > 0 && simgpu_reserve_device_memory(c->physical, hold, &c->reserved) != cudaSuccess) {
-    set_last_error("simulated NCCL: rank %d: cannot allocate %llu bytes of device memory for the communicator: "
-                   "out of memory", c->rank, hold);
-    r = ncclUnhandledCudaError;
-  }
+  // SIMGPU_NCCL_COMM_MEMORY (NCCL's buffers) is not taken here: NCCL >= 2.22 allocates it at the
+  // first op (coll_api.cpp, connect_on_first_use).
   if (r == ncclSuccess) {
     int expected = ncclInProgress;
     c->async.compare_exchange_strong(expected, ncclSuccess);
