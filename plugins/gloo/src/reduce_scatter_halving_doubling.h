@@ -1,26 +1,30 @@
-// gloo's ReduceScatterHalvingDoubling (gloo/reduce_scatter.h, unchanged since 2018 upstream),
-// with the two waits its run() lacks. Without them it returns wrong results (issue 28 item 4):
+// gloo's ReduceScatterHalvingDoubling (gloo/reduce_scatter.h, unchanged upstream since 2018),
+// with the waits its run() lacks. Without them it returns wrong results (issue 28 item 4):
 //
 // 1. run() never waits for its own sends. Its last step moves the rank's reduced block to the
-//    start of the buffer it has sent from, and a rank of a non-power-of-two world returns while
-//    its sends to the larger block may still be queued (the caller then writes the next input
-//    there). A send is queued whenever it does not fit the socket at once; gloo sizes SO_SNDBUF
-//    per message, so the first op of a size that doubles the last one leaves ~100 bytes queued,
-//    and the peer received the overwritten tail: 26 wrong elements at 2 ranks, 32 then 64 KiB.
-//    Here every send returns once the transport has taken all its bytes. That never waits for a
-//    peer's algorithm: gloo's I/O thread reads every socket into the registered buffers.
+//    start of the buffer it has sent from, and it returns with sends still queued (the caller
+//    then writes the next input there). A send is queued whenever it does not fit the socket at
+//    once; gloo sizes SO_SNDBUF per message, so the first op of a size that doubles the last one
+//    leaves ~100 bytes queued, and the peer received the overwritten tail: 26 wrong elements at
+//    2 ranks, 32 then 64 KiB.
 // 2. In a non-power-of-two world a rank of the smaller binary block sends its data into a
-//    larger-block rank's receive buffer with no acknowledgement (the comment there says the
+//    larger-block rank's receive buffer with no acknowledgement (gloo's comment there says the
 //    messages are "serialized", which holds for AllreduceHalvingDoubling, where the reply
-//    depends on that data, not here). The smaller-block rank can finish, start the next run and
-//    overwrite that buffer before the larger-block rank has reduced it: at 3 ranks the next
-//    op's data was summed into element 0 of ranks 0 and 1. Here each larger-block rank sends a
-//    4-byte acknowledgement once its run() is over, and the smaller-block rank waits for them
-//    before returning.
+//    depends on that data, not here). The smaller-block rank can finish, start the next op and
+//    overwrite that buffer before the larger-block rank has reduced it: at 3 ranks the next op's
+//    data was summed into element 0 of ranks 0 and 1.
+//
+// run() below is gloo's, step for step, with the additions marked "commbench:": the data sends
+// are waited for before the buffer they read is written and before returning, and a
+// larger-block rank acknowledges the smaller block's data as soon as it has reduced it (4 bytes)
+// while the smaller-block rank waits for that before returning. Waiting for a send never waits
+// for a peer's algorithm: gloo's I/O thread reads every socket into the registered buffers.
+// The original is Copyright (c) 2018-present, Facebook, Inc., BSD licence.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -28,27 +32,6 @@
 #include <gloo/transport/buffer.h>
 
 namespace commbench::gloo_backend {
-
-// A send buffer whose send() returns only once the transport has taken all the data.
-class CompletingSend final : public gloo::transport::Buffer {
- public:
-  // `ptr` and `size`: what `inner` was created with (Buffer::send() with no argument sends it all).
-  CompletingSend(std::unique_ptr<gloo::transport::Buffer> inner, void* ptr, size_t size)
-      : gloo::transport::Buffer(-1, ptr, size), inner_(std::move(inner)) {}
-  void send(size_t offset, size_t length, size_t roffset) override {
-    inner_->send(offset, length, roffset);
-    inner_->waitSend();
-    ++sends_;
-  }
-  void waitRecv() override { inner_->waitRecv(); }
-  void waitSend() override {}  // every send completed before send() returned
-  void setDebug(bool debug) override { inner_->setDebug(debug); }
-  uint64_t sends() const { return sends_; }
-
- private:
-  std::unique_ptr<gloo::transport::Buffer> inner_;
-  uint64_t sends_ = 0;
-};
 
 template <class T>
 class ReduceScatterHalvingDoubling final : public gloo::ReduceScatterHalvingDoubling<T> {
@@ -59,26 +42,106 @@ class ReduceScatterHalvingDoubling final : public gloo::ReduceScatterHalvingDoub
   ReduceScatterHalvingDoubling(const std::shared_ptr<gloo::Context>& context, T* buffer, int count,
                                const std::vector<int>& block_counts, const gloo::ReductionFunction<T>* fn)
       : Base(context, {buffer}, count, block_counts, fn) {
-    if (this->contextSize_ == 1) return;
-    // Every data send reads the rank's buffer; notifications read dummy_.
-    for (auto* sends : {&this->sendDataBufs_, &this->largerBlockSendDataBufs_, &this->distSendDataBufs_})
-      for (auto& send : *sends) send = std::make_unique<CompletingSend>(std::move(send), buffer, this->bytes_);
-    for (auto& send : this->sendNotificationBufs_)
-      send = std::make_unique<CompletingSend>(std::move(send), &this->dummy_, sizeof(this->dummy_));
     const int n = this->contextSize_;
-    if ((n & (n - 1)) != 0) connect_acknowledgements();
+    if (n > 1 && (n & (n - 1)) != 0) connect_acknowledgements();
+    sent_.reserve(this->sendDataBufs_.size() + this->largerBlockSendDataBufs_.size() +
+                  this->distSendDataBufs_.size() + this->sendNotificationBufs_.size() + 1);
   }
 
   void run() override {
-    std::vector<uint64_t> sent_before(to_larger_.size());
-    for (size_t i = 0; i < to_larger_.size(); ++i) sent_before[i] = to_larger_[i]->sends();
-    Base::run();
-    if (ack_to_smaller_) ack_to_smaller_->send();  // run() has reduced the smaller block's data
-    for (size_t i = 0; i < to_larger_.size(); ++i)
-      if (to_larger_[i]->sends() != sent_before[i]) acks_from_larger_[i]->waitRecv();
+    size_t bufferOffset = 0;
+    size_t numItems = this->stepsWithinBlock_ > 0 ? this->chunkSize_ << (this->steps_ - 1) : this->count_;
+    auto& ptrs = this->ptrs_;
+    for (size_t i = 1; i < ptrs.size(); i++) this->fn_->call(ptrs[0], ptrs[i], this->count_);
+    if (this->contextSize_ == 1) {
+      for (size_t i = 1; i < ptrs.size(); i++) memcpy(ptrs[i], ptrs[0], this->bytes_);
+      return;
+    }
+
+    // Reduce-scatter (within binary block).
+    for (uint32_t i = 0; i < this->stepsWithinBlock_; i++) {
+      if (this->sendOffsets_[i] < static_cast<size_t>(this->count_))
+        send(*this->sendDataBufs_[i], this->sendOffsets_[i] * sizeof(T), this->sendCounts_[i] * sizeof(T));
+      if (this->recvOffsets_[i] < static_cast<size_t>(this->count_)) {
+        this->recvDataBufs_[i]->waitRecv();
+        this->fn_->call(&ptrs[0][this->recvOffsets_[i]], &this->recvBuf_[bufferOffset], this->recvCounts_[i]);
+      }
+      bufferOffset += numItems;
+      send(*this->sendNotificationBufs_[i]);
+      numItems >>= 1;
+    }
+
+    // Communication across binary blocks for non-power-of-two number of processes.
+    int sendNotifyOffset = this->stepsWithinBlock_;
+    if (this->nextSmallerBlockSize_ != 0 && this->smallerBlockRecvDataBuf_ != nullptr) {
+      this->smallerBlockRecvDataBuf_->waitRecv();
+      this->fn_->call(&ptrs[0][this->recvOffsets_[this->stepsWithinBlock_ - 1]], &this->recvBuf_[bufferOffset],
+                      this->recvCounts_[this->stepsWithinBlock_ - 1]);
+      send(*ack_to_smaller_);  // commbench: its buffer is free for the smaller block's next op
+    }
+    const auto totalItemsToSend =
+        this->stepsWithinBlock_ > 0 ? this->recvCounts_[this->stepsWithinBlock_ - 1] : this->count_;
+    std::vector<bool>& sent_to_larger = sent_to_larger_;
+    sent_to_larger.assign(this->largerBlockSendDataBufs_.size(), false);
+    if (this->nextLargerBlockSize_ != 0 && totalItemsToSend != 0) {
+      const auto offset = this->stepsWithinBlock_ > 0 ? this->recvOffsets_[this->stepsWithinBlock_ - 1] : 0;
+      const auto numSendsAndReceivesToLargerBlock = this->nextLargerBlockSize_ / this->myBinaryBlockSize_;
+      for (uint32_t i = 0; i < numSendsAndReceivesToLargerBlock; i++) {
+        if (this->sendCountToLargerBlock_ * i < totalItemsToSend) {
+          send(*this->largerBlockSendDataBufs_[i], (offset + i * this->sendCountToLargerBlock_) * sizeof(T),
+               std::min(this->sendCountToLargerBlock_, totalItemsToSend - this->sendCountToLargerBlock_ * i) *
+                   sizeof(T));
+          sent_to_larger[i] = true;
+        }
+      }
+    }
+
+    // Distribution phase: scatter/distribute based on the user-specified distribution.
+    int index = 0;
+    for (const auto& distMap : this->distMapForSend_) {
+      if (this->contextRank_ != distMap.rank)
+        send(*this->distSendDataBufs_[index++], distMap.offset * sizeof(T), distMap.itemCount * sizeof(T));
+    }
+    // commbench: the copies below write where the sends above read.
+    complete_sends();
+    index = 0;
+    bufferOffset = 0;
+    for (const auto& distMap : this->distMapForRecv_) {
+      if (this->contextRank_ != distMap.rank) {
+        this->distRecvDataBufs_[index++]->waitRecv();
+        memcpy(&ptrs[0][bufferOffset], &this->recvBufDist_[distMap.offset], distMap.itemCount * sizeof(T));
+        send(*this->sendNotificationBufs_[sendNotifyOffset++]);
+      } else if (this->contextRank_ != 0) {  // data already in place for rank 0
+        memcpy(&ptrs[0][bufferOffset], &ptrs[0][distMap.offset], distMap.itemCount * sizeof(T));
+      }
+      bufferOffset += distMap.itemCount;
+    }
+
+    for (size_t i = 1; i < ptrs.size(); i++) memcpy(ptrs[i], ptrs[0], this->bytes_);
+
+    // Wait for all notifications to make sure we can send data immediately without risking
+    // overwriting data in its receive buffer before it consumed that data.
+    for (auto& recvNotificationBuf : this->recvNotificationBufs_) recvNotificationBuf->waitRecv();
+    // commbench: nothing of this op is left in flight when it returns.
+    complete_sends();
+    for (size_t i = 0; i < acks_from_larger_.size(); ++i)
+      if (sent_to_larger[i]) acks_from_larger_[i]->waitRecv();
   }
 
  private:
+  void send(gloo::transport::Buffer& buffer, size_t offset, size_t length) {
+    buffer.send(offset, length);
+    sent_.push_back(&buffer);
+  }
+  void send(gloo::transport::Buffer& buffer) {
+    buffer.send();
+    sent_.push_back(&buffer);
+  }
+  void complete_sends() {
+    for (gloo::transport::Buffer* buffer : sent_) buffer->waitSend();
+    sent_.clear();
+  }
+
   // The pairs of gloo's cross-block step, found as its constructor finds them.
   void connect_acknowledgements() {
     const int n = this->contextSize_;
@@ -88,9 +151,7 @@ class ReduceScatterHalvingDoubling final : public gloo::ReduceScatterHalvingDoub
     if (this->nextSmallerBlockSize_ != 0 && this->smallerBlockRecvDataBuf_ != nullptr) {
       const int smaller = this->offsetToMyBinaryBlock_ + this->myBinaryBlockSize_ +
                           this->rankInBinaryBlock_ % this->nextSmallerBlockSize_;
-      ack_to_smaller_ = std::make_unique<CompletingSend>(
-          this->context_->getPair(smaller)->createSendBuffer(slot(smaller, rank), &ack_, sizeof(ack_)), &ack_,
-          sizeof(ack_));
+      ack_to_smaller_ = this->context_->getPair(smaller)->createSendBuffer(slot(smaller, rank), &ack_, sizeof(ack_));
     }
     if (this->nextLargerBlockSize_ != 0) {
       const uint32_t sends = this->nextLargerBlockSize_ / this->myBinaryBlockSize_;
@@ -99,7 +160,6 @@ class ReduceScatterHalvingDoubling final : public gloo::ReduceScatterHalvingDoub
       for (uint32_t i = 0; i < sends; ++i, ++ordinal) {
         const int larger = static_cast<int>(this->offsetToMyBinaryBlock_ - this->nextLargerBlockSize_ +
                                             reverse_last_bits(ordinal, larger_bits));
-        to_larger_.push_back(static_cast<CompletingSend*>(this->largerBlockSendDataBufs_[i].get()));
         acks_from_larger_.push_back(
             this->context_->getPair(larger)->createRecvBuffer(slot(rank, larger), &ack_, sizeof(ack_)));
       }
@@ -113,9 +173,10 @@ class ReduceScatterHalvingDoubling final : public gloo::ReduceScatterHalvingDoub
     return reversed;
   }
 
-  int ack_ = 0;  // the acknowledgements' payload, never read
+  std::vector<gloo::transport::Buffer*> sent_;  // sent this op and not yet waited for
+  std::vector<bool> sent_to_larger_;             // per larger-block rank: sent to this op
+  int ack_ = 0;                                  // the acknowledgements' payload, never read
   std::unique_ptr<gloo::transport::Buffer> ack_to_smaller_;
-  std::vector<CompletingSend*> to_larger_;  // owned by largerBlockSendDataBufs_
   std::vector<std::unique_ptr<gloo::transport::Buffer>> acks_from_larger_;
 };
 
