@@ -7,12 +7,11 @@
 #include <gloo/allreduce.h>
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring_chunked.h>
-#include <gloo/barrier.h>
-#include <gloo/reduce_scatter.h>
 
 #include "checked_op.h"
 #include "communicator.h"
 #include "errors.h"
+#include "reduce_scatter_halving_doubling.h"
 #include "reduction.h"
 
 namespace commbench::gloo_backend {
@@ -75,23 +74,17 @@ void ReduceScatterCache::run(cb_comm& comm, const CheckedOp& op) {
   const size_t total_bytes = op.bytes * comm.size;
   // The key is the same on every rank, so hits and misses (and the slots they claim) agree.
   if (!bring_to_front(entries_, key)) {
-    if (entries_.size() == kCapacity) {
-      // gloo's last sends of a run may still sit in a connection's queue when run() returns,
-      // pointing into the object's buffers; once every rank is past that run, each of them
-      // has been received. (LegacyAllreduceCache needs no barrier: its agreement step is one.)
-      gloo::BarrierOptions barrier(comm.context);
-      barrier.setTag(comm.take_tag());
-      gloo::barrier(barrier);
-      entries_.pop_back();
-    }
+    // Safe to destroy: its run() completed its own sends and received every message addressed
+    // to this rank, and every rank builds the same objects in the same order.
+    if (entries_.size() == kCapacity) entries_.pop_back();
     Entry entry{key, std::make_unique_for_overwrite<std::byte[]>(total_bytes), nullptr};
     const int total_count = static_cast<int>(op.count * comm.size);  // bounded by check_op
     const std::vector<int> block_counts(comm.size, static_cast<int>(op.count));
     entry.algorithm = with_storage_type(op.element_size, [&](auto storage) -> std::unique_ptr<gloo::Algorithm> {
       using T = decltype(storage);
-      const std::vector<T*> buffers{reinterpret_cast<T*>(entry.buffer.get())};
-      return std::make_unique<gloo::ReduceScatterHalvingDoubling<T>>(
-          comm.context, buffers, total_count, block_counts, legacy_reduction(T{}, op.dtype, op.redop));
+      return std::make_unique<ReduceScatterHalvingDoubling<T>>(comm.context, reinterpret_cast<T*>(entry.buffer.get()),
+                                                             total_count, block_counts,
+                                                             legacy_reduction(T{}, op.dtype, op.redop));
     });
     entries_.push_front(std::move(entry));
   }

@@ -53,7 +53,8 @@ class LegacyAllreduceCache {
   int64_t builds_ = 0;                    // collective builds so far: the next generation
 };
 
-// Reduce-scatter through ReduceScatterHalvingDoubling, which reduces in place and leaves the
+// Reduce-scatter through gloo's ReduceScatterHalvingDoubling (with the waits it lacks, see
+// reduce_scatter_halving_doubling.h), which reduces in place and leaves the
 // rank's block at the start of its buffer. It runs on a plugin-owned buffer, so the cache key
 // (count, dtype, redop) is the same on every rank and needs no agreement: the input
 // (count * world elements) is copied in and the rank's block copied out, inside the timed op,
