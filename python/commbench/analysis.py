@@ -412,10 +412,12 @@ def method_sentence(jobs):
             found[k] = found.get(k, 0) + 1
     if not found:
         return "No case was measured."
-    clauses = [f"{_aggregation_words(m, a)} ({n} case{'s' if n != 1 else ''})"
+    clauses = [f"{_aggregation_words(m, a)} ({n} record{'s' if n != 1 else ''})"
                for (m, a), n in sorted(found.items(), key=lambda kv: -kv[1])]
+    # The comparisons judge the series' records, which carry every repeat's mean.
+    judged = [r for s in series_of(jobs) for r in s.records]
     return ("Times are mean times per operation; " + "; ".join(clauses) + " (docs/metrics.md, "
-            "\"Methods\"). In comparisons, " + noise.describe_rule(records) + ".")
+            "\"Methods\"). In comparisons, " + noise.describe_rule(judged) + ".")
 
 
 def markdown(jobs):

@@ -38,7 +38,7 @@ class MethodSentence(unittest.TestCase):
     def test_batch_average_is_not_called_the_slowest_rank(self):
         text = analysis.markdown([job([rec()])])
         self.assertIn("method batch, rank_aggregation avg: the iterations run back to back, per "
-                      "rank the elapsed time / N, averaged over the ranks (1 case)", text)
+                      "rank the elapsed time / N, averaged over the ranks (1 record)", text)
         self.assertNotIn("slowest rank", text)
 
     def test_each_method_found_is_named_with_its_cases(self):
@@ -46,7 +46,7 @@ class MethodSentence(unittest.TestCase):
                                                      agg="max"),
                                               rec(op="pingpong", agg="rank0", redop="")])])
         self.assertIn("method per_iteration: every iteration starts together on all ranks and its "
-                      "time is the slowest rank's; the mean over iterations (1 case)", text)
+                      "time is the slowest rank's; the mean over iterations (1 record)", text)
         self.assertIn("method batch, rank_aggregation avg: ", text)
         self.assertIn("rank 0's clock", text)
 
@@ -94,9 +94,10 @@ class Comparisons(unittest.TestCase):
         s = sentences([job(case("a", [90.0, 100.0, 115.0]) + case("b", [95.0, 108.0, 120.0]))],
                       "Backends and memory types compared")
         self.assertIn("differ by no more than noise", s[0])
-        s = sentences([job(case("a", [99.0, 100.0, 101.0]) + case("b", [149.0, 150.0, 151.0]))],
-                      "Backends and memory types compared")
+        jobs = [job(case("a", [99.0, 100.0, 101.0]) + case("b", [149.0, 150.0, 151.0]))]
+        s = sentences(jobs, "Backends and memory types compared")
         self.assertIn("a is faster than b at all 1 common sizes, by 1.5× (time ratio)", s[0])
+        self.assertIn("Welch's t-test on the 3 repeats' log mean times", analysis.method_sentence(jobs))
 
 
 class MetricPerPattern(unittest.TestCase):
