@@ -71,7 +71,7 @@ name = "nccl-bench"
 [[run]]
 backends = ["nccl"]
 memory = "cuda"
-timing = "$mode"
+method = "$mode"
 gpu_timing = "cuda_event"
 ops = ["allreduce"]
 dtypes = ["f32"]

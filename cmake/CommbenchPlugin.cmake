@@ -5,6 +5,9 @@
 # sources: the ABI header, the header-only SDK and the C++20 it needs) or commbench::abi (a C-only
 # project: backend.h, C99). Symbols are hidden except the entry point (CB_EXPORT), so two plugins
 # in one process never resolve each other's. The target is named commbench_backend_<name>.
+# Linked with -z defs: a symbol no library provides fails the plugin's build, not the user's run
+# (dlopen would only say "undefined symbol" then). COMMBENCH_PLUGIN_ALLOW_UNDEFINED=ON turns
+# that off (e.g. for a sanitizer runtime that the executable provides).
 #
 # Where the file goes:
 #   - by default, COMMBENCH_PLUGIN_OUTPUT_DIR: in a plugin's own project (find_package(commbench))
@@ -23,6 +26,9 @@ function(commbench_add_plugin name)
     target_link_libraries(${target} PRIVATE commbench::sdk ${P_LIBRARIES})
   else()
     target_link_libraries(${target} PRIVATE commbench::abi ${P_LIBRARIES})
+  endif()
+  if(NOT COMMBENCH_PLUGIN_ALLOW_UNDEFINED AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options(${target} PRIVATE "LINKER:-z,defs")
   endif()
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"

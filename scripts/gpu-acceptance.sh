@@ -410,7 +410,7 @@ if want methods 20; then
 name = \"$m\"
 backends = [\"nccl\"]
 memory = \"cuda\"
-timing = \"$m\"
+method = \"$m\"
 gpu_timing = \"cuda_event\"
 ops = [\"allreduce\"]
 sizes = $(sizes_up_to "$(cap 16777216)" 16)
@@ -456,7 +456,7 @@ if want d2d 15 && [ -x "$direct" ]; then
 [[run]]
 backends = [\"nccl\"]
 memory = \"cuda\"
-timing = \"batch\"
+method = \"batch\"
 gpu_timing = \"cuda_event\"
 ops = [\"allreduce\"]
 sizes = [$one]

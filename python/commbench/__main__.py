@@ -21,8 +21,7 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_INVALID)
 
 
-def cmd_report(argv):
-    from .report import default_out_dir, write_report
+def parser_report():
     p = Parser(prog="commbench report", description=(
         "Writes plots (PNG and SVG), report.html (self-contained), report.md, analysis.md and "
         "combined.csv for one or more results folders. Several folders give one combined "
@@ -31,7 +30,12 @@ def cmd_report(argv):
     p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: DIR/report "
                    "for one job, ./report-<time> for several)")
     p.add_argument("--no-plots", action="store_true", help="tables and text only (no matplotlib)")
-    a = p.parse_args(argv)
+    return p
+
+
+def cmd_report(argv):
+    from .report import default_out_dir, write_report
+    a = parser_report().parse_args(argv)
     jobs = read_jobs(a.dirs)
     out = os.path.abspath(a.output or default_out_dir(a.dirs, jobs))
     files = write_report(jobs, out, plots=not a.no_plots)
@@ -47,62 +51,102 @@ def _expectation_cases(outcomes):
                None if o.ok else o.describe(), o.describe())
 
 
-def _print_outcomes(outcomes, prefix=""):
+def _print_outcomes(outcomes, prefix="", out=None):
     missed = [o for o in outcomes if not o.ok]
     print(f"{prefix}Expectations: {len(outcomes) - len(missed)} of {len(outcomes)} met, "
-          f"{len(missed)} missed")
+          f"{len(missed)} missed", file=out)
     for o in missed:
-        print(f"{prefix}  {o.describe()}")
+        print(f"{prefix}  {o.describe()}", file=out)
+
+
+def parser_check():
+    p = Parser(prog="commbench check", description=(
+        "Checks the expectations (`expect` in the experiment's runs) against a results folder. "
+        "Exit code 1 when any is missed, and when the experiment sets none (nothing was "
+        "checked: a gate that passes on nothing passes on anything) unless --allow-none."))
+    p.add_argument("dirs", nargs="+", metavar="DIR")
+    p.add_argument("--junit", metavar="FILE", help="also write the outcomes as JUnit XML")
+    p.add_argument("--allow-none", action="store_true", help="exit 0 when the experiment sets "
+                   "no expectations (a warning is still printed)")
+    return p
 
 
 def cmd_check(argv):
-    p = Parser(prog="commbench check", description=(
-        "Checks the expectations (`expect` in the experiment's runs) against a results folder. "
-        "Exit code 1 when any is missed."))
-    p.add_argument("dirs", nargs="+", metavar="DIR")
-    p.add_argument("--junit", metavar="FILE", help="also write the outcomes as JUnit XML")
-    a = p.parse_args(argv)
+    a = parser_check().parse_args(argv)
     outcomes = [o for j in read_jobs(a.dirs) for o in expect.evaluate(j)]
     if not outcomes:
-        print("commbench check: the experiment sets no expectations (`expect` in a [[run]])")
+        sys.stderr.write("commbench check: the experiment sets no expectations (`expect` in a "
+                         "[[run]], docs/configuration.md#expectations): nothing was checked"
+                         + ("\n" if a.allow_none else "; exit 1 (--allow-none accepts this)\n"))
     else:
         _print_outcomes(outcomes)
     if a.junit:
         junit.write(a.junit, "commbench expectations", _expectation_cases(outcomes))
+    if not outcomes and not a.allow_none:
+        return EXIT_FAILED
     return EXIT_FAILED if any(not o.ok for o in outcomes) else EXIT_OK
 
 
-def cmd_compare(argv):
+def parser_compare():
     p = Parser(prog="commbench compare", description=(
-        "Compares two results folders case by case: time and busbw ratios, sorted by change. "
-        "Exit code 1 when a case regressed: its mean time grew by more than the threshold and "
-        "by more than the noise of the two measurements (--sigma standard errors)."))
+        "Compares two results folders case by case (matched by backend, op, size, dtype, redop, "
+        "placement, memory, world size and method, not by run name): median time and busbw "
+        "ratios and a verdict. Each side may hold several job folders, and runs may set "
+        "`repeats`: every record of a case is one repeat, and with 2 or more repeats per side "
+        "the verdict judges run-to-run noise (Welch's t-test on the repeats' log mean times, "
+        "Holm-corrected, plus an effect size and a minimum change). Exit code 1 when a case "
+        "regressed, 2 when no case matches (or on bad input)."))
     p.add_argument("baseline", metavar="BASELINE")
     p.add_argument("new", metavar="NEW")
-    p.add_argument("--threshold", default="5%", help="allowed slowdown of the mean time "
-                   "(default 5%%)")
-    p.add_argument("--sigma", type=float, default=compare.SIGMA, help="standard errors a change "
-                   f"must exceed to count as real (default {compare.SIGMA:g})")
+    p.add_argument("--min-change", "--threshold", dest="min_change", default="5%",
+                   help="smallest change of the median time that can be a verdict (default 5%%; "
+                   "--threshold is the former name)")
+    p.add_argument("--alpha", type=float, default=compare.ALPHA, help="family-wise false-alarm "
+                   f"rate of the run-to-run test (default {compare.ALPHA:g})")
+    p.add_argument("--min-effect", type=float, default=compare.MIN_EFFECT, help="smallest effect "
+                   f"size |d| (Cohen's d of the log times) called a change (default "
+                   f"{compare.MIN_EFFECT:g})")
+    p.add_argument("--sigma", type=float, default=compare.SIGMA, help="with 1 repeat on a side: "
+                   "standard errors of the iterations a change must exceed (default "
+                   f"{compare.SIGMA:g})")
     p.add_argument("--junit", metavar="FILE", help="also write one JUnit test case per case")
+    return p
+
+
+def cmd_compare(argv):
+    p = parser_compare()
     a = p.parse_args(argv)
     try:
-        threshold = compare.parse_threshold(a.threshold)
+        min_change = compare.parse_threshold(a.min_change)
     except ValueError as e:
         p.error(str(e))
     if a.sigma < 0:
         p.error(f"--sigma {a.sigma}: expected a number of standard errors >= 0")
-    rows = compare.compare(a.baseline, a.new, threshold, a.sigma)
+    if not 0 < a.alpha < 1:
+        p.error(f"--alpha {a.alpha}: expected a probability between 0 and 1, such as 0.05")
+    if a.min_effect < 0:
+        p.error(f"--min-effect {a.min_effect}: expected an effect size >= 0, such as 0.8")
+    rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma)
     print(f"commbench compare: baseline {a.baseline}\n                   new      {a.new}\n")
-    print(compare.render_text(rows, threshold, a.sigma))
+    print(compare.render_text(rows, min_change, a.alpha, a.min_effect, a.sigma))
+    if not any(r.matched for r in rows):
+        why = compare.why_nothing_matches(a.baseline, a.new)
+        sys.stderr.write("commbench compare: no case of NEW matches a case of BASELINE, so nothing "
+                         "was compared" + (": they differ in " + "; ".join(why) if why else "")
+                         + ". Compare results of the same experiment (the run names may differ).\n")
+        return EXIT_INVALID
     outcomes = [o for j in read_jobs([a.new]) for o in expect.evaluate(j)]
     if outcomes:
         print()
         _print_outcomes(outcomes)
     if a.junit:
         cases = [(r.name, "compare", f"{r.verdict}: {r.note}" if r.verdict == "regressed"
-                  else None, f"time × {r.time_ratio}, busbw × {r.bw_ratio}, {r.verdict} {r.note}")
+                  else None, f"time × {r.time_ratio}, busbw × {r.bw_ratio}, {r.verdict} {r.note}",
+                  None if r.matched else r.verdict)
                  for r in rows]
-        junit.write(a.junit, "commbench compare", cases + list(_expectation_cases(outcomes)))
+        junit.write(a.junit, "commbench compare", cases + list(_expectation_cases(outcomes)),
+                    properties={"method": compare.method_text(rows, min_change, a.alpha,
+                                                              a.min_effect, a.sigma)})
     regressed = any(r.verdict == "regressed" for r in rows)
     return EXIT_FAILED if regressed or any(not o.ok for o in outcomes) else EXIT_OK
 
@@ -130,15 +174,37 @@ def cmd_after_run(argv):
             print(analysis.console(jobs))
             print(f"# Report: {os.path.join(out, 'report.html')} (and report.md, analysis.md)")
     outcomes = [o for j in jobs for o in expect.evaluate(j)]
-    if outcomes:
-        _print_outcomes(outcomes, prefix="# ")
+    if outcomes:  # --quiet (run -q / --json): stdout stays empty, the verdict goes to stderr
+        _print_outcomes(outcomes, prefix="# ", out=sys.stderr if a.quiet else None)
         if any(not o.ok for o in outcomes):
             code = EXIT_FAILED
     return code
 
 
+def cmd_cli_spec(argv):
+    """The options of the user-facing commands as JSON, for the C++ CLI's generated shell
+    completions and man page (cli/command_table.h): one definition, argparse's."""
+    import json
+    spec = {}
+    for name, make in (("report", parser_report), ("compare", parser_compare),
+                       ("check", parser_check)):
+        opts = []
+        for act in make()._actions:
+            longs = [o[2:] for o in act.option_strings if o.startswith("--")]
+            shorts = [o[1:] for o in act.option_strings if len(o) == 2]
+            if not longs and not shorts:
+                continue
+            for i, long_name in enumerate(longs or [""]):
+                opts.append({"long": long_name, "short": shorts[0] if shorts and i == 0 else "",
+                             "help": (act.help or "").replace("%%", "%"),
+                             "value": act.nargs != 0})
+        spec[name] = opts
+    print(json.dumps(spec))
+    return EXIT_OK
+
+
 COMMANDS = {"report": cmd_report, "compare": cmd_compare, "check": cmd_check,
-            "after-run": cmd_after_run}
+            "after-run": cmd_after_run, "__cli-spec": cmd_cli_spec}
 
 
 def main(argv=None):

@@ -1,15 +1,24 @@
 """The analysis in words (seed 001's analysis.txt): plain sentences, every number taken from the
 records. Nothing is said that the data cannot show: a sentence is left out when its inputs are
 missing (no small sizes, one backend only, one world size only, no samples...)."""
+import re
 import statistics
 
-from . import fmt
+from . import fmt, noise
 from .load import num
 from .series import SERIES_FIELDS, label, pairs, series_of
 
 SMALL_BYTES = 64 * 1024   # "small message": up to 64 KiB per rank
 HIGH_CV = 0.05            # the console's CV warning threshold (docs/output.md)
 STRAGGLER_RATIO = 1.10    # a rank 10 % slower than the median rank
+
+
+# What a pattern's sentence reports (docs/metrics.md): a latency where one message's time is the
+# point, a bandwidth where many messages are in flight, a message rate for msg_rate.
+LATENCY_OPS = {"pingpong"}
+BANDWIDTH_OPS = {"unidir_bw", "bidir_bw"}
+RATE_OPS = {"msg_rate"}
+P2P_OPS = LATENCY_OPS | BANDWIDTH_OPS | RATE_OPS | {"sendrecv"}
 
 
 def floor(series):
@@ -20,94 +29,175 @@ def floor(series):
     return min(pts) if pts else None
 
 
-def peak(series):
-    """(busbw, bytes) of the highest busbw, None when busbw is 0 everywhere (barrier, 1 rank)."""
-    pts = [(num(r, "busbw_gbps"), r.get("bytes", 0)) for r in series.records]
+def peak(series, field="busbw_gbps"):
+    """(value, bytes) of the highest `field`, None when it is 0 everywhere (barrier, 1 rank)."""
+    pts = [(num(r, field), r.get("bytes", 0)) for r in series.records]
     pts = [p for p in pts if p[0] is not None and p[0] > 0]
     if not pts:
         return None
     return max(pts, key=lambda p: (p[0], -p[1]))
 
 
-def reach(series, fraction, peak_bw):
-    """The smallest size whose busbw is at least `fraction` of the peak."""
+def reach(series, fraction, peak_bw, field="busbw_gbps"):
+    """The smallest size whose `field` is at least `fraction` of the peak."""
     for r in series.records:
-        bw = num(r, "busbw_gbps")
+        bw = num(r, field)
         if bw is not None and bw >= fraction * peak_bw:
             return r.get("bytes", 0)
     return None
 
 
+def _peak_words(s, field, name, unit_fmt):
+    pk = peak(s, field)
+    if not pk:
+        return []
+    largest = max(s.sizes)
+    where = " — the largest size measured, so the peak may lie beyond it" \
+        if pk[1] == largest and len(s.sizes) > 1 else ""
+    out = [f"peak {name} {unit_fmt(pk[0])} at {fmt.size(pk[1])}{where}"]
+    if len(s.sizes) > 1:
+        r50, r90 = reach(s, 0.5, pk[0], field), reach(s, 0.9, pk[0], field)
+        out.append(f"50 % of that peak first at {fmt.size(r50)}, 90 % at {fmt.size(r90)}")
+    return out
+
+
+def _gbps(x):
+    return f"{fmt.num(x)} GB/s"
+
+
+def _mps(x):
+    return fmt.rate(x * 1e6)
+
+
 def series_sentence(s, group):
+    """The figures that matter for the series' pattern: collectives a small-message latency
+    floor and peak busbw; pingpong a one-way latency; unidir_bw/bidir_bw a bandwidth (no
+    latency: their time is per message with a window in flight); msg_rate messages/s."""
     same_op = [g for g in group if g["op"] == s["op"]]
     always = ("backend", "world_size") + (("source",) if len({g["source"] for g in group}) > 1
                                           else ())
     head = f"**{s['op']}, {label(s, same_op, always=always)}**"
+    op = s["op"]
     parts = []
-    fl = floor(s)
-    if fl:
-        parts.append(f"small-message latency floor {fmt.num(fl[0])} µs (lowest mean time up to "
-                     f"{fmt.size(SMALL_BYTES)}, at {fmt.size(fl[1])})")
-    pk = peak(s)
-    if pk:
-        largest = max(s.sizes)
-        where = " — the largest size measured, so the peak may lie beyond it" \
-            if pk[1] == largest and len(s.sizes) > 1 else ""
-        parts.append(f"peak busbw {fmt.num(pk[0])} GB/s at {fmt.size(pk[1])}{where}")
-        r50, r90 = reach(s, 0.5, pk[0]), reach(s, 0.9, pk[0])
-        parts.append(f"50 % of the peak first at {fmt.size(r50)}, 90 % at {fmt.size(r90)}")
+    if op == "barrier":
+        t = [num(r, "time_us", "mean") for r in s.records]
+        t = [x for x in t if x is not None]
+        if t:
+            parts.append(f"mean time {fmt.num(min(t))} µs")
+    elif op in BANDWIDTH_OPS:
+        both = " (both directions together)" if op == "bidir_bw" else ""
+        parts += _peak_words(s, "algbw_gbps", f"bandwidth{both}", _gbps)
+        pk = peak(s, "msg_rate_mps")
+        if pk:
+            parts.append(f"highest message rate {_mps(pk[0])} at {fmt.size(pk[1])}")
+    elif op in RATE_OPS:
+        pk = peak(s, "msg_rate_mps")
+        if pk:
+            parts.append(f"peak message rate {_mps(pk[0])} at {fmt.size(pk[1])} "
+                         f"({s['world_size'] // 2} pair(s) sending)")
+        parts += _peak_words(s, "algbw_gbps", "bandwidth", _gbps)
+    else:
+        fl = floor(s)
+        if fl:
+            what = "one-way latency (half the round trip)" if op in LATENCY_OPS \
+                else "small-message latency floor"
+            parts.append(f"{what} {fmt.num(fl[0])} µs (lowest mean time up to "
+                         f"{fmt.size(SMALL_BYTES)}, at {fmt.size(fl[1])})")
+        if op in P2P_OPS:
+            parts += _peak_words(s, "algbw_gbps", "bandwidth", _gbps)
+        else:
+            parts += _peak_words(s, "busbw_gbps", "busbw", _gbps)
     if not parts:
         return None
     return f"{head}: " + "; ".join(parts) + f" ({len(s.records)} sizes)."
 
 
-def _comparable_key(s):
-    """Series that can be compared size by size: same op, world size, dtype, redop, placement."""
-    return (s["op"], s["world_size"], s["dtype"], s["redop"], s["placement"], s["root"])
+# Series compared size by size: the same op, world size, dtype, redop, placement, root, method
+# and rank aggregation — only the backend, memory, job or run may differ.
+COMPARABLE = ("op", "world_size", "dtype", "redop", "placement", "root", "method",
+              "rank_aggregation")
+
+
+def _where(s):
+    """Every dimension the compared series share, in words."""
+    parts = [s["op"]]
+    parts += [str(s[f]) for f in ("dtype", "redop") if s[f]]
+    if s["placement"] == "in_place":
+        parts.append("in-place")
+    if s["root"] not in (None, 0) and s["op"] in ("broadcast", "reduce", "gather", "scatter"):
+        parts.append(f"root {s['root']}")
+    if s["method"]:
+        parts.append(f"method {s['method']}" + (f"/{s['rank_aggregation']}"
+                                                if s["rank_aggregation"] else ""))
+    w = s["world_size"]
+    return " ".join(parts) + f", {w} rank" + ("" if w == 1 else "s")
+
+
+def _cv_words(recs):
+    cvs = [num(r, "time_us", "cv") for r in recs]
+    cvs = [c for c in cvs if c is not None]
+    return f"CV up to {fmt.pct(max(cvs))}" if cvs else "no spread recorded"
+
+
+def _pair_sentence(where, la, lb, a, b, note):
+    ra = {r["bytes"]: r for r in a.records}
+    rb = {r["bytes"]: r for r in b.records}
+    common = sorted(k for k in ra if k in rb)
+    if not common:
+        return None
+    verdicts = [(k, noise.faster(ra[k], rb[k])) for k in common]
+    real = [(k, v) for k, v in verdicts if v]
+    noisy = [k for k, v in verdicts if not v]
+    within = (f"; at {len(noisy)} of {len(common)} sizes the difference is within noise "
+              f"({_cv_words([ra[k] for k in noisy] + [rb[k] for k in noisy])})" if noisy else "")
+    if not real:
+        return (f"{where}: {la} and {lb} differ by no more than noise can explain at any of the "
+                f"{len(common)} common sizes ({_cv_words([ra[k] for k in common] + [rb[k] for k in common])}){note}.")
+    name = {"a": la, "b": lb}
+    ratio = {k: (num(rb[k], "time_us", "mean") / num(ra[k], "time_us", "mean")) if v == "a"
+             else (num(ra[k], "time_us", "mean") / num(rb[k], "time_us", "mean"))
+             for k, v in real}
+    if len({v for _, v in real}) == 1:
+        w = real[0][1]
+        rs = [ratio[k] for k, _ in real]
+        lo, hi = fmt.ratio(min(rs)), fmt.ratio(max(rs))
+        span = lo if lo == hi else f"{lo} to {hi}"
+        at = f"all {len(common)} common sizes" if not noisy else \
+            f"{len(real)} of {len(common)} common sizes"
+        other = lb if w == "a" else la
+        return (f"{where}: {name[w]} is faster than {other} at {at}, by {span} (time ratio)"
+                f"{within}{note}.")
+    changes = []
+    for (k0, v0), (k1, v1) in zip(real, real[1:]):
+        if v0 != v1:
+            t_w = num((ra if v1 == "a" else rb)[k1], "time_us", "mean")
+            t_l = num((rb if v1 == "a" else ra)[k1], "time_us", "mean")
+            changes.append(f"{name[v1]} takes the lead by {fmt.size(k1)} ({fmt.num(t_w)} µs vs "
+                           f"{fmt.num(t_l)} µs; at {fmt.size(k0)} it was slower, beyond noise)")
+    return (f"{where}: {name[real[0][1]]} is faster at {fmt.size(real[0][0])}; "
+            + "; ".join(changes) + f"{within}{note}.")
 
 
 def crossovers(all_series):
-    """Sentences on which configuration is faster, and where one overtakes another."""
+    """Sentences on which configuration is faster, and where one overtakes another — each claim
+    only where noise cannot explain it (noise.py)."""
     out = []
     groups = {}
     for s in all_series:
-        groups.setdefault(_comparable_key(s), []).append(s)
-    for key, group in groups.items():
+        groups.setdefault(tuple(s[f] for f in COMPARABLE), []).append(s)
+    for group in groups.values():
         if len(group) < 2:
             continue
         for i in range(len(group)):
             for j in range(i + 1, len(group)):
                 a, b = group[i], group[j]
-                ta = {r["bytes"]: num(r, "time_us", "mean") for r in a.records}
-                tb = {r["bytes"]: num(r, "time_us", "mean") for r in b.records}
-                common = sorted(k for k in ta if k in tb and ta[k] and tb[k])
-                if not common:
-                    continue
-                la, lb = label(a, group, never=("world_size",)), label(b, group, never=("world_size",))
-                if a["memory"] != b["memory"]:
-                    note = f" (different memory: {a['memory']} vs {b['memory']})"
-                else:
-                    note = ""
-                where = f"{key[0]}, {key[1]} rank" + ("" if key[1] == 1 else "s")
-                faster = ["a" if ta[k] < tb[k] else "b" for k in common]
-                if len(set(faster)) == 1:
-                    win, lose, tw, tl = (la, lb, ta, tb) if faster[0] == "a" else (lb, la, tb, ta)
-                    ratios = [tl[k] / tw[k] for k in common]
-                    out.append(f"{where}: {win} is faster than {lose} at all {len(common)} common "
-                               f"sizes, by {fmt.ratio(min(ratios))} to {fmt.ratio(max(ratios))} "
-                               f"(time ratio){note}.")
-                    continue
-                changes = []
-                for k0, k1, f0, f1 in zip(common, common[1:], faster, faster[1:]):
-                    if f0 != f1:
-                        win = la if f1 == "a" else lb
-                        t_w, t_l = (ta[k1], tb[k1]) if f1 == "a" else (tb[k1], ta[k1])
-                        changes.append(f"{win} takes the lead from {fmt.size(k1)} "
-                                       f"({fmt.num(t_w)} µs vs {fmt.num(t_l)} µs; at "
-                                       f"{fmt.size(k0)} it was behind)")
-                first = la if faster[0] == "a" else lb
-                out.append(f"{where}: {first} is faster at {fmt.size(common[0])}; "
-                           + "; ".join(changes) + f"{note}.")
+                never = COMPARABLE
+                la, lb = label(a, group, never=never), label(b, group, never=never)
+                note = f" (different memory: {a['memory']} vs {b['memory']})" \
+                    if a["memory"] != b["memory"] else ""
+                text = _pair_sentence(_where(a), la, lb, a, b, note)
+                if text:
+                    out.append(text)
     return out
 
 
@@ -139,7 +229,7 @@ def scaling(all_series):
             eff = ((n * size / t) / (b * size / tb)) / (n / b)
             effs.append(f"{n} ranks {fmt.pct(eff)}")
         if effs:
-            out.append(f"**{base['op']}, {label(base, all_series, never=('world_size', 'op', 'redop'))}** at {fmt.size(size)} per rank, "
+            out.append(f"**{base['op']}, {label(base, all_series, always=('backend',), never=('world_size', 'op'))}** at {fmt.size(size)} per rank, "
                        f"relative to {base['world_size']} rank(s): " + ", ".join(effs)
                        + " (efficiency = (throughput_N / throughput_base) / (N / base), "
                        "throughput = ranks × bytes / mean time).")
@@ -249,11 +339,36 @@ def links(jobs):
     return out
 
 
+def machine(jobs):
+    """Executions that started on a busy or oversubscribed host (their `host_load`, recorded
+    before every execution): those times include waiting for a CPU."""
+    out = []
+    for j in jobs:
+        loads = [(e, e.get("host_load")) for e in j.executions if isinstance(e.get("host_load"), dict)]
+        busy = [(e, h) for e, h in loads if h.get("busy") or h.get("oversubscribed")]
+        if not busy:
+            continue
+        over = sum(1 for _, h in busy if h.get("oversubscribed"))
+        worst = max(busy, key=lambda eh: (eh[1].get("runnable_others", 0)
+                                          + eh[1].get("ranks_here", 0)) / max(eh[1].get("cpus", 1), 1))
+        e, h = worst
+        la = h.get("load_average") or [None]
+        out.append(f"{len(busy)} of {len(j.executions)} executions in {j.label} started on a busy "
+                   f"machine ({over} oversubscribed: more ranks than CPUs); the worst, {e.get('run')} "
+                   f"{e.get('backend')} {e.get('world_size')} ranks, had {h.get('ranks_here')} "
+                   f"rank(s) + {h.get('runnable_others')} other runnable task(s) on {h.get('cpus')} "
+                   f"CPU(s), load average {fmt.num(la[0]) if la[0] is not None else 'n/a'}. Their "
+                   "times include waiting for a CPU: do not publish them as the backend's "
+                   "performance.")
+    return out
+
+
 def analyse(jobs):
     """[(section title, [sentences])], sections without sentences left out."""
     all_series = series_of(jobs)
     per = [t for t in (series_sentence(s, all_series) for s in all_series) if t]
     sections = [
+        ("⚠ Busy machine", machine(jobs)),
         ("Per backend and op", per),
         ("Backends and memory types compared", crossovers(all_series)),
         ("Scaling across world sizes", scaling(all_series)),
@@ -264,11 +379,52 @@ def analyse(jobs):
     return [(t, s) for t, s in sections if s]
 
 
+def _aggregation_words(method, agg):
+    m = re.fullmatch(r"rank(\d+)", agg or "")
+    if method == "per_iteration":
+        return ("method per_iteration: every iteration starts together on all ranks and its "
+                "time is the slowest rank's; the mean over iterations")
+    if method is None:
+        return ("method not recorded (records older than schema 2): per iteration the slowest "
+                "rank; the mean over iterations")
+    what = {"batch": "the iterations run back to back, per rank the elapsed time / N",
+            "graph": "the iterations captured in one CUDA graph and launched once, per rank the "
+                     "elapsed time / N"}.get(method, f"method {method}")
+    if m:
+        who = f"rank {m.group(1)}'s clock (a point-to-point pattern's first peer, as OSU)"
+    else:
+        who = {"avg": "averaged over the ranks", "max": "the slowest rank's",
+               "min": "the fastest rank's", "rank0": "rank 0's"}.get(agg, f"ranks {agg}")
+    return f"method {method}, rank_aggregation {agg}: {what}, {who}"
+
+
+def method_sentence(jobs):
+    """How the times were taken — from the records themselves, one clause per method and
+    aggregation found, with how many cases each covers."""
+    found = {}
+    records = []
+    for j in jobs:
+        for c in j.cases:
+            if c.get("status") != "ok":
+                continue
+            records.append(c)
+            k = (c.get("method"), c.get("rank_aggregation"))
+            found[k] = found.get(k, 0) + 1
+    if not found:
+        return "No case was measured."
+    clauses = [f"{_aggregation_words(m, a)} ({n} record{'s' if n != 1 else ''})"
+               for (m, a), n in sorted(found.items(), key=lambda kv: -kv[1])]
+    # The comparisons judge the series' records, which carry every repeat's mean.
+    judged = [r for s in series_of(jobs) for r in s.records]
+    return ("Times are mean times per operation; " + "; ".join(clauses) + " (docs/metrics.md, "
+            "\"Methods\"). In comparisons, " + noise.describe_rule(judged) + ".")
+
+
 def markdown(jobs):
     lines = ["# Analysis", ""]
     names = ", ".join(j.label for j in jobs)
-    lines.append(f"From {sum(len(j.cases) for j in jobs)} case records in {names}. Times are the "
-                 "mean over iterations of the slowest rank (docs/metrics.md).")
+    lines.append(f"From {sum(len(j.cases) for j in jobs)} case records in {names}. "
+                 + method_sentence(jobs))
     lines.append("")
     for title, sentences in analyse(jobs):
         lines += [f"## {title}", ""]
@@ -279,7 +435,7 @@ def markdown(jobs):
 
 def console(jobs):
     """The same sentences for the end of the console summary: '# ' lines, no Markdown bold."""
-    out = ["#", "# Analysis (analysis.md):"]
+    out = ["#", "# Analysis (analysis.md):", f"# {method_sentence(jobs)}"]
     for title, sentences in analyse(jobs):
         out.append(f"# {title}:")
         out += [f"#   - {s.replace('**', '')}" for s in sentences]

@@ -1,18 +1,43 @@
-"""`commbench compare BASELINE NEW`: per matching case the ratio of time and busbw, sorted by
-change; a case regresses when its mean time grew by more than the threshold AND by more than
-the noise of the two measurements.
+"""`commbench compare BASELINE NEW`: per case the ratio of median times and busbw, and a verdict a
+CI gate can act on without crying wolf.
 
-Noise: the standard error of the difference of the two means, from each side's sample standard
-deviation and sample count (Welch): se = sqrt(sd_b²/n_b + sd_n²/n_n). A change of at least
-SIGMA standard errors is called real; smaller ones are "within noise" whatever their size. With
-one sample per side (n < 2) there is no spread to judge by and the threshold alone decides.
+Cases are matched by what they are (MATCH_FIELDS: backend, op, size, dtype, redop, placement,
+memory, world size, method, ...), never by the name of the run that measured them. Every record
+of a case on one side is one *repeat*: the `repeats` of a run (docs/configuration.md), the same
+case in several runs of a job, or the same case in several job folders under BASELINE or NEW.
+
+Noise model (docs/output.md, "Comparing jobs"):
+- run-to-run, when both sides have >= 2 repeats: each repeat's mean time is one value. On a
+  shared machine noise only adds time (a preempted rank, a late wake-up, a neighbour's burst), so
+  each side is represented by its **fastest repeat** (best of N, as Python's timeit); the noise
+  scale is the repeats' robust spread — 1.4826 x the median absolute deviation of the log times
+  around each side's median, the larger of this case's own and the one pooled over every case
+  compared, so one outlying repeat neither hides a change nor makes one. The test: t = (log best
+  NEW - log best BASE) / (scale x sqrt(1/n_b + 1/n_n)), one-sided in the direction of the change,
+  Student's t with n_b + n_n - 2 degrees of freedom, Holm-corrected over every case tested so
+  that the family-wise false-alarm rate is `alpha`. A case changed when the ratio of the best
+  times is beyond `min_change` AND the test is significant AND the effect size |d| (the change
+  over the scale) is at least `min_effect`.
+- iterations only, when a side has a single repeat: the per-iteration spread of each run (the
+  standard error of the difference of the two means), which does not see run-to-run variation
+  and so understates the noise on a shared machine; the output says so.
 """
 import math
 
-from . import fmt
-from .load import CASE_KEY, num, read_jobs
+from . import fmt, stats
+from .load import num, read_jobs
 
-SIGMA = 3.0  # about a 0.1 % chance per case that pure noise is called a regression
+MIN_CHANGE = 0.05   # a change of the median time smaller than this is never a verdict
+ALPHA = 0.05        # family-wise false-alarm rate of the run-to-run test (Holm)
+MIN_EFFECT = 0.8    # |change| / noise scale: "large" (Cohen 1988); small shifts in large spreads are noise
+MAD_TO_SD = 1.4826  # a normal sample's standard deviation from its median absolute deviation
+SIGMA = 3.0         # iterations-only mode: standard errors a change must exceed
+
+# What a case is. The run's name is not among them: the same measurement under another run name
+# is the same case. `workload` cases (docs/workloads.md) add their model/sharding/overlap.
+MATCH_FIELDS = ("backend", "op", "bytes", "dtype", "redop", "placement", "memory", "staging",
+                "world_size", "root", "src", "dst", "method", "rank_aggregation", "timing")
+WORKLOAD_FIELDS = ("model", "sharding", "overlap", "batch_size")
 
 
 def parse_threshold(text):
@@ -21,45 +46,96 @@ def parse_threshold(text):
     try:
         v = float(t)
     except ValueError:
-        raise ValueError(f"--threshold '{text}': expected a percentage such as 5% or 2.5") \
+        raise ValueError(f"--min-change '{text}': expected a percentage such as 5% or 2.5") \
             from None
     if not (0 <= v < 1000):
-        raise ValueError(f"--threshold '{text}': expected a percentage between 0 and 1000")
+        raise ValueError(f"--min-change '{text}': expected a percentage between 0 and 1000")
     return v / 100.0
 
 
+def match_key(c):
+    w = c.get("workload") if isinstance(c.get("workload"), dict) else {}
+    return tuple(c.get(k) for k in MATCH_FIELDS) + tuple(w.get(k) for k in WORKLOAD_FIELDS)
+
+
 def cases_by_key(path):
-    """{case key: (job label, record)} over every job folder under `path` (later folders win)."""
+    """{match key: [records]} over every job folder under `path`, in the order measured."""
     out = {}
     for j in read_jobs([path]):
         for c in j.cases:
-            out[tuple(c.get(k) for k in CASE_KEY)] = (j.label, c)
+            out.setdefault(match_key(c), []).append(c)
     return out
 
 
 def describe_key(c):
+    """Every dimension that can tell two cases apart, defaults left out: 'allreduce 4 KiB gloo
+    4r (f32 sum in-place, per_iteration)'."""
     pair = f" {c.get('src')}→{c.get('dst')}" if c.get("op") == "all_pairs" else ""
+    method = c.get("method")
+    agg = c.get("rank_aggregation")
+    how = ""
+    if method and (method != "batch" or agg not in (None, "avg")):
+        how = method + (f"/{agg}" if agg and method != "per_iteration" else "")
+    w = c.get("workload") if isinstance(c.get("workload"), dict) else {}
     extra = [v for v in (c.get("dtype"), c.get("redop"),
                          "in-place" if c.get("placement") == "in_place" else "",
-                         c.get("memory") if c.get("memory") != "host" else "") if v]
-    return (f"{c.get('run')}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} "
-            f"{c.get('backend')} {c.get('world_size')}r" + (f" ({' '.join(extra)})" if extra
-                                                            else ""))
+                         c.get("memory") if c.get("memory") not in (None, "host") else "",
+                         f"staged via {c['staging']}" if c.get("staging") else "",
+                         f"root {c['root']}" if c.get("root") not in (None, 0) else "",
+                         f"clock {c['timing']}" if c.get("timing") not in (None, "host") else "",
+                         how, *(f"{k} {w[k]}" for k in WORKLOAD_FIELDS if k in w)) if v]
+    return (f"{c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} {c.get('backend')} "
+            f"{c.get('world_size')}r" + (f" ({' '.join(str(x) for x in extra)})" if extra else ""))
+
+
+def _times(recs):
+    return [t for t in (num(r, "time_us", "mean") for r in recs if r.get("status") == "ok")
+            if t is not None and t > 0]
 
 
 class Row:
     def __init__(self, key, base, new):
-        self.key, self.base, self.new = key, base, new
-        self.time_ratio = self.bw_ratio = self.z = None
+        self.key, self.base, self.new = key, base or [], new or []
+        self.time_ratio = self.bw_ratio = None
+        self.p = self.d = self.z = None
+        self.logs = None          # (base, new) log times of the repeats
+        self.mode = None          # "repeats" or "iterations": the noise model that judged it
         self.verdict = ""
         self.note = ""
 
     @property
     def name(self):
-        return describe_key(self.new or self.base)
+        return describe_key((self.new or self.base)[0])
+
+    @property
+    def matched(self):
+        return bool(self.base) and bool(self.new)
+
+    def time(self, side):
+        """The time a side is judged by: its fastest repeat with several repeats, else its one
+        record's mean."""
+        t = _times(self.base if side == "base" else self.new)
+        return min(t) if t else None
 
 
-def _z(b, n):
+def _status_verdict(row):
+    """Verdicts that need no statistics: a case that stopped working, or never worked."""
+    ok_b = any(r.get("status") == "ok" for r in row.base)
+    bad_n = [r for r in row.new if r.get("status") != "ok"]
+    wrong = [r for r in row.new if isinstance(r.get("wrong"), int) and r["wrong"] > 0]
+    if wrong:
+        return "regressed", f"NEW has {wrong[0]['wrong']} wrong elements"
+    if ok_b and bad_n:
+        return "regressed", f"NEW is {bad_n[0].get('status')}: {bad_n[0].get('reason', '')}"
+    if not ok_b:
+        ok_n = any(r.get("status") == "ok" for r in row.new)
+        return ("newly measured" if ok_n else "not measured",
+                f"baseline was {row.base[0].get('status')}")
+    return None
+
+
+def _iteration_z(b, n):
+    """z of the difference of two single runs' means from their iterations' spread."""
     tb, tn = num(b, "time_us", "mean"), num(n, "time_us", "mean")
     sb, sn = num(b, "time_us", "stddev"), num(n, "time_us", "stddev")
     nb, nn = num(b, "time_us", "n") or 0, num(n, "time_us", "n") or 0
@@ -67,71 +143,133 @@ def _z(b, n):
         return None
     se = math.sqrt(sb * sb / nb + sn * sn / nn)
     if se == 0:
-        return math.inf if tn != tb else 0.0
+        return math.copysign(math.inf, tn - tb) if tn != tb else 0.0
     return (tn - tb) / se
 
 
-def compare(baseline, new, threshold, sigma=SIGMA):
-    """Rows for every case key in either side, most regressed first."""
-    b, n = cases_by_key(baseline), cases_by_key(new)
-    rows = []
-    for key in list(b) + [k for k in n if k not in b]:
-        rb = b.get(key, (None, None))[1]
-        rn = n.get(key, (None, None))[1]
-        row = Row(key, rb, rn)
-        rows.append(row)
-        if rn is None:
-            row.verdict, row.note = "only in baseline", "not run in NEW"
+def _deviations(logs):
+    """Deviations of log times from their median, the median itself left out (odd counts)."""
+    m = stats.median(logs)
+    devs = sorted((x - m for x in logs), key=abs)
+    return devs[1:] if len(devs) % 2 == 1 else devs
+
+
+def _scale(devs):
+    return MAD_TO_SD * stats.median([abs(d) for d in devs]) if devs else 0.0
+
+
+def _measure(row):
+    """Ratios and, where both sides have repeats, their log times; judge() tests them."""
+    tb, tn = _times(row.base), _times(row.new)
+    if not tb or not tn:
+        row.verdict, row.note = "not measured", "no mean time"
+        return
+    row.time_ratio = min(tn) / min(tb)
+    bb = [x for x in (num(r, "busbw_gbps") for r in row.base) if x]
+    bn = [x for x in (num(r, "busbw_gbps") for r in row.new) if x is not None]
+    if bb and bn:
+        row.bw_ratio = max(bn) / max(bb)
+    if len(tb) >= 2 and len(tn) >= 2:
+        row.mode = "repeats"
+        row.logs = ([math.log(x) for x in tb], [math.log(x) for x in tn])
+    else:
+        row.mode = "iterations"
+        ok_b = [r for r in row.base if r.get("status") == "ok"]
+        ok_n = [r for r in row.new if r.get("status") == "ok"]
+        row.z = _iteration_z(ok_b[0], ok_n[0])
+
+
+def _test_repeats(tested):
+    """p and d of every row with repeats: the noise scale is the larger of the row's own robust
+    spread and the one pooled over all of them."""
+    pooled = _scale([d for r in tested for side in r.logs for d in _deviations(side)])
+    for r in tested:
+        lb, ln = r.logs
+        scale = max(_scale(_deviations(lb) + _deviations(ln)), pooled)
+        diff = min(ln) - min(lb)
+        if scale == 0:
+            r.d = 0.0 if diff == 0 else math.copysign(math.inf, diff)
+            r.p = 0.5 if diff == 0 else 0.0
             continue
-        if rb is None:
-            row.verdict, row.note = "only in new", "not in the baseline"
-            continue
-        ok_b, ok_n = rb.get("status") == "ok", rn.get("status") == "ok"
-        if ok_b and not ok_n:
-            row.verdict = "regressed"
-            row.note = f"NEW is {rn.get('status')}: {rn.get('reason', '')}"
-            continue
-        if not ok_b:
-            row.verdict = "newly measured" if ok_n else "not measured"
-            row.note = f"baseline was {rb.get('status')}"
-            continue
-        if isinstance(rn.get("wrong"), int) and rn["wrong"] > 0:
-            row.verdict, row.note = "regressed", f"NEW has {rn['wrong']} wrong elements"
-            continue
-        tb, tn = num(rb, "time_us", "mean"), num(rn, "time_us", "mean")
-        if not tb or tn is None:
-            row.verdict, row.note = "not measured", "no mean time"
-            continue
-        row.time_ratio = tn / tb
-        bb, bn = num(rb, "busbw_gbps"), num(rn, "busbw_gbps")
-        if bb and bn is not None:
-            row.bw_ratio = bn / bb
-        row.z = _z(rb, rn)
-        change = row.time_ratio - 1
-        real = row.z is None or abs(row.z) >= sigma
-        if abs(change) <= threshold:
-            row.verdict = "unchanged"
-        elif not real:
-            row.verdict = "within noise"
-            row.note = f"{fmt.num(abs(row.z), 2)} standard errors (< {fmt.num(sigma)})"
+        r.d = diff / scale
+        t = diff / (scale * math.sqrt(1 / len(lb) + 1 / len(ln)))
+        r.p = stats.t_sf(abs(t), len(lb) + len(ln) - 2)
+
+
+def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
+    """Verdicts of measured rows. The run-to-run p-values are Holm-corrected over every row
+    that has them, so that `alpha` bounds the chance of any false alarm in the comparison."""
+    tested = [r for r in rows if r.mode == "repeats"]
+    _test_repeats(tested)
+    significant = stats.holm([r.p for r in tested], alpha)
+    for r, sig in zip(tested, significant):
+        change = r.time_ratio - 1
+        big = abs(change) > min_change
+        large = r.d is not None and abs(r.d) >= min_effect
+        if not big:
+            r.verdict = "unchanged"
+        elif sig and large:
+            r.verdict = "regressed" if change > 0 else "improved"
         else:
-            row.verdict = "regressed" if change > 0 else "improved"
-            if row.z is not None:
-                row.note = f"{fmt.num(abs(row.z), 2)} standard errors"
+            r.verdict = "within noise"
+        r.note = (f"p {fmt.num(r.p, 2)}{' (significant)' if sig else ''}, d {fmt.num(r.d, 2)}, "
+                  f"{len(_times(r.base))}+{len(_times(r.new))} repeats")
+    for r in rows:
+        if r.mode != "iterations":
+            continue
+        change = r.time_ratio - 1
+        real = r.z is None or abs(r.z) >= sigma
+        if abs(change) <= min_change:
+            r.verdict = "unchanged"
+        elif not real:
+            r.verdict = "within noise"
+        else:
+            r.verdict = "regressed" if change > 0 else "improved"
+        r.note = ("1 repeat: " + (f"{fmt.num(abs(r.z), 2)} standard errors of the iterations"
+                                  if r.z is not None else "fewer than 2 samples, min change only"))
+
+
+def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
+    """Rows for every case on either side: matched ones judged, regressions first, then by time
+    ratio; unmatched ones last."""
+    b, n = cases_by_key(baseline), cases_by_key(new)
+    rows = [Row(k, b.get(k), n.get(k)) for k in list(b) + [k for k in n if k not in b]]
+    for row in rows:
+        if not row.new:
+            row.verdict, row.note = "only in baseline", "no case of NEW is this one"
+        elif not row.base:
+            row.verdict, row.note = "only in new", "no case of BASELINE is this one"
+        else:
+            s = _status_verdict(row)
+            if s:
+                row.verdict, row.note = s
             else:
-                row.note = "fewer than 2 samples: threshold only"
-    order = {"regressed": 0, "within noise": 2, "improved": 3, "unchanged": 1}
-    rows.sort(key=lambda r: (r.time_ratio is None, -(r.time_ratio or 0), order.get(r.verdict, 4)))
-    rows.sort(key=lambda r: 0 if r.verdict == "regressed" else 1)
+                _measure(row)
+    judge(rows, min_change, alpha, min_effect, sigma)
+    order = {"regressed": 0, "unchanged": 1, "within noise": 2, "improved": 3}
+    rows.sort(key=lambda r: (not r.matched, r.verdict != "regressed", r.time_ratio is None,
+                             -(r.time_ratio or 0), order.get(r.verdict, 4)))
     return rows
+
+
+def why_nothing_matches(baseline, new):
+    """The fields whose values the two sides do not share (what tells their cases apart)."""
+    b, n = cases_by_key(baseline), cases_by_key(new)
+    names = MATCH_FIELDS + WORKLOAD_FIELDS
+    out = []
+    for i, f in enumerate(names):
+        vb, vn = {k[i] for k in b}, {k[i] for k in n}
+        if vb and vn and not (vb & vn):
+            out.append(f"{f}: BASELINE has {', '.join(map(str, sorted(vb, key=str)))}; "
+                       f"NEW has {', '.join(map(str, sorted(vn, key=str)))}")
+    return out
 
 
 def table(rows):
     headers = ["case", "time base (µs)", "time new (µs)", "time ×", "busbw ×", "verdict", "note"]
     out = []
     for r in rows:
-        tb = num(r.base, "time_us", "mean") if r.base else None
-        tn = num(r.new, "time_us", "mean") if r.new else None
+        tb, tn = r.time("base"), r.time("new")
         out.append([r.name, fmt.num(tb) if tb is not None else "-",
                     fmt.num(tn) if tn is not None else "-",
                     fmt.num(r.time_ratio) if r.time_ratio else "-",
@@ -146,7 +284,28 @@ def counts(rows):
     return c
 
 
-def render_text(rows, threshold, sigma):
+def method_text(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
+    """What judged the verdicts, in words (printed under the table and in the JUnit suite)."""
+    rep = [r for r in rows if r.mode == "repeats"]
+    it = [r for r in rows if r.mode == "iterations"]
+    out = [f"A verdict needs the time to change by more than {fmt.num(min_change * 100)} %."]
+    if rep:
+        lo = min(min(len(_times(r.base)), len(_times(r.new))) for r in rep)
+        out.append(f"{len(rep)} case(s) judged by run-to-run noise (>= {lo} repeats per side; each "
+                   "repeat's mean time one value, each side's fastest repeat compared — noise only "
+                   "adds time): a t-test on the log times with the repeats' robust spread (MAD) as "
+                   f"the noise scale, Holm-corrected over {len(rep)} cases for a family-wise "
+                   f"false-alarm rate of {fmt.num(alpha * 100)} %, and effect size "
+                   f"|d| >= {fmt.num(min_effect)}.")
+    if it:
+        out.append(f"{len(it)} case(s) have 1 repeat on a side: judged by the iterations' spread "
+                   f"({fmt.num(sigma)} standard errors), which does not see run-to-run variation "
+                   "and can call noise a regression on a shared machine; run with `repeats = 3` "
+                   "or more (or several job folders per side) for a gate.")
+    return " ".join(out)
+
+
+def render_text(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
     headers, body = table(rows)
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *body)] if body else []
     lines = []
@@ -156,8 +315,15 @@ def render_text(rows, threshold, sigma):
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     c = counts(rows)
+    matched = sum(1 for r in rows if r.matched)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(c.items(), key=lambda kv: kv[0]))
     lines.append("")
-    lines.append(f"{len(rows)} cases: {summary}. Threshold {fmt.num(threshold * 100)} % on the "
-                 f"mean time; changes under {fmt.num(sigma)} standard errors are within noise.")
+    lines.append(f"{len(rows)} cases ({matched} matched): {summary}.")
+    only_b = c.get("only in baseline", 0)
+    only_n = c.get("only in new", 0)
+    if only_b or only_n:
+        lines.append(f"Not compared: {only_b} case(s) only in BASELINE, {only_n} only in NEW "
+                     "(matched by backend, op, size, dtype, redop, placement, memory, world size, "
+                     "method; not by run name).")
+    lines.append(method_text(rows, min_change, alpha, min_effect, sigma))
     return "\n".join(lines)

@@ -32,7 +32,18 @@ def pct(fraction, digits=3):
 
 
 def ratio(x):
+    """Three significant digits whatever the magnitude: 0.00102×, 1.5×, 1020× (never 0.00×)."""
     return f"{num(x)}×"
+
+
+def rate(per_s, unit="messages/s"):
+    """A count per second with an SI prefix and three significant digits: 1.23 M messages/s."""
+    if per_s is None or not math.isfinite(per_s):
+        return "n/a"
+    for prefix, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(per_s) >= scale:
+            return f"{num(per_s / scale)} {prefix} {unit}"
+    return f"{num(per_s)} {unit}"
 
 
 def percentile(values, q):

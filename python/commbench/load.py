@@ -170,17 +170,23 @@ def flatten(record, source=None):
     return row
 
 
-def load(path, as_dataframe=None):
-    """Case records of one or more results folders.
-
-    `path`: a job folder, a folder of job folders, or a list of those. Returns a pandas DataFrame
-    (one row per case, `time_us` flattened to `time_us_mean` ..., plus `source`, the job folder's
-    name) when pandas is installed, else a list of the records as dicts (nested, with
-    `samples_us` and `rank_mean_us`, and `source` added). `as_dataframe=False` forces the list,
-    True requires pandas.
-    """
+def _jobs_of(path):
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    jobs = read_jobs([os.fspath(p) for p in paths])
+    return read_jobs([os.fspath(p) for p in paths])
+
+
+def load(path, as_dataframe=None):
+    """One row per case of one or more results folders, always the same flat columns.
+
+    `path`: a job folder, a folder of job folders, or a list of those. Each row is the case
+    record flattened as results.csv flattens it — `time_us` becomes `time_us_mean`,
+    `time_us_p50`, ...; arrays (`samples_us`, `rank_mean_us`) are left out — with `source` (the
+    job folder's name) first. Returned as a pandas DataFrame when pandas is importable, else as a
+    list of dicts with exactly those keys (`as_dataframe=False` forces the list, True requires
+    pandas). `rows.to_dict("records") if hasattr(rows, "to_dict") else rows` is the same list of
+    dicts either way. The nested records, samples included: `records()`.
+    """
+    rows = [flatten(c, j.label) for j in _jobs_of(path) for c in j.cases]
     if as_dataframe is not False:
         try:
             import pandas as pd
@@ -190,10 +196,15 @@ def load(path, as_dataframe=None):
                                   "(Debian: apt-get install python3-pandas)") from None
             pd = None
         if pd is not None:
-            rows = [flatten(c, j.label) for j in jobs for c in j.cases]
             return pd.DataFrame(rows)
+    return rows
+
+
+def records(path):
+    """The case records as results.jsonl holds them (nested: `time_us` a dict, `samples_us` and
+    `rank_mean_us` lists), with `source` added; always a list of dicts."""
     out = []
-    for j in jobs:
+    for j in _jobs_of(path):
         for c in j.cases:
             r = dict(c)
             r["source"] = j.label

@@ -84,6 +84,97 @@ def _size_axis(ax):
     ax.grid(True, which="both", alpha=0.3)
 
 
+# Many series on one axes stay readable when each visual channel carries one dimension: the
+# colour says which backend (and memory type, job), the marker which dtype and redop, the line
+# style which world size and placement — never a colour cycle that repeats after 10 lines.
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+           "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39", "#7b4173"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
+LINESTYLES = ["-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)),
+              (0, (8, 2, 2, 2))]
+COLOUR_FIELDS = ("source", "run", "backend", "memory", "staging", "method", "rank_aggregation")
+MARKER_FIELDS = ("dtype", "redop", "root")
+STYLE_FIELDS = ("world_size", "placement")
+
+
+def _index(values, v):
+    if v not in values:
+        values.append(v)
+    return values.index(v)
+
+
+def styles(group):
+    """{id(series): (colour, marker, linestyle)} for the series drawn together: one colour per
+    backend (with its memory type, job, run), one marker per dtype/redop, one line style per
+    world size/placement."""
+    colours, markers, lines = [], [], []
+    out = {}
+    for s in group:
+        c = _index(colours, tuple(s[f] for f in COLOUR_FIELDS))
+        m = _index(markers, tuple(s[f] for f in MARKER_FIELDS))
+        ls = _index(lines, tuple(s[f] for f in STYLE_FIELDS))
+        out[id(s)] = (COLOURS[c % len(COLOURS)], MARKERS[m % len(MARKERS)],
+                      LINESTYLES[ls % len(LINESTYLES)])
+    return out
+
+
+def legend_outside(fig, handles, labels, axes_bottom=0.14):
+    """One legend for the whole figure, below the axes (never over the data): as many columns
+    as fit, the axes shrunk to leave it room."""
+    if not handles:
+        return None
+    longest = max(len(t) for t in labels)
+    ncol = max(1, min(len(labels), int(110 // max(longest + 4, 10))))
+    rows = -(-len(labels) // ncol)
+    height = min(0.45, 0.035 * rows + 0.02)
+    fig.subplots_adjust(bottom=axes_bottom + height, top=0.88, wspace=0.35)
+    return fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False,
+                      bbox_to_anchor=(0.5, 0.0))
+
+
+def op_figure(plt, op, group):
+    """Time and busbw against size for the series of one op; returns the matplotlib figure."""
+    fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=FIG_INCHES)
+    has_bw = False
+    look = styles(group)
+    handles, texts = [], []
+    for s in group:
+        pts = [(r["bytes"], num(r, "time_us", "mean"), num(r, "busbw_gbps"), _band(r))
+               for r in s.records if r.get("bytes", 0) > 0]
+        text = label(s, group)
+        colour, marker, ls = look[id(s)]
+        line, = ax_t.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=4,
+                          color=colour, linestyle=ls, label=text)
+        handles.append(line)
+        texts.append(text)
+        bands = [(p[0], p[3]) for p in pts if p[3]]
+        if len(bands) >= 1:
+            ax_t.fill_between([b[0] for b in bands], [b[1][0] for b in bands],
+                              [b[1][1] for b in bands], color=colour, alpha=0.12, linewidth=0)
+        bw = [(p[0], p[2], p[1], p[3]) for p in pts if p[2] and p[2] > 0]
+        if bw:
+            has_bw = True
+            ax_b.plot([b[0] for b in bw], [b[1] for b in bw], marker=marker, ms=4,
+                      color=colour, linestyle=ls, label=text)
+            # busbw is bytes over the mean time: the band is the same formula at p95 and p5.
+            bb = [b for b in bw if b[3] and b[3][0] > 0]
+            if bb:
+                ax_b.fill_between([b[0] for b in bb], [b[1] * b[2] / b[3][1] for b in bb],
+                                  [b[1] * b[2] / b[3][0] for b in bb],
+                                  color=colour, alpha=0.12, linewidth=0)
+    for ax in (ax_t, ax_b):
+        _size_axis(ax)
+        ax.set_yscale("log")
+    ax_t.set_ylabel("time per operation (µs, mean)")
+    ax_t.set_title("time", fontsize=10)
+    ax_b.set_ylabel("bus bandwidth (GB/s)")
+    ax_b.set_title("busbw" if has_bw else "busbw (0 for this op / world size)", fontsize=10)
+    fig.suptitle(f"{op}: time and bus bandwidth vs size (band: p5–p95 of iterations)",
+                 fontsize=11)
+    legend_outside(fig, handles, texts)
+    return fig
+
+
 def op_figures(plt, jobs, out_dir, written):
     """Per op: time and busbw against size, one line per series, p5–p95 band from the samples."""
     all_series = series_of(jobs)
@@ -95,41 +186,7 @@ def op_figures(plt, jobs, out_dir, written):
         group = [s for s in all_series if s["op"] == op and any(b > 0 for b in s.sizes)]
         if not group:
             continue  # barrier: no size axis
-        fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=FIG_INCHES)
-        has_bw = False
-        for s in group:
-            pts = [(r["bytes"], num(r, "time_us", "mean"), num(r, "busbw_gbps"), _band(r))
-                   for r in s.records if r.get("bytes", 0) > 0]
-            text = label(s, group)
-            line, = ax_t.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3,
-                              label=text)
-            bands = [(p[0], p[3]) for p in pts if p[3]]
-            if len(bands) >= 1:
-                ax_t.fill_between([b[0] for b in bands], [b[1][0] for b in bands],
-                                  [b[1][1] for b in bands], color=line.get_color(), alpha=0.2,
-                                  linewidth=0)
-            bw = [(p[0], p[2], p[1], p[3]) for p in pts if p[2] and p[2] > 0]
-            if bw:
-                has_bw = True
-                ax_b.plot([b[0] for b in bw], [b[1] for b in bw], marker="o", ms=3,
-                          color=line.get_color(), label=text)
-                # busbw is bytes over the mean time: the band is the same formula at p95 and p5.
-                bb = [b for b in bw if b[3] and b[3][0] > 0]
-                if bb:
-                    ax_b.fill_between([b[0] for b in bb], [b[1] * b[2] / b[3][1] for b in bb],
-                                      [b[1] * b[2] / b[3][0] for b in bb],
-                                      color=line.get_color(), alpha=0.2, linewidth=0)
-        for ax in (ax_t, ax_b):
-            _size_axis(ax)
-            ax.set_yscale("log")
-        ax_t.set_ylabel("time per operation (µs, mean)")
-        ax_t.set_title("time", fontsize=10)
-        ax_b.set_ylabel("bus bandwidth (GB/s)")
-        ax_b.set_title("busbw" if has_bw else "busbw (0 for this op / world size)", fontsize=10)
-        ax_t.legend(fontsize=7)
-        fig.suptitle(f"{op}: time and bus bandwidth vs size (band: p5–p95 of iterations)",
-                     fontsize=11)
-        fig.tight_layout()
+        fig = op_figure(plt, op, group)
         _save(plt, fig, out_dir, slug("op", op), f"{op}: time and busbw against size", "op",
               written)
 
@@ -150,6 +207,8 @@ def scaling_figures(plt, jobs, out_dir, written):
             configs.setdefault(k, []).append(s)
         fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=FIG_INCHES)
         drew = False
+        look = styles([c[0] for c in configs.values()])
+        handles, texts = [], []
         for k, ss in configs.items():
             common = set.intersection(*(set(s.sizes) for s in ss))
             if len(ss) < 2 or not common:
@@ -160,8 +219,13 @@ def scaling_figures(plt, jobs, out_dir, written):
             firsts = [c[0] for c in configs.values()]
             text = label(ss[0], firsts, never=("world_size",)) + f", {fmt.size(size)}"
             xs = [s["world_size"] for s in ss]
-            ax_b.plot(xs, [num(r, "busbw_gbps") for r in recs], marker="o", label=text)
-            ax_t.plot(xs, [num(r, "time_us", "mean") for r in recs], marker="o", label=text)
+            colour, marker, ls = look[id(configs[k][0])]
+            line, = ax_b.plot(xs, [num(r, "busbw_gbps") for r in recs], marker=marker,
+                              color=colour, linestyle=ls, label=text)
+            ax_t.plot(xs, [num(r, "time_us", "mean") for r in recs], marker=marker, color=colour,
+                      linestyle=ls, label=text)
+            handles.append(line)
+            texts.append(text)
             drew = True
         if not drew:
             plt.close(fig)
@@ -172,10 +236,9 @@ def scaling_figures(plt, jobs, out_dir, written):
         for ax in (ax_b, ax_t):
             ax.set_xlabel("world size (ranks)")
             ax.grid(True, alpha=0.3)
-        ax_b.legend(fontsize=7)
         fig.suptitle(f"{op}: scaling with world size (largest size all world sizes ran)",
                      fontsize=11)
-        fig.tight_layout()
+        legend_outside(fig, handles, texts)
         _save(plt, fig, out_dir, slug("scaling", op), f"{op}: busbw and time against world size",
               "scaling", written)
 

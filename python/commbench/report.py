@@ -121,9 +121,11 @@ def build(jobs, figures, outcomes):
     doc = Doc()
     title = "commbench report: " + ", ".join(j.name or j.label for j in jobs)
     doc.h(1, title)
-    doc.p(f"{len(jobs)} job(s), {sum(len(j.cases) for j in jobs)} case records. Times are the "
-          "mean over iterations of the slowest rank; busbw as in docs/metrics.md. Data files: "
+    doc.p(f"{len(jobs)} job(s), {sum(len(j.cases) for j in jobs)} case records. "
+          f"{analysis.method_sentence(jobs)} busbw as in docs/metrics.md. Data files: "
           "[combined.csv](combined.csv); analysis: [analysis.md](analysis.md).")
+    for warning in analysis.machine(jobs):
+        doc.p(f"**⚠ {warning}**")
     doc.h(2, "Analysis", "analysis")
     for t, sentences in analysis.analyse(jobs):
         doc.h(3, t)

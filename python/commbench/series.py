@@ -1,14 +1,18 @@
 """Grouping case records into series: one line of a plot, one subject of an analysis sentence.
 
 A series is every measured size of one configuration: (job, run, backend, memory, world size,
-op, dtype, redop, placement, root). Labels name only what differs between the series shown
-together, so a single-backend job reads "gloo, 4 ranks" and a combined report "gloo host vs
-nccl cuda".
+op, dtype, redop, placement, root, method, rank aggregation). Labels name only what differs
+between the series shown together, so a single-backend job reads "gloo, 4 ranks" and a combined
+report "gloo host vs nccl cuda".
+
+A run with `repeats` measures each size several times: the series holds one record per size, the
+repeat whose mean time is the median of the repeats' (its statistics stay consistent), with
+`repeat_means_us` added: every repeat's mean time, for the noise tests of the analysis.
 """
 from .load import num
 
 SERIES_FIELDS = ("source", "run", "backend", "memory", "staging", "world_size", "op", "dtype",
-                 "redop", "placement", "root")
+                 "redop", "placement", "root", "method", "rank_aggregation")
 
 
 def measured(record):
@@ -39,6 +43,16 @@ def case_rows(jobs):
             yield j.label, c
 
 
+def _median_repeat(records):
+    """One record for a size measured in several repeats: the median repeat, with every
+    repeat's mean time in `repeat_means_us`."""
+    means = [num(r, "time_us", "mean") for r in records]
+    order = sorted(range(len(records)), key=lambda i: means[i])
+    pick = dict(records[order[(len(order) - 1) // 2]])
+    pick["repeat_means_us"] = means
+    return pick
+
+
 def series_of(jobs, ops=None):
     """Series of the measured non-all_pairs cases, in first-seen order."""
     groups = {}
@@ -49,8 +63,9 @@ def series_of(jobs, ops=None):
             continue
         rec = dict(c, source=label)
         key = tuple(rec.get(f) for f in SERIES_FIELDS)
-        groups.setdefault(key, []).append(rec)
-    return [Series(k, v) for k, v in groups.items()]
+        groups.setdefault(key, {}).setdefault(rec.get("bytes", 0), []).append(rec)
+    return [Series(k, [_median_repeat(v) for v in by_size.values()])
+            for k, by_size in groups.items()]
 
 
 def label(series, among, always=("backend",), never=()):
@@ -59,7 +74,7 @@ def label(series, among, always=("backend",), never=()):
     varying = {f for f in SERIES_FIELDS if len({s[f] for s in among}) > 1}
     parts = []
     for f in ("source", "run", "backend", "memory", "staging", "world_size", "dtype", "redop",
-              "placement", "root", "op"):
+              "placement", "root", "method", "rank_aggregation", "op"):
         if (f in always or f in varying) and f not in never:
             v = series[f]
             if v in (None, ""):
@@ -70,6 +85,10 @@ def label(series, among, always=("backend",), never=()):
                 parts.append(f"root {v}")
             elif f == "staging":
                 parts.append(f"staged via {v}")
+            elif f == "method":
+                parts.append(f"method {v}")
+            elif f == "rank_aggregation":
+                parts.append(f"ranks {v}")
             else:
                 parts.append(str(v))
     return ", ".join(parts)

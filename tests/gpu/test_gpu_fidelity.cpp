@@ -87,7 +87,7 @@ check = false
 name = "batch"
 [[run]]
 name = "per-iteration"
-timing = "per_iteration"
+method = "per_iteration"
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -200,10 +200,10 @@ name = "batch-host-sync"
 gpu_timing = "host_stream_sync"
 [[run]]
 name = "per-iteration-events"
-timing = "per_iteration"
+method = "per_iteration"
 [[run]]
 name = "per-iteration-host-sync"
-timing = "per_iteration"
+method = "per_iteration"
 gpu_timing = "host_stream_sync"
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
@@ -245,7 +245,7 @@ world_size = {}
 ops = [{}]
 sizes = ["64KiB"]
 iterations = 5
-timing = "graph"
+method = "graph"
 )", world, world > 1 ? R"("allreduce", "allgather", "pingpong")" : R"("allreduce", "allgather")") +
                                                 (sim ? "env = { SIMGPU_LOG = \"1\", SIMGPU_NCCL_LAUNCH_DELAY_MS = \"1\" }\n" : "") + R"(
 [[run]]
@@ -306,7 +306,7 @@ world_size = 1
 ops = ["allreduce"]
 sizes = ["4KiB"]
 iterations = 2
-timing = "graph"
+method = "graph"
 )"), {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cases = dir.records();

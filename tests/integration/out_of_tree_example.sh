@@ -12,10 +12,39 @@ test -x "$prefix/bin/commbench"
 test -f "$prefix/include/commbench/backend.h"
 test -f "$prefix/lib/commbench/plugins/libcommbench_backend_gloo.so"
 test -f "$prefix/share/doc/commbench/plugin-abi.md"  # the docs --help points at
+"$prefix/bin/commbench" --help | grep -q "$prefix/share/doc/commbench"  # ...the installed ones
+# Completions and the man page, generated from the command definitions, installed with it.
+grep -q -- '--max-bytes' "$prefix/share/bash-completion/completions/commbench"
+grep -q '^#compdef commbench' "$prefix/share/zsh/site-functions/_commbench"
+grep -q '^.TH COMMBENCH 1' "$prefix/share/man/man1/commbench.1"
+
+# The template is installed with the SDK: a vendor copies it from the prefix, not a checkout.
+example_src=$prefix/share/commbench/examples/store_backend
+test -f "$example_src/CMakeLists.txt"
+diff -r -x build "$src_dir/examples/store_backend" "$example_src" >/dev/null
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S "$src_dir/examples/store_backend" -B "$work/example" "${generator[@]}" \
+# commbench_add_plugin links with -z defs: a symbol nothing provides fails the vendor's build.
+mkdir -p "$work/undefined/src"
+cat >"$work/undefined/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(undefined_backend LANGUAGES C)
+find_package(commbench REQUIRED)
+commbench_add_plugin(undefined SOURCES src/entry.c)
+CMAKE
+cat >"$work/undefined/src/entry.c" <<'C'
+#include <commbench/backend.h>
+extern int vendor_helper_that_nobody_defines(void);
+CB_EXPORT const cb_backend_api* commbench_backend_v1(void) { return vendor_helper_that_nobody_defines() ? 0 : 0; }
+C
+cmake -S "$work/undefined" -B "$work/undefined/build" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" >"$work/undefined.log" 2>&1
+if cmake --build "$work/undefined/build" >>"$work/undefined.log" 2>&1; then
+  echo "a plugin with an undefined symbol linked: commbench_add_plugin does not use -z defs"; exit 1
+fi
+grep -q 'vendor_helper_that_nobody_defines' "$work/undefined.log"
+
+cmake -S "$example_src" -B "$work/example" "${generator[@]}" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >"$work/configure.log"
 cmake --build "$work/example" >"$work/build.log"
 plugin=$(find "$work/example" -name 'libcommbench_backend_store.so' | head -n1)
@@ -31,7 +60,7 @@ grep -q '^store' "$work/plugins.txt" || grep -q 'store' "$work/plugins.txt"
 grep -q 'timeout_ms .*int -1..2147483647, default 60000' "$work/plugins-store.txt"
 
 # What the docs tell a vendor to run before shipping: the example passes conformance at 1-4 ranks.
-"$prefix/bin/commbench" conformance store --junit "$work/conformance.xml" | tee "$work/conformance.txt"
+"$prefix/bin/commbench" conformance store --max-bytes 1MiB --junit "$work/conformance.xml" | tee "$work/conformance.txt"
 grep -q '^verdict: PASS' "$work/conformance.txt"
 grep -q 'failures="0"' "$work/conformance.xml"
 grep -q 'option descriptors *pass' "$work/conformance.txt"

@@ -25,7 +25,7 @@ ops = ["allreduce"]
 sizes = ["1KiB"]
 warmup = 2
 iterations = 3
-timing = "per_iteration"  # a range per iteration; batch runs them back to back, unannotated
+method = "per_iteration"  # a range per iteration; batch runs them back to back, unannotated
 )");
   const auto ranges = dir.path() / "ranges.txt";
   const CommandResult r = run_shell(fmt::format("cd {} && NVTX_INJECTION64_PATH={} NVTX_PROBE_OUT={} {} run {} -o out --quiet",

@@ -59,7 +59,7 @@ name = "batch-rank0"
 rank_aggregation = "rank0"
 [[run]]
 name = "per-iteration"
-timing = "per_iteration"
+method = "per_iteration"
 )")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // Every table header names the method, the aggregation and the clock.
@@ -133,7 +133,7 @@ TEST(TimingMethods, CvTargetReachedOrMissedIsRecordedAndCounted) {
   const CommandResult r = dir.run(dir.write("cv.toml", sleep_experiment(R"(
 [[run]]
 name = "steady"
-timing = "per_iteration"
+method = "per_iteration"
 iterations = 10
 max_iterations = 30
 target_cv = 0.2

@@ -28,6 +28,43 @@ def doctor(path, pick, factor):
     return target
 
 
+def rewrite(path, change):
+    """Applies `change` to every case record of results.jsonl (None drops it); returns the
+    dropped records."""
+    jl = os.path.join(path, "results.jsonl")
+    with open(jl) as f:
+        lines = [json.loads(l) for l in f]
+    kept, dropped = [], []
+    for l in lines:
+        if l.get("type") != "case":
+            kept.append(l)
+            continue
+        c = change(dict(l))
+        (kept.append(c) if c is not None else dropped.append(l))
+    with open(jl, "w") as f:
+        f.writelines(json.dumps(l) + "\n" for l in kept)
+    return dropped
+
+
+def synthetic_job(parent, name, repeat_means):
+    """A job folder whose one case (allreduce 4 KiB, gloo, 2 ranks) was measured once per
+    value of `repeat_means`, each with 20 tight iterations (stddev 0.1 %)."""
+    path = os.path.join(parent, name)
+    os.makedirs(path)
+    lines = [{"type": "job", "schema_version": 2, "experiment": "gate"}]
+    for i, m in enumerate(repeat_means):
+        lines.append({"type": "case", "schema_version": 2, "experiment": "gate", "run": "r",
+                      "repeat": i, "backend": "gloo", "world_size": 2, "op": "allreduce",
+                      "bytes": 4096, "dtype": "f32", "redop": "sum", "placement": "out_of_place",
+                      "memory": "host", "root": 0, "src": -1, "dst": -1, "status": "ok",
+                      "method": "batch", "rank_aggregation": "avg", "timing": "host",
+                      "time_us": {"n": 20, "mean": m, "stddev": m * 0.001, "cv": 0.001},
+                      "busbw_gbps": 4096 / m / 1e3, "wrong": 0})
+    with open(os.path.join(path, "results.jsonl"), "w") as f:
+        f.writelines(json.dumps(l) + "\n" for l in lines)
+    return path
+
+
 def least_noisy(cases):
     return min((c for c in cases if c["status"] == "ok"), key=lambda c: c["time_us"]["cv"])
 
@@ -40,7 +77,7 @@ class CompareTest(TempDirCase):
     def test_same_data_is_no_regression(self):
         p = commbench("compare", QUICKSTART, QUICKSTART, check=0)
         n = len(records(QUICKSTART))
-        self.assertIn(f"{n} cases: {n} unchanged", p.stdout)
+        self.assertIn(f"{n} cases ({n} matched): {n} unchanged", p.stdout)
 
     def test_doctored_regression_exits_1_and_is_listed_first(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")
@@ -48,7 +85,7 @@ class CompareTest(TempDirCase):
         junit = os.path.join(self.tmp, "compare.xml")
         p = commbench("compare", GLOO_VS_UCX, new, "--threshold", "5%", "--junit", junit)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        rows = [l for l in p.stdout.splitlines() if "regressed" in l and "cases:" not in l]
+        rows = [l for l in p.stdout.splitlines() if "regressed" in l and " matched): " not in l]
         self.assertEqual(len(rows), 1, p.stdout)
         self.assertIn(compare.describe_key(bad), rows[0])
         self.assertIn(" 3 ", rows[0])                      # time × 3
@@ -90,6 +127,62 @@ class CompareTest(TempDirCase):
         p = commbench("compare", QUICKSTART, new)
         self.assertEqual(p.returncode, 1)
         self.assertIn("NEW is failed: rank 2 crashed (test)", p.stdout)
+
+    def test_cases_match_by_what_they_are_not_by_run_name(self):
+        new = self.copy_fixture(QUICKSTART, "new")
+        rewrite(new, lambda c: c.update(run="renamed-run") or c)
+        p = commbench("compare", QUICKSTART, new, check=0)
+        n = len(records(QUICKSTART))
+        self.assertIn(f"{n} cases ({n} matched): {n} unchanged", p.stdout)
+
+    def test_unmatched_cases_are_reported(self):
+        new = self.copy_fixture(QUICKSTART, "new")
+        dropped = rewrite(new, lambda c: None if c["bytes"] == 4096 and c["op"] == "allreduce" else c)
+        p = commbench("compare", QUICKSTART, new, check=0)
+        self.assertIn("Not compared: 1 case(s) only in BASELINE, 0 only in NEW", p.stdout)
+        line = next(l for l in p.stdout.splitlines() if l.startswith(compare.describe_key(dropped[0])))
+        self.assertIn("only in baseline", line)
+
+    def test_nothing_in_common_exits_2_and_says_why(self):
+        new = self.copy_fixture(QUICKSTART, "new")
+        rewrite(new, lambda c: c.update(backend="ucx") or c)
+        p = commbench("compare", QUICKSTART, new)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("no case of NEW matches a case of BASELINE", p.stderr)
+        self.assertIn("backend: BASELINE has gloo; NEW has ucx", p.stderr)
+
+    def test_repeats_judge_run_to_run_noise(self):
+        # Each repeat's iterations are tight (CV 0.1 %), but the repeats' means move by +-5 %
+        # from run to run. Judged by the iterations, the last repeats (97 vs 107 µs) would be a
+        # "regression" of 10 %; judged by the repeats, the best ones differ by 1 %.
+        base = synthetic_job(self.tmp, "base", [100.0, 103.0, 97.0])
+        new = synthetic_job(self.tmp, "new", [101.0, 98.0, 107.0])
+        p = commbench("compare", base, new, check=0)
+        self.assertIn("unchanged", p.stdout)
+        self.assertIn("judged by run-to-run noise (>= 3 repeats per side", p.stdout)
+        self.assertIn("each side's fastest repeat compared", p.stdout)
+        self.assertIn("robust spread (MAD) as the noise scale, Holm-corrected", p.stdout)
+        # A real 30 % slowdown with the same run-to-run spread is a regression.
+        slow = synthetic_job(self.tmp, "slow", [130.0, 134.0, 126.0])
+        junit = os.path.join(self.tmp, "gate.xml")
+        p = commbench("compare", base, slow, "--junit", junit)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        row = next(l for l in p.stdout.splitlines() if "regressed" in l and " matched): " not in l)
+        self.assertIn(" 1.3 ", row)
+        suite = ET.parse(junit).getroot()
+        self.assertEqual(suite.get("failures"), "1")
+        prop = next(suite.iter("property"))
+        self.assertIn("robust spread", prop.get("value"))
+
+    def test_several_job_folders_per_side_are_repeats(self):
+        side = os.path.join(self.tmp, "side")
+        for i, m in enumerate([100.0, 102.0, 99.0]):
+            synthetic_job(side, f"job{i}", [m])
+        other = os.path.join(self.tmp, "other")
+        for i, m in enumerate([101.0, 100.0, 103.0]):
+            synthetic_job(other, f"job{i}", [m])
+        p = commbench("compare", side, other, check=0)
+        self.assertIn("judged by run-to-run noise (>= 3 repeats per side", p.stdout)
 
     def test_bad_threshold_is_a_usage_error(self):
         p = commbench("compare", QUICKSTART, QUICKSTART, "--threshold", "fast")

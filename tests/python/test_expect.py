@@ -46,6 +46,14 @@ class CheckTest(TempDirCase):
         p = commbench("check", d, check=0)
         self.assertIn(f"{len(recs)} of {len(recs)} met", p.stdout)
 
+    def test_no_expectations_is_not_a_pass(self):
+        p = commbench("check", QUICKSTART)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("sets no expectations", p.stderr)
+        self.assertIn("nothing was checked", p.stderr)
+        p = commbench("check", QUICKSTART, "--allow-none", check=0)
+        self.assertIn("nothing was checked", p.stderr)
+
     def test_scope_matching_nothing_is_missed(self):
         d = self.with_expect([{"ops": ["alltoall"], "busbw_gbps": ">= 1"}])
         p = commbench("check", d)
@@ -74,6 +82,7 @@ class RunTest(TempDirCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("MISSED: ar: allreduce 64 KiB gloo 2 ranks — busbw_gbps >= 1e6", p.stdout)
         self.assertIn("expectations missed", p.stderr)
+        self.assertNotIn("Exit code 0", p.stdout + p.stderr)  # never "0 ... every check passed", then 1
         job = self.job_dir()
         with open(os.path.join(job, "summary.json")) as f:
             s = json.load(f)
@@ -92,8 +101,20 @@ class RunTest(TempDirCase):
         exp = self.experiment('{ time_us = "<= 1e9" }', report=False)
         p = commbench("run", exp, "-o", os.path.join(self.tmp, "results"), check=0)
         self.assertIn("Expectations: 2 of 2 met, 0 missed", p.stdout)
+        # One exit code, said once and after the expectations: none before them.
+        out = p.stdout
+        self.assertEqual(out.count("# Exit code"), 1, out)
+        self.assertLess(out.index("Expectations:"), out.index("# Exit code 0"), out)
+        self.assertIn("the expectations below decide the exit code", out)
         self.assertNotIn("# Analysis", p.stdout)          # report is off
         self.assertFalse(os.path.exists(os.path.join(self.job_dir(), "report")))
+
+    def test_expectation_that_could_never_be_checked_is_refused(self):
+        exp = self.experiment('{ op = "alltoall", busbw_gbps = ">= 1" }')
+        p = commbench("validate", exp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("exp.toml:11:", p.stderr)
+        self.assertIn("never measures", p.stderr)
 
     def test_bad_expectation_is_a_located_error(self):
         exp = self.experiment('{ busbw_gbps = "at least 180" }')

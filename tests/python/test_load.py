@@ -2,22 +2,82 @@
 import csv
 import json
 import os
+import shutil
+import subprocess
+import sys
 import unittest
 
 import commbench
 from commbench.load import ResultsError, read_jobs, write_combined_csv
-from helpers import ALL_PAIRS, DATA, QUICKSTART, TempDirCase, records
+from helpers import ALL_PAIRS, DATA, QUICKSTART, SOURCE, TempDirCase, records
+
+
+DOCS = os.path.join(SOURCE, "docs", "output.md")
+
+
+def docs_example():
+    """The `load` example of docs/output.md, as written there."""
+    with open(DOCS, encoding="utf-8") as f:
+        text = f.read()
+    block = text.split("<!-- example: load -->", 1)[1].split("<!-- end example -->", 1)[0]
+    return block.split("```python", 1)[1].rsplit("```", 1)[0]
 
 
 class LoadTest(TempDirCase):
-    def test_list_has_every_case_with_samples_and_source(self):
-        got = commbench.load(QUICKSTART, as_dataframe=False)
+    def test_records_have_every_case_with_samples_and_source(self):
+        got = commbench.records(QUICKSTART)
         want = records(QUICKSTART)
         self.assertEqual(len(got), len(want))
         for g, w in zip(got, want):
             self.assertEqual(g["source"], "quickstart")
             self.assertEqual(g["time_us"]["mean"], w["time_us"]["mean"])
             self.assertEqual(g["samples_us"], w["samples_us"])
+
+    def test_load_is_one_row_shape_with_or_without_pandas(self):
+        rows = commbench.load(QUICKSTART, as_dataframe=False)
+        want = records(QUICKSTART)
+        self.assertIsInstance(rows, list)
+        self.assertEqual(rows[0]["source"], "quickstart")
+        self.assertEqual(rows[0]["time_us_mean"], want[0]["time_us"]["mean"])
+        self.assertNotIn("samples_us", rows[0])
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            self.skipTest("pandas not installed: the DataFrame half is not checked")
+        df = commbench.load(QUICKSTART).to_dict("records")
+        self.assertEqual(sorted(df[0]), sorted(rows[0]))
+        for a, b in zip(df, rows):
+            self.assertEqual(a["time_us_p50"], b["time_us_p50"])
+
+    def test_docs_example_runs_with_and_without_pandas(self):
+        code = docs_example().replace("results/quickstart-20250101-120000", QUICKSTART)
+        for block_pandas in (False, True):
+            prelude = "import sys; sys.modules['pandas'] = None\n" if block_pandas else ""
+            p = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
+                               text=True, cwd=self.tmp,
+                               env=dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python")))
+            self.assertEqual(p.returncode, 0, f"pandas blocked: {block_pandas}\n{p.stderr}")
+            self.assertIn("quickstart", p.stdout)
+
+    def test_pip_installs_an_importable_package(self):
+        target = os.path.join(self.tmp, "site")
+        # A copy: setuptools writes its egg-info next to pyproject.toml.
+        src = os.path.join(self.tmp, "python")
+        shutil.copytree(os.path.join(SOURCE, "python"), src,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+        p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation",
+                            "--no-deps", "--no-index", "--target", target, src],
+                           capture_output=True, text=True)
+        if p.returncode != 0 and ("No module named pip" in p.stderr or "setuptools" in p.stderr):
+            self.skipTest(f"pip/setuptools unavailable: {p.stderr.strip()[-200:]}")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        q = subprocess.run([sys.executable, "-c", "import commbench, sys; "
+                            f"print(commbench.__file__); print(len(commbench.records({QUICKSTART!r})))"],
+                           capture_output=True, text=True, cwd=self.tmp,
+                           env=dict(os.environ, PYTHONPATH=target))
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertTrue(q.stdout.startswith(target), q.stdout)
+        self.assertEqual(q.stdout.split()[-1], str(len(records(QUICKSTART))))
 
     def test_dataframe_when_pandas_is_installed(self):
         try:

@@ -58,7 +58,7 @@ class QuickTest(TempDirCase):
         with open(save) as f:
             text = f.read()
         self.assertIn('rank_aggregation = "min"', text)   # nccl-tests -a 2
-        self.assertIn('timing = "graph"', text)           # nccl-tests -G N
+        self.assertIn('method = "graph"', text)           # nccl-tests -G N
         p = commbench("quick", "allreduce", "-a", "7")
         self.assertEqual(p.returncode, 2)
         self.assertIn("commbench quick: -a 7: error: unknown rank aggregation '7'", p.stderr)

@@ -48,7 +48,7 @@ TEST(ExperimentParse, FullSchemaSetsEveryField) {
   EXPECT_EQ(r.backends, (std::vector<std::string>{"gloo", "mock"}));
   EXPECT_EQ(r.ops, (std::vector<OpKind>{OpKind::Broadcast, OpKind::PingPong, OpKind::UnidirBw,
                                        OpKind::Reduce}));
-  EXPECT_EQ(size_values(r), (std::vector<uint64_t>{1024, 8192, 1572864, 1000000}));
+  EXPECT_EQ(size_values(r), (std::vector<uint64_t>{1024, 8192, 1572864, 3000000}));
   EXPECT_EQ(r.dtypes, (std::vector<cb_dtype>{CB_DTYPE_F32, CB_DTYPE_INT64}));
   EXPECT_EQ(r.redops, std::vector<cb_redop>{CB_REDOP_MAX});
   EXPECT_EQ(r.memory, CB_MEM_HOST_PINNED);
@@ -174,8 +174,8 @@ TEST(ExperimentParse, SizeShapes) {
   EXPECT_EQ(elements.sizes[0].bytes(sdk::dtype_size(CB_DTYPE_BF16)), 2u << 20);
 
   const RunSpec& list = exp.runs[2];
-  EXPECT_EQ(size_values(list), (std::vector<uint64_t>{1, 3, 1536, 2000000, 4096, 1024}));
-  EXPECT_EQ(list.sizes[3].text, "2 MB");
+  EXPECT_EQ(size_values(list), (std::vector<uint64_t>{1, 3, 1536, 3000000, 4096, 1024}));
+  EXPECT_EQ(list.sizes[3].text, "3 MB");
   EXPECT_FALSE(list.sizes[3].elements);
   EXPECT_TRUE(list.sizes[4].elements);
   EXPECT_TRUE(list.sizes[5].elements);
@@ -301,7 +301,7 @@ sizes = [4096]
 device = 3
 gpu_timing = "host_stream_sync"
 [[run]]
-timing = "graph"
+method = "graph"
 )");
   ASSERT_EQ(exp.runs.size(), 3u);
   EXPECT_FALSE(exp.runs[0].device.has_value());
@@ -322,7 +322,7 @@ op = "allreduce"
 sizes = [4096]
 [[run]]
 [[run]]
-timing = "per_iteration"
+method = "per_iteration"
 [[run]]
 rank_aggregation = "max"
 target_cv = 0.05
@@ -351,7 +351,7 @@ gpu_timing = "cuda_event_batch"
   ASSERT_EQ(bad.diagnostics.size(), 1u);
   EXPECT_EQ(bad.diagnostics[0].format(),
             "t.toml:7:14: error: gpu_timing = \"cuda_event_batch\" is now two settings: write "
-            "timing = \"batch\" (the method; it is the default) and gpu_timing = \"cuda_event\" "
+            "method = \"batch\" (the method; it is the default) and gpu_timing = \"cuda_event\" "
             "(the clock)");
 }
 
@@ -361,7 +361,7 @@ TEST(ExperimentParse, BadMethodAggregationAndCvTargetAreErrors) {
 backend = "gloo"
 op = "allreduce"
 sizes = [4096]
-timing = "batched"
+method = "batched"
 rank_aggregation = "median"
 target_cv = 5
 )", "t.toml");

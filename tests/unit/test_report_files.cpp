@@ -176,7 +176,7 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       // cuda memory staged through host buffers
       "src",         "dst",         "msg_rate_mps", "staging",
       // schema 2 (issue 12): how the time was taken, nccl-tests' size, the CV target
-      "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached"};
+      "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached", "repeat"};
   EXPECT_EQ(rows[0], expected);
 }
 

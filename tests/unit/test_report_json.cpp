@@ -109,7 +109,7 @@ TEST(ReportCaseJson, OrderedFlavourReadsBackTheSame) {
 TEST(ReportCaseJson, KeysAreTheStructFieldNames) {
   const nlohmann::json j = every_field_set();
   const std::set<std::string> expected{
-      "experiment", "run",        "run_index",  "backend", "world_size",   "op",
+      "experiment", "run",        "run_index",  "repeat", "backend", "world_size",   "op",
       "bytes",      "count",      "dtype",      "redop",   "placement",    "memory",
       "root",       "status",     "reason",     "timing",  "warmup",       "iterations",
       "time_us",    "algbw_gbps", "busbw_gbps", "wrong",   "rank_mean_us", "samples_us",

@@ -32,6 +32,7 @@ struct RankState {
   FailureKind error_kind = FailureKind::kOther;  // its "kind": what the agent decides by
   std::string error_phase;                       // its "phase"
   int plugin_status = -1;                        // its "status": the plugin's cb_status, if a plugin call failed
+  std::vector<int> waiting_for;                  // its "waiting_for": ranks it gave up waiting for (global)
   std::string unavailable;
   bool done = false;
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
@@ -78,6 +79,9 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     st.error_kind = failure_kind_from_name(m.value("kind", ""));
     st.error_phase = m.value("phase", "");
     st.plugin_status = m.value("status", -1);
+    if (m.contains("waiting_for") && m["waiting_for"].is_array())
+      for (const auto& r : m["waiting_for"])
+        if (r.is_number_integer()) st.waiting_for.push_back(r.get<int>());
   } else if (type == "unavailable") {
     st.unavailable = m.value("reason", "");
   } else if (type == "done") {
@@ -95,6 +99,9 @@ void drain(std::vector<std::unique_ptr<WorkerProcess>>& workers, std::vector<Ran
     for (const auto& l : lines) handle_line(l, static_cast<int>(r), ranks, res, reporter, annotate);
   }
 }
+
+// Failures that are the consequence of another rank's: a wait that timed out, a peer that failed.
+bool is_victim_kind(FailureKind k) { return k == FailureKind::kTimeout || k == FailureKind::kRemote; }
 
 // A rank still expected to answer: running, no error reported, not finished.
 bool waiting_on(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
@@ -119,16 +126,28 @@ std::optional<size_t> silent_rank(const std::vector<std::unique_ptr<WorkerProces
 // Worker index -> global rank, for messages.
 int rank_of(const std::vector<int>& ranks, size_t i) { return ranks[i]; }
 
+// The first words of a timeout's reason, true to what fired: the execution's own limit (`timeout`)
+// when the agent's deadline passed, else the rank whose wait gave up first and when — a rank's
+// op or bootstrap timeout can fire seconds into a run whose limit is 10 minutes.
+std::string execution_timed_out(double timeout_s, Clock::time_point start) {
+  return fmt::format("timed out after {:.1f} s (the execution's limit, `timeout`, is {:g} s)",
+                     std::chrono::duration<double>(Clock::now() - start).count(), timeout_s);
+}
+std::string rank_gave_up(int rank, Clock::time_point start) {
+  return fmt::format("timed out: rank {} gave up waiting {:.1f} s into the execution",
+                     rank, std::chrono::duration<double>(Clock::now() - start).count());
+}
+
 // Explain a timeout: a rank that went silent is the cause; otherwise the ranks that never reported
 // an error are the ones that were stuck.
-std::string timeout_reason(double timeout_s, const std::vector<RankState>& ranks,
+std::string timeout_reason(const std::string& head, const std::vector<RankState>& ranks,
                            const std::vector<int>& global, std::optional<size_t> silent = std::nullopt) {
   std::vector<int> stuck, gave_up;
   for (size_t r = 0; r < ranks.size(); ++r) {
     if (ranks[r].done || (silent && r == *silent)) continue;
     (ranks[r].error.empty() ? stuck : gave_up).push_back(static_cast<int>(r));
   }
-  std::string s = fmt::format("timed out after {:g} s", timeout_s);
+  std::string s = head;
   if (silent) {
     const RankState& st = ranks[*silent];
     s += fmt::format("; rank {} stopped responding during {} (nothing from its process for {:.1f} s, "
@@ -241,24 +260,51 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         if (!st.error.empty()) failure += ": " + st.error;
         if (st.error.empty()) judged(FailureKind::kCrash, st.phase);
         else judged(st.error_kind, st.error_phase, st.plugin_status);
-        // A rank that gave up waiting is a victim: blame the rank that never answered. Decided
-        // by the reported kind, never by the wording of the message.
-        if (st.error_kind == FailureKind::kTimeout) {
+        // A rank that gave up waiting (timeout) or saw a peer fail (remote) is a victim: blame the
+        // rank that never answered. Decided by the reported kind, never by the message's words.
+        if (!st.error.empty() && is_victim_kind(st.error_kind)) {
+          // The victim said whom it waited for (a bootstrap collective's absentees): blame the
+          // first of them still running without an error of its own.
+          bool named = false;
+          for (int g : st.waiting_for)
+            for (size_t s = 0; s < ranks.size() && !named; ++s)
+              if (rank_of(global, s) == g && s != r && !ranks[s].done && ranks[s].error.empty()) {
+                failed_rank = g;
+                failure = rank_gave_up(rank_of(global, r), start) +
+                          fmt::format("; rank {} stuck in {}: it never arrived where rank {} waited for it", g,
+                                      ranks[s].phase, rank_of(global, r)) +
+                          "; first to give up: " + failure;
+                judged(FailureKind::kTimeout, ranks[s].phase);
+                named = true;
+              }
+          if (named) continue;
           wait_for_other_victims(workers, ranks, res, reporter, r, annotate);
           if (const auto quiet = silent_rank(workers, ranks)) {
             failed_rank = rank_of(global, *quiet);
-            failure = timeout_reason(exec.timeout_s, ranks, global, quiet) + "; first to give up: " + failure;
+            failure = timeout_reason(rank_gave_up(rank_of(global, r), start), ranks, global, quiet) +
+                      "; first to give up: " + failure;
             judged(FailureKind::kTimeout, ranks[*quiet].phase);
             continue;
           }
           for (size_t s = 0; s < ranks.size(); ++s) {
             if (s != r && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit()) {
               failed_rank = rank_of(global, s);
-              failure = timeout_reason(exec.timeout_s, ranks, global) + "; first to give up: " + failure;
+              failure = timeout_reason(rank_gave_up(rank_of(global, r), start), ranks, global) +
+                        "; first to give up: " + failure;
               judged(FailureKind::kTimeout, ranks[s].phase);
               break;
             }
           }
+          // Nobody left waiting: the cause may already have exited (a crash noticed in the same
+          // poll, after this victim in rank order). Judge that rank instead.
+          if (failed_rank == rank_of(global, r))
+            for (size_t s = r + 1; s < ranks.size(); ++s)
+              if (workers[s]->poll_exit() && !workers[s]->exited_cleanly() &&
+                  (ranks[s].error.empty() || !is_victim_kind(ranks[s].error_kind))) {
+                failure.clear();
+                failed_rank = -1;
+                break;
+              }
         }
       }
     }
@@ -276,7 +322,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       if (const auto quiet = silent_rank(workers, ranks)) {  // no need to wait for the others' reports
         status = "failed";
         failed_rank = rank_of(global, *quiet);
-        failure = timeout_reason(exec.timeout_s, ranks, global, quiet);
+        failure = timeout_reason(execution_timed_out(exec.timeout_s, start), ranks, global, quiet);
         judged(FailureKind::kTimeout, ranks[*quiet].phase);
         break;
       }
@@ -287,7 +333,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       for (const auto& st : ranks) any_error |= !st.error.empty();
       if (!any_error && clock::now() < deadline + std::chrono::seconds(2)) continue;
       status = "failed";
-      failure = timeout_reason(exec.timeout_s, ranks, global);
+      failure = timeout_reason(execution_timed_out(exec.timeout_s, start), ranks, global);
       judged(FailureKind::kTimeout, "");
       for (size_t r = 0; r < ranks.size(); ++r)
         if (!ranks[r].done && ranks[r].error.empty()) {

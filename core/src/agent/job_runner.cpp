@@ -20,6 +20,7 @@
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
+#include "observe/host_load.h"
 #include "observe/host_metadata.h"
 #include "plan/plan.h"
 #include "report/trace_merge.h"
@@ -243,7 +244,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     for (const Execution& exec : plan) {
       if (exec.run_index != run.index || interrupted || stop_for_output) continue;
       ExecutionInfo info{exec.run_index, exec.run, exec.backend, exec.world_size, exec.index,
-                         static_cast<int>(plan.size()), expected_records(exec)};
+                         static_cast<int>(plan.size()), expected_records(exec), exec.repeat, exec.repeats, HostLoad{}};
       ExecutionResult res;
       res.outcome.info = info;
       if (!group->solo() && exec.world_size > group->size()) {
@@ -270,6 +271,10 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       }
       const std::vector<int> ranks = hosted_ranks(*group, exec.world_size);
       if (ranks.empty()) continue;  // this agent's rank is not part of this world size
+      // After the previous execution's workers are gone and before these start: what else
+      // competes for this host's CPUs (docs/output.md, "Busy machine").
+      info.host_load = sample_host_load(static_cast<int>(ranks.size()));
+      res.outcome.info = info;
       reporter.execution_started(info);
       // A results file that stopped taking writes stops the job: measuring on would only add
       // results that cannot be kept.
@@ -335,6 +340,8 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   if (interrupted) code = kExitInterrupted;
   if (group->rank() == 0) {
     result.exit_code = code;
+    for (const RunSpec& run : exp.runs)
+      result.expectations_follow |= !run.expect.empty() && (code == kExitOk || code == kExitFailures);
     reporter.job_done(result);  // summary.json and summary.md, if there is room for them
     if (!reporter.output_failures().empty()) {
       if (code == kExitOk || code == kExitFailures) code = kExitOutputFailed;  // only the summary failed

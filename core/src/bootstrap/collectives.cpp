@@ -62,6 +62,7 @@ Bootstrap::Bootstrap(StoreClient& store, std::string prefix, int rank, int world
 }
 
 std::string Bootstrap::next_key(const char* what) {
+  if (missing_out_) missing_out_->clear();  // a new collective: the last one's absentees no longer matter
   return fmt::format("{}/{}/{}/", prefix_, what, seq_++);
 }
 
@@ -92,6 +93,13 @@ void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis tim
     store_.multi_get_each(keys, remaining(deadline), copy_block);
   } catch (const StoreError& e) {
     if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+    if (missing_out_)
+      for (const std::string& key : e.missing_keys()) {
+        const auto slash = key.rfind('/');
+        const std::string tail = key.substr(slash == std::string::npos ? 0 : slash + 1);
+        if (!tail.empty() && tail.find_first_not_of("0123456789") == std::string::npos)
+          missing_out_->push_back(std::stoi(tail));
+      }
     throw StoreError(
         StoreError::Code::Timeout,
         fmt::format("allgather #{} under '{}' timed out after {} ms: {} not arrived; is it alive? "
@@ -121,6 +129,7 @@ void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) 
     value = store_.get(base + "value", timeout);
   } catch (const StoreError& e) {
     if (e.code() != StoreError::Code::Timeout) throw;
+    if (missing_out_) missing_out_->push_back(root);
     throw StoreError(StoreError::Code::Timeout,
                      fmt::format("broadcast #{} under '{}' timed out after {} ms: root rank {} has "
                                  "not arrived; is it alive? (It may have crashed or hung, or "

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "bootstrap/store.h"
 
@@ -27,6 +28,12 @@ class Bootstrap {
   StoreClient& store() { return store_; }
   const std::string& prefix() const { return prefix_; }
 
+  // Where to record the ranks the last collective waited for in vain: filled when an allgather
+  // or a broadcast times out with ranks missing, cleared when a collective starts. The worker
+  // reports them with its error, so the agent blames the rank that never arrived, not the ones
+  // that gave up waiting for it (agent/execution_monitor.cpp).
+  void record_missing_ranks_in(std::vector<int>* out) { missing_out_ = out; }
+
  private:
   std::string next_key(const char* what);
   StoreClient& store_;
@@ -34,6 +41,7 @@ class Bootstrap {
   int rank_;
   int world_size_;
   uint64_t seq_ = 0;
+  std::vector<int>* missing_out_ = nullptr;
 };
 
 }  // namespace commbench

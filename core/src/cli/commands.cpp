@@ -1,6 +1,8 @@
 #include "cli/commands.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -9,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/job_runner.h"
+#include "cli/cli_spec.h"
 #include "cli/experiment_loading.h"
 #include "cli/python_tools.h"
 #include "experiment/did_you_mean.h"
@@ -31,6 +34,7 @@ struct ParsedArgs {
 // Parses `args` against `desc` (+ one positional FILE when `file` is set). Throws po::error.
 ParsedArgs parse(const std::vector<std::string>& args, po::options_description& desc, bool file) {
   desc.add_options()("help,h", "show this help");
+  offer_options(desc);
   po::positional_options_description pos;
   if (file) pos.add("file", 1);
   ParsedArgs p;
@@ -67,8 +71,17 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
   if (exp.report) args.push_back("--report");
   if (quiet) args.push_back("--quiet");
   const int rc = run_python_tool(args, "commbench run");
+  // The console summary left the exit code to the expectations: this line is the final one.
+  if (expect && rc == kExitOk) {
+    if (!quiet)
+      std::cout << (code == kExitOk ? "# Exit code 0: every execution completed, every check passed and every "
+                                      "expectation was met\n"
+                                    : "# Exit code 1: failures above; the expectations were met\n");
+    return code;
+  }
   if (rc == kExitOk) return code;
   if (expect) {
+    std::cout.flush();
     std::cerr << (rc == kExitFailures
                       ? "# Exit code 1: expectations missed (listed above)\n"
                       : "# Exit code 1: the expectations could not be checked (see above); "
@@ -130,7 +143,9 @@ int cmd_run(const std::vector<std::string>& args) {
         "set", po::value(&sets)->composing(), "KEY=VALUE: override a key of the file, e.g. "
         "run.iterations=100, defaults.world_sizes=[2,4] (repeatable)")(
         "only", po::value(&only)->composing(), "run only the [[run]] of this name (repeatable, or comma-separated)")(
-        "quiet,q", "no console tables (files are still written)")(
+        "quiet,q", "nothing on stdout: no tables, no results folder (files are still written; errors and "
+        "missed expectations go to stderr)")(
+        "json", "print the job's summary.json on stdout when it ends (implies --quiet), for scripts")(
         "dry-run", "validate and print the plan without running anything")(
         "launcher", po::value<std::string>(), "torchrun, slurm, openmpi, pmi or local (default: detect)")(
         "print-env", "print the launcher, rank and rendezvous this process detected, and why; run nothing");
@@ -162,12 +177,13 @@ int cmd_run(const std::vector<std::string>& args) {
                                  e.backend, e.world_size, e.cases.size());
       return 0;
     }
-    return run_experiment(*loaded, out_dir, p.vm.count("quiet") > 0, forced);
+    return run_experiment(*loaded, out_dir, p.vm.count("quiet") > 0 || p.vm.count("json") > 0, forced,
+                          p.vm.count("json") > 0);
   });
 }
 
 int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
-                   const std::string& forced_launcher) {
+                   const std::string& forced_launcher, bool json) {
   LaunchContext launch;
   try {
     launch = discover_launch(current_environment(), forced_launcher);
@@ -183,8 +199,14 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
   std::string job_dir;
   opts.job_dir_out = &job_dir;
   try {
-    const int code = run_job(loaded.experiment, loaded.plugins, opts);
-    return after_job(loaded.experiment, job_dir, code, opts.quiet);
+    const int code = after_job(loaded.experiment, job_dir, run_job(loaded.experiment, loaded.plugins, opts), opts.quiet);
+    if (json && !job_dir.empty()) {
+      std::ifstream in(std::filesystem::path(job_dir) / "summary.json");
+      if (in) std::cout << in.rdbuf();
+      else std::cerr << fmt::format("commbench run: --json: {}/summary.json could not be read\n", job_dir);
+      std::cout.flush();
+    }
+    return code;
   } catch (const LaunchError& e) {
     std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
                              launch.agent_count, launch.launcher, e.what());

@@ -17,7 +17,8 @@ int cmd_settings(const std::vector<std::string>& args);
 struct LoadedExperiment;
 // What `run` does once the experiment is loaded: the job, then the report and the expectations
 // (`report`, `expect`). `forced_launcher` as --launcher ("" = detect).
+// `json`: print the job's summary.json on stdout at the end (console tables off), for scripts.
 int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
-                   const std::string& forced_launcher);
+                   const std::string& forced_launcher, bool json = false);
 
 }  // namespace commbench

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "common/exit_codes.h"
+#include "cli/cli_spec.h"
 #include "cli/commands.h"
 #include "conformance/driver.h"
+#include "experiment/sizes.h"
 #include "plugin/search_path.h"
 
 namespace po = boost::program_options;
@@ -38,7 +40,7 @@ std::vector<int> parse_ranks(const std::string& s) {
 
 int cmd_conformance(const std::vector<std::string>& args) {
   try {
-    std::string plugin, junit, ranks = "1-4";
+    std::string plugin, junit, ranks = "1-4", max_bytes = "4MiB";
     std::vector<std::string> plugin_dirs, options;
     ConformanceOptions opts;
     double op_timeout_s = 30;
@@ -47,9 +49,11 @@ int cmd_conformance(const std::vector<std::string>& args) {
         "Proves a backend plugin (a libcommbench_backend_<name>.so file, or a backend name found on the\n"
         "plugin search path) follows the commbench ABI: loads it alone, then at each number of ranks\n"
         "(one process per rank) checks its function table and struct_size handling, every op x dtype x\n"
-        "redop x placement x root it advertises with exact results (counts 0, 1, 7, 1001), that what it\n"
-        "does not advertise is refused with CB_ERR_UNIMPLEMENTED, bad arguments, a timeout, an abort with\n"
-        "an op pending, repeated communicator creation without leaks, and concurrency where claimed.\n"
+        "redop x placement x root it advertises with exact results (counts 0, 1, 7, 1001), every op at\n"
+        "sizes across protocol and chunk boundaries (one element below and above each power of two from\n"
+        "4 KiB to --max-bytes), self send/recv and p2p pending across a collective, that what it does not\n"
+        "advertise is refused with CB_ERR_UNIMPLEMENTED, bad arguments, a timeout, an abort with an op\n"
+        "pending, repeated communicator creation without leaks, and concurrency where claimed.\n"
         "Prints a table and a verdict. Exit code 0 if every check passed, 1 if any failed (or the backend\n"
         "cannot run on this machine), 2 for bad usage. docs/plugin-abi.md says what each check expects.\n\nOptions");
     d.add_options()("plugin", po::value(&plugin)->required(), "plugin file or backend name")(
@@ -57,9 +61,12 @@ int cmd_conformance(const std::vector<std::string>& args) {
         "option,O", po::value(&options)->composing(), "backend option KEY=VALUE handed to init (repeatable)")(
         "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
         "junit", po::value(&junit), "also write the results as JUnit XML to this file")(
-        "op-timeout", po::value(&op_timeout_s), "seconds one op may take before it counts as hung (default 30)")(
+        "max-bytes", po::value(&max_bytes), "largest message of the size ladder, e.g. 16MiB (default 4MiB)")(
+        "op-timeout", po::value(&op_timeout_s), "seconds one op may take before it counts as hung (default 30); a rank "
+        "silent for 3x this plus 10 s is inside a call that never returns, and fails the stage")(
         "stage-timeout", po::value(&opts.stage_timeout_s), "seconds one number of ranks may take in all (default 900)")(
         "help,h", "show this help");
+    offer_options(d);
     po::positional_options_description pos;
     pos.add("plugin", 1);
     po::variables_map vm;
@@ -70,7 +77,12 @@ int cmd_conformance(const std::vector<std::string>& args) {
     }
     po::notify(vm);
     opts.world_sizes = parse_ranks(ranks);
+    if (!(op_timeout_s > 0) || op_timeout_s > 86400) throw po::error("--op-timeout wants seconds in (0, 86400]");
     opts.op_timeout_ms = static_cast<int32_t>(op_timeout_s * 1000);
+    const auto mb = parse_size(max_bytes);
+    if (!mb) throw po::error("--max-bytes '" + max_bytes + "': " + mb.error);
+    if (mb.value->elements) throw po::error("--max-bytes '" + max_bytes + "': a size in bytes, such as 4MiB");
+    opts.max_bytes = mb.value->value;
     for (const std::string& kv : options) {
       const auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) throw po::error("--option wants KEY=VALUE, got '" + kv + "'");

@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <boost/program_options.hpp>
+
+#include "cli/cli_spec.h"
 #include "cli/commands.h"
 #include "report/execution_json.h"
 #include "report/trace_merge.h"
@@ -15,10 +18,14 @@
 namespace commbench {
 
 int cmd_merge_trace(const std::vector<std::string>& args) {
+  boost::program_options::options_description d(
+      "Usage: commbench merge-trace JOB_FOLDER\n\n"
+      "Writes JOB_FOLDER/trace.json from JOB_FOLDER/trace/exec<E>-rank<R>.json, the clock estimates in\n"
+      "JOB_FOLDER/results.jsonl and JOB_FOLDER/telemetry.csv if present.\n\nOptions");
+  d.add_options()("help,h", "show this help");
+  offer_options(d);
   if (args.size() != 1 || args[0] == "--help" || args[0] == "-h") {
-    std::cerr << "Usage: commbench merge-trace JOB_FOLDER\n"
-                 "Writes JOB_FOLDER/trace.json from JOB_FOLDER/trace/exec<E>-rank<R>.json, the clock "
-                 "estimates in JOB_FOLDER/results.jsonl and JOB_FOLDER/telemetry.csv if present.\n";
+    (args.size() == 1 ? std::cout : std::cerr) << d << "\n";
     return args.size() == 1 ? 0 : 2;
   }
   const std::filesystem::path job = args[0];

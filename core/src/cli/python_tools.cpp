@@ -1,5 +1,6 @@
 #include "cli/python_tools.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,7 +55,61 @@ std::string python_interpreter(const PythonToolInputs& in) {
   return "python3";
 }
 
+namespace {
+
+// Spawns `python -m commbench args...` with the package on PYTHONPATH; stdout to `out_fd` when
+// >= 0. Returns the pid, or -1 with `error` set.
+pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string& what, int out_fd, bool quiet,
+                        std::string& error);
+
+int wait_python_tool(pid_t pid, const std::string& what) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return kExitInvalid;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  std::cerr << fmt::format("{}: Python was killed by signal {}\n", what, WTERMSIG(status));
+  return 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+std::string python_tool_output(const std::vector<std::string>& args) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "";
+  std::string error;
+  const pid_t pid = spawn_python_tool(args, "commbench", fds[1], true, error);
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (pid < 0) return "";
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "";
+}
+
 int run_python_tool(const std::vector<std::string>& args, const std::string& what) {
+  std::string error;
+  const pid_t pid = spawn_python_tool(args, what, -1, false, error);
+  if (pid < 0) {
+    std::cerr << error;
+    return kExitInvalid;
+  }
+  return wait_python_tool(pid, what);
+}
+
+namespace {
+
+pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string& what, int out_fd, bool quiet,
+                        std::string& error) {
   const PythonToolInputs in = current_inputs();
   std::string package_dir;
   const auto dirs = python_package_dirs(in);
@@ -66,12 +121,12 @@ int run_python_tool(const std::vector<std::string>& args, const std::string& wha
   if (package_dir.empty()) {
     std::string looked;
     for (const auto& d : dirs) looked += "\n  " + d;
-    std::cerr << fmt::format(
+    error = fmt::format(
         "{}: the commbench Python package (python/commbench in the source tree) is not installed; "
         "looked in:{}\nInstall commbench (cmake --install), or set COMMBENCH_PYTHON_DIR to the "
         "source tree's python/ folder.\n",
         what, looked);
-    return kExitInvalid;
+    return -1;
   }
   const std::string python = python_interpreter(in);
   std::string pythonpath = package_dir;
@@ -94,21 +149,23 @@ int run_python_tool(const std::vector<std::string>& args, const std::string& wha
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  if (out_fd >= 0) ::posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  if (quiet) ::posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), envp.data());
+  const int rc = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+  ::posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    std::cerr << fmt::format(
+    error = fmt::format(
         "{}: cannot start Python ('{}': {}). Install Python 3 (apt-get install python3 "
         "python3-matplotlib) or set COMMBENCH_PYTHON to an interpreter.\n",
         what, python, std::strerror(rc));
-    return kExitInvalid;
+    return -1;
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return kExitInvalid;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  std::cerr << fmt::format("{}: Python was killed by signal {}\n", what, WTERMSIG(status));
-  return 128 + WTERMSIG(status);
+  return pid;
 }
+
+}  // namespace
 
 }  // namespace commbench

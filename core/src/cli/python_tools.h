@@ -29,5 +29,7 @@ std::string python_interpreter(const PythonToolInputs& in);
 // stderr; returns its exit code. When no package or interpreter is found: says what to install
 // and returns 2. `what` names the command in messages ("commbench report").
 int run_python_tool(const std::vector<std::string>& args, const std::string& what);
+// The same, quietly, returning what the tool printed on stdout ("" when it could not run).
+std::string python_tool_output(const std::vector<std::string>& args);
 
 }  // namespace commbench

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "common/exit_codes.h"
+#include "cli/cli_spec.h"
 #include "cli/commands.h"
 #include "cli/experiment_loading.h"
 #include "experiment/sizes.h"
@@ -86,10 +87,21 @@ class Writer {
 }  // namespace
 
 std::string quick_op_name(const std::string& op) {
+  // nccl-tests' op words and its binaries' names (all_reduce_perf ...), so a command line copied
+  // from an nccl-tests run works with the binary's name in place of the op.
   static const std::map<std::string, std::string> kNcclTests{
       {"all_reduce", "allreduce"}, {"all_gather", "allgather"}, {"reduce_scatter", "reducescatter"},
-      {"all_to_all", "alltoall"},  {"send_recv", "sendrecv"}};
-  auto it = kNcclTests.find(op);
+      {"all_to_all", "alltoall"},  {"alltoall", "alltoall"},   {"send_recv", "sendrecv"},
+      {"sendrecv", "sendrecv"},     {"broadcast", "broadcast"}, {"reduce", "reduce"},
+      {"gather", "gather"},         {"scatter", "scatter"}};
+  std::string word = op;
+  constexpr std::string_view kPerf = "_perf";
+  if (word.size() > kPerf.size() && word.compare(word.size() - kPerf.size(), kPerf.size(), kPerf) == 0) {
+    word.resize(word.size() - kPerf.size());
+    if (kNcclTests.count(word)) return kNcclTests.at(word);
+    return op;  // an nccl-tests binary commbench has no op for: the op check names it
+  }
+  auto it = kNcclTests.find(word);
   return it == kNcclTests.end() ? op : it->second;
 }
 
@@ -162,8 +174,8 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.memory.empty()) w.line("memory = " + quoted(f.memory), "--memory " + f.memory);
   if (!f.placement.empty()) w.line("placement = " + quoted(f.placement), "--placement " + f.placement);
   // nccl-tests -G N: N iterations captured in a CUDA graph; -a: 0 rank 0, 1 avg, 2 min, 3 max.
-  if (!f.graph.empty() && f.graph != "0") w.line("timing = \"graph\"", "-G " + f.graph);
-  else if (!f.timing.empty()) w.line("timing = " + quoted(f.timing), "--timing " + f.timing);
+  if (!f.graph.empty() && f.graph != "0") w.line("method = \"graph\"", "-G " + f.graph);
+  else if (!f.timing.empty()) w.line("method = " + quoted(f.timing), "--method " + f.timing);
   if (!f.average.empty()) {
     static const std::map<std::string, std::string> kAverage{{"0", "rank0"}, {"1", "avg"}, {"2", "min"}, {"3", "max"}};
     const auto it = kAverage.find(f.average);
@@ -198,7 +210,8 @@ int cmd_quick(const std::vector<std::string>& args) {
       "root,r", po::value(&f.root), "root rank of rooted ops (default 0)")(
       "average,a", po::value(&f.average), "rank aggregation of batch/graph timing: 0 rank 0, 1 avg (default), 2 min, 3 max")(
       "cudagraph,G", po::value(&f.graph), "N > 0: time iterations captured in a CUDA graph (timing = graph)")(
-      "timing", po::value(&f.timing), "batch (default), per_iteration or graph (docs/metrics.md)")(
+      "method", po::value(&f.timing), "batch (default), per_iteration or graph (docs/metrics.md)")(
+      "timing", po::value(&f.timing), "the former name of --method")(
       "timeout,T", po::value(&f.timeout), "limit per execution, seconds or a duration (\"10min\")")(
       "memory", po::value(&f.memory), "host, host_pinned or cuda (default host)")(
       "placement", po::value(&f.placement), "out_of_place or in_place")(
@@ -206,7 +219,9 @@ int cmd_quick(const std::vector<std::string>& args) {
       "save", po::value(&save), "also write the experiment as a TOML file")(
       "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
       "launcher", po::value(&launcher), "as in 'commbench run'")(
-      "quiet,q", "no console tables");
+      "quiet,q", "nothing on stdout (files are still written)")(
+      "json", "print the job's summary.json on stdout when it ends (implies --quiet)");
+  offer_options(d);
   po::positional_options_description pos;
   pos.add("ops", -1);
   po::variables_map vm;
@@ -249,7 +264,7 @@ int cmd_quick(const std::vector<std::string>& args) {
   };
   auto loaded = validate_parsed(parse_experiment_string(q.toml, "commbench quick"), plugin_dirs, print);
   if (!loaded) return kExitInvalid;
-  return run_experiment(*loaded, "", vm.count("quiet") > 0, launcher);
+  return run_experiment(*loaded, "", vm.count("quiet") > 0 || vm.count("json") > 0, launcher, vm.count("json") > 0);
 }
 
 }  // namespace commbench

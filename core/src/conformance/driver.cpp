@@ -1,5 +1,7 @@
 #include "conformance/driver.h"
 
+#include <algorithm>
+
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,6 +95,7 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
     l.args = {"__conformance_rank", "--rank", std::to_string(r), "--world", std::to_string(world),
               "--store", fmt::format("{}:{}", server->host(), server->port()), "--plugin", opts.plugin_path,
               "--stage", stage, "--op-timeout-ms", std::to_string(opts.op_timeout_ms),
+              "--max-bytes", std::to_string(opts.max_bytes),
               "--parent-pid", std::to_string(::getpid())};
     for (const auto& [k, v] : opts.backend_options) {
       l.args.push_back("--option");
@@ -226,6 +229,10 @@ ConformanceReport run_conformance(const ConformanceOptions& opts) {
   run_stage(opts, "options", 1, log_dir, report.checks);
   for (int world : opts.world_sizes)
     if (!run_stage(opts, "suite", world, log_dir, report.checks)) report.unavailable = true;
+  // A blocking op whose peer never posts, in processes of their own (its communicator is left
+  // unusable): at 2 ranks, when the run includes 2 or more.
+  if (!report.unavailable && std::any_of(opts.world_sizes.begin(), opts.world_sizes.end(), [](int w) { return w >= 2; }))
+    run_stage(opts, "deadline", 2, log_dir, report.checks);
   if (report.passed()) std::filesystem::remove_all(log_dir);
   else report.log_dir = log_dir;
   return report;

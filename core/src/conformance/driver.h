@@ -18,6 +18,7 @@ struct ConformanceOptions {
   std::vector<int> world_sizes{1, 2, 3, 4};
   std::map<std::string, std::string> backend_options;  // handed to init
   int32_t op_timeout_ms = 30000;
+  uint64_t max_bytes = 4u << 20;  // the size ladder's top: 4 KiB ± 1 element ... this
   double stage_timeout_s = 900;  // a whole world size; past it the ranks are killed and it fails
   std::string self_exe;
 };

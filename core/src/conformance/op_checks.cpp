@@ -197,16 +197,63 @@ std::vector<CaseSpec> cases_of(const SuiteContext& ctx, const OpInfo& info) {
   return cases;
 }
 
+// Counts that cross the sizes where backends change protocol or split a message (eager to
+// rendezvous, chunks, pipeline stages): one element below and one above every power of four of
+// bytes from 4 KiB up to max_bytes (4, 16, 64, 256 KiB, 1, 4 MiB: odd counts where the power
+// holds an even number of elements), and max_bytes itself. A backend right up to 1 MiB and
+// wrong past it fails here, not only in a checked benchmark. Powers of four, not two: the
+// large sizes are what costs, and every chunk boundary below max_bytes still has a size on
+// each side of it.
+std::vector<uint64_t> boundary_counts(size_t esize, uint64_t max_bytes) {
+  std::vector<uint64_t> out;
+  for (uint64_t p = 4096; p <= max_bytes; p *= 4) {
+    const uint64_t n = p / esize;
+    if (n > 1) out.push_back(n - 1);
+    if ((n + 1) * esize <= max_bytes) out.push_back(n + 1);
+  }
+  const uint64_t top = max_bytes / esize;
+  if (top > 0 && (out.empty() || top > out.back())) out.push_back(top);
+  return out;
+}
+
+// The size ladder of one op: one dtype (uint8 for data movement, so odd byte counts; f32 or
+// int32 for reductions), sum, every advertised placement, the last rank as root.
+std::vector<CaseSpec> size_cases_of(const SuiteContext& ctx, const OpInfo& info) {
+  std::vector<CaseSpec> cases;
+  if (info.kind == OpKind::Barrier) return cases;
+  const uint64_t dtype_bits = info.reduction ? ctx.caps.reduce_dtypes : ctx.caps.dtypes;
+  if (!dtype_bits) return cases;
+  const cb_dtype preferred[] = {info.reduction ? CB_DTYPE_F32 : CB_DTYPE_UINT8, CB_DTYPE_INT32};
+  cb_dtype dtype = static_cast<cb_dtype>(std::countr_zero(dtype_bits));
+  for (cb_dtype d : preferred)
+    if (dtype_bits & CB_BIT(d)) {
+      dtype = d;
+      break;
+    }
+  std::optional<cb_redop> redop;
+  if (info.reduction)
+    redop = ctx.caps.redops & CB_BIT(CB_REDOP_SUM) ? CB_REDOP_SUM : static_cast<cb_redop>(std::countr_zero(ctx.caps.redops));
+  std::vector<Placement> placements;
+  if (info.point_to_point || (ctx.caps.flags & CB_CAP_OUT_OF_PLACE)) placements.push_back(Placement::OutOfPlace);
+  if (!info.point_to_point && (ctx.caps.flags & CB_CAP_IN_PLACE)) placements.push_back(Placement::InPlace);
+  const size_t esize = sdk::dtype_size(dtype);
+  for (Placement p : placements)
+    for (uint64_t count : boundary_counts(esize, ctx.max_bytes))
+      cases.push_back(CaseSpec{info.kind, count * esize, count, dtype, redop, p, info.rooted ? ctx.world - 1 : 0});
+  return cases;
+}
+
 // Runs one op's cases; stops the suite (ctx.broken) at the first failure on any rank.
-void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
-  const std::string name = mem == CB_MEM_HOST ? fmt::format("op {}", info.name)
-                                              : fmt::format("op {} ({})", info.name, sdk::mem_name(mem));
+void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vector<CaseSpec>& cases,
+              const std::string& name) {
   if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
   if (ctx.world < info.min_world_size)
     return ctx.report(name, ConformanceResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
+  if (cases.empty())
+    return ctx.report(name, ConformanceResult::Skip, fmt::format("no size from 4 KiB to --max-bytes {}", ctx.max_bytes));
   size_t run = 0, refused = 0, wrong_cases = 0;
   std::string first_wrong;
-  for (const CaseSpec& spec : cases_of(ctx, info)) {
+  for (const CaseSpec& spec : cases) {
     const std::string what = describe_case(spec, mem);
     ctx.out.phase("conformance " + what);
     const CaseOutcome o = run_case(ctx, spec, mem, name);
@@ -235,9 +282,28 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem) {
   if (wrong_cases > 0)
     return ctx.report(name, ConformanceResult::Fail,
                       fmt::format("{} case(s) with wrong results; first: {}", wrong_cases, first_wrong));
+  std::string sizes;
+  if (!cases.empty() && cases.front().bytes >= 4096 - sdk::dtype_size(cases.front().dtype))
+    sizes = fmt::format(", {} to {} bytes", cases.front().bytes, cases.back().bytes);
   ctx.report(name, ConformanceResult::Pass,
-             fmt::format("{} case(s) exact{}", run,
+             fmt::format("{} case(s) exact{}{}", run, sizes,
                          refused ? fmt::format(", {} refused as unsupported (CB_ERR_UNIMPLEMENTED)", refused) : ""));
+}
+
+std::string check_name(const OpInfo& info, cb_mem mem, const char* suffix) {
+  return mem == CB_MEM_HOST ? fmt::format("op {}{}", info.name, suffix)
+                            : fmt::format("op {}{} ({})", info.name, suffix, sdk::mem_name(mem));
+}
+
+// The ops the plugin can run: advertised collectives, p2p patterns where send and recv are.
+template <class F>
+void for_each_advertised_op(const SuiteContext& ctx, F&& f) {
+  for (const OpInfo& info : all_ops()) {
+    if (info.kind == OpKind::AllPairs) continue;  // the same send/recv as sendrecv, driven pair by pair
+    const bool p2p = info.point_to_point;
+    if (p2p ? !(ctx.has_op(CB_OP_SEND) && ctx.has_op(CB_OP_RECV)) : !ctx.has_op(info.abi_op)) continue;
+    f(info);
+  }
 }
 
 }  // namespace
@@ -251,12 +317,20 @@ void check_op_matrix(SuiteContext& ctx) {
                                                : "device memory only, and no GPU here: " + ctx.gpu_unusable);
   }
   for (cb_mem mem : mems)
-    for (const OpInfo& info : all_ops()) {
-      if (info.kind == OpKind::AllPairs) continue;  // the same send/recv as sendrecv, driven pair by pair
-      const bool p2p = info.point_to_point;
-      if (p2p ? !(ctx.has_op(CB_OP_SEND) && ctx.has_op(CB_OP_RECV)) : !ctx.has_op(info.abi_op)) continue;
-      check_op(ctx, info, mem);
-    }
+    for_each_advertised_op(ctx, [&](const OpInfo& info) {
+      check_op(ctx, info, mem, cases_of(ctx, info), check_name(info, mem, ""));
+    });
+}
+
+// The size ladder on the first memory type the plugin drives (device memory for a device-only
+// plugin): one dtype, every placement, sizes across the protocol and chunk boundaries.
+void check_op_sizes(SuiteContext& ctx) {
+  const std::vector<cb_mem> mems = ctx.usable_memory();
+  if (mems.empty()) return;  // check_op_matrix said why
+  for_each_advertised_op(ctx, [&](const OpInfo& info) {
+    if (info.kind == OpKind::Barrier) return;
+    check_op(ctx, info, mems.front(), size_cases_of(ctx, info), check_name(info, mems.front(), " sizes"));
+  });
 }
 
 void check_concurrent_collectives(SuiteContext& ctx) {

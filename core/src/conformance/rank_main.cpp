@@ -28,6 +28,7 @@ int conformance_rank_main(int argc, char** argv) {
     d.add_options()("rank", po::value(&opts.rank)->required())("world", po::value(&opts.world)->required())(
         "store", po::value(&store)->required())("plugin", po::value(&plugin_path)->required())(
         "stage", po::value(&stage)->required())("op-timeout-ms", po::value(&opts.op_timeout_ms))(
+        "max-bytes", po::value(&opts.max_bytes))(
         "option", po::value(&options)->composing())("parent-pid", po::value(&parent));
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -57,6 +58,7 @@ int conformance_rank_main(int argc, char** argv) {
     out.phase("conformance: load plugin");
     static const LoadedPlugin plugin = load_plugin(plugin_path);
     if (stage == "options") return run_unknown_option_check(plugin, bootstrap, out);
+    if (stage == "deadline") return run_deadline_check(plugin, bootstrap, suite, out, opts);
     return run_rank_suite(plugin, bootstrap, suite, out, opts);
   } catch (const std::exception& e) {
     out.send({{"type", "error"}, {"message", e.what()}});

@@ -229,6 +229,7 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   HostServices host(for_plugin, opts.rank, opts.world, opts.options);
   BackendSession session(plugin.api);
   SuiteContext ctx{session, for_suite, out, opts.rank, opts.world, opts.op_timeout_ms};
+  ctx.max_bytes = opts.max_bytes;
   // Device memory needs the GPU bound before init, as in a worker (the rank's GPU, or the
   // backend's `device` option, so that suite and plugin use the same device).
   std::unique_ptr<GpuDevice> gpu;
@@ -264,7 +265,10 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
     return 0;
   }
   check_op_matrix(ctx);
+  check_op_sizes(ctx);
   check_concurrent_collectives(ctx);
+  check_self_send_recv(ctx);
+  check_p2p_pending_across_collective(ctx);
   check_unadvertised_refused(ctx);
   check_bad_arguments(ctx);
   check_create_destroy_cycles(ctx, create_timeout_ms);

@@ -23,6 +23,7 @@ struct RankSuiteOptions {
   int rank = 0;
   int world = 1;
   int32_t op_timeout_ms = 30000;           // one op's wait; comm_create gets twice that
+  uint64_t max_bytes = 4u << 20;           // the size ladder's top (conformance --max-bytes)
   std::map<std::string, std::string> options;  // the backend's options (--option key=value)
 };
 
@@ -33,6 +34,11 @@ struct RankSuiteOptions {
 // unavailable here.
 int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap& for_suite, ResultChannel& out,
                    const RankSuiteOptions& opts);
+
+// The "deadline" stage (conformance/deadline_check.cpp): on a communicator created with a short
+// timeout, rank 0's collective that no other rank joins must end with CB_ERR_TIMEOUT within it.
+int run_deadline_check(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap& for_suite, ResultChannel& out,
+                       const RankSuiteOptions& opts);
 
 // A process of its own (init is once per process): init with an option no plugin knows must
 // fail with CB_ERR_INVALID_ARGUMENT. Reports one check.

@@ -17,6 +17,10 @@
 
 namespace commbench {
 
+// The largest message of the size ladder by default (`--max-bytes`): past the eager/rendezvous
+// switch and the chunk sizes of every backend we know (docs/plugin-abi.md §12).
+inline constexpr uint64_t kDefaultMaxBytes = 4u << 20;
+
 struct SuiteContext {
   SuiteContext(BackendSession& s, Bootstrap& b, ResultChannel& o, int r = 0, int w = 1, int32_t timeout_ms = 30000)
       : session(s), boot(b), out(o), rank(r), world(w), op_timeout_ms(timeout_ms) {}
@@ -27,6 +31,7 @@ struct SuiteContext {
   int rank = 0;
   int world = 1;
   int32_t op_timeout_ms = 30000;
+  uint64_t max_bytes = kDefaultMaxBytes;  // the size ladder's top (`--max-bytes`)
   cb_capabilities caps{};           // what this process really has (get_capabilities(backend))
   GpuDevice* gpu = nullptr;         // set when the plugin takes device memory and a GPU is here
   std::string gpu_unusable;         // why not, when it takes device memory
@@ -78,6 +83,9 @@ cb_op_args base_args(const SuiteContext& ctx, cb_op op, void* send, void* recv, 
 // The checks, in the order run_rank_suite calls them (conformance/op_checks.cpp,
 // conformance/error_checks.cpp).
 void check_op_matrix(SuiteContext& ctx);
+void check_op_sizes(SuiteContext& ctx);
+void check_self_send_recv(SuiteContext& ctx);
+void check_p2p_pending_across_collective(SuiteContext& ctx);
 void check_concurrent_collectives(SuiteContext& ctx);
 void check_unadvertised_refused(SuiteContext& ctx);
 void check_bad_arguments(SuiteContext& ctx);

@@ -220,6 +220,31 @@ void check_world_sizes(const RunSpec& spec, const RunLayer& run, const Merger& m
   }
 }
 
+// An `expect` that no case of its run can meet is a typo (an op the run does not measure, a size
+// range that holds none of its sizes): validate says so instead of `check` reporting nothing.
+void check_expectations(const RunSpec& spec, DiagnosticSink& sink) {
+  for (const Expectation& e : spec.expect) {
+    std::vector<std::string> run_ops;
+    for (OpKind o : spec.ops) run_ops.emplace_back(op_info(o).name);
+    for (OpKind o : e.ops)
+      if (std::find(spec.ops.begin(), spec.ops.end(), o) == spec.ops.end())
+        sink.error(e.pos, fmt::format("this expectation is about '{}', which run '{}' never measures (its ops: {}): "
+                                      "it could never be checked",
+                                      op_info(o).name, spec.name, fmt::join(run_ops, ", ")));
+    if (!e.min_bytes && !e.max_bytes) continue;
+    bool any = false;
+    for (const SizeSpec& size : spec.sizes)
+      for (cb_dtype d : spec.dtypes) {
+        const uint64_t b = size.bytes(sdk::dtype_size(d));
+        any |= (!e.min_bytes || b >= *e.min_bytes) && (!e.max_bytes || b <= *e.max_bytes);
+      }
+    if (!any && !spec.sizes.empty())
+      sink.error(e.pos, fmt::format("no size of run '{}' lies within this expectation's min_size..max_size: it could "
+                                    "never be checked",
+                                    spec.name));
+  }
+}
+
 // Settings the run's own table writes but none of its ops reads: probably a mistake.
 void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink) {
   const auto& ops = spec.ops;
@@ -257,7 +282,7 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");
   }
   if (spec.method == MeasureMethod::PerIteration)
-    warn("rank_aggregation", "timing = \"per_iteration\" always takes the slowest rank of each iteration");
+    warn("rank_aggregation", "method = \"per_iteration\" always takes the slowest rank of each iteration");
   if (spec.target_cv == 0) warn("max_time", "it caps target_cv's repetitions, and target_cv is off");
 }
 
@@ -317,6 +342,8 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
       spec.scaling == ScalingMode::Strong && sink.error_count() == errors_before)
     check_strong_shares(spec, sink);
   if (ops_ok) warn_unused(spec, run, sink);
+  if (ops_ok && sizes_ok && dtypes_ok && m.ok("expect") && spec.workload == WorkloadKind::None)
+    check_expectations(spec, sink);
 
   if (!m.usable() || sink.error_count() > errors_before) return std::nullopt;
   return spec;

@@ -138,7 +138,7 @@ struct GpuClock : Named<TimingMethod, GpuTimingNames> {
                                           WhereMap& where) {
     if (const auto* s = n.as_string(); s && s->get() == kRetiredBatchClock) {
       sink.error(sink.pos(n),
-                 "gpu_timing = \"cuda_event_batch\" is now two settings: write timing = \"batch\" "
+                 "gpu_timing = \"cuda_event_batch\" is now two settings: write method = \"batch\" "
                  "(the method; it is the default) and gpu_timing = \"cuda_event\" (the clock)");
       return std::nullopt;
     }

@@ -50,6 +50,12 @@ const std::array kSettings{
         "iterations", "iterations", "integer ≥ 1",
         "timed iterations per case (a minimum when `min_time` is set; one round's worth with "
         "`target_cv`)"),
+    row<&RunSettings::repeats, codec::IntAtLeast<1>>(
+        "repeats", "repeats", "integer ≥ 1",
+        "measure every case this many times, each repeat a separate execution in fresh worker "
+        "processes, in rounds (every backend and world size of the run once, then again), so the "
+        "records show run-to-run variation — what `commbench compare` needs to tell a regression "
+        "from noise (docs/output.md, \"Comparing jobs\"); records carry `repeat`"),
     with_default(row<&RunSettings::min_time_s, codec::Duration<true>>(
                      "min_time", "min_time_s", "duration",
                      "keep iterating a case until it has run at least this long"),
@@ -92,8 +98,9 @@ const std::array kSettings{
         "every record of such a run carries `oversubscribe_gpu: true`. Off (the default), ranks that would share a "
         "GPU are reported `unavailable` with the reason before any communicator is created"),
     row<&RunSettings::method, codec::Named<MeasureMethod, codec::MethodNames>>(
-        "timing", "timing", "string",
-        "the method (docs/metrics.md, \"Methods\"): `batch` — one synchronisation, then the "
+        "method", "method", "string",
+        "the timing method (docs/metrics.md, \"Methods\"; `timing` is its former name, still read with a "
+        "warning — in records `timing` is the clock): `batch` — one synchronisation, then the "
         "iterations back to back, per rank elapsed / N (nccl-tests', OSU's and PARAM's method); "
         "`per_iteration` — a synchronised start before every iteration, slowest rank per iteration "
         "(the latency of an isolated collective); `graph` — `memory = \"cuda\"` on a stream-ordered "
@@ -123,8 +130,8 @@ const std::array kSettings{
         "the **clock** of a stream-ordered backend (NCCL) on `memory = \"cuda\"`: `cuda_event` "
         "(events on the worker's stream), `host_stream_sync` (host timer, a stream synchronisation "
         "ending each iteration). Host-memory and staged backends are timed on the host whatever "
-        "this says. The method is `timing`: the former `gpu_timing = \"cuda_event_batch\"` is an "
-        "error that says to write `timing = \"batch\"` (the default) with `gpu_timing = "
+        "this says. The method is `method`: the former `gpu_timing = \"cuda_event_batch\"` is an "
+        "error that says to write `method = \"batch\"` (the default) with `gpu_timing = "
         "\"cuda_event\"`. docs/gpu.md"),
     row<&RunSettings::scaling, codec::Named<ScalingMode, codec::ScalingNames>>(
         "scaling", "scaling", "string",

@@ -45,6 +45,7 @@ struct RunSettings {
   cb_mem memory = CB_MEM_HOST;
   int warmup = 5;
   int iterations = 20;        // timed iterations per case (a minimum when min_time_s > 0)
+  int repeats = 1;            // executions of every case, in rounds, each in fresh processes
   double min_time_s = 0;      // > 0: run each case at least this long
   int max_iterations = 100000;
   bool check = true;
@@ -55,7 +56,7 @@ struct RunSettings {
   std::optional<int> device;     // memory = "cuda": GPU index for every rank (else by local rank)
   bool oversubscribe_gpu = false;  // memory = "cuda": local ranks may share a GPU (correctness only)
   TimingMethod gpu_timing = TimingMethod::CudaEvent;  // stream-ordered backends: the clock
-  MeasureMethod method = MeasureMethod::Batch;        // key `timing` (docs/metrics.md, "Methods")
+  MeasureMethod method = MeasureMethod::Batch;        // key `method`, formerly `timing` (docs/metrics.md, "Methods")
   RankAggregation rank_aggregation = RankAggregation::Avg;  // batch and graph
   double target_cv = 0;       // > 0: repeat a case in rounds until its CV is below this (fraction)
   double max_time_s = 10;     // with target_cv: no new round after this long

@@ -1,6 +1,7 @@
 #include "experiment/size_field.h"
 
 #include <array>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -13,6 +14,29 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kRangeKeys{"min", "max", "factor"};
 
+// "4KB" is 4000 bytes, as written: kept, but a decimal unit on a power of two ("4KB", "64KB",
+// "256MB") is most often a KiB/MiB meant, so validate says what it is and how to write the other.
+void warn_decimal_unit(DiagnosticSink& sink, const toml::node& node, const std::string& text) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kUnits{
+      {{"KB", "KiB"}, {"kB", "KiB"}, {"MB", "MiB"}, {"GB", "GiB"}, {"TB", "TiB"}}};
+  std::string t = text;
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  for (const auto& [dec, bin] : kUnits) {
+    if (t.size() <= dec.size() || t.compare(t.size() - dec.size(), dec.size(), dec) != 0) continue;
+    std::string number = t.substr(0, t.size() - dec.size());
+    while (!number.empty() && number.back() == ' ') number.pop_back();
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(number.c_str(), &end, 10);
+    if (end == number.c_str() || *end != '\0' || n < 2 || (n & (n - 1)) != 0) return;  // "1MB" is often meant as written
+    const auto parsed = parse_size(t);
+    sink.warning(sink.pos(node),
+                 fmt::format("\"{}\" is {} bytes ({} is a decimal unit); if you meant {} bytes, write \"{}{}\"",
+                             text, parsed ? parsed.value->value : 0, dec, parse_size(number + std::string(bin)).value->value,
+                             number, bin));
+    return;
+  }
+}
+
 // One size: an integer (bytes) or a string with a unit.
 std::optional<SizeSpec> read_size(DiagnosticSink& sink, const toml::node& node,
                                   std::string_view key) {
@@ -21,6 +45,7 @@ std::optional<SizeSpec> read_size(DiagnosticSink& sink, const toml::node& node,
     parsed = size_from_integer(i->get());
   } else if (const auto* s = node.as_string()) {
     parsed = parse_size(s->get());
+    if (parsed) warn_decimal_unit(sink, node, s->get());
   } else {
     report_wrong_type(sink, node, "a size (an integer number of bytes, or a string like \"4KiB\")",
                       key);

@@ -30,6 +30,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["experiment"] = r.experiment;
   j["run"] = r.run;
   j["run_index"] = r.run_index;
+  j["repeat"] = r.repeat;
   j["backend"] = r.backend;
   j["world_size"] = r.world_size;
   j["op"] = r.op;
@@ -89,6 +90,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "experiment", r.experiment);
   read_field(j, "run", r.run);
   read_field(j, "run_index", r.run_index);
+  read_field(j, "repeat", r.repeat);
   read_field(j, "backend", r.backend);
   read_field(j, "world_size", r.world_size);
   read_field(j, "op", r.op);

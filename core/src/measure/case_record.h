@@ -40,6 +40,7 @@ struct CaseRecord {
   std::string experiment;
   std::string run;       // run name
   int run_index = 0;
+  int repeat = 0;        // which of the run's `repeats` (0-based)
   std::string backend;
   int world_size = 0;
   std::string op;        // "allreduce", "pingpong", ...

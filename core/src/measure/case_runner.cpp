@@ -129,6 +129,7 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.experiment = e.experiment;
   r.run = e.run;
   r.run_index = e.run_index;
+  r.repeat = e.repeat;
   r.backend = e.backend;
   r.world_size = e.world_size;
   r.op = std::string(op_info(c.op).name);

@@ -90,34 +90,39 @@ void add_cases(const RunSpec& run, OpKind op, int world, std::vector<CaseSpec>& 
 std::vector<Execution> plan_job(const Experiment& exp) {
   std::vector<Execution> plan;
   for (const RunSpec& run : exp.runs) {
-    for (const std::string& backend : run.backends) {
-      for (int world : run.world_sizes) {
-        std::vector<CaseSpec> cases;
-        for (OpKind op : run.ops) add_cases(run, op, world, cases);
-        Execution e;
-        static_cast<RunSettings&>(e) = run;
-        e.index = static_cast<int>(plan.size());
-        e.run_index = run.index;
-        e.run = run.name;
-        e.experiment = exp.name;
-        e.backend = backend;
-        e.world_size = world;
-        e.timeout_s = run.timeout_given ? run.timeout_s : default_timeout_s(run, world, cases);
-        e.seed = exp.seed;
-        e.env = run.env;
-        if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
-        e.cases = cases;
-        if (run.workload != WorkloadKind::None) {
-          e.workload_dtype = run.dtypes.front();
-          // Strong scaling: batch_size is the global batch and compute_ms the compute of its step
-          // on one rank; each of the N ranks gets 1/N of both (run_resolve.cpp checked N | batch).
-          if (run.workload == WorkloadKind::DataParallel && run.scaling == ScalingMode::Strong) {
-            e.batch_size = run.batch_size / world;
-            e.compute_ms = run.compute_ms / world;
+    // Repeats in rounds: a slow drift of the machine spreads over every configuration's
+    // repeats instead of landing on one configuration's.
+    for (int repeat = 0; repeat < run.repeats; ++repeat) {
+      for (const std::string& backend : run.backends) {
+        for (int world : run.world_sizes) {
+          std::vector<CaseSpec> cases;
+          for (OpKind op : run.ops) add_cases(run, op, world, cases);
+          Execution e;
+          static_cast<RunSettings&>(e) = run;
+          e.index = static_cast<int>(plan.size());
+          e.run_index = run.index;
+          e.repeat = repeat;
+          e.run = run.name;
+          e.experiment = exp.name;
+          e.backend = backend;
+          e.world_size = world;
+          e.timeout_s = run.timeout_given ? run.timeout_s : default_timeout_s(run, world, cases);
+          e.seed = exp.seed;
+          e.env = run.env;
+          if (auto it = run.options.find(backend); it != run.options.end()) e.options = it->second;
+          e.cases = cases;
+          if (run.workload != WorkloadKind::None) {
+            e.workload_dtype = run.dtypes.front();
+            // Strong scaling: batch_size is the global batch and compute_ms the compute of its step
+            // on one rank; each of the N ranks gets 1/N of both (run_resolve.cpp checked N | batch).
+            if (run.workload == WorkloadKind::DataParallel && run.scaling == ScalingMode::Strong) {
+              e.batch_size = run.batch_size / world;
+              e.compute_ms = run.compute_ms / world;
+            }
+            if (!run.timeout_given) e.timeout_s = workload_timeout_s(run);
           }
-          if (!run.timeout_given) e.timeout_s = workload_timeout_s(run);
+          plan.push_back(std::move(e));
         }
-        plan.push_back(std::move(e));
       }
     }
   }
@@ -133,7 +138,7 @@ void to_json(nlohmann::json& j, const Execution& e) {
     if (c.redop) jc["redop"] = sdk::redop_name(*c.redop);
     cases.push_back(std::move(jc));
   }
-  j = nlohmann::json{{"index", e.index}, {"run_index", e.run_index}, {"run", e.run},
+  j = nlohmann::json{{"index", e.index}, {"run_index", e.run_index}, {"repeat", e.repeat}, {"run", e.run},
                      {"experiment", e.experiment}, {"backend", e.backend},
                      {"world_size", e.world_size}, {"seed", e.seed}, {"env", e.env},
                      {"options", e.options}, {"cases", std::move(cases)},
@@ -144,6 +149,7 @@ void to_json(nlohmann::json& j, const Execution& e) {
 void from_json(const nlohmann::json& j, Execution& e) {
   e.index = j.at("index");
   e.run_index = j.at("run_index");
+  e.repeat = j.value("repeat", 0);
   e.run = j.at("run");
   e.experiment = j.at("experiment");
   e.backend = j.at("backend");

@@ -32,6 +32,7 @@ struct CaseSpec {
 struct Execution : RunSettings {
   int index = 0;  // among all executions of the job
   int run_index = 0;
+  int repeat = 0;  // 0-based, < repeats
   std::string run;
   std::string experiment;
   std::string backend;

@@ -12,14 +12,14 @@ namespace {
 
 // Column widths of the per-execution table; rows and headers share them so they line up.
 constexpr int kOp = 15, kSize = 12, kCount = 12, kType = 7, kRedop = 6, kPlace = 6, kTime = 11,
-              kBw = 12, kWrong = 7, kPct = 11, kCv = 7;
+              kBw = 12, kWrong = 7, kPct = 11, kCv = 7, kRate = 10;
 
 std::string table_header() {
   return fmt::format(
-      "#{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", "op",
+      "#{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", "op",
       kOp - 1, "size(B)", kSize, "count", kCount, "type", kType, "redop", kRedop, "place", kPlace,
       "time(us)", kTime, "algbw(GB/s)", kBw, "busbw(GB/s)", kBw, "#wrong", kWrong, "p50(us)", kPct,
-      "p99(us)", kPct, "CV%", kCv);
+      "p99(us)", kPct, "msg/s", kRate, "CV%", kCv);
 }
 
 // The identifying columns every row starts with.
@@ -35,10 +35,12 @@ std::string case_row(const CaseRecord& r) {
   if (r.status != "ok")
     return fmt::format("{}  {}: {}", row_prefix(r), r.status, r.reason.empty() ? "-" : r.reason);
   // "!" right after CV marks a noisy case; the legend is printed after the table.
-  return fmt::format("{}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{}", row_prefix(r),
+  // msg/s: the windowed patterns' message rate (docs/metrics.md); "-" where messages are not counted.
+  return fmt::format("{}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{}", row_prefix(r),
                      format_time_us(r.time_us.mean), kTime, format_gbps(r.algbw_gbps), kBw,
                      format_gbps(r.busbw_gbps), kBw, format_wrong(r.wrong), kWrong,
                      format_time_us(r.time_us.p50), kPct, format_time_us(r.time_us.p99), kPct,
+                     r.msg_rate_mps > 0 ? format_msg_rate(r.msg_rate_mps) : "-", kRate,
                      format_cv_percent(r.time_us.cv), kCv, is_noisy(r) ? " !" : "");
 }
 
@@ -108,9 +110,11 @@ void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
   exec_has_noisy_ = false;
   table_context_.clear();
   print("#");
-  print(fmt::format("# [exec {}/{}] run '{}' | backend {} | {} | {} cases", exec.exec_index + 1,
-                    exec.exec_total, exec.run, exec.backend, ranks(exec.world_size),
-                    exec.case_total));
+  print(fmt::format("# [exec {}/{}] run '{}'{} | backend {} | {} | {} cases", exec.exec_index + 1,
+                    exec.exec_total, exec.run,
+                    exec.repeats > 1 ? fmt::format(" (repeat {}/{})", exec.repeat + 1, exec.repeats) : "",
+                    exec.backend, ranks(exec.world_size), exec.case_total));
+  if (auto warning = host_load_warning(exec.host_load)) print(fmt::format("# WARNING: {}", *warning));
   show_progress(fmt::format("[exec {}/{}] {}, {} — starting{}", exec.exec_index + 1, exec.exec_total,
                             exec.backend, ranks(exec.world_size), elapsed_and_eta()));
 }
@@ -288,7 +292,7 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
       }
       for (size_t i = 1; i < set.backends.size(); ++i) {
         const auto ratio = time_ratio(row, i);
-        line += fmt::format("{:>{}}", ratio ? fmt::format("{:.2f}x", *ratio) : "-", kBw + 2);
+        line += fmt::format("{:>{}}", ratio ? format_ratio(*ratio) + "x" : "-", kBw + 2);
       }
       print(line);
     }
@@ -299,6 +303,7 @@ void ConsoleReporter::job_done(const JobResult& result) {
   int ok_execs = 0, ok_cases = 0, unsupported = 0, skipped = 0, noisy = 0, with_target = 0, missed = 0;
   int64_t wrong = 0;
   for (const auto& e : result.executions) ok_execs += e.status == "ok";
+  const int not_run = cases_not_run(result);
   for (const auto& c : result.cases) {
     ok_cases += c.status == "ok";
     unsupported += c.status == "unsupported";
@@ -312,16 +317,27 @@ void ConsoleReporter::job_done(const JobResult& result) {
   const int cases = static_cast<int>(result.cases.size());
   print("#");
   print(fmt::format(
-      "# Summary: {} ({} ok, {} not ok) | {} ({} ok, {} unsupported, {}{} failed) | "
+      "# Summary: {} ({} ok, {} not ok) | {} ({} ok, {} unsupported, {}{} failed{}) | "
       "#wrong {} | {} with CV > {:.0f}%",
-      count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases, "case"), ok_cases,
+      count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases + not_run, "case"), ok_cases,
       unsupported, skipped ? fmt::format("{} skipped (too big), ", skipped) : "",
-      cases - ok_cases - unsupported - skipped, wrong, count_of(noisy, "case"), kNoisyCv * 100));
+      cases - ok_cases - unsupported - skipped,
+      not_run ? fmt::format(", {} not run (their execution ended early)", not_run) : "", wrong,
+      count_of(noisy, "case"), kNoisyCv * 100));
+  int busy = 0;
+  for (const auto& e : result.executions) busy += host_load_warning(e.info.host_load).has_value();
+  if (busy > 0)
+    print(fmt::format("# WARNING: {} of {} started on a busy or oversubscribed machine: their times include "
+                      "waiting for a CPU (summary.md, \"Busy machine\")",
+                      busy, count_of(execs, "execution")));
   if (with_target > 0)
     print(fmt::format("# target_cv: {} with a target, {} reached it, {} missed it (capped by max_iterations or max_time)",
                       count_of(with_target, "case"), with_target - missed, missed));
   print(fmt::format("# Results in: {}", output_dir_));
-  print(fmt::format("# Exit code {}: {}", result.exit_code, exit_reason(result)));
+  if (result.expectations_follow)  // the final exit code is printed after them (cli/commands.cpp)
+    print(fmt::format("# Measurements: {}; the expectations below decide the exit code", exit_reason(result)));
+  else
+    print(fmt::format("# Exit code {}: {}", result.exit_code, exit_reason(result)));
 }
 
 }  // namespace commbench

@@ -12,6 +12,8 @@ void write_info(Json& j, const ExecutionInfo& e) {
   j["exec_index"] = e.exec_index;
   j["exec_total"] = e.exec_total;
   j["case_total"] = e.case_total;
+  j["repeat"] = e.repeat;
+  if (e.host_load.sampled) j["host_load"] = to_json(e.host_load);
 }
 
 template <class Json>
@@ -57,6 +59,8 @@ void from_json(const nlohmann::json& j, ExecutionInfo& e) {
   read_field(j, "exec_index", e.exec_index);
   read_field(j, "exec_total", e.exec_total);
   read_field(j, "case_total", e.case_total);
+  read_field(j, "repeat", e.repeat);
+  if (j.contains("host_load")) from_json(j["host_load"], e.host_load);
 }
 
 void to_json(nlohmann::json& j, const ExecutionOutcome& o) { write_outcome(j, o); }

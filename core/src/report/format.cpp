@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -40,7 +41,26 @@ std::string human_size(uint64_t bytes) {
 }
 
 std::string format_time_us(double us) { return fmt::format("{:.2f}", us); }
-std::string format_gbps(double gbps) { return fmt::format("{:.2f}", gbps); }
+namespace {
+// Fixed notation with at least `digits` significant digits and at least `min_decimals` decimals:
+// a busbw of 0.0059 GB/s reads "0.00591", not "0.00".
+std::string significant(double v, int digits, int min_decimals) {
+  if (v == 0 || !std::isfinite(v)) return fmt::format("{:.{}f}", v, min_decimals);
+  const int mag = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  const int decimals = std::clamp(digits - 1 - mag, min_decimals, 12);
+  return fmt::format("{:.{}f}", v, decimals);
+}
+}  // namespace
+
+std::string format_gbps(double gbps) { return significant(gbps, 3, 2); }
+std::string format_ratio(double ratio) { return significant(ratio, 3, 0); }
+std::string format_msg_rate(double mps) {
+  const double per_s = mps * 1e6;
+  if (per_s >= 1e9) return fmt::format("{} G", significant(per_s / 1e9, 3, 0));
+  if (per_s >= 1e6) return fmt::format("{} M", significant(per_s / 1e6, 3, 0));
+  if (per_s >= 1e3) return fmt::format("{} k", significant(per_s / 1e3, 3, 0));
+  return significant(per_s, 3, 0);
+}
 std::string format_cv_percent(double cv) { return fmt::format("{:.1f}", cv * 100.0); }
 std::string format_wrong(int64_t wrong) { return wrong < 0 ? "-" : fmt::format("{}", wrong); }
 
@@ -52,6 +72,13 @@ std::string short_placement(std::string_view placement) {
 
 std::string redop_or_dash(std::string_view redop) {
   return redop.empty() ? "-" : std::string(redop);
+}
+
+int cases_not_run(const JobResult& result) {
+  int n = 0;
+  for (const auto& e : result.executions)
+    if (e.status != "ok") n += std::max(0, e.info.case_total - e.cases_done);
+  return n;
 }
 
 std::string exit_reason(const JobResult& result) {
@@ -80,6 +107,8 @@ std::string exit_reason(const JobResult& result) {
   if (skipped) why.push_back(plural(skipped, "execution skipped", "executions skipped"));
   if (too_big) why.push_back(plural(too_big, "case skipped (does not fit in memory)", "cases skipped (do not fit in memory)"));
   if (failed_cases) why.push_back(plural(failed_cases, "case failed", "cases failed"));
+  if (const int not_run = cases_not_run(result))
+    why.push_back(plural(not_run, "case not run (its execution ended early)", "cases not run (their execution ended early)"));
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
   if (result.exit_code == 0)

@@ -25,12 +25,19 @@ bool nccl_tests_size_differs(const CaseRecord& r);
 // 1023 -> "1023 B", 4096 -> "4 KiB", 10'000'000 -> "9.54 MiB" (binary units: KiB = 1024 B).
 std::string human_size(uint64_t bytes);
 std::string format_time_us(double us);                    // "1234.57"
-std::string format_gbps(double gbps);                     // "12.35"
+std::string format_gbps(double gbps);                     // "12.35", "0.00591" (never "0.00")
+// A ratio with three significant digits whatever its size: "0.00102", "1.50", "1020".
+std::string format_ratio(double ratio);
+// Messages per second from msg_rate_mps (millions/s): "1.23 M", "456 k".
+std::string format_msg_rate(double mps);
 std::string format_cv_percent(double cv);                 // 0.0234 -> "2.3"
 std::string format_wrong(int64_t wrong);                  // -1 (not checked) -> "-"
 std::string short_placement(std::string_view placement);  // "out_of_place" -> "out"
 std::string redop_or_dash(std::string_view redop);
 
+// Cases of executions that ended early (failed, interrupted, skipped, unavailable) that were
+// never measured: planned minus recorded.
+int cases_not_run(const JobResult& result);
 // Why the job ends with its exit code, in words: "1 execution failed; 12 mismatched elements".
 std::string exit_reason(const JobResult& result);
 

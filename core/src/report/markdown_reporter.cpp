@@ -37,6 +37,19 @@ std::string cv_cell(const CaseRecord& r) {
   return is_noisy(r) ? "**" + cv + "** ⚠" : cv;
 }
 
+// Executions that started on a busy or oversubscribed host, before any number is shown.
+void append_machine_warnings(std::string& md, const JobResult& result) {
+  std::vector<std::string> lines;
+  for (const auto& e : result.executions)
+    if (auto w = host_load_warning(e.info.host_load))
+      lines.push_back(fmt::format("- ⚠ exec {} (run `{}`, {}, {} ranks): {}", e.info.exec_index, e.info.run,
+                                  e.info.backend, e.info.world_size, *w));
+  if (lines.empty()) return;
+  md += fmt::format("## ⚠ Busy machine\n\n{} of {} executions started while this host was busy or "
+                    "oversubscribed:\n\n{}\n\n",
+                    lines.size(), result.executions.size(), fmt::join(lines, "\n"));
+}
+
 void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& result) {
   std::set<int> worlds;
   for (const auto& e : result.executions) worlds.insert(e.info.world_size);
@@ -54,8 +67,14 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
   md += fmt::format("- **Backends:** {}\n",
                     backends.empty() ? "-" : fmt::format("{}", fmt::join(backends, ", ")));
   md += fmt::format("- **World sizes:** {}\n", fmt::join(worlds, ", "));
-  md += fmt::format("- **Exit code:** {} ({})\n", result.exit_code, exit_reason(result));
+  if (result.expectations_follow)
+    md += fmt::format("- **Exit code of the measurements:** {} ({}); the experiment's expectations were checked "
+                      "after this file was written and can turn 0 into 1 (`commbench check` repeats them)\n",
+                      result.exit_code, exit_reason(result));
+  else
+    md += fmt::format("- **Exit code:** {} ({})\n", result.exit_code, exit_reason(result));
   md += fmt::format("- **Output folder:** `{}`\n\n", job.output_dir);
+  append_machine_warnings(md, result);
   md +=
       "Times are per operation in microseconds. Each table names its method and rank aggregation "
       "(docs/metrics.md): `batch` runs the iterations back to back after one synchronisation "
@@ -113,12 +132,16 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
                               : std::string());
         break;
       }
+    // Windowed patterns (unidir_bw, bidir_bw, msg_rate) count messages: their rate gets a column.
+    const bool rates = std::any_of(members.begin(), members.end(),
+                                   [](const CaseRecord* r) { return r->msg_rate_mps > 0; });
     std::vector<std::vector<std::string>> rows;
     for (const auto* r : members) {
       if (r->status != "ok") {
         rows.push_back({human_size(r->bytes), fmt::format("{}", r->bytes),
                         fmt::format("{}", r->count), not_measured(*r), "-", "-", "-", "-", "-",
                         format_wrong(r->wrong)});
+        if (rates) rows.back().push_back("-");
         continue;
       }
       rows.push_back({human_size(r->bytes), fmt::format("{}", r->bytes),
@@ -127,19 +150,14 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
                       format_time_us(r->time_us.p50), format_time_us(r->time_us.p99),
                       cv_cell(*r) + (missed_cv_target(*r) ? " (target missed)" : ""),
                       format_wrong(r->wrong)});
+      if (rates) rows.back().push_back(r->msg_rate_mps > 0 ? format_msg_rate(r->msg_rate_mps) : "-");
     }
-    append_table(md,
-                 {{"size", true},
-                  {"bytes", true},
-                  {"count", true},
-                  {"time (us)", true},
-                  {"algbw (GB/s)", true},
-                  {"busbw (GB/s)", true},
-                  {"p50 (us)", true},
-                  {"p99 (us)", true},
-                  {"CV", true},
-                  {"#wrong", true}},
-                 rows);
+    std::vector<Column> columns{
+        {"size", true},       {"bytes", true},    {"count", true},    {"time (us)", true},
+        {"algbw (GB/s)", true}, {"busbw (GB/s)", true}, {"p50 (us)", true}, {"p99 (us)", true},
+        {"CV", true},         {"#wrong", true}};
+    if (rates) columns.push_back({"messages/s", true});
+    append_table(md, columns, rows);
   }
 }
 
@@ -172,7 +190,7 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
       }
       for (size_t i = 1; i < set.backends.size(); ++i) {
         const auto ratio = time_ratio(row, i);
-        cells.push_back(ratio ? fmt::format("{:.2f}×", *ratio) : "-");
+        cells.push_back(ratio ? format_ratio(*ratio) + "×" : "-");
       }
       rows.push_back(std::move(cells));
     }

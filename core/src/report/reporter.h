@@ -13,6 +13,7 @@
 #include "experiment/experiment.h"
 #include "measure/all_pairs.h"
 #include "measure/case_record.h"
+#include "observe/host_load.h"
 
 namespace commbench {
 
@@ -40,6 +41,9 @@ struct ExecutionInfo {
   int exec_index = 0;  // 0-based among all executions of the job
   int exec_total = 0;
   int case_total = 0;  // cases this execution will measure
+  int repeat = 0;      // which of the run's `repeats` (0-based)
+  int repeats = 1;
+  HostLoad host_load;  // this host just before the workers started (observe/host_load.h)
 };
 
 struct ExecutionOutcome {
@@ -74,6 +78,9 @@ struct JobResult {
   std::vector<ExecutionOutcome> executions;
   std::string finished_at;
   int exit_code = 0;
+  // The experiment sets `expect`: they are checked after the summary and can still turn exit
+  // code 0 into 1, so the summary states the measurements' outcome, not a final exit code.
+  bool expectations_follow = false;
   // Telemetry, thermal warm-ups, idle checks, profilers and the hosts' metadata digest
   // (docs/observability.md); null when none of them was asked for.
   nlohmann::json observability;

@@ -92,6 +92,19 @@ nlohmann::ordered_json scaling_json(const std::vector<ScalingSeries>& series) {
   return out;
 }
 
+// docs/output.md, "Busy machine": one entry per execution that started on a busy or
+// oversubscribed host, with the numbers behind the words.
+nlohmann::ordered_json machine_warnings_json(const JobResult& result) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& e : result.executions)
+    if (auto w = host_load_warning(e.info.host_load))
+      out.push_back({{"kind", e.info.host_load.oversubscribed() ? "oversubscribed" : "busy"},
+                     {"exec_index", e.info.exec_index}, {"run", e.info.run}, {"backend", e.info.backend},
+                     {"world_size", e.info.world_size}, {"message", *w},
+                     {"host_load", nlohmann::ordered_json(to_json(e.info.host_load))}});
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& result) {
@@ -126,6 +139,7 @@ nlohmann::ordered_json make_summary_json(const JobInfo& job, const JobResult& re
   doc["scaling"] = scaling_json(scaling_series(result.cases, scaling_modes(job.experiment_json)));
   doc["suite"] = suite_json(result, doc["scaling"]);
   if (!result.observability.is_null()) doc["observability"] = result.observability;
+  doc["warnings"] = machine_warnings_json(result);
   doc["exit_code"] = result.exit_code;
   return doc;
 }

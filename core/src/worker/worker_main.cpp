@@ -116,6 +116,7 @@ int worker_main(int argc, char** argv) {
   ResultChannel out(args.result_fd, args.rank);
   Heartbeat heartbeat(out);
   std::string phase = "startup";
+  std::vector<int> waiting_for;  // ranks the last bootstrap collective waited for in vain
   // Declared before the session: destroyed after it, so the backend is gone before the stream.
   std::unique_ptr<GpuDevice> gpu;
   std::unique_ptr<BackendSession> session;
@@ -132,6 +133,7 @@ int worker_main(int argc, char** argv) {
                                       static_cast<uint16_t>(std::stoi(args.store.substr(colon + 1))),
                                       Millis(ms_until(deadline)), token ? token : "");
     Bootstrap bootstrap(*store, fmt::format("exec{}", exec.index), args.rank, args.world);
+    bootstrap.record_missing_ranks_in(&waiting_for);
 
     phase = "timer calibration";
     out.phase(phase);
@@ -342,6 +344,9 @@ int worker_main(int argc, char** argv) {
                          {"message", e.what()}};
     // The plugin's own status code travels as data too (the kind is derived from it).
     if (const auto* p = dynamic_cast<const PluginError*>(&e)) error["status"] = static_cast<int>(p->status());
+    // Who this rank was waiting for when its bootstrap collective (its own, or the plugin's
+    // through the host services) timed out: the agent blames them, not this rank.
+    if (!waiting_for.empty()) error["waiting_for"] = waiting_for;
     out.send(std::move(error));
     std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
     if (session) session->abort();

@@ -198,7 +198,7 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
     }
 
   nlohmann::ordered_json j{{"experiment", exec.experiment}, {"run", exec.run},
-                           {"run_index", exec.run_index},   {"backend", exec.backend},
+                           {"run_index", exec.run_index},   {"repeat", exec.repeat}, {"backend", exec.backend},
                            {"world_size", exec.world_size}, {"workload", c.workload},
                            {"model", c.model},              {"batch_size", c.batch_size},
                            {"dtype", sdk::dtype_name(c.dtype)}, {"optimizer", optimizer_name(c.optimizer)},

@@ -90,6 +90,8 @@ struct StoreTraits {
     check_host(h.bootstrap_barrier(h.ctx, timeout_ms), "bootstrap_barrier");
     auto comm = std::make_unique<cb_comm>();
     comm->backend = &backend;
+    comm->op_timeout_ms =
+        timeout_ms >= 0 && timeout_ms < backend.op_timeout_ms ? timeout_ms : backend.op_timeout_ms;
     comm->key_prefix = "comm" + std::to_string(backend.comms_created++) + "/";
     return comm;
   }

@@ -44,7 +44,7 @@ std::string message_key(const cb_comm& comm, uint64_t seq, int32_t from, int32_t
 
 void put(const cb_comm& comm, const std::string& key, const void* data, size_t bytes) {
   const cb_host_services& h = host_of(comm);
-  check_host(h.kv_set(h.ctx, key.c_str(), data, bytes, comm.backend->op_timeout_ms), "kv_set");
+  check_host(h.kv_set(h.ctx, key.c_str(), data, bytes, comm.op_timeout_ms), "kv_set");
 }
 
 // Waits up to `timeout_ms` for `key`; false if it did not appear. Copies exactly `bytes` into
@@ -63,15 +63,14 @@ bool try_take(const cb_comm& comm, const std::string& key, void* dest, size_t by
                   "message " + key + " has " + std::to_string(length) + " bytes, expected " +
                       std::to_string(bytes) + ": the ranks disagree on count or dtype");
   static const char kEmpty = 0;
-  check_host(h.kv_set(h.ctx, key.c_str(), &kEmpty, 0, comm.backend->op_timeout_ms), "kv_set");
+  check_host(h.kv_set(h.ctx, key.c_str(), &kEmpty, 0, comm.op_timeout_ms), "kv_set");
   return true;
 }
 
 void take(const cb_comm& comm, const std::string& key, void* dest, size_t bytes) {
-  if (!try_take(comm, key, dest, bytes, comm.backend->op_timeout_ms))
-    fail(CB_ERR_TIMEOUT, "message " + key + " did not arrive within " +
-                                      std::to_string(comm.backend->op_timeout_ms) +
-                                      " ms (option timeout_ms): its sender is late or gone");
+  if (!try_take(comm, key, dest, bytes, comm.op_timeout_ms))
+    fail(CB_ERR_TIMEOUT, "message " + key + " did not arrive within " + std::to_string(comm.op_timeout_ms) +
+                             " ms (option timeout_ms, at most comm_create's timeout): its sender is late or gone");
 }
 
 // ---- reductions
@@ -90,7 +89,7 @@ void finish_reduction(const cb_op_args& a, void* acc, int32_t world_size) {
 void allreduce(cb_comm& comm, const cb_op_args& a, size_t bytes) {
   const cb_host_services& h = host_of(comm);
   Bytes all(bytes * static_cast<size_t>(h.world_size));  // every rank's input, rank order
-  check_host(h.bootstrap_allgather(h.ctx, a.sendbuf, bytes, all.data(), comm.backend->op_timeout_ms),
+  check_host(h.bootstrap_allgather(h.ctx, a.sendbuf, bytes, all.data(), comm.op_timeout_ms),
              "bootstrap_allgather");
   // `all` is a copy, so writing recvbuf is safe even in place (recvbuf == sendbuf).
   std::memcpy(a.recvbuf, all.data(), bytes);
@@ -108,7 +107,7 @@ void allgather(cb_comm& comm, const cb_op_args& a, size_t bytes) {
     staged.assign(at(a.sendbuf, 0), at(a.sendbuf, bytes));
     send = staged.data();
   }
-  check_host(h.bootstrap_allgather(h.ctx, send, bytes, a.recvbuf, comm.backend->op_timeout_ms),
+  check_host(h.bootstrap_allgather(h.ctx, send, bytes, a.recvbuf, comm.op_timeout_ms),
              "bootstrap_allgather");
 }
 
@@ -116,7 +115,7 @@ void broadcast(cb_comm& comm, const cb_op_args& a, size_t bytes) {
   const cb_host_services& h = host_of(comm);
   // The host broadcasts one buffer in place: the root's data must already be in recvbuf.
   if (h.rank == a.root && a.sendbuf != a.recvbuf) std::memcpy(a.recvbuf, a.sendbuf, bytes);
-  check_host(h.bootstrap_broadcast(h.ctx, a.recvbuf, bytes, a.root, comm.backend->op_timeout_ms),
+  check_host(h.bootstrap_broadcast(h.ctx, a.recvbuf, bytes, a.root, comm.op_timeout_ms),
              "bootstrap_broadcast");
 }
 
@@ -238,7 +237,7 @@ void run_operation(cb_comm& comm, const cb_op_args& given, cb_request& request) 
   // (the core skips the case), what nobody could do is INVALID_ARGUMENT (the core fails the run).
   const cb_op_args a = sdk::checked_op_args(given, h.rank, h.world_size, capabilities());
   if (a.op == CB_OP_BARRIER) {
-    check_host(h.bootstrap_barrier(h.ctx, comm.backend->op_timeout_ms), "bootstrap_barrier");
+    check_host(h.bootstrap_barrier(h.ctx, comm.op_timeout_ms), "bootstrap_barrier");
     return;
   }
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);

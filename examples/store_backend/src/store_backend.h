@@ -27,6 +27,9 @@ struct cb_backend {
 
 struct cb_comm {
   cb_backend* backend;
+  // The option timeout_ms, never longer than comm_create's timeout (docs/plugin-abi.md §4,
+  // "Deadlines"): every wait an op makes inside post() uses this.
+  int32_t op_timeout_ms = 0;
   std::string key_prefix;         // "comm<N>/": this communicator's corner of the key space
   uint64_t collective_seq = 0;    // advances identically on every rank (collectives are ordered)
   // Point-to-point sequence numbers per (peer, tag): the n-th send to a peer with a tag

@@ -46,9 +46,11 @@ CheckedOp check_op(const cb_op_args& given, int rank, int world_size, AllreduceA
   CheckedOp op;
   op.op = args.op;
   if (op.op == CB_OP_BARRIER) return op;
+  // Gloo has no pair to the rank itself: a valid request it does not implement (docs/plugin-abi.md
+  // §4, "Self send/recv"), so the core records the case as unsupported.
   if (sdk::is_point_to_point(args.op) && args.peer == rank)
-    fail(CB_ERR_INVALID_ARGUMENT, name_of(args.op) + ": peer " + std::to_string(args.peer) +
-                                      " must be another rank in 0.." + std::to_string(world_size - 1));
+    fail(CB_ERR_UNIMPLEMENTED, name_of(args.op) + ": peer " + std::to_string(args.peer) +
+                                   " is this rank; the gloo plugin does not send to itself");
 
   op.sendbuf = args.sendbuf;
   op.recvbuf = args.recvbuf;

@@ -1,5 +1,6 @@
 #include "communicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -41,8 +42,12 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
 
   HostKvStore store(host, agree_on_key_prefix(host, timeout_ms), std::chrono::milliseconds(timeout_ms));
   auto context = std::make_shared<gloo::rendezvous::Context>(host.rank, host.world_size);
-  // Set before connecting: the transport copies the timeout for its pairs at connect time.
-  context->setTimeout(backend.options.timeout);
+  // Set before connecting: the transport copies the timeout for its pairs at connect time. Never
+  // longer than comm_create's timeout (docs/plugin-abi.md §4, "Deadlines"): a collective whose
+  // peer never arrives must end within the time the core has left, not the 300 s default.
+  auto op_timeout = backend.options.timeout;
+  if (timeout_ms >= 0) op_timeout = std::min(op_timeout, std::chrono::milliseconds(timeout_ms));
+  context->setTimeout(op_timeout);
   context->connectFullMesh(store, backend.device);
 
   auto comm = std::make_unique<cb_comm>();

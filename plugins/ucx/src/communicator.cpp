@@ -63,6 +63,7 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
   const Clock::time_point deadline = deadline_in(timeout_ms);
   const UcxOptions& o = backend.options;
   auto comm = std::make_unique<cb_comm>(backend);
+  if (timeout_ms >= 0) comm->op_limit = std::min(comm->op_limit, std::chrono::milliseconds(timeout_ms));
   comm->rank = backend.host.rank;
   comm->size = backend.host.world_size;
   comm->worker = std::make_unique<Worker>(backend.context, o.thread_mode, backend.progress);

@@ -3,6 +3,7 @@
 // the collective channel.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "backend.h"
@@ -25,9 +26,14 @@ struct cb_comm {
   std::unique_ptr<commbench::ucx_backend::UcpChannel> channel;
   commbench::ucx_backend::Scratch scratch;
 
-  explicit cb_comm(cb_backend& b) : backend(b) {}
+  // The option `timeout_ms`, never longer than comm_create's timeout (docs/plugin-abi.md §4,
+  // "Deadlines"): a collective run inside post whose peer never arrives ends within the time the
+  // core has left, not the 300 s default.
+  std::chrono::milliseconds op_limit{0};
+
+  explicit cb_comm(cb_backend& b) : backend(b), op_limit(b.options.timeout) {}
   commbench::ucx_backend::Clock::time_point op_deadline() const {
-    return commbench::ucx_backend::Clock::now() + backend.options.timeout;
+    return commbench::ucx_backend::Clock::now() + op_limit;
   }
 };
 

@@ -16,6 +16,7 @@
 // the SDK's, from plugin_error.hpp).
 struct cb_backend {
   const cb_host_services* host;
+  int32_t op_timeout_ms = 0;  // option `timeout_ms` (every fault plugin): caps each op's waits; 0 = the comm's
 };
 struct cb_comm {
   cb_backend* backend;
@@ -77,7 +78,8 @@ cb_error* init(const cb_host_services* host, cb_backend** out) {
   Options options;
   for (size_t i = 0; i < host->num_options; ++i) {
     const cb_option& o = host->options[i];
-    bool known = false;
+    // Every fault plugin's per-op limit, as real plugins have; `timeout_ms_rank<R>` for one rank.
+    bool known = std::string(o.key) == "timeout_ms" || std::string(o.key).rfind("timeout_ms_rank", 0) == 0;
     for (const auto& k : kOptionKeys) known = known || k == o.key;
     if (!known) {
       std::string list;
@@ -87,12 +89,19 @@ cb_error* init(const cb_host_services* host, cb_backend** out) {
     }
     options[o.key] = o.value;
   }
+  int64_t op_timeout_ms = 0;
   try {
+    op_timeout_ms = int_option(options, "timeout_ms", 0);
+    op_timeout_ms = int_option(options, "timeout_ms_rank" + std::to_string(host->rank), op_timeout_ms);
+    for (auto it = options.begin(); it != options.end();)
+      it = it->first.rfind("timeout_ms_rank", 0) == 0 ? options.erase(it) : std::next(it);
+    if (op_timeout_ms < 0 || op_timeout_ms > INT32_MAX) throw std::invalid_argument("timeout_ms must be in 0..2147483647");
+    options.erase("timeout_ms");
     configure(options, *host);
   } catch (const std::invalid_argument& e) {
     return make_error(CB_ERR_INVALID_ARGUMENT, e.what());
   }
-  *out = new cb_backend{host};
+  *out = new cb_backend{host, static_cast<int32_t>(op_timeout_ms)};
   return nullptr;
 }
 
@@ -108,7 +117,9 @@ cb_error* comm_create(cb_backend* backend, int32_t timeout_ms, cb_comm** out) {
   if (cb_error* e = host_error(h->bootstrap_barrier(h->ctx, timeout_ms), "bootstrap_barrier")) return e;
   static uint64_t created = 0;
   on_comm_create(*h, created++);
-  *out = new cb_comm{backend, timeout_ms};
+  const int32_t op = backend->op_timeout_ms > 0 && (timeout_ms < 0 || backend->op_timeout_ms < timeout_ms)
+                       ? backend->op_timeout_ms : timeout_ms;
+  *out = new cb_comm{backend, op};
   return nullptr;
 }
 

@@ -4,6 +4,8 @@
 // measures and checks it like any other backend until the injected fault fires.
 //
 // Each plugin links this file and defines the three hooks below; this file defines the entry symbol.
+// Every fault plugin also takes `timeout_ms` (a per-op limit on its bootstrap waits, as real
+// plugins have one; 0 = the communicator's) and `timeout_ms_rank<R>` (that limit on rank R only).
 #pragma once
 
 #include <cstdint>

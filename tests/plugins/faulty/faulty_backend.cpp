@@ -15,11 +15,15 @@
 //                            `rotate` elements
 //         | "avg_rounding"   avg rounded the wrong way: floats truncated to an integer, integers
 //                            rounded to nearest (the ABI: integers truncate, floats do not)
+//         | "chunk"          a chunking bug: of a result (or received message) larger than
+//                            `chunk_bytes`, only the first `chunk_bytes` are written — right up
+//                            to that size, wrong past it
 //   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
 //         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
 //         addition; correct, and the check must accept its rounding)
 //   good_posts = collectives written before "stale" stops writing (default 1)
 //   rotate = elements of the "rotate" fault (default 120)
+//   chunk_bytes = the "chunk" fault's limit (default 1 MiB)
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
@@ -27,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,7 +43,7 @@
 
 namespace faulty {
 
-enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding };
+enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk };
 
 }  // namespace faulty
 
@@ -48,12 +53,22 @@ struct cb_backend {
   bool premultiply = false;
   int64_t good_posts = 1;
   int64_t rotate = 120;
+  int64_t chunk_bytes = 1 << 20;
 };
+
+namespace faulty {
+// Bytes of a result the backend writes: all of them, or the first chunk under the "chunk" fault.
+size_t written_bytes(const cb_backend& b, size_t bytes) {
+  return b.fault == Fault::Chunk ? std::min(bytes, static_cast<size_t>(b.chunk_bytes)) : bytes;
+}
+}  // namespace faulty
 struct cb_comm {
   cb_backend* backend = nullptr;
   int32_t timeout_ms = 0;
   int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
-  std::map<std::pair<int, int>, uint64_t> messages;  // (src, dst) -> messages posted so far
+  // (src, dst, tag) -> messages sent / receives posted so far: apart, so that a rank sending to
+  // itself numbers its send and its receive alike; by tag, as the ABI matches (plugin-abi.md §4).
+  std::map<std::tuple<int, int, uint32_t>, uint64_t> sent, received;
 };
 // Collectives and sends complete inside post(); a receive completes when its key is in the store.
 struct cb_request {
@@ -117,9 +132,9 @@ void reduce_blocks(const cb_backend& b, const cb_op_args& a, const std::vector<u
 }
 
 // The store key of the n-th message from src to dst (messages between a pair are ordered).
-std::string message_key(cb_comm& comm, int src, int dst) {
-  return "faulty/" + std::to_string(src) + "/" + std::to_string(dst) + "/" +
-         std::to_string(comm.messages[{src, dst}]++);
+std::string message_key(std::map<std::tuple<int, int, uint32_t>, uint64_t>& count, int src, int dst, uint32_t tag) {
+  return "faulty/" + std::to_string(src) + "/" + std::to_string(dst) + "/" + std::to_string(tag) + "/" +
+         std::to_string(count[{src, dst, tag}]++);
 }
 
 void rotate_block(const cb_backend& b, unsigned char* p, uint64_t n, size_t es) {
@@ -137,7 +152,7 @@ bool try_receive(cb_request& r, int32_t timeout_ms) {
   if (length != r.bytes) sdk::fail(CB_ERR_INVALID_ARGUMENT, "message size differs from the receive count");
   if (r.comm->backend->fault == Fault::Rotate) rotate_block(*r.comm->backend, data.data(), r.bytes / sdk::dtype_size(r.dtype), sdk::dtype_size(r.dtype));
   if (r.comm->backend->fault == Fault::Zeros) std::fill(data.begin(), data.end(), 0);
-  std::memcpy(r.buffer, data.data(), r.bytes);
+  std::memcpy(r.buffer, data.data(), written_bytes(*r.comm->backend, r.bytes));
   r.key.clear();
   return true;
 }
@@ -191,7 +206,7 @@ void run(cb_comm& comm, const cb_op_args& a) {
   if (b.fault == Fault::Zeros) std::fill(out.begin(), out.end(), 0);
   if (b.fault == Fault::Stale && comm.collectives >= b.good_posts) writes = false;
   ++comm.collectives;
-  if (writes) std::memcpy(a.recvbuf, out.data(), out.size());
+  if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()));
 }
 
 struct Traits {
@@ -216,10 +231,10 @@ struct Traits {
         static const std::pair<std::string_view, Fault> kFaults[] = {
             {"none", Fault::None}, {"zeros", Fault::Zeros}, {"max_for_prod", Fault::MaxForProd},
             {"stale", Fault::Stale}, {"nonroot_write", Fault::NonrootWrite}, {"rotate", Fault::Rotate},
-            {"avg_rounding", Fault::AvgRounding}};
+            {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}};
         const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
         if (it == std::end(kFaults))
-          sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate or avg_rounding");
+          sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding or chunk");
         b->fault = it->second;
       } else if (key == "avg") {
         if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
@@ -228,8 +243,10 @@ struct Traits {
         b->good_posts = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
       } else if (key == "rotate") {
         b->rotate = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
+      } else if (key == "chunk_bytes") {
+        b->chunk_bytes = sdk::parse_integer_option(key, value, 1, INT32_MAX, "a number of bytes >= 1");
       } else {
-        sdk::unknown_option(name, key, {"fault", "avg", "good_posts", "rotate"});
+        sdk::unknown_option(name, key, {"fault", "avg", "good_posts", "rotate", "chunk_bytes"});
       }
     });
     return b;
@@ -251,12 +268,12 @@ struct Traits {
     const size_t bytes = a.count * sdk::dtype_size(a.dtype);
     if (a.op == CB_OP_SEND) {
       if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
-      const std::string key = message_key(comm, h.rank, a.peer);
+      const std::string key = message_key(comm.sent, h.rank, a.peer, a.tag);
       check_host(h.kv_set(h.ctx, key.c_str(), a.sendbuf, bytes, comm.timeout_ms), "kv_set");
     } else if (a.op == CB_OP_RECV) {
       if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
       // Completed in test/wait: a rank may post its receives before its sends.
-      r->key = message_key(comm, a.peer, h.rank);
+      r->key = message_key(comm.received, a.peer, h.rank, a.tag);
       r->buffer = a.recvbuf;
       r->bytes = bytes;
       r->dtype = a.dtype;

@@ -1,0 +1,191 @@
+"""The analysis' sentences checked against the numbers of a known result (records built here, so
+every expected figure is computed by hand): the method actually used, every dimension that tells
+compared series apart, no claim that noise can explain, the right metric per pattern, ratios and
+rates with significant digits, the busy-machine warning; and the plots' styles and legend."""
+import unittest
+
+from commbench import analysis, fmt, plots
+from commbench.load import Job
+from commbench.series import series_of
+from helpers import have_matplotlib
+
+
+def rec(op="allreduce", backend="gloo", bytes_=4096, mean=10.0, sd=0.1, n=20, dtype="f32",
+        redop="sum", world=4, method="batch", agg="avg", **extra):
+    r = {"type": "case", "run": "r", "backend": backend, "world_size": world, "op": op,
+         "bytes": bytes_, "dtype": dtype, "redop": redop, "placement": "out_of_place",
+         "memory": "host", "root": 0, "src": -1, "dst": -1, "status": "ok", "method": method,
+         "rank_aggregation": agg, "timing": "host",
+         "time_us": {"n": n, "mean": mean, "stddev": sd, "cv": sd / mean, "p50": mean},
+         "busbw_gbps": bytes_ / mean / 1e3, "algbw_gbps": bytes_ / mean / 1e3,
+         "msg_rate_mps": 0.0, "wrong": 0}
+    r.update(extra)
+    return r
+
+
+def job(cases, executions=()):
+    j = Job("/nonexistent", "known")
+    j.cases = list(cases)
+    j.executions = list(executions)
+    return j
+
+
+def sentences(jobs, title):
+    return dict(analysis.analyse(jobs)).get(title, [])
+
+
+class MethodSentence(unittest.TestCase):
+    def test_batch_average_is_not_called_the_slowest_rank(self):
+        text = analysis.markdown([job([rec()])])
+        self.assertIn("method batch, rank_aggregation avg: the iterations run back to back, per "
+                      "rank the elapsed time / N, averaged over the ranks (1 record)", text)
+        self.assertNotIn("slowest rank", text)
+
+    def test_each_method_found_is_named_with_its_cases(self):
+        text = analysis.method_sentence([job([rec(), rec(bytes_=8192, method="per_iteration",
+                                                     agg="max"),
+                                              rec(op="pingpong", agg="rank0", redop="")])])
+        self.assertIn("method per_iteration: every iteration starts together on all ranks and its "
+                      "time is the slowest rank's; the mean over iterations (1 record)", text)
+        self.assertIn("method batch, rank_aggregation avg: ", text)
+        self.assertIn("rank 0's clock", text)
+
+
+class Comparisons(unittest.TestCase):
+    def test_sentences_name_dtype_and_redop(self):
+        cases = []
+        for dtype, factor in (("f32", 2.0), ("f64", 3.0)):
+            for b in (4096, 65536):
+                cases.append(rec(backend="gloo", bytes_=b, dtype=dtype, mean=100.0 * factor))
+                cases.append(rec(backend="shm", bytes_=b, dtype=dtype, mean=100.0))
+        s = sentences([job(cases)], "Backends and memory types compared")
+        self.assertEqual(len(s), 2, s)
+        # time ratio 200/100 and 300/100, exactly: the numbers of the known result.
+        self.assertIn("allreduce f32 sum method batch/avg, 4 ranks: shm is faster than gloo at "
+                      "all 2 common sizes, by 2× (time ratio).", s)
+        self.assertIn("allreduce f64 sum method batch/avg, 4 ranks: shm is faster than gloo at "
+                      "all 2 common sizes, by 3× (time ratio).", s)
+
+    def test_no_claim_that_noise_can_explain(self):
+        # CV 342 %: a 20 % difference in the means is nothing, with 10 iterations each.
+        cases = [rec(backend="a", bytes_=b, mean=100.0, sd=342.0, n=10) for b in (1024, 4096)]
+        cases += [rec(backend="b", bytes_=b, mean=120.0, sd=410.0, n=10) for b in (1024, 4096)]
+        s = sentences([job(cases)], "Backends and memory types compared")
+        self.assertEqual(len(s), 1, s)
+        self.assertIn("differ by no more than noise can explain at any of the 2 common sizes", s[0])
+        self.assertNotIn("faster", s[0])
+        self.assertNotIn("takes the lead", s[0])
+
+    def test_crossover_only_between_real_differences(self):
+        t = {1024: (10.0, 20.0), 4096: (11.0, 11.2), 65536: (40.0, 20.0)}
+        cases = [rec(backend="a", bytes_=b, mean=ta) for b, (ta, _) in t.items()]
+        cases += [rec(backend="b", bytes_=b, mean=tb) for b, (_, tb) in t.items()]
+        s = sentences([job(cases)], "Backends and memory types compared")
+        self.assertEqual(s, ["allreduce f32 sum method batch/avg, 4 ranks: a is faster at 1 KiB; b "
+                             "takes the lead by 64 KiB (20 µs vs 40 µs; at 1 KiB it was slower, "
+                             "beyond noise); at 1 of 3 sizes the difference is within noise (CV up "
+                             "to 0.909 %)."])
+
+    def test_repeats_judge_by_run_to_run_spread(self):
+        # Tight iterations within each repeat, but the repeats' means overlap: no claim (the
+        # iterations alone would give z ~ 2000). Separated repeats: a claim, with the median's ratio.
+        def case(backend, means):
+            return [rec(backend=backend, mean=m, sd=0.01, repeat=i) for i, m in enumerate(means)]
+        s = sentences([job(case("a", [90.0, 100.0, 115.0]) + case("b", [95.0, 108.0, 120.0]))],
+                      "Backends and memory types compared")
+        self.assertIn("differ by no more than noise", s[0])
+        jobs = [job(case("a", [99.0, 100.0, 101.0]) + case("b", [149.0, 150.0, 151.0]))]
+        s = sentences(jobs, "Backends and memory types compared")
+        self.assertIn("a is faster than b at all 1 common sizes, by 1.5× (time ratio)", s[0])
+        self.assertIn("Welch's t-test on the 3 repeats' log mean times", analysis.method_sentence(jobs))
+
+
+class MetricPerPattern(unittest.TestCase):
+    def test_bandwidth_patterns_have_no_latency_floor(self):
+        cases = [rec(op="unidir_bw", redop="", world=2, bytes_=b, mean=m, agg="rank0",
+                     msg_rate_mps=1 / m) for b, m in ((1024, 1.0), (1 << 20, 100.0))]
+        s = sentences([job(cases)], "Per backend and op")[0]
+        self.assertNotIn("latency", s)
+        # algbw of the known records: 1 MiB / 100 µs = 10.5 GB/s; rate 1/1 µs = 1 M messages/s.
+        self.assertIn(f"peak bandwidth {fmt.num((1 << 20) / 100.0 / 1e3)} GB/s at 1 MiB", s)
+        self.assertIn("highest message rate 1 M messages/s at 1 KiB", s)
+
+    def test_msg_rate_reports_messages_per_second(self):
+        cases = [rec(op="msg_rate", redop="", world=4, bytes_=8, mean=0.5, agg="rank0",
+                     msg_rate_mps=4.0)]
+        s = sentences([job(cases)], "Per backend and op")[0]
+        self.assertIn("peak message rate 4 M messages/s at 8 B (2 pair(s) sending)", s)
+
+    def test_pingpong_is_a_one_way_latency(self):
+        s = sentences([job([rec(op="pingpong", redop="", world=2, mean=2.5)])],
+                      "Per backend and op")[0]
+        self.assertIn("one-way latency (half the round trip) 2.5 µs", s)
+        self.assertNotIn("busbw", s)
+
+
+class Formatting(unittest.TestCase):
+    def test_ratios_and_rates_keep_significant_digits(self):
+        self.assertEqual(fmt.ratio(1000.0), "1000×")
+        self.assertEqual(fmt.ratio(0.001), "0.001×")
+        self.assertEqual(fmt.ratio(0.00123), "0.00123×")
+        self.assertEqual(fmt.rate(1.234e6), "1.23 M messages/s")
+        self.assertEqual(fmt.rate(950.0), "950 messages/s")
+
+
+class BusyMachine(unittest.TestCase):
+    def test_busy_executions_are_said_with_their_numbers(self):
+        load = {"cpus": 2, "load_average": [6.5, 5.0, 3.0], "runnable_others": 5, "ranks_here": 4,
+                "busy": True, "oversubscribed": True}
+        ex = [{"run": "r", "backend": "gloo", "world_size": 4, "status": "ok", "host_load": load},
+              {"run": "r", "backend": "gloo", "world_size": 1, "status": "ok",
+               "host_load": dict(load, busy=False, oversubscribed=False, ranks_here=1,
+                                 runnable_others=0)}]
+        s = sentences([job([rec()], ex)], "⚠ Busy machine")
+        self.assertEqual(len(s), 1, s)
+        self.assertIn("1 of 2 executions in known started on a busy machine (1 oversubscribed", s[0])
+        self.assertIn("had 4 rank(s) + 5 other runnable task(s) on 2 CPU(s), load average 6.5", s[0])
+
+
+@unittest.skipUnless(have_matplotlib(), "matplotlib is not installed")
+class PlotStyles(unittest.TestCase):
+    def series12(self):
+        cases = [rec(backend=b, world=w, dtype=d, bytes_=s, mean=s / 100 + w)
+                 for b in ("gloo", "ucx") for w in (1, 2, 4) for d in ("f32", "f64")
+                 for s in (1024, 65536)]
+        return series_of([job(cases)])
+
+    def test_colour_per_backend_marker_per_dtype_style_per_world(self):
+        group = self.series12()
+        self.assertEqual(len(group), 12)
+        look = plots.styles(group)
+        by = {}
+        for s in group:
+            c, m, ls = look[id(s)]
+            by.setdefault(("colour", s["backend"]), set()).add(c)
+            by.setdefault(("marker", s["dtype"]), set()).add(m)
+            by.setdefault(("style", s["world_size"]), set()).add(str(ls))
+        for k, v in by.items():
+            self.assertEqual(len(v), 1, f"{k} drawn in several ways: {v}")
+        self.assertNotEqual(by[("colour", "gloo")], by[("colour", "ucx")])
+        self.assertNotEqual(by[("marker", "f32")], by[("marker", "f64")])
+        self.assertEqual(len({next(iter(by[("style", w)])) for w in (1, 2, 4)}), 3)
+        self.assertEqual(len({look[id(s)] for s in group}), 12, "two series look the same")
+
+    def test_legend_is_outside_the_axes(self):
+        plt = plots.require_matplotlib()
+        fig = plots.op_figure(plt, "allreduce", self.series12())
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        legends = fig.legends
+        self.assertEqual(len(legends), 1)
+        lb = legends[0].get_window_extent(r)
+        for ax in fig.axes:
+            self.assertEqual(ax.get_legend(), None, "a legend inside an axes")
+            ab = ax.get_window_extent(r)
+            self.assertFalse(lb.overlaps(ab), f"legend {lb} overlaps axes {ab}")
+        self.assertEqual(len(legends[0].get_texts()), 12)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    unittest.main()

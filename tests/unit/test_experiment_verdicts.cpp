@@ -1,0 +1,98 @@
+// Experiment-file behaviour behind issue 27: `repeats` (run-to-run noise for compare), `method`
+// as the method's key with `timing` still read, a decimal unit on a binary-looking size said,
+// an `expect` that could never be checked refused, nccl-tests binary names in quick.
+#include <gtest/gtest.h>
+
+#include "cli/quick.h"
+#include "experiment/experiment.h"
+#include "plan/plan.h"
+
+namespace commbench {
+namespace {
+
+ParseResult parse_verdict_run(const std::string& body) {
+  return parse_experiment_string("name = \"t\"\n[[run]]\nname = \"r\"\nbackends = [\"gloo\", \"ucx\"]\n" + body, "t.toml");
+}
+
+std::vector<std::string> verdict_diagnostics(const ParseResult& r, Diagnostic::Severity s) {
+  std::vector<std::string> out;
+  for (const auto& d : r.diagnostics)
+    if (d.severity == s) out.push_back(d.format());
+  return out;
+}
+
+TEST(ExperimentVerdicts, RepeatsAreRoundsOfFreshExecutions) {
+  const ParseResult r = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\nworld_sizes = [2, 4]\nrepeats = 3\n");
+  ASSERT_TRUE(r.experiment) << (r.diagnostics.empty() ? "" : r.diagnostics[0].format());
+  const auto plan = plan_job(*r.experiment);
+  ASSERT_EQ(plan.size(), 12u);  // 2 backends x 2 world sizes x 3 repeats
+  // Rounds: every configuration once, then again — a drift of the machine spreads over all.
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(plan[i].repeat, static_cast<int>(i / 4)) << i;
+    EXPECT_EQ(plan[i].index, static_cast<int>(i));
+  }
+  EXPECT_EQ(plan[0].backend, plan[4].backend);
+  EXPECT_EQ(plan[1].world_size, plan[5].world_size);
+  // The worker gets the repeat with the execution.
+  Execution back;
+  from_json(nlohmann::json(plan[7]), back);
+  EXPECT_EQ(back.repeat, 1);
+  EXPECT_FALSE(verdict_diagnostics(parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\nrepeats = 0\n"), Diagnostic::Severity::Error).empty());
+}
+
+TEST(ExperimentVerdicts, MethodIsTheKeyAndTimingIsItsFormerName) {
+  const ParseResult now = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\nmethod = \"per_iteration\"\n");
+  ASSERT_TRUE(now.experiment);
+  EXPECT_EQ(now.experiment->runs[0].method, MeasureMethod::PerIteration);
+  EXPECT_TRUE(now.diagnostics.empty());
+  const ParseResult old = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\ntiming = \"per_iteration\"\n");
+  ASSERT_TRUE(old.experiment);
+  EXPECT_EQ(old.experiment->runs[0].method, MeasureMethod::PerIteration);
+  const auto w = verdict_diagnostics(old, Diagnostic::Severity::Warning);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "t.toml:7:10: warning: 'timing' is the former name of 'method' (the timing method); write method = "
+                  "... — in results, `timing` names the clock");
+  const ParseResult both = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\ntiming = \"batch\"\nmethod = \"batch\"\n");
+  EXPECT_FALSE(both.experiment);
+}
+
+TEST(ExperimentVerdicts, ADecimalUnitOnABinaryLookingSizeIsSaid) {
+  const ParseResult r = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KB\", \"1000KB\", \"64KiB\", \"256MB\"]\n");
+  ASSERT_TRUE(r.experiment);
+  EXPECT_EQ(r.experiment->runs[0].sizes[0].value, 4000u) << "4KB stays 4000 bytes";
+  const auto w = verdict_diagnostics(r, Diagnostic::Severity::Warning);
+  ASSERT_EQ(w.size(), 2u) << "1000KB looks decimal and 64KiB is binary: no warning for them";
+  EXPECT_EQ(w[0], "t.toml:6:10: warning: \"4KB\" is 4000 bytes (KB is a decimal unit); if you meant 4096 bytes, "
+                  "write \"4KiB\"");
+  EXPECT_NE(w[1].find("\"256MB\" is 256000000 bytes"), std::string::npos) << w[1];
+  EXPECT_NE(w[1].find("write \"256MiB\""), std::string::npos) << w[1];
+}
+
+TEST(ExperimentVerdicts, AnExpectationThatCouldNeverBeCheckedIsRefused) {
+  const ParseResult op = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\n"
+                               "expect = { op = \"alltoall\", busbw_gbps = \">= 10\" }\n");
+  EXPECT_FALSE(op.experiment);
+  const auto e = verdict_diagnostics(op, Diagnostic::Severity::Error);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("'alltoall', which run 'r' never measures (its ops: allreduce)"), std::string::npos) << e[0];
+  const ParseResult size = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"4KiB\", \"64KiB\"]\n"
+                                 "expect = { min_size = \"1MiB\", busbw_gbps = \">= 10\" }\n");
+  EXPECT_FALSE(size.experiment);
+  const ParseResult fine = parse_verdict_run("ops = [\"allreduce\", \"alltoall\"]\nsizes = [\"4KiB\", \"1MiB\"]\n"
+                                 "expect = { op = \"alltoall\", min_size = \"1MiB\", busbw_gbps = \">= 10\" }\n");
+  EXPECT_TRUE(fine.experiment) << (fine.diagnostics.empty() ? "" : fine.diagnostics[0].format());
+}
+
+TEST(ExperimentVerdicts, QuickTakesNcclTestsBinaryNames) {
+  EXPECT_EQ(quick_op_name("all_reduce_perf"), "allreduce");
+  EXPECT_EQ(quick_op_name("all_gather_perf"), "allgather");
+  EXPECT_EQ(quick_op_name("reduce_scatter_perf"), "reducescatter");
+  EXPECT_EQ(quick_op_name("alltoall_perf"), "alltoall");
+  EXPECT_EQ(quick_op_name("sendrecv_perf"), "sendrecv");
+  EXPECT_EQ(quick_op_name("broadcast_perf"), "broadcast");
+  EXPECT_EQ(quick_op_name("hypercube_perf"), "hypercube_perf") << "no such op: left for the parser to refuse";
+  EXPECT_EQ(quick_op_name("allreduce"), "allreduce");
+}
+
+}  // namespace
+}  // namespace commbench
