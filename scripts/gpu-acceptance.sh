@@ -129,7 +129,7 @@ find_lib() {  # SONAME -> the path it is loaded from here, or nothing
   for d in "${site_dirs[@]}"; do
     for f in "$d"/nvidia/*/lib/"$so"; do [ -e "$f" ] && { echo "$f"; return; }; done
   done
-  local cached; cached=$(ldconfig -p 2>/dev/null | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')
+  local cached; cached=$(ldconfig -p 2>/dev/null | awk -v so="$so" '$1 == so && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$cached" ] && { echo "$cached"; return; }
   for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64 \
            /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib/wsl/lib; do

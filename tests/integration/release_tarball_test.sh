@@ -22,7 +22,8 @@ bundled=$(sed -n 's/^Bundled in lib\/: //p' "$rel/RELEASE.txt")
 [ -n "$bundled" ] && [ "$bundled" != "(nothing)" ] || { echo "release_tarball_test: RELEASE.txt lists no bundled library"; exit 1; }
 hide=()
 for so in $bundled; do
-  sys=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')
+  # awk reads all of ldconfig's output: an early exit would SIGPIPE it and, under pipefail, end the script silently.
+  sys=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$sys" ] && hide+=("$(readlink -f "$sys")")
 done
 ucx_modules=$(ls -d /usr/lib/x86_64-linux-gnu/ucx 2>/dev/null || true)

@@ -18,10 +18,14 @@ export LD_LIBRARY_PATH="$build/simgpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # handle_segv=0: the host-dereference tests expect the child to die of SIGSEGV, not of a sanitizer report.
 export TSAN_OPTIONS="halt_on_error=1 handle_segv=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 export ASAN_OPTIONS="handle_segv=0 detect_leaks=0 ${ASAN_OPTIONS:-}"
+# The pageable-copy test races on purpose: it shows a non-blocking stream reading device memory while
+# a pageable cudaMemcpy still writes it, as on CUDA, so ThreadSanitizer rightly reports that race.
+skip='SimChild*'
+[ "$kind" = thread ] && skip+=':SimCudaMemory.PageableCopyToTheDeviceLandsLateAndUnorderedWithNonBlockingStreams'
 status=0
 for t in simgpu_cudart_tests simgpu_nccl_tests simgpu_nvml_tests simgpu_cublas_tests; do
   echo "== $t ($kind sanitizer)"
   [ -x "$build/bin/$t" ] || continue  # simgpu_cublas_tests: only where cublas_api.h was found
-  "$build/bin/$t" --gtest_filter=-SimChild* || status=1
+  "$build/bin/$t" --gtest_filter="-$skip" || status=1
 done
 exit $status

@@ -14,15 +14,14 @@
 namespace {
 
 // The documentation this binary would point a user at: installed next to it
-// (<prefix>/share/doc/commbench, wherever the prefix was installed), else the source tree's docs/
-// for a binary run from its build tree, else where the build meant to install it.
+// (<prefix>/share/doc/commbench, wherever the prefix was installed; the build tree mirrors docs/
+// there too), else where the build meant to install it.
 std::string docs_dir() {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path exe = commbench::current_executable_path();
   const fs::path installed = (exe.parent_path().parent_path() / COMMBENCH_INSTALL_DOCDIR_RELATIVE).lexically_normal();
   if (fs::is_regular_file(installed / "configuration.md", ec)) return installed.string();
-  if (fs::is_regular_file(fs::path(COMMBENCH_SOURCE_DOCS_DIR) / "configuration.md", ec)) return COMMBENCH_SOURCE_DOCS_DIR;
   return COMMBENCH_INSTALL_DOC_DIR;
 }
 
