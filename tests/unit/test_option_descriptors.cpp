@@ -12,18 +12,18 @@
 namespace commbench {
 namespace {
 
-struct Parsed {
+struct DemoOptions {
   int64_t timeout_ms = 100;
   std::string mode = "fast";
   bool verbose = false;
 };
 
 constexpr const char* kModes[] = {"fast", "safe", nullptr};
-constexpr sdk::OptionDef<Parsed> kTable[] = {
-    {"mode", CB_OPTION_CHOICE, "fast", "how to run", [](Parsed& p, const sdk::OptionValue& v) { p.mode = v.text; }, kModes},
-    {"verbose", CB_OPTION_BOOL, "off", "say more", [](Parsed& p, const sdk::OptionValue& v) { p.verbose = v.boolean; }},
+constexpr sdk::OptionDef<DemoOptions> kTable[] = {
+    {"mode", CB_OPTION_CHOICE, "fast", "how to run", [](DemoOptions& p, const sdk::OptionValue& v) { p.mode = v.text; }, kModes},
+    {"verbose", CB_OPTION_BOOL, "off", "say more", [](DemoOptions& p, const sdk::OptionValue& v) { p.verbose = v.boolean; }},
     {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "100", .doc = "every wait",
-     .apply = [](Parsed& p, const sdk::OptionValue& v) { p.timeout_ms = v.integer; }, .min = 1, .max = INT32_MAX},
+     .apply = [](DemoOptions& p, const sdk::OptionValue& v) { p.timeout_ms = v.integer; }, .min = 1, .max = INT32_MAX},
 };
 constexpr auto kDescriptors = sdk::describe_options(kTable);
 
@@ -38,16 +38,16 @@ cb_backend_api table_with(const cb_option_descriptor* d, size_t n) {
 TEST(OptionTable, ParsesByTheTableAndRefusesUnknownKeysAndBadValues) {
   const cb_option good[] = {{sizeof(cb_option), "timeout_ms", "250"}, {sizeof(cb_option), "verbose", "yes"},
                             {sizeof(cb_option), "mode", "safe"}};
-  Parsed p;
-  sdk::apply_options<Parsed>(kTable, "demo", good, 3, p);
+  DemoOptions p;
+  sdk::apply_options<DemoOptions>(kTable, "demo", good, 3, p);
   EXPECT_EQ(p.timeout_ms, 250);
   EXPECT_TRUE(p.verbose);
   EXPECT_EQ(p.mode, "safe");
 
   auto message_of = [](const cb_option& o) -> std::string {
-    Parsed q;
+    DemoOptions q;
     try {
-      sdk::apply_options<Parsed>(kTable, "demo", &o, 1, q);
+      sdk::apply_options<DemoOptions>(kTable, "demo", &o, 1, q);
     } catch (const sdk::PluginError& e) {
       EXPECT_EQ(e.code(), CB_ERR_INVALID_ARGUMENT);
       return e.what();
@@ -148,7 +148,7 @@ PluginInfo plugin(const std::string& name, bool described) {
   return p;
 }
 
-std::vector<std::string> check(const std::string& text) {
+std::vector<std::string> option_check_messages(const std::string& text) {
   ParseResult r = parse_experiment_string(text, "opts.toml");
   for (const auto& d : r.diagnostics) ADD_FAILURE() << d.format();
   if (!r.experiment) return {"did not parse"};
@@ -159,7 +159,7 @@ std::vector<std::string> check(const std::string& text) {
 }
 
 TEST(OptionCheck, UnknownKeysAndBadValuesAreErrorsAtTheKey) {
-  EXPECT_EQ(check(R"(name = "x"
+  EXPECT_EQ(option_check_messages(R"(name = "x"
 [[run]]
 backend = "demo"
 op = "allreduce"
@@ -178,7 +178,7 @@ verbose = "on"
 }
 
 TEST(OptionCheck, AnUndescribedPluginGetsOneNoteAndNoErrors) {
-  const auto out = check(R"(name = "x"
+  const auto out = option_check_messages(R"(name = "x"
 [[run]]
 backend = "old"
 op = "allreduce"
