@@ -5,7 +5,10 @@
 // the plugin's oversleep on a loaded machine.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <numeric>
 #include <string>
@@ -51,7 +54,30 @@ double mean_of(const nlohmann::json& samples) {
 // One job of the five runs below. What must hold whatever the load (lower bounds: an op of N µs
 // cannot be timed shorter; the arithmetic of each aggregation) is checked here; the upper bounds,
 // which a busy machine can break by oversleeping, are returned as the list of misses.
+// How late this machine wakes from an absolute-deadline sleep of `period_us` right now, per sleep:
+// the plugin's oversleep, measured the way it sleeps, as the reference for the upper bounds.
+double oversleep_us(double period_us, int n = 20) {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    t.tv_nsec += static_cast<long>(period_us * 1000);
+    while (t.tv_nsec >= 1000000000L) {
+      t.tv_nsec -= 1000000000L;
+      ++t.tv_sec;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) != 0) {
+    }
+  }
+  const double elapsed_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return std::max(0.0, elapsed_us / n - period_us);
+}
+
 std::vector<std::string> run_methods_once() {
+  // The reference, measured just before the job: what this machine adds to a bare sleep now. A
+  // batch catches up its lateness (absolute deadlines), so it gets it once; per_iteration pays
+  // it every iteration and after every barrier, so three times.
+  const double late_us = oversleep_us(kSlow), late_per_iteration_us = 3 * late_us;
   JobDir dir;
   const CommandResult r = dir.run(dir.write("m.toml", sleep_experiment(R"(
 [[run]]
@@ -98,8 +124,8 @@ timing = "per_iteration"
       // N back-to-back ops of a rank take at least N periods: elapsed / N >= the period.
       EXPECT_GE(rank_mean[0], kFast) << c.dump();
       EXPECT_GE(rank_mean[1], kSlow) << c.dump();
-      at_most(rank_mean[0], kFast * (1 + batch_slack), c, "rank 0 mean");
-      at_most(rank_mean[1], kSlow * (1 + batch_slack), c, "rank 1 mean");
+      at_most(rank_mean[0], kFast * (1 + batch_slack) + late_us, c, "rank 0 mean");
+      at_most(rank_mean[1], kSlow * (1 + batch_slack) + late_us, c, "rank 1 mean");
     }
   }
   const auto& avg = by_run(cases, "batch-avg");
@@ -119,7 +145,7 @@ timing = "per_iteration"
   EXPECT_EQ(mn["rank_aggregation"], "min");
   const auto nm = mn["rank_mean_us"].get<std::vector<double>>();
   EXPECT_NEAR(mn["time_us"]["mean"].get<double>(), std::min(nm[0], nm[1]), 1e-9 * kSlow);
-  at_most(mn["time_us"]["mean"].get<double>(), kFast * (1 + batch_slack), mn, "time");
+  at_most(mn["time_us"]["mean"].get<double>(), kFast * (1 + batch_slack) + late_us, mn, "time");
 
   const auto& r0 = by_run(cases, "batch-rank0");
   EXPECT_EQ(r0["rank_aggregation"], "rank0");
@@ -131,17 +157,18 @@ timing = "per_iteration"
   EXPECT_EQ(pi["method"], "per_iteration");
   EXPECT_EQ(pi["rank_aggregation"], "slowest_per_iteration");
   for (const auto& s : pi["samples_us"]) EXPECT_GE(s.get<double>(), kSlow) << pi.dump();
-  at_most(pi["time_us"]["mean"].get<double>(), kSlow + per_iteration_slack_us, pi, "time");
+  at_most(pi["time_us"]["mean"].get<double>(), kSlow + per_iteration_slack_us + late_per_iteration_us, pi, "time");
   const auto pm = pi["rank_mean_us"].get<std::vector<double>>();
   EXPECT_GE(pm[0], kFast);  // each rank's own op time, barrier excluded
-  at_most(pm[0], kFast + per_iteration_slack_us, pi, "rank 0 mean");
+  at_most(pm[0], kFast + per_iteration_slack_us + late_per_iteration_us, pi, "rank 0 mean");
   return late;
 }
 
 // Issue 28 §18: the upper bounds are the plugin's sleep plus a small slack, which a machine at a
-// load of 7 on 2 cores broke once (8.18 ms against 6.3 ms) although nothing was wrong. A miss is
-// measured again, up to three times: a build that really adds time misses every time, a busy
-// moment does not last three jobs. The lower bounds and the arithmetic hold in every attempt.
+// load of 7 on 2 cores broke once (8.18 ms against 6.3 ms) although nothing was wrong. They are
+// widened by a reference measured just before each job (how late a bare sleep wakes here now),
+// and a miss is measured again, up to three times: a build that really adds time misses every
+// time, a busy moment does not last three jobs. Lower bounds and arithmetic hold every time.
 TEST(TimingMethods, EachMethodReportsTheKnownPerOpTimeAndRankAggregation) {
   std::vector<std::string> late;
   for (int attempt = 1; attempt <= 3; ++attempt) {
