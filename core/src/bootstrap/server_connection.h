@@ -35,7 +35,6 @@ struct StoreConnection {
   std::optional<wire::Opcode> parked_op;  // GET or MULTI_GET waiting in StoreState
   std::chrono::steady_clock::time_point parked_deadline{};
   uint32_t interest = 0;  // the epoll mask currently registered
-  bool throttled = false;  // not read from while the server's input over all connections is full
 
   bool authenticated() const { return auth == Auth::Done; }
   size_t buffered_input() const { return in.size() - in_begin; }

@@ -22,7 +22,10 @@
 
 #include "bootstrap/auth.h"
 #include "bootstrap/byte_codec.h"
+#include "bootstrap/input_budget.h"
+#include "bootstrap/pending_auth.h"
 #include "bootstrap/server_connection.h"
+#include "bootstrap/server_handshake.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/store.h"
 #include "bootstrap/store_state.h"
@@ -40,9 +43,6 @@ constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kMaxReadPerWakeup = 1 << 20;      // fairness between busy connections
 constexpr size_t kServerKeepBufferCapacity = 64 * 1024;  // release bigger buffers once drained
 constexpr auto kAcceptPauseOnEmfile = std::chrono::milliseconds(100);
-// How long a client may take to authenticate before a newer one may push it out (only when
-// max_unauthenticated are authenticating at once).
-constexpr auto kEvictionGrace = std::chrono::milliseconds(1000);
 
 class TcpStoreServer final : public StoreServer {
  public:
@@ -69,8 +69,6 @@ class TcpStoreServer final : public StoreServer {
   bool may_read(StoreConnection& c);
   void rearm_throttled();
   void expire_unauthenticated();
-  std::optional<ConnId> stale_unauthenticated();
-  bool evict_stale_unauthenticated();
   void update_accepting();
   void wait_for(StoreConnection& c, wire::Opcode op, std::vector<std::string> keys,
                 uint32_t timeout_ms);
@@ -108,15 +106,18 @@ class TcpStoreServer final : public StoreServer {
   std::vector<const wire::Bytes*> values_;  // scratch for find_all
   std::optional<Clock::time_point> accept_paused_until_;
   bool accepting_ = true;  // the listener is in the epoll set with EPOLLIN
-  size_t unauthenticated_ = 0;
-  // Connections by authentication deadline; all share one timeout, so accept order is deadline order.
-  std::deque<std::pair<Clock::time_point, ConnId>> auth_deadlines_;
-  size_t buffered_ = 0;                // unparsed input over all connections
-  std::optional<ConnId> over_limit_reader_;  // the one connection that may read past max_buffered_bytes
-  std::vector<ConnId> throttled_;      // connections not read from because of the total
+  PendingAuthentications pending_;
+  InputBudget budget_;  // unparsed input over all connections
 };
 
-TcpStoreServer::TcpStoreServer(const StoreServerOptions& opts) : opts_(opts) {
+TcpStoreServer::TcpStoreServer(const StoreServerOptions& opts)
+    : opts_(opts),
+      pending_(opts.max_unauthenticated, opts.auth_timeout,
+               [this](ConnId id) {
+                 auto it = conns_.find(id);
+                 return it != conns_.end() && !it->second->authenticated();
+               }),
+      budget_(opts.max_buffered_bytes) {
   // The length field is a u32: a larger limit means no limit beyond that.
   opts_.max_message_bytes = std::min<size_t>(opts_.max_message_bytes, UINT32_MAX);
   input_cap_ = opts_.max_message_bytes + wire::kFrameHeaderBytes;
@@ -161,13 +162,7 @@ void TcpStoreServer::log(const std::string& message) const {
 int TcpStoreServer::wait_timeout_ms() const {
   std::optional<Clock::time_point> next = state_.next_deadline();
   if (accept_paused_until_ && (!next || *accept_paused_until_ < *next)) next = accept_paused_until_;
-  if (!auth_deadlines_.empty()) {
-    // The oldest expires at its deadline; at the cap it may be pushed out earlier.
-    auto when = auth_deadlines_.front().first;
-    const auto evictable_at = when - opts_.auth_timeout + kEvictionGrace;
-    if (unauthenticated_ >= opts_.max_unauthenticated && evictable_at > Clock::now()) when = evictable_at;
-    if (!next || when < *next) next = when;
-  }
+  if (const auto when = pending_.next_wakeup(); when && (!next || *when < *next)) next = when;
   if (!next) return -1;
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(left, 0, INT32_MAX));
@@ -188,7 +183,7 @@ void TcpStoreServer::run() {
     if (accept_paused_until_ && Clock::now() >= *accept_paused_until_) accept_paused_until_.reset();
     update_accepting();
     rearm_throttled();
-    buffered_seen_.store(buffered_, std::memory_order_relaxed);
+    buffered_seen_.store(budget_.held(), std::memory_order_relaxed);
     while (!resume_.empty()) {
       auto it = conns_.find(resume_.front());
       resume_.pop_front();
@@ -221,10 +216,18 @@ void TcpStoreServer::on_event(ConnId id, uint32_t events) {
 void TcpStoreServer::accept_all() {
   while (true) {
     // Clients that have not authenticated are capped. Past the cap, the oldest of them that has
-    // had kEvictionGrace to authenticate makes room (a real client does so within two round
-    // trips of connecting; what stays is someone holding sockets open); when none has, new
-    // clients wait in the kernel's backlog, costing this process nothing, until one has.
-    if (unauthenticated_ >= opts_.max_unauthenticated && !evict_stale_unauthenticated()) return update_accepting();
+    // had a second to authenticate makes room (a real client does so within two round trips of
+    // connecting; what stays is someone holding sockets open); when none has, new clients wait
+    // in the kernel's backlog, costing this process nothing, until one has.
+    if (pending_.full()) {
+      const auto stale = pending_.take_evictable();
+      if (!stale) return update_accepting();
+      log(fmt::format("closing connection from {}: {} clients are authenticating at once and this one has "
+                      "not, {} ms after connecting",
+                      conns_.at(*stale)->peer, opts_.max_unauthenticated,
+                      PendingAuthentications::kEvictionGrace.count()));
+      close_connection(*stale);
+    }
     const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
@@ -241,37 +244,9 @@ void TcpStoreServer::accept_all() {
     c->id = id;
     c->fd = UniqueFd(fd);
     c->peer = peer_name(fd);
-    ++unauthenticated_;
-    auth_deadlines_.emplace_back(Clock::now() + opts_.auth_timeout, id);
+    pending_.add(id);
     update_interest(*conns_.emplace(id, std::move(c)).first->second);
   }
-}
-
-// The oldest connection still authenticating, once it has had kEvictionGrace (dropping closed
-// and authenticated ones from the front of the queue on the way).
-std::optional<ConnId> TcpStoreServer::stale_unauthenticated() {
-  while (!auth_deadlines_.empty()) {
-    const auto [deadline, id] = auth_deadlines_.front();
-    auto it = conns_.find(id);
-    if (it == conns_.end() || it->second->authenticated()) {
-      auth_deadlines_.pop_front();
-      continue;
-    }
-    if (deadline - opts_.auth_timeout + kEvictionGrace > Clock::now()) return std::nullopt;
-    return id;
-  }
-  return std::nullopt;
-}
-
-bool TcpStoreServer::evict_stale_unauthenticated() {
-  const auto id = stale_unauthenticated();
-  if (!id) return false;
-  auth_deadlines_.pop_front();
-  log(fmt::format("closing connection from {}: {} clients are authenticating at once and this one has "
-                  "not, {} ms after connecting",
-                  conns_.at(*id)->peer, opts_.max_unauthenticated, kEvictionGrace.count()));
-  close_connection(*id);
-  return true;
 }
 
 void TcpStoreServer::pause_accepting(int err) {
@@ -285,24 +260,18 @@ void TcpStoreServer::pause_accepting(int err) {
 }
 
 void TcpStoreServer::update_accepting() {
-  const bool want = !accept_paused_until_ &&
-                    (unauthenticated_ < opts_.max_unauthenticated || stale_unauthenticated().has_value());
+  const bool want = !accept_paused_until_ && (!pending_.full() || pending_.evictable());
   if (want == accepting_) return;
   epoll_event ev{};
-  ev.events = want ? EPOLLIN : 0;
+  ev.events = want ? static_cast<uint32_t>(EPOLLIN) : 0u;
   ev.data.u64 = kListenId;
   ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
   accepting_ = want;
 }
 
 void TcpStoreServer::expire_unauthenticated() {
-  const auto now = Clock::now();
-  while (!auth_deadlines_.empty() && auth_deadlines_.front().first <= now) {
-    const ConnId id = auth_deadlines_.front().second;
-    auth_deadlines_.pop_front();
-    auto it = conns_.find(id);
-    if (it == conns_.end() || it->second->authenticated()) continue;
-    log(fmt::format("closing connection from {}: it did not authenticate within {} ms", it->second->peer,
+  for (ConnId id : pending_.take_expired()) {
+    log(fmt::format("closing connection from {}: it did not authenticate within {} ms", conns_.at(id)->peer,
                     opts_.auth_timeout.count()));
     close_connection(id);
   }
@@ -312,28 +281,14 @@ size_t TcpStoreServer::input_cap(const StoreConnection& c) const {
   return c.authenticated() ? input_cap_ : wire::kMaxUnauthenticatedMessage + wire::kFrameHeaderBytes;
 }
 
-// Past max_buffered_bytes in all, one connection at a time may go on reading (so its message
-// completes and the total drains); the others wait, unread, in the kernel's socket buffers.
 bool TcpStoreServer::may_read(StoreConnection& c) {
   if (c.buffered_input() >= input_cap(c) || c.close_after_flush) return false;
-  if (buffered_ < opts_.max_buffered_bytes) return true;
-  if (!over_limit_reader_ || !conns_.contains(*over_limit_reader_)) over_limit_reader_ = c.id;
-  if (*over_limit_reader_ == c.id) return true;
-  if (!c.throttled) throttled_.push_back(c.id);
-  c.throttled = true;
-  return false;
+  return budget_.may_read(c.id, [this](ConnId id) { return conns_.contains(id); });
 }
 
 void TcpStoreServer::rearm_throttled() {
-  if (throttled_.empty()) return;
-  if (buffered_ >= opts_.max_buffered_bytes && over_limit_reader_ && conns_.contains(*over_limit_reader_)) return;
-  std::vector<ConnId> ids;
-  ids.swap(throttled_);
-  for (ConnId id : ids)
-    if (auto it = conns_.find(id); it != conns_.end()) {
-      it->second->throttled = false;
-      update_interest(*it->second);
-    }
+  for (ConnId id : budget_.take_waiting([this](ConnId other) { return conns_.contains(other); }))
+    if (auto it = conns_.find(id); it != conns_.end()) update_interest(*it->second);
 }
 
 void TcpStoreServer::read_input(StoreConnection& c) {
@@ -359,7 +314,7 @@ void TcpStoreServer::read_input(StoreConnection& c) {
     }
     c.in.insert(c.in.end(), read_scratch_.begin(), read_scratch_.begin() + n);
     read_now += static_cast<size_t>(n);
-    buffered_ += static_cast<size_t>(n);
+    budget_.add(static_cast<size_t>(n));
     process_input(c);
     if (!conns_.contains(id)) return;
   }
@@ -380,8 +335,8 @@ void TcpStoreServer::process_input(StoreConnection& c) {
     }
     auto& parsed = std::get<wire::Parsed<wire::Request>>(result);
     c.in_begin += parsed.consumed;
-    buffered_ -= parsed.consumed;
-    if (over_limit_reader_ == id) over_limit_reader_.reset();  // its message is complete
+    budget_.remove(parsed.consumed);
+    budget_.done(id);  // its message is complete
     execute(c, std::move(parsed.message));
     if (!conns_.contains(id)) return;
   }
@@ -434,23 +389,7 @@ void TcpStoreServer::hello(StoreConnection& c, const wire::HelloRequest& m) {
     log(fmt::format("closing connection from {}: second HELLO on one connection", c.peer));
     return close_connection(c.id);
   }
-  if (m.version != wire::kProtocolVersion)
-    return reject(c, fmt::format("protocol version mismatch (client {}, server {}); run the same "
-                                 "commbench build on every host",
-                                 m.version, wire::kProtocolVersion));
-  if (m.nonce.size() != kAuthNonceBytes)
-    return reject(c, fmt::format("HELLO carries a {}-byte nonce, not {}", m.nonce.size(), kAuthNonceBytes));
-  // The server proves itself first, to a client that has not proven anything: its proof is
-  // bound to the client's fresh nonce and labelled as the server's, so it cannot be replayed.
-  c.client_nonce = m.nonce;
-  try {
-    c.server_nonce = random_bytes(kAuthNonceBytes);
-  } catch (const std::exception& e) {
-    return reject(c, e.what());
-  }
-  const Sha256Digest proof = auth_proof(opts_.token, AuthRole::Server, c.client_nonce, c.server_nonce);
-  wire::encode_ok_hello(c.out, c.server_nonce, proof);
-  c.auth = StoreConnection::Auth::AwaitProof;
+  if (auto why = answer_hello(c, m, opts_.token)) return reject(c, *why);
   flush(c);
 }
 
@@ -460,13 +399,8 @@ void TcpStoreServer::authenticate(StoreConnection& c, const wire::AuthRequest& m
                     c.authenticated() ? "on an authenticated connection" : "before HELLO"));
     return close_connection(c.id);
   }
-  // A server without a token accepts any proof (tests, and nothing else: every job has a token).
-  if (!opts_.token.empty() &&
-      !proof_matches(auth_proof(opts_.token, AuthRole::Client, c.client_nonce, c.server_nonce), m.proof))
-    return reject(c, "wrong or missing token; every agent of a job must use the job's token");
-  c.auth = StoreConnection::Auth::Done;
-  --unauthenticated_;
-  wire::encode_ok_empty(c.out);
+  if (auto why = answer_auth(c, m, opts_.token)) return reject(c, *why);
+  pending_.left(c.id);
   flush(c);
 }
 
@@ -603,9 +537,9 @@ void TcpStoreServer::close_connection(ConnId id) {
   if (it == conns_.end()) return;
   StoreConnection& c = *it->second;
   if (c.parked_op) state_.cancel(id);
-  if (!c.authenticated()) --unauthenticated_;
-  buffered_ -= c.buffered_input();
-  if (over_limit_reader_ == id) over_limit_reader_.reset();
+  if (!c.authenticated()) pending_.left(id);
+  budget_.remove(c.buffered_input());
+  budget_.done(id);
   conns_.erase(it);  // closing the fd also removes it from the epoll set
 }
 
