@@ -226,6 +226,15 @@ def main(argv=None):
         return EXIT_INVALID
     except BrokenPipeError:  # `commbench compare ... | head`
         return EXIT_OK
+    except Exception as e:  # pylint: disable=broad-except
+        # Input the readers did not foresee must still end in a message, never a traceback
+        # (COMMBENCH_DEBUG=1 shows it, for a bug report).
+        if os.environ.get("COMMBENCH_DEBUG"):
+            raise
+        sys.stderr.write(f"commbench {argv[0]}: could not finish ({type(e).__name__}: {e}); the "
+                         "input is probably damaged. Rerun with COMMBENCH_DEBUG=1 for the details "
+                         "and report it if the results folder is intact\n")
+        return EXIT_INVALID
 
 
 if __name__ == "__main__":

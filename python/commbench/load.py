@@ -5,9 +5,10 @@ when pandas is importable. Fields are read defensively: a field a record does no
 or newer schema, another helper's addition) is simply absent, never an error.
 """
 import csv
-import json
 import math
 import os
+
+from .validate import InvalidInput, check_line, check_summary, parse_json
 
 # Columns of results.csv in their documented order (docs/output.md); the combined CSV starts with
 # these and appends any further scalar fields the records carry.
@@ -98,16 +99,22 @@ def read_job(path, label=None):
     job = Job(path, label or os.path.basename(path.rstrip("/")))
     jsonl = os.path.join(path, "results.jsonl")
     if os.path.isfile(jsonl):
-        with open(jsonl, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
+        with open(jsonl, encoding="utf-8", errors="strict") as f:
+            try:
+                lines = list(f)
+            except UnicodeDecodeError as e:
+                raise ResultsError(f"{jsonl}: not UTF-8 text (byte {e.start}: {e.reason}); the file "
+                                   "is damaged or not a results.jsonl") from None
+            for lineno, line in enumerate(lines, 1):
                 line = line.strip()
                 if not line:
                     continue
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ResultsError(f"{jsonl}:{lineno}: not JSON ({e.msg}); the file may have "
-                                       "been edited by hand") from None
+                    obj = parse_json(line)
+                    check_line(obj)
+                except InvalidInput as e:
+                    raise ResultsError(f"{jsonl}:{lineno}: {e}; the file may have been edited by "
+                                       "hand or damaged") from None
                 kind = obj.get("type")
                 if kind == "job":
                     job.header = obj
@@ -124,10 +131,10 @@ def read_job(path, label=None):
     if os.path.isfile(summary_path):
         try:
             with open(summary_path, encoding="utf-8") as f:
-                job.summary = json.load(f)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ResultsError(f"{summary_path}: not valid JSON ({e}); delete it to use "
-                               "results.jsonl alone") from None
+                job.summary = parse_json(f.read())
+            check_summary(job.summary)
+        except (InvalidInput, UnicodeDecodeError) as e:
+            raise ResultsError(f"{summary_path}: {e}; delete it to use results.jsonl alone") from None
         if not os.path.isfile(jsonl):
             job.cases = list(job.summary.get("results", []))
             job.executions = list(job.summary.get("executions", []))
@@ -225,6 +232,10 @@ def combined_columns(jobs):
     return cols
 
 
+# Text a spreadsheet would run as a formula ("=HYPERLINK(...)" as an experiment name).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def write_combined_csv(jobs, path):
     """One CSV of every case of every job (seed 001's combined_benchmark.csv). Cells follow
     results.csv: empty where a value is missing or the case was not measured."""
@@ -248,6 +259,8 @@ def write_combined_csv(jobs, path):
                         v = repr(v) if math.isfinite(v) else ""
                     elif isinstance(v, bool):
                         v = "true" if v else "false"
+                    elif isinstance(v, str) and v[:1] in _FORMULA_STARTS:
+                        v = "'" + v  # spreadsheet-safe, as results.csv (common/csv_field.h)
                     cells.append(v)
                 w.writerow(cells)
     return cols

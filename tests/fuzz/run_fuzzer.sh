@@ -50,7 +50,8 @@ if [ ! -x "$bin" ] || [ -n "$newest" ]; then
 fi
 if [ "$target" = store ]; then
   # Seeds: one valid frame per request type, so the fuzzer starts inside the grammar.
-  printf '\x0d\x00\x00\x00\x01CBST\x01\x00\x00\x00\x00\x00\x00\x00' >"$work/seeds/hello"
+  printf '\x2d\x00\x00\x00\x01CBST\x02\x00\x00\x00\x20\x00\x00\x00nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn' >"$work/seeds/hello"
+  printf '\x25\x00\x00\x00\x08\x20\x00\x00\x00pppppppppppppppppppppppppppppppp' >"$work/seeds/auth"
   printf '\x0e\x00\x00\x00\x02\x01\x00\x00\x00k\x04\x00\x00\x00vvvv' >"$work/seeds/set"
   printf '\x0a\x00\x00\x00\x03\xe8\x03\x00\x00\x01\x00\x00\x00k' >"$work/seeds/get"
 else

@@ -56,7 +56,8 @@ void responses(std::span<const uint8_t> in) {
   (void)decode_int(p, i);
   (void)decode_bool(p, b);
   (void)decode_count(p, n);
-  (void)decode_hello(p, v);
+  Bytes nonce, proof;
+  (void)decode_hello(p, v, nonce, proof);
   (void)decode_missing(p, missing);
   (void)decode_reason(p, reason);
 }

@@ -1,6 +1,9 @@
 // The CLI surface: validate, plugins, help, and side-by-side backends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "job_harness.h"
@@ -134,6 +137,101 @@ world_size = 2
   const auto unknown = dir.run(file, {"--only", "c"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find("the file has: a, b"), std::string::npos) << unknown.output;
+}
+
+// Issue 28 §3: a local world the host cannot run is refused before anything starts: at
+// `validate`, and by `quick` and `run`, which validate first.
+TEST(Cli, ALocalWorldFarBeyondTheCpusIsRefusedBeforeAnythingStarts) {
+  JobDir dir;
+  const auto file = dir.write("huge.toml", R"(name = "huge"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_sizes = [2, 100000]
+)");
+  const auto r = run_commbench({"validate", file.string()}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("huge.toml:6:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("world size 100000"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("oversubscribe = true"), std::string::npos) << r.output;
+  const auto quick = run_commbench({"quick", "allreduce", "--ranks", "100000", "-O", (dir.path() / "out").string()},
+                                   dir.path());
+  EXPECT_EQ(quick.exit_code, 2) << quick.output;
+  EXPECT_NE(quick.output.find("--ranks 100000"), std::string::npos) << quick.output;
+  EXPECT_LT(quick.seconds, 30.0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "nothing ran";
+}
+
+// Issue 28 §20: binary garbage is reported at its first byte that cannot be TOML.
+TEST(Cli, ValidatePointsAtTheFirstByteOfABinaryFile) {
+  JobDir dir;
+  std::string garbage = "\x01\x02\x7f" "ELF";
+  for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 131 + 7) % 256);
+  const auto file = dir.write("blob.toml", garbage);
+  const auto r = run_commbench({"validate", file.string()}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("blob.toml:1:1: error: a control character"), std::string::npos) << r.output;
+}
+
+// Issue 28 §14: what an experiment hands to its workers (it can run code: LD_PRELOAD) is said,
+// on the console and at the head of every rank's log.
+TEST(Cli, TheWorkersEnvironmentSetByTheExperimentIsPrinted) {
+  JobDir dir;
+  const auto file = dir.write("env.toml", R"(name = "env"
+[[run]]
+name = "with-env"
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 2
+iterations = 2
+env = { COMMBENCH_TEST_MARK = "set-by-the-file" }
+)");
+  const auto r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("run 'with-env' sets the workers' environment: COMMBENCH_TEST_MARK=set-by-the-file"),
+            std::string::npos) << r.output;
+  const std::string log = read_text(dir.job_folder() / "logs" / "exec0-gloo-w2-rank1.log");
+  EXPECT_EQ(log.rfind("commbench: the experiment sets COMMBENCH_TEST_MARK=set-by-the-file\n", 0), 0u) << log;
+}
+
+// Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events
+// and says what was lost (exit 1); one nested a million levels deep is refused, not a crash.
+TEST(Cli, MergeTraceSaysWhatItCouldNotReadAndNeverCrashes) {
+  JobDir dir;
+  const auto file = dir.write("t.toml", R"(name = "traced"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 2
+iterations = 5
+trace = true
+)");
+  ASSERT_EQ(dir.run(file, {"--quiet"}).exit_code, 0);
+  const auto job = dir.job_folder();
+  const auto ok = run_commbench({"merge-trace", job.string()}, dir.path());
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  const auto rank1 = job / "trace" / "exec0-rank1.json";
+  std::string text = read_text(rank1);
+  const size_t events = std::count(text.begin(), text.end(), '{') ;
+  ASSERT_GT(events, 4u);
+  std::ofstream(rank1, std::ios::trunc) << text.substr(0, text.rfind("\"dur\""));  // cut mid-event
+  const auto cut = run_commbench({"merge-trace", job.string()}, dir.path());
+  EXPECT_EQ(cut.exit_code, 1) << cut.output;
+  EXPECT_NE(cut.output.find("exec0-rank1.json"), std::string::npos) << cut.output;
+  EXPECT_NE(cut.output.find("cut off in the middle of an event"), std::string::npos) << cut.output;
+  EXPECT_EQ(cut.output.find(" 0 events"), std::string::npos) << "the whole events were lost: " << cut.output;
+  std::ofstream(rank1, std::ios::trunc) << "[" << std::string(1 << 20, '[') << std::string(1 << 20, ']') << "]";
+  const auto deep = run_commbench({"merge-trace", job.string()}, dir.path());
+  EXPECT_EQ(deep.exit_code, 1) << deep.output;
+  EXPECT_NE(deep.output.find("nested deeper than 64 levels"), std::string::npos) << deep.output;
+  // A results.jsonl line nested as deep is skipped with its line number, not parsed.
+  std::ofstream(job / "results.jsonl", std::ios::app) << std::string(1 << 20, '[') << "\n";
+  const auto jsonl = run_commbench({"merge-trace", job.string()}, dir.path());
+  EXPECT_NE(jsonl.exit_code, 139) << jsonl.output;
+  EXPECT_NE(jsonl.output.find("results.jsonl:"), std::string::npos) << jsonl.output;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -239,6 +240,59 @@ iterations = 2
   }
   EXPECT_EQ(ok, 1);       // allreduce 4 KiB (the all_pairs sweep holds the largest size: all skipped)
   EXPECT_EQ(skipped, 3);  // allreduce 1 PiB, all_pairs 4 KiB and 1 PiB
+}
+
+// Issue 28 §5: a plugin that ends its process with _exit(0) in the middle of an op. The rank's
+// exit code says "fine", but it never sent its result: that rank is the failure, named at once,
+// not its peer after the whole timeout.
+TEST(Failures, AWorkerThatExitsCleanlyWithoutItsResultIsThatRanksFailureAtOnce) {
+  JobDir dir;
+  const auto file = dir.write("exit0.toml", experiment("crash", "crash_rank = 1\ncrash_after = 5\nmode = \"exit0\"", 60));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u) << r.output;
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  EXPECT_EQ(execs[0]["failure_kind"], "crash") << execs[0].dump();
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("rank 1 exited with code 0"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("before sending its result"), std::string::npos) << reason;
+  EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << "noticed at once, not at the 60 s timeout";
+  EXPECT_EQ(execs[1]["status"], "ok");
+  expect_gloo_results(dir);
+}
+
+bool process_alive(pid_t pid) {
+  const std::string stat = read_text(fmt::format("/proc/{}/stat", pid));
+  if (stat.empty()) return false;
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// Issue 28 §10: a plugin that starts processes, one in its worker's process group and one
+// detached from it (setsid, double fork, as a daemon does). Neither outlives the job.
+TEST(Failures, NothingAWorkerStartsOutlivesTheJob) {
+  JobDir dir;
+  const auto pid_file = dir.path() / "sleepers.txt";
+  const auto file = dir.write("spawn.toml", experiment("crash", fmt::format("crash_rank = 1\ncrash_after = 3\n"
+                                                                            "mode = \"spawn\"\npid_file = \"{}\"",
+                                                                            pid_file.string()), 60));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(read_text(pid_file));
+  pid_t in_group = -1, detached = -1;
+  in >> in_group >> detached;
+  ASSERT_GT(in_group, 0) << read_text(pid_file);
+  ASSERT_GT(detached, 0) << read_text(pid_file);
+  bool alive = true;
+  for (int i = 0; i < 40 && alive; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(50)))
+    alive = process_alive(in_group) || process_alive(detached);
+  EXPECT_FALSE(process_alive(in_group)) << "the process left in the worker's group outlived the job";
+  EXPECT_FALSE(process_alive(detached)) << "the detached process outlived the job";
+  for (pid_t p : {in_group, detached})
+    if (process_alive(p)) ::kill(p, SIGKILL);
+  EXPECT_NE(r.output.find(fmt::format("ended process {}", detached)), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // incomplete launcher environments. Each job must look like a local run of the same experiment.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -205,12 +207,8 @@ TEST(Launchers, IncompleteOrMultiHostWithoutTokenIsRefusedUpFront) {
   EXPECT_NE(read_text(out).find("needs a job token"), std::string::npos) << read_text(out);
 }
 
-// SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) of a job: workers
-// stopped, files complete, exit code 130 ("interrupted").
-TEST(Interrupts, SigintSigtermAndSighupStopTheJobAndKeepEverythingMeasured) {
-  for (const char* sig : {"INT", "TERM", "HUP"}) {
-    JobDir dir;
-    const auto file = dir.write("long.toml", R"(
+// Two gloo runs: one that ends at once, one that runs until something stops it.
+const char* kQuickThenLong = R"(
 name = "interrupted"
 [[run]]
 name = "quick"
@@ -226,7 +224,14 @@ world_size = 2
 ops = ["allreduce"]
 sizes = ["4MiB"]
 iterations = 100000
-)");
+)";
+
+// SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) of a job: workers
+// stopped, files complete, exit code 130 ("interrupted").
+TEST(Interrupts, SigintSigtermAndSighupStopTheJobAndKeepEverythingMeasured) {
+  for (const char* sig : {"INT", "TERM", "HUP"}) {
+    JobDir dir;
+    const auto file = dir.write("long.toml", kQuickThenLong);
     const std::string cmd = fmt::format(
         "{} run {} -o {} --quiet > {}/out.txt 2>&1 & pid=$!; sleep 3; kill -{} $pid; wait $pid; echo $? > {}/rc",
         COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), dir.path().string(), sig, dir.path().string());
@@ -242,6 +247,63 @@ iterations = 100000
     EXPECT_NE(execs[1]["reason"].get<std::string>().find(std::string("SIG") + sig), std::string::npos) << execs[1].dump();
     // No worker outlives the job: none has its log (stdout) in this job's folder.
     EXPECT_TRUE(workers_logging_under(dir.path()).empty()) << sig;
+  }
+}
+
+// Issue 28 §3: SIGTERM while a large local world is still being started stops the launch at
+// once (the spawning included), and only the ranks that ran get metadata.
+TEST(Interrupts, ASignalStopsALaunchWhileItIsStartingWorkers) {
+  JobDir dir;
+  const auto file = dir.write("many.toml", fmt::format(R"(
+name = "many-ranks"
+plugin_path = ["{}"]
+[[run]]
+backend = "sleep"
+world_size = 300
+oversubscribe = true
+ops = ["allreduce"]
+sizes = ["64B"]
+check = false
+)", COMMBENCH_TEST_PLUGIN_DIR));
+  BackgroundCommbench job({"run", file.string(), "-o", (dir.path() / "out").string(), "--quiet"}, dir.path(),
+                          dir.path() / "run.txt");
+  auto worker_logs = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(dir.path() / "out", ec))
+      n += e.path().filename().string().rfind("exec0-", 0) == 0;
+    return n;
+  };
+  for (int i = 0; i < 5000 && worker_logs() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_GT(worker_logs(), 0u) << read_text(dir.path() / "run.txt");
+  ::kill(job.pid(), SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(job.wait(60), 130) << read_text(dir.path() / "run.txt");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  const size_t started = worker_logs();
+  EXPECT_LT(started, 300u) << "every worker was started after the signal";
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "interrupted") << execs[0].dump();
+  EXPECT_NE(execs[0]["reason"].get<std::string>().find("while starting workers"), std::string::npos) << execs[0].dump();
+  size_t metadata = 0;
+  for (const auto& e : fs::directory_iterator(dir.job_folder() / "metadata")) metadata += e.path().extension() == ".json";
+  EXPECT_EQ(metadata, started) << "metadata for ranks that never ran";
+  EXPECT_TRUE(workers_logging_under(dir.path()).empty());
+}
+
+// Issue 28 §6: agent 0 (the store's host) killed with SIGKILL under a torchrun-style launch.
+// The other agent ends with a message saying so and exit code 1, not on an uncaught exception.
+TEST(Launchers, WhenRankZerosAgentDiesTheOthersEndCleanly) {
+  for (const double kill_after : {2.0, 4.0}) {
+    JobDir dir;
+    const auto file = dir.write("k0.toml", kQuickThenLong);
+    launch(dir, file, 2, 0, kill_after);
+    const std::string log = read_text(dir.path() / "task-1.log");
+    EXPECT_EQ(exit_of(dir, 1), 1) << "killed after " << kill_after << " s: " << log;
+    EXPECT_NE(log.find("lost the job's store"), std::string::npos) << log;
+    EXPECT_EQ(log.find("terminate called"), std::string::npos) << log;
+    EXPECT_LT(std::stod(read_text(dir.path() / "after-kill")), 30.0);
   }
 }
 

@@ -4,7 +4,11 @@
 // job spans hosts is refused before anything listens.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -147,6 +151,88 @@ TEST(LocalExposure, AnEnvironmentThatDoesNotSayWhetherTheJobSpansHostsIsRefused)
   EXPECT_EQ(WEXITSTATUS(rc), 2) << read_text(out);
   EXPECT_NE(read_text(out).find("LOCAL_WORLD_SIZE is not"), std::string::npos) << read_text(out);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "nothing ran";
+}
+
+// Issue 28 §2: 300 connections that never authenticate, held open against a job whose agent may
+// open 256 descriptors. They once took every descriptor the agent had, and its executions failed
+// with "Too many open files"; now the store holds few of them and keeps descriptors for the
+// workers, and every execution runs.
+TEST(LocalExposure, IdleConnectionsToTheStoreCannotStarveTheJob) {
+  JobDir dir;
+  std::string runs = "name = \"starve\"\n";
+  for (int i = 0; i < 6; ++i)
+    runs += fmt::format("[[run]]\nname = \"r{}\"\nbackend = \"gloo\"\nworld_size = 2\nops = [\"allreduce\"]\n"
+                        "sizes = [\"4KiB\"]\niterations = 3\n", i);
+  const auto file = dir.write("starve.toml", runs);
+  rlimit saved{};
+  ::getrlimit(RLIMIT_NOFILE, &saved);
+  rlimit low = saved;
+  low.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  BackgroundCommbench job({"run", file.string(), "-o", (dir.path() / "out").string(), "--quiet"}, dir.path(),
+                          dir.path() / "run.txt");  // inherits the limit
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  std::vector<TcpListener> listeners;
+  for (int i = 0; i < 2000 && listeners.empty(); ++i) {
+    std::this_thread::sleep_for(5ms);
+    listeners = listening_sockets(job.pid());
+  }
+  ASSERT_FALSE(listeners.empty()) << read_text(dir.path() / "run.txt");
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(listeners[0].port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    idle.push_back(fd);
+  }
+  const int rc = job.wait(240);
+  for (int fd : idle) ::close(fd);
+  EXPECT_EQ(rc, 0) << read_text(dir.path() / "run.txt");
+  const auto execs = dir.records("execution");
+  EXPECT_EQ(execs.size(), 6u);
+  for (const auto& e : execs) EXPECT_EQ(e["status"], "ok") << e.dump();
+}
+
+// Issue 28 §15: a store bound to every interface, and an inherited UCX_NET_DEVICES that opens a
+// local UCX run's listeners on external interfaces, are warned about.
+TEST(LocalExposure, ListeningWiderThanNeededIsWarnedAbout) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", R"(name = "wide"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 2
+)");
+  // Two tasks that say they are on different hosts, with the user's token and MASTER_ADDR=0.0.0.0.
+  const std::string cmd = fmt::format(
+      "bash -c 'for r in 0 1; do RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=0.0.0.0 "
+      "MASTER_PORT={} COMMBENCH_JOB_TOKEN=0123456789abcdef {} run {} -o {} --quiet > {}/task-$r.log 2>&1 & done; wait'",
+      20000 + ::getpid() % 20000, COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), dir.path().string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string task0 = read_text(dir.path() / "task-0.log");
+  EXPECT_NE(task0.find("listens on every interface (MASTER_ADDR=0.0.0.0)"), std::string::npos) << task0;
+
+  if (!plugin_built("ucx")) GTEST_SKIP() << "ucx plugin not built";
+  JobDir ucx;
+  const auto ucx_file = ucx.write("u.toml", R"(name = "ucx-wide"
+[[run]]
+name = "local-ucx"
+backend = "ucx"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 2
+)");
+  const auto r = run_shell(fmt::format("cd {} && UCX_NET_DEVICES=all {} run {} -o out --quiet",
+                                       shell_quote(ucx.path().string()), shell_quote(COMMBENCH_BIN),
+                                       shell_quote(ucx_file.string())));
+  EXPECT_NE(r.output.find("UCX_NET_DEVICES=all is inherited from your environment"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'local-ucx'"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -105,5 +105,50 @@ iterations = 2
   EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
 }
 
+// Issue 28 §8: a rank the OOM killer takes (a backend's own allocation, which the memory check
+// cannot see) is reported as that, with the limit that was hit and the case it was running, not
+// as a bare SIGKILL.
+TEST(MemoryLimit, AnOomKillIsNamedWithTheLimitAndTheCase) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create a memory cgroup";
+  MemoryCgroup cg(256ull << 20);
+  if (cg.path().empty()) GTEST_SKIP() << "no memory cgroup controller to create a group in (v2 memory.max or v1)";
+  JobDir dir;
+  const auto file = dir.write("oom.toml", fmt::format(R"(name = "oom"
+plugin_path = ["{}"]
+[[run]]
+backends = ["crash"]
+ops = ["allreduce"]
+sizes = ["1KiB", "2KiB", "4KiB"]
+world_size = 2
+warmup = 0
+iterations = 2
+check = false
+[run.options.crash]
+crash_rank = 1
+crash_after = 3
+mode = "hog"
+hog_mib = 2048
+)", COMMBENCH_TEST_PLUGIN_DIR));
+  const auto r = run_shell(fmt::format("cd {} && echo $$ > {} && exec {} run {} -o out --quiet",
+                                       shell_quote(dir.path().string()),
+                                       shell_quote((cg.path() / "cgroup.procs").string()),
+                                       shell_quote(COMMBENCH_BIN), shell_quote(file.string())));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u) << r.output;
+  EXPECT_EQ(execs[0]["status"], "failed");
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  EXPECT_EQ(execs[0]["failure_kind"], "out_of_memory") << execs[0].dump();
+  const std::string reason = execs[0]["reason"];
+  EXPECT_NE(reason.find("killed by the OOM killer (limit 256 MiB"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(cg.limit_file()), std::string::npos) << reason;
+  // The case it died in, with its size, and in the reason too.
+  const std::string phase = execs[0]["failed_phase"];
+  EXPECT_EQ(phase.rfind("case ", 0), 0u) << execs[0].dump();
+  EXPECT_NE(phase.find(" B f32"), std::string::npos) << execs[0].dump();
+  EXPECT_NE(reason.find(phase), std::string::npos) << reason;
+  EXPECT_LT(dir.records().size(), 3u);
+}
+
 }  // namespace
 }  // namespace commbench::testing

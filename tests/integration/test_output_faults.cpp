@@ -182,5 +182,29 @@ TEST(OutputFaults, DiskFullWithoutRoomForTheSummarySaysWhatIsMissing) {
     EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line.substr(0, 200);
 }
 
+// Issue 28 §7: on a file system with almost no inodes left the summaries cannot even get their
+// temporary files; what the job says about each must match what is on disk ("summary.json:
+// written" was printed for a summary that was not there).
+TEST(OutputFaults, WhatIsSaidAboutEachSummaryMatchesTheDisk) {
+  for (const int inodes : {6, 7}) {
+    JobDir dir;
+    Tmpfs tiny(dir.path() / "tiny", fmt::format("size=10m,nr_inodes={}", inodes));
+    if (!tiny.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)";
+    const auto file = dir.write("e.toml", small_experiment());
+    const auto r = run_commbench({"run", file.string(), "-o", (tiny.path() / "out").string(), "--quiet"}, dir.path());
+    EXPECT_EQ(r.exit_code, 3) << inodes << " inodes: " << r.output;
+    std::vector<fs::path> jobs;
+    for (const auto& e : fs::directory_iterator(tiny.path() / "out")) jobs.push_back(e.path());
+    ASSERT_EQ(jobs.size(), 1u);
+    for (const char* summary : {"summary.json", "summary.md"}) {
+      const bool there = fs::exists(jobs[0] / summary);
+      const bool said_written = r.output.find(fmt::format("{}: written", summary)) != std::string::npos;
+      const bool said_missing = r.output.find(fmt::format("{}: NOT written", summary)) != std::string::npos;
+      EXPECT_EQ(said_written, there) << inodes << " inodes, " << summary << ":\n" << r.output;
+      EXPECT_EQ(said_missing, !there) << inodes << " inodes, " << summary << ":\n" << r.output;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commbench::testing

@@ -77,5 +77,22 @@ TEST(SlowPluginProbe, PluginsProbesAllAtOnceAndNamesTheSlowOnes) {
   EXPECT_LT(r.seconds, 2 * kListingProbeTimeoutS) << "the probes ran one after the other";
 }
 
+// Issue 28 §17: `commbench plugins NAME` probes the plugin named and no other, so a hanging
+// plugin elsewhere on the path costs nothing.
+TEST(SlowPluginProbe, PluginsNameProbesOnlyThatPlugin) {
+  const CommandResult r =
+      run_commbench({"plugins", "gloo", "-P", COMMBENCH_PROBE_HANG_PLUGIN_DIR}, COMMBENCH_SOURCE_DIR);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gloo"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("probe_hang"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, kListingProbeTimeoutS * 0.6) << "waited for the hanging plugin's probe";
+  // A name that is not there is still answered with what is, without probing anything.
+  const CommandResult missing =
+      run_commbench({"plugins", "glo", "-P", COMMBENCH_PROBE_HANG_PLUGIN_DIR}, COMMBENCH_SOURCE_DIR);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("did you mean 'gloo'"), std::string::npos) << missing.output;
+  EXPECT_LT(missing.seconds, kListingProbeTimeoutS * 0.6) << missing.output;
+}
+
 }  // namespace
 }  // namespace commbench::testing

@@ -5,9 +5,17 @@
 // the plugin's oversleep on a loaded machine.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <numeric>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "job_harness.h"
 
@@ -43,7 +51,33 @@ double mean_of(const nlohmann::json& samples) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-TEST(TimingMethods, EachMethodReportsTheKnownPerOpTimeAndRankAggregation) {
+// One job of the five runs below. What must hold whatever the load (lower bounds: an op of N µs
+// cannot be timed shorter; the arithmetic of each aggregation) is checked here; the upper bounds,
+// which a busy machine can break by oversleeping, are returned as the list of misses.
+// How late this machine wakes from an absolute-deadline sleep of `period_us` right now, per sleep:
+// the plugin's oversleep, measured the way it sleeps, as the reference for the upper bounds.
+double oversleep_us(double period_us, int n = 20) {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    t.tv_nsec += static_cast<long>(period_us * 1000);
+    while (t.tv_nsec >= 1000000000L) {
+      t.tv_nsec -= 1000000000L;
+      ++t.tv_sec;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr) != 0) {
+    }
+  }
+  const double elapsed_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return std::max(0.0, elapsed_us / n - period_us);
+}
+
+std::vector<std::string> run_methods_once() {
+  // The reference, measured just before the job: what this machine adds to a bare sleep now. A
+  // batch catches up its lateness (absolute deadlines), so it gets it once; per_iteration pays
+  // it every iteration and after every barrier, so three times.
+  const double late_us = oversleep_us(kSlow), late_per_iteration_us = 3 * late_us;
   JobDir dir;
   const CommandResult r = dir.run(dir.write("m.toml", sleep_experiment(R"(
 [[run]]
@@ -61,31 +95,37 @@ rank_aggregation = "rank0"
 name = "per-iteration"
 method = "per_iteration"
 )")));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   // Every table header names the method, the aggregation and the clock.
   EXPECT_NE(r.output.find("method batch (N iterations back to back; per rank elapsed/N, ranks: avg;"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("method per_iteration (synchronised start of each iteration; slowest rank per iteration) | clock host"),
             std::string::npos) << r.output;
   const auto cases = dir.records();
-  ASSERT_EQ(cases.size(), 5u);
+  EXPECT_EQ(cases.size(), 5u);
+  if (cases.size() != 5u) return {};
+  std::vector<std::string> late;
+  auto at_most = [&](double value, double bound, const nlohmann::json& c, const char* what) {
+    if (value > bound) late.push_back(fmt::format("{} {}: {:.0f} us > {:.0f} us", c["run"].get<std::string>(), what, value, bound));
+  };
   // Upper bound per op: the plugin's oversleep, caught up within a batch (one lateness over
   // kIters ops) but paid once per iteration after every barrier of per_iteration.
   const double batch_slack = 0.05, per_iteration_slack_us = 1500;
   for (const auto& c : cases) {
-    ASSERT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["status"], "ok") << c.dump();
     EXPECT_EQ(c["iterations"], kIters);
     EXPECT_EQ(c["samples_us"].size(), static_cast<size_t>(kIters));
     EXPECT_EQ(c["timing"], "host");
     const auto rank_mean = c["rank_mean_us"].get<std::vector<double>>();
-    ASSERT_EQ(rank_mean.size(), 2u);
+    EXPECT_EQ(rank_mean.size(), 2u);
+    if (rank_mean.size() != 2u) continue;
     // The series' mean is the record's time, whatever the method.
     EXPECT_NEAR(c["time_us"]["mean"].get<double>(), mean_of(c["samples_us"]), 1e-6 * kSlow);
     if (c["method"] == "batch") {
       // N back-to-back ops of a rank take at least N periods: elapsed / N >= the period.
       EXPECT_GE(rank_mean[0], kFast) << c.dump();
       EXPECT_GE(rank_mean[1], kSlow) << c.dump();
-      EXPECT_LE(rank_mean[0], kFast * (1 + batch_slack)) << c.dump();
-      EXPECT_LE(rank_mean[1], kSlow * (1 + batch_slack)) << c.dump();
+      at_most(rank_mean[0], kFast * (1 + batch_slack) + late_us, c, "rank 0 mean");
+      at_most(rank_mean[1], kSlow * (1 + batch_slack) + late_us, c, "rank 1 mean");
     }
   }
   const auto& avg = by_run(cases, "batch-avg");
@@ -105,7 +145,7 @@ method = "per_iteration"
   EXPECT_EQ(mn["rank_aggregation"], "min");
   const auto nm = mn["rank_mean_us"].get<std::vector<double>>();
   EXPECT_NEAR(mn["time_us"]["mean"].get<double>(), std::min(nm[0], nm[1]), 1e-9 * kSlow);
-  EXPECT_LE(mn["time_us"]["mean"].get<double>(), kFast * (1 + batch_slack));
+  at_most(mn["time_us"]["mean"].get<double>(), kFast * (1 + batch_slack) + late_us, mn, "time");
 
   const auto& r0 = by_run(cases, "batch-rank0");
   EXPECT_EQ(r0["rank_aggregation"], "rank0");
@@ -117,10 +157,27 @@ method = "per_iteration"
   EXPECT_EQ(pi["method"], "per_iteration");
   EXPECT_EQ(pi["rank_aggregation"], "slowest_per_iteration");
   for (const auto& s : pi["samples_us"]) EXPECT_GE(s.get<double>(), kSlow) << pi.dump();
-  EXPECT_LE(pi["time_us"]["mean"].get<double>(), kSlow + per_iteration_slack_us) << pi.dump();
+  at_most(pi["time_us"]["mean"].get<double>(), kSlow + per_iteration_slack_us + late_per_iteration_us, pi, "time");
   const auto pm = pi["rank_mean_us"].get<std::vector<double>>();
   EXPECT_GE(pm[0], kFast);  // each rank's own op time, barrier excluded
-  EXPECT_LE(pm[0], kFast + per_iteration_slack_us);
+  at_most(pm[0], kFast + per_iteration_slack_us + late_per_iteration_us, pi, "rank 0 mean");
+  return late;
+}
+
+// Issue 28 §18: the upper bounds are the plugin's sleep plus a small slack, which a machine at a
+// load of 7 on 2 cores broke once (8.18 ms against 6.3 ms) although nothing was wrong. They are
+// widened by a reference measured just before each job (how late a bare sleep wakes here now),
+// and a miss is measured again, up to three times: a build that really adds time misses every
+// time, a busy moment does not last three jobs. Lower bounds and arithmetic hold every time.
+TEST(TimingMethods, EachMethodReportsTheKnownPerOpTimeAndRankAggregation) {
+  std::vector<std::string> late;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    late = run_methods_once();
+    if (late.empty() || ::testing::Test::HasFailure()) break;
+    std::cout << "attempt " << attempt << " over an upper bound (measured again): " << fmt::format("{}", fmt::join(late, "; "))
+              << "\n";
+  }
+  EXPECT_TRUE(late.empty()) << "over the upper bound in three fresh measurements: " << fmt::format("{}", fmt::join(late, "; "));
 }
 
 TEST(TimingMethods, CvTargetReachedOrMissedIsRecordedAndCounted) {

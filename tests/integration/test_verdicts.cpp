@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // `extra` goes into the [[run]], `top` before it.
-std::string sleep_experiment(const std::string& extra, int world = 2, const std::string& top = "") {
+std::string verdict_sleep_experiment(const std::string& extra, int world = 2, const std::string& top = "") {
   return fmt::format(R"(name = "verdicts"
 plugin_path = ["{}"]
 {}
@@ -38,7 +38,7 @@ options.sleep = {{ sleep_us = 200 }}
 
 TEST(Verdicts, RepeatsAreSeparateExecutionsWithTheirOwnRecords) {
   JobDir dir;
-  const CommandResult r = dir.run(dir.write("rep.toml", sleep_experiment("repeats = 3")));
+  const CommandResult r = dir.run(dir.write("rep.toml", verdict_sleep_experiment("repeats = 3")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto execs = dir.records("execution");
   ASSERT_EQ(execs.size(), 3u);
@@ -64,7 +64,7 @@ TEST(Verdicts, ABusyMachineIsSaidInEveryOutput) {
   fs::create_directories(proc);
   std::ofstream(proc / "loadavg") << "9.00 8.00 7.00 12/900 4242\n";
   std::ofstream(proc / "stat") << "cpu  1 2 3 4\nprocs_running 1001\n";
-  const fs::path file = dir.write("busy.toml", sleep_experiment("", 2, "report = true"));
+  const fs::path file = dir.write("busy.toml", verdict_sleep_experiment("", 2, "report = true"));
   const CommandResult r = run_shell(fmt::format("cd {} && COMMBENCH_PROC_ROOT={} {} run {} -o out 2>&1", shell_quote(dir.path()),
                                                 shell_quote(proc), shell_quote(COMMBENCH_BIN), shell_quote(file)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -86,7 +86,7 @@ TEST(Verdicts, ABusyMachineIsSaidInEveryOutput) {
 TEST(Verdicts, MoreRanksThanCpusIsOversubscribed) {
   if (run_shell("command -v taskset").exit_code != 0) GTEST_SKIP() << "no taskset";
   JobDir dir;
-  const fs::path file = dir.write("over.toml", sleep_experiment(""));
+  const fs::path file = dir.write("over.toml", verdict_sleep_experiment(""));
   const CommandResult r = run_shell(fmt::format("cd {} && taskset -c 0 {} run {} -o out 2>&1", shell_quote(dir.path()),
                                                 shell_quote(COMMBENCH_BIN), shell_quote(file)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -152,7 +152,7 @@ TEST(Verdicts, HelpForEveryCommandBothWays) {
 TEST(Verdicts, QuietIsQuietAndJsonIsTheSummary) {
   JobDir dir;
   // With an expectation: the old -q still printed its verdict on stdout.
-  const fs::path file = dir.write("q.toml", sleep_experiment("expect = { time_us = \"<= 1e9\" }"));
+  const fs::path file = dir.write("q.toml", verdict_sleep_experiment("expect = { time_us = \"<= 1e9\" }"));
   // (...) so that run_shell's own 2>&1 applies to the subshell, not to commbench's stderr.
   const CommandResult q = run_shell(fmt::format("(cd {} && {} run {} -q -o out 2>/dev/null)", shell_quote(dir.path()),
                                                 shell_quote(COMMBENCH_BIN), shell_quote(file)));

@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <poll.h>
+
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -15,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/agent_group.h"
+#include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
 
 namespace commbench {
@@ -146,6 +150,199 @@ TEST(StoreSecurity, AMultiHostJobStillNeedsTheUsersToken) {
   } catch (const LaunchError& e) {
     EXPECT_NE(std::string(e.what()).find("COMMBENCH_JOB_TOKEN"), std::string::npos) << e.what();
   }
+}
+
+// ---- issue 28 §1: the rendezvous file of an mpirun launch
+
+namespace fs = std::filesystem;
+
+// mpirun-style agents across "hosts" (one per host), finding rank 0 through `file`, with the
+// user's token.
+AgentGroupOptions file_launch(int rank, const fs::path& file) {
+  AgentGroupOptions o;
+  o.launch.launcher = "openmpi";
+  o.launch.agent_rank = rank;
+  o.launch.agent_count = 2;
+  o.launch.local_rank = 0;
+  o.launch.local_count = 1;
+  o.launch.rendezvous = Rendezvous::kFile;
+  o.launch.job_id = "job42";
+  o.token = "the-users-token-0123456789abcdef";
+  o.bind_host = "127.0.0.1";
+  o.rendezvous_file = file.string();
+  o.join_timeout = 2000ms;
+  return o;
+}
+
+// A folder for rendezvous files with the given mode, removed at the end.
+class RendezvousDir {
+ public:
+  explicit RendezvousDir(mode_t mode) : dir_(fs::temp_directory_path() / fmt::format("cb-rdv-{}-{}", ::getpid(), ++count_)) {
+    fs::create_directories(dir_);
+    ::chmod(dir_.c_str(), mode);
+  }
+  ~RendezvousDir() { fs::remove_all(dir_); }
+  fs::path file() const { return dir_ / ".rendezvous-job42"; }
+
+ private:
+  static inline int count_ = 0;
+  fs::path dir_;
+};
+
+// What an impostor's listener receives within `wait`.
+class Listener {
+ public:
+  Listener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    ::listen(fd_, 4);
+    socklen_t len = sizeof(a);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 3000) <= 0) return;
+      const int c = ::accept(fd_, nullptr, nullptr);
+      connected_ = true;
+      char buf[4096];
+      pollfd q{c, POLLIN, 0};
+      ssize_t n = 0;
+      while (::poll(&q, 1, 1000) > 0 && (n = ::recv(c, buf, sizeof(buf), 0)) > 0) heard_.append(buf, static_cast<size_t>(n));
+      ::close(c);
+    });
+  }
+  ~Listener() {
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  // Waits for the listener to finish; what it heard.
+  std::string heard() {
+    if (thread_.joinable()) thread_.join();
+    return heard_;
+  }
+  bool connected() {
+    heard();
+    return connected_;
+  }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  bool connected_ = false;
+  std::string heard_;
+};
+
+TEST(RendezvousFile, OnePlantedByAnotherUserIsRefusedAndItsListenerLearnsNothing) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to plant a file that belongs to another user";
+  RendezvousDir dir(01777);  // like /tmp: anyone may create files in it
+  Listener impostor;
+  {
+    std::ofstream(dir.file()) << "job42\n127.0.0.1\n" << impostor.port() << "\n";
+  }
+  ASSERT_EQ(::chown(dir.file().c_str(), 65534, 65534), 0);
+  ::chmod(dir.file().c_str(), 0600);
+  const auto o1 = file_launch(1, dir.file());
+  try {
+    AgentGroup::create(o1);
+    FAIL() << "rank 1 used a rendezvous file another user wrote";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("belongs to uid 65534"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(impostor.connected()) << "rank 1 connected to the planted address";
+  EXPECT_EQ(impostor.heard().find(o1.token), std::string::npos) << "the job token reached the impostor";
+}
+
+TEST(RendezvousFile, RankZeroRefusesAPlantedFileInsteadOfOverwritingIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to plant a file that belongs to another user";
+  RendezvousDir dir(01777);
+  {
+    std::ofstream(dir.file()) << "job42\n198.51.100.7\n1\n";
+  }
+  ASSERT_EQ(::chown(dir.file().c_str(), 65534, 65534), 0);
+  try {
+    AgentGroup::create(file_launch(0, dir.file()));
+    FAIL() << "rank 0 published over a file another user planted";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists and it belongs to uid 65534"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RendezvousFile, AFolderOthersCanWriteWithoutTheStickyBitIsRefused) {
+  RendezvousDir dir(0777);
+  try {
+    AgentGroup::create(file_launch(0, dir.file()));
+    FAIL() << "rank 0 published where anyone could replace the file";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("which other users can write"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("COMMBENCH_RENDEZVOUS_FILE"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RendezvousFile, AgentsInAPrivateFolderMeetAndTheFileIsTheirsOnly) {
+  RendezvousDir dir(0700);
+  const auto o0 = file_launch(0, dir.file()), o1 = file_launch(1, dir.file());
+  auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
+  const auto g0 = AgentGroup::create(o0);
+  const auto g1 = other.get();
+  EXPECT_EQ(g1->store_address(), g0->store_address());
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.file().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, ::geteuid());
+}
+
+// ---- issue 28 §15: listening wider than needed is said
+
+TEST(ExposureWarnings, AStoreOnEveryInterfaceIsWarnedAbout) {
+  const auto w = wildcard_store_warning("0.0.0.0", "MASTER_ADDR");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NE(w->find("listens on every interface (MASTER_ADDR=0.0.0.0)"), std::string::npos) << *w;
+  EXPECT_TRUE(wildcard_store_warning("::", "COMMBENCH_STORE_BIND").has_value());
+  EXPECT_FALSE(wildcard_store_warning("10.0.0.1", "MASTER_ADDR").has_value());
+  EXPECT_FALSE(wildcard_store_warning("127.0.0.1", "MASTER_ADDR").has_value());
+}
+
+TEST(ExposureWarnings, TwoAgentsWithMasterAddrZeroWarnAndStillMeet) {
+  const int port = free_port();
+  AgentGroupOptions o0, o1;
+  o0.launch = one_host_launch(0, 2, port);
+  o1.launch = one_host_launch(1, 2, port);
+  for (auto* o : {&o0, &o1}) {
+    o->launch.master_addr = "0.0.0.0";
+    o->launch.local_count = 1;  // "across hosts": the store binds MASTER_ADDR
+    o->token = "tok-0123456789";
+    o->join_timeout = 20000ms;
+  }
+  std::vector<std::string> warnings;
+  o0.warn = [&](const std::string& w) { warnings.push_back(w); };
+  auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
+  const auto g0 = AgentGroup::create(o0);
+  other.get();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("0.0.0.0"), std::string::npos) << warnings[0];
+}
+
+TEST(ExposureWarnings, AnInheritedUcxNetDevicesForALocalRunIsWarnedAbout) {
+  Execution e;
+  e.backend = "ucx";
+  e.run = "r";
+  const std::vector<Execution> plan{e};
+  EXPECT_EQ(inherited_exposure_warnings(plan, {{"UCX_NET_DEVICES", "all"}}, true).size(), 1u);
+  EXPECT_EQ(inherited_exposure_warnings(plan, {{"UCX_NET_DEVICES", "eth0,lo"}}, true).size(), 1u);
+  EXPECT_TRUE(inherited_exposure_warnings(plan, {{"UCX_NET_DEVICES", "lo"}}, true).empty());
+  EXPECT_TRUE(inherited_exposure_warnings(plan, {}, true).empty());
+  EXPECT_TRUE(inherited_exposure_warnings(plan, {{"UCX_NET_DEVICES", "all"}}, false).empty()) << "across hosts it is needed";
+  Execution own = e;
+  own.env["UCX_NET_DEVICES"] = "all";  // the run's own env table: a choice, not an inheritance
+  EXPECT_TRUE(inherited_exposure_warnings({own}, {{"UCX_NET_DEVICES", "all"}}, true).empty());
+  Execution gloo = e;
+  gloo.backend = "gloo";
+  EXPECT_TRUE(inherited_exposure_warnings({gloo}, {{"UCX_NET_DEVICES", "all"}}, true).empty());
 }
 
 }  // namespace

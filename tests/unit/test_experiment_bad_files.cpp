@@ -61,5 +61,36 @@ INSTANTIATE_TEST_SUITE_P(Files, BadExperimentFile, ::testing::ValuesIn(bad_files
 
 TEST(BadExperimentFiles, ThereAreAtLeastTwentyFive) { EXPECT_GE(bad_files().size(), 25u); }
 
+// Issue 28 §12: what one file may expand into is bounded, so validating any file is bounded too
+// (a 100,000-run file once took 57 s and 1.6 GB). The refusal names the first [[run]] past the
+// limit, and nothing after it is read.
+TEST(ExperimentBounds, MoreRunsThanAllowedAreRefusedAtTheFirstOnePast) {
+  std::string text = "name = \"many\"\n";
+  for (int i = 0; i < 10001; ++i)
+    text += "[[run]]\nname = \"r" + std::to_string(i) + "\"\nbackend = \"gloo\"\nop = \"allreduce\"\nsizes = [\"4KiB\"]\n";
+  const ParseResult r = parse_experiment_string(text, "many.toml");
+  EXPECT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].format(),
+            "many.toml:50002:1: error: this file has 10001 [[run]] tables; an experiment may have at most 10000: split "
+            "it into several files");
+}
+
+TEST(ExperimentBounds, MoreExecutionsThanAllowedAreRefusedAtTheRunThatCrossesTheLimit) {
+  std::string text = "name = \"wide\"\n";
+  std::string worlds = "[1";
+  for (int w = 2; w <= 100; ++w) worlds += ", " + std::to_string(w);
+  worlds += "]";
+  for (int i = 0; i < 101; ++i)
+    text += "[[run]]\nname = \"r" + std::to_string(i) + "\"\nbackend = \"gloo\"\nop = \"barrier\"\nworld_sizes = " +
+            worlds + "\n";
+  const ParseResult r = parse_experiment_string(text, "wide.toml");
+  EXPECT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].format().rfind("wide.toml:502:1: error: with this run the experiment expands into more than "
+                                            "10000 executions", 0), 0u)
+      << r.diagnostics[0].format();
+}
+
 }  // namespace
 }  // namespace commbench

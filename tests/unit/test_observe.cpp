@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "observe/profiler_command.h"
-#include "observe/sha256.h"
+#include "common/sha256.h"
 #include "observe/telemetry_sampler.h"
 
 namespace commbench {

@@ -148,7 +148,7 @@ PluginInfo plugin(const std::string& name, bool described) {
   return p;
 }
 
-std::vector<std::string> check_experiment(const std::string& text) {
+std::vector<std::string> option_check_messages(const std::string& text) {
   ParseResult r = parse_experiment_string(text, "opts.toml");
   for (const auto& d : r.diagnostics) ADD_FAILURE() << d.format();
   if (!r.experiment) return {"did not parse"};
@@ -159,7 +159,7 @@ std::vector<std::string> check_experiment(const std::string& text) {
 }
 
 TEST(OptionCheck, UnknownKeysAndBadValuesAreErrorsAtTheKey) {
-  EXPECT_EQ(check_experiment(R"(name = "x"
+  EXPECT_EQ(option_check_messages(R"(name = "x"
 [[run]]
 backend = "demo"
 op = "allreduce"
@@ -178,7 +178,7 @@ verbose = "on"
 }
 
 TEST(OptionCheck, AnUndescribedPluginGetsOneNoteAndNoErrors) {
-  const auto out = check_experiment(R"(name = "x"
+  const auto out = option_check_messages(R"(name = "x"
 [[run]]
 backend = "old"
 op = "allreduce"

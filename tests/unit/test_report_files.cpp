@@ -10,6 +10,8 @@
 #include "report/csv_reporter.h"
 #include "report/jsonl_reporter.h"
 #include "report/output_dir.h"
+#include "report/output_failures.h"
+#include "report/output_file.h"
 #include "report/summary_json_reporter.h"
 #include "test_report_helpers.h"
 
@@ -229,6 +231,53 @@ TEST(ReportCsv, QuotesFieldsWithCommasQuotesAndNewlines) {
   EXPECT_EQ(at("time_us_mean"), "");
   EXPECT_EQ(at("busbw_gbps"), "");
   EXPECT_EQ(at("wrong"), "");
+}
+
+// Issue 28 §16: text a spreadsheet would run as a formula is made inert (OWASP "CSV injection"):
+// an apostrophe in front, the field quoted. Numbers never go through csv_field.
+TEST(ReportCsv, FormulaLikeTextIsEscapedTheSpreadsheetSafeWay) {
+  EXPECT_EQ(csv_field("=HYPERLINK(\"http://x\",\"y\")"), "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+  EXPECT_EQ(csv_field("+1+2"), "\"'+1+2\"");
+  EXPECT_EQ(csv_field("-2+3"), "\"'-2+3\"");
+  EXPECT_EQ(csv_field("@SUM(A1)"), "\"'@SUM(A1)\"");
+  EXPECT_EQ(csv_field("\tcmd"), "\"'\tcmd\"");
+  EXPECT_EQ(csv_field("a=b"), "a=b") << "only a leading sign starts a formula";
+  TempDir tmp;
+  CsvReporter reporter(tmp.path());
+  CaseRecord rec = make_unsupported("gloo", 64, "x");
+  rec.experiment = "=HYPERLINK(\"http://evil\",\"click\")";
+  reporter.case_done(rec);
+  const std::string text = test::read_file(tmp.path() / "results.csv");
+  EXPECT_EQ(text.find(",=HYPERLINK"), std::string::npos) << text;
+  const auto rows = test::parse_csv(text);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][0], "'" + rec.experiment);
+}
+
+// ------------------------------------------------------------------ what was written (issue 28 §7)
+
+TEST(ReportOutputFailures, ASummaryIsWrittenOnlyWhenItIsOnDisk) {
+  TempDir tmp;
+  // The temporary file cannot be created (here: a folder in its place): the failure is reported
+  // under the summary's own name, which is what the final message looks up.
+  std::filesystem::create_directories(tmp.path() / "summary.json.tmp");
+  try {
+    write_file_atomically(tmp.path() / "summary.json", "{}");
+    FAIL() << "wrote through a folder";
+  } catch (const OutputError& e) {
+    EXPECT_EQ(e.path(), tmp.path() / "summary.json");
+    EXPECT_NE(std::string(e.what()).find("summary.json.tmp"), std::string::npos) << e.what();
+  }
+  std::ofstream(tmp.path() / "summary.md") << "# summary\n";
+  JobResult result;
+  const std::vector<MultiReporter::OutputFailure> failures{
+      {(tmp.path() / "summary.json.tmp").string(), "cannot create it: No space left on device"}};
+  const std::string text = describe_output_failures(failures, result, {}, 0, tmp.path());
+  EXPECT_NE(text.find("summary.json: NOT written"), std::string::npos) << text;
+  EXPECT_NE(text.find("summary.md: written"), std::string::npos) << text;
+  std::filesystem::remove(tmp.path() / "summary.md");
+  const std::string gone = describe_output_failures({}, result, {}, 0, tmp.path());
+  EXPECT_NE(gone.find("summary.md: NOT written (the file is not there)"), std::string::npos) << gone;
 }
 
 // ------------------------------------------------------------------ summary.json

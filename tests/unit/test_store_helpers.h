@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/store.h"
 #include "bootstrap/wire_protocol.h"
 
@@ -91,9 +92,19 @@ class RawSocket {
     wire::encode_request(request, out);
     return send_bytes(out);
   }
+  // The whole handshake (HELLO, then AUTH with the proof for `token`), as the real client does it.
   bool hello(const std::string& token = "") {
-    if (!send_request(wire::HelloRequest{wire::kProtocolVersion, token})) return false;
+    const Bytes nonce = random_bytes(kAuthNonceBytes);
+    if (!send_request(wire::HelloRequest{wire::kProtocolVersion, nonce})) return false;
     auto reply = read_reply(2s);
+    if (reply.empty() || reply[wire::kFrameHeaderBytes] != uint8_t(wire::Status::Ok)) return false;
+    auto frame = std::get<wire::Parsed<wire::ResponseFrame>>(wire::parse_response(reply, 1u << 20));
+    uint32_t version = 0;
+    Bytes server_nonce, server_proof;
+    if (!wire::decode_hello(frame.message.payload, version, server_nonce, server_proof)) return false;
+    const Sha256Digest proof = auth_proof(token, AuthRole::Client, nonce, server_nonce);
+    if (!send_request(wire::AuthRequest{Bytes(proof.begin(), proof.end())})) return false;
+    reply = read_reply(2s);
     return !reply.empty() && reply[wire::kFrameHeaderBytes] == uint8_t(wire::Status::Ok);
   }
 

@@ -44,9 +44,12 @@ Bytes frame(const Bytes& body) {
 }
 
 TEST(StoreProtocol, EveryRequestRoundTrips) {
-  auto hello = std::get<HelloRequest>(parse_ok(encoded(HelloRequest{kProtocolVersion, "tok"})));
-  EXPECT_EQ(hello.token, "tok");
+  auto hello = std::get<HelloRequest>(parse_ok(encoded(HelloRequest{kProtocolVersion, Bytes{9, 8, 7}})));
+  EXPECT_EQ(hello.nonce, (Bytes{9, 8, 7}));
   EXPECT_EQ(hello.version, kProtocolVersion);
+
+  auto auth = std::get<AuthRequest>(parse_ok(encoded(AuthRequest{Bytes{1, 2, 3, 4}})));
+  EXPECT_EQ(auth.proof, (Bytes{1, 2, 3, 4}));
 
   auto set = std::get<SetRequest>(parse_ok(encoded(SetRequest{"k", Bytes{1, 0, 255}})));
   EXPECT_EQ(set.key, "k");
@@ -145,7 +148,8 @@ TEST(StoreProtocol, MalformedBodiesAreErrors) {
 TEST(StoreProtocol, MutatedMessagesNeverCrashOrOverrun) {
   // A poor man's fuzzer until the libFuzzer target exists: flip, drop and insert bytes in valid
   // messages and check the parser stays inside its input. (ASan builds make overruns fatal.)
-  const std::vector<Bytes> seeds = {encoded(HelloRequest{kProtocolVersion, "token"}),
+  const std::vector<Bytes> seeds = {encoded(HelloRequest{kProtocolVersion, Bytes(32, 7)}),
+                                    encoded(AuthRequest{Bytes(32, 5)}),
                                     encoded(SetRequest{"key", {1, 2, 3}}),
                                     encoded(GetRequest{10, "k"}),
                                     encoded(MultiGetRequest{5, {"a", "bb", "ccc"}}),

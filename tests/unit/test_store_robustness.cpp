@@ -6,6 +6,8 @@
 #include <random>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "bootstrap/auth.h"
 #include "bootstrap/byte_codec.h"
 #include "test_store_helpers.h"
@@ -45,17 +47,78 @@ TEST(StoreRobustness, WrongOrMissingTokenIsRejectedAndLogged) {
       StoreClient::connect(server->host(), server->port(), 2s, bad);
       ADD_FAILURE() << "token '" << bad << "' was accepted";
     } catch (const StoreError& e) {
+      // The client finds out first: the store's proof does not match its token.
       EXPECT_EQ(e.code(), StoreError::Code::Rejected) << e.what();
       EXPECT_NE(std::string(e.what()).find("token"), std::string::npos) << e.what();
     }
   }
+  // A client that ignores that and answers with a proof for another token is refused and logged.
+  RawSocket liar(server->port());
+  EXPECT_FALSE(liar.hello("not-the-token"));
   EXPECT_TRUE(log.contains("rejected client"));
   expect_serving(*server, "s3cret");
 }
 
-TEST(StoreRobustness, ServerWithoutTokenAcceptsAnyToken) {
+TEST(StoreRobustness, ServerWithoutTokenServesClientsWithoutToken) {
   auto server = start_server();
-  expect_serving(*server, "whatever");
+  expect_serving(*server, "");
+}
+
+// Issue 28 §1: a listener that does not know the token (planted in a rendezvous file) must
+// learn nothing from a client. The token never crosses the wire, and the client refuses to go
+// on once the listener's proof is wrong: it sends HELLO (a random nonce) and nothing else.
+TEST(StoreRobustness, AnImpostorListenerLearnsNothingFromAClient) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string token = "the-jobs-secret-token-0123456789";
+  Bytes heard;
+  std::thread impostor([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    // Answers HELLO the way a store would, with a made-up nonce and proof.
+    uint8_t buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n > 0) heard.insert(heard.end(), buf, buf + n);
+    Bytes reply;
+    wire::encode_ok_hello(reply, Bytes(kAuthNonceBytes, 1), Bytes(32, 2));
+    ::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, 1000) > 0 && (n = ::recv(fd, buf, sizeof(buf), 0)) > 0) heard.insert(heard.end(), buf, buf + n);
+    ::close(fd);
+  });
+  try {
+    StoreClient::connect("127.0.0.1", ntohs(addr.sin_port), 3s, token);
+    ADD_FAILURE() << "the client accepted a listener that does not know the token";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), StoreError::Code::Rejected) << e.what();
+    EXPECT_NE(std::string(e.what()).find("did not prove that it knows this job's token"), std::string::npos) << e.what();
+  }
+  impostor.join();
+  ::close(listener);
+  const std::string text(heard.begin(), heard.end());
+  EXPECT_EQ(text.find(token), std::string::npos) << "the token crossed the wire";
+  auto first = wire::parse_request(heard, 1 << 20);
+  ASSERT_TRUE(std::holds_alternative<wire::Parsed<wire::Request>>(first));
+  const auto& hello = std::get<wire::Parsed<wire::Request>>(first);
+  EXPECT_TRUE(std::holds_alternative<wire::HelloRequest>(hello.message));
+  EXPECT_EQ(hello.consumed, heard.size()) << "the client sent more than HELLO to a listener it could not trust";
+}
+
+// The proofs: HMAC-SHA256 as RFC 4231 defines it, and distinct for the two roles.
+TEST(StoreRobustness, AuthenticationProofsAreHmacSha256AndRoleBound) {
+  const Sha256Digest mac = hmac_sha256("Jefe", "what do ya want for nothing?");  // RFC 4231 case 2
+  std::string hex;
+  for (uint8_t b : mac) hex += fmt::format("{:02x}", b);
+  EXPECT_EQ(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  const Bytes a(kAuthNonceBytes, 3), b(kAuthNonceBytes, 4);
+  EXPECT_NE(auth_proof("t", AuthRole::Server, a, b), auth_proof("t", AuthRole::Client, a, b));
+  EXPECT_NE(auth_proof("t", AuthRole::Server, a, b), auth_proof("u", AuthRole::Server, a, b));
+  EXPECT_NE(auth_proof("t", AuthRole::Server, a, b), auth_proof("t", AuthRole::Server, b, a));
 }
 
 TEST(StoreRobustness, FourGigabyteLengthHeaderIsCutOffWithoutAllocating) {
@@ -176,7 +239,7 @@ TEST(StoreRobustness, ClientVanishingWhileParkedIsForgotten) {
 TEST(StoreRobustness, ProtocolVersionMismatchIsRejected) {
   auto server = start_server();
   RawSocket future(server->port());
-  ASSERT_TRUE(future.send_request(wire::HelloRequest{wire::kProtocolVersion + 1, ""}));
+  ASSERT_TRUE(future.send_request(wire::HelloRequest{wire::kProtocolVersion + 1, Bytes(kAuthNonceBytes, 0)}));
   Bytes reply = future.read_reply(2s);
   ASSERT_FALSE(reply.empty());
   EXPECT_EQ(reply[wire::kFrameHeaderBytes], uint8_t(wire::Status::Rejected));

@@ -45,5 +45,38 @@ TEST(TomlPrecheck, TheParserReportsItAsALocatedError) {
       << r.diagnostics[0].format();
 }
 
+// Issue 28 §20: a binary file is reported at its first byte that cannot be TOML, not where the
+// parser happens to give up further on.
+TEST(TomlPrecheck, TheFirstControlCharacterIsReportedWhereItIs) {
+  auto f = precheck_toml("\x01\x7f" "ELF garbage\n\xff\xfe more");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 1);
+  EXPECT_EQ(f->column, 1);
+  f = precheck_toml("name = \"x\"\n# a comment with a bell \x07 in it\n");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 2);
+  EXPECT_EQ(f->column, 25);
+  f = precheck_toml("name = \"in a \x1b[31m string\"\n");
+  ASSERT_TRUE(f) << "control characters are not allowed in strings either";
+  EXPECT_EQ(f->column, 14);
+  // A non-ASCII byte before the control character is the first finding.
+  f = precheck_toml("a\xc2\xa7 = 1\n\x02");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 1);
+  EXPECT_EQ(f->column, 2);
+  // Tab, LF and CRLF are text; a CR alone is not.
+  EXPECT_FALSE(precheck_toml("a = 1\t# tab\r\nb = 2\n"));
+  EXPECT_TRUE(precheck_toml("a = 1\rb = 2\n"));
+}
+
+TEST(TomlPrecheck, BinaryGarbageIsReportedAtItsFirstByte) {
+  std::string garbage = "\x01";
+  for (int i = 0; i < 300; ++i) garbage += static_cast<char>((i * 37 + 11) % 256);
+  const ParseResult r = parse_experiment_string(garbage, "blob.toml");
+  ASSERT_FALSE(r.diagnostics.empty());
+  EXPECT_EQ(r.diagnostics[0].format().rfind("blob.toml:1:1: error: a control character", 0), 0u)
+      << r.diagnostics[0].format();
+}
+
 }  // namespace
 }  // namespace commbench

@@ -2,6 +2,8 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "measure/trace_recorder.h"
@@ -93,6 +95,42 @@ TEST(TraceMerge, MovesEachRanksEventsByItsOffsetAndTelemetryByItsHost) {
   EXPECT_DOUBLE_EQ(ts["b"], 7020.0);             // 20 us + 7 ms
   EXPECT_DOUBLE_EQ(ts["hwmon temp1 (C)"], 7030.0);  // timer 30 us on h1, + 7 ms
   EXPECT_EQ(doc["metadata"]["telemetry_unaligned_hosts"], nlohmann::json::array({"h9"}));
+}
+
+// Issue 28 §9: a rank file cut in the middle of an event keeps every whole event before the cut
+// and says what was lost; nesting that would exhaust a recursive parser is refused, not parsed.
+TEST(TraceMerge, AFileCutMidEventKeepsItsWholeEventsAndSaysWhatWasLost) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "trace");
+  std::string text = "[\n";
+  for (int i = 0; i < 100; ++i)
+    text += fmt::format("{}{{\"name\":\"e{}\",\"ph\":\"X\",\"ts\":{}.0,\"dur\":1,\"pid\":0,\"tid\":0}}\n",
+                        i == 0 ? "" : ",", i, i);
+  text += ",{\"name\":\"cut\",\"ph\":\"X\",\"ts\":1";  // the rank died here
+  std::ofstream(rank_trace_path(dir.path(), 0, 0)) << text;
+  std::vector<ExecutionOutcome> execs(1);
+  execs[0].info = test::make_exec("gloo", 0, 1, 1);
+  const TraceMergeSummary s = merge_job_trace(dir.path(), execs, {0});
+  EXPECT_EQ(s.events, 100) << "every whole event before the cut";
+  ASSERT_EQ(s.damaged.size(), 1u);
+  EXPECT_NE(s.damaged[0].find("cut off in the middle of an event"), std::string::npos) << s.damaged[0];
+  EXPECT_NE(s.damaged[0].find("100 event(s) read"), std::string::npos) << s.damaged[0];
+  const auto doc = nlohmann::json::parse(slurp(dir.path() / TraceMergeReporter::kFileName));
+  EXPECT_EQ(doc["metadata"]["damaged"].size(), 1u);
+}
+
+TEST(TraceMerge, DeepNestingIsRefusedWithoutParsingIt) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "trace");
+  const std::string deep = "[{\"name\":\"ok\",\"ph\":\"X\",\"ts\":1,\"pid\":0},\n" + std::string(2000000, '[') +
+                           std::string(2000000, ']') + "]";
+  std::ofstream(rank_trace_path(dir.path(), 0, 0)) << deep;
+  std::vector<ExecutionOutcome> execs(1);
+  execs[0].info = test::make_exec("gloo", 0, 1, 1);
+  const TraceMergeSummary s = merge_job_trace(dir.path(), execs, {0});
+  EXPECT_EQ(s.events, 1);
+  ASSERT_EQ(s.damaged.size(), 1u);
+  EXPECT_NE(s.damaged[0].find("nested deeper than 64 levels"), std::string::npos) << s.damaged[0];
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
+#include "agent/rendezvous_file.h"
 #include "report/execution_json.h"
 #include "report/output_file.h"
 
@@ -30,27 +33,6 @@ std::string this_host() {
 }
 
 std::string exec_key(int index, const std::string& what) { return fmt::format("agents/exec{}/{}", index, what); }
-
-// Rank 0's address from the rendezvous file, waiting until rank 0 has written it for this job.
-std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
-                                                      Millis timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string seen;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in(path);
-    std::string id, host;
-    int port = 0;
-    if (in >> id >> host >> port) {
-      if (id == job_id && port > 0 && port < 65536) return {host, static_cast<uint16_t>(port)};
-      seen = id;  // a stale file from another job: wait for ours
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  throw LaunchError(fmt::format(
-      "rank 0 did not publish its store address in {} within {} s{}; check that every task sees "
-      "the same file system there (or set COMMBENCH_RENDEZVOUS_FILE, or MASTER_ADDR/MASTER_PORT)",
-      path, timeout.count() / 1000, seen.empty() ? "" : fmt::format(" (the file there is from job '{}')", seen)));
-}
 
 }  // namespace
 
@@ -97,14 +79,16 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
                                     "job, or a second rank 0, using that port?)",
                                     so.bind_host, so.port, e.what()));
     }
+    if (auto w = wildcard_store_warning(so.bind_host, o.bind_host.empty() ? "MASTER_ADDR" : "COMMBENCH_STORE_BIND")) {
+      if (o.warn) o.warn(*w);
+      else std::fprintf(stderr, "commbench: %s\n", w->c_str());
+    }
     g->host_ = so.bind_host == "0.0.0.0" ? this_host() : g->server_->host();
     g->port_ = g->server_->port();
     if (l.rendezvous == Rendezvous::kFile) {
       if (l.job_id.empty())
         throw LaunchError("the launcher gives no job id to name the rendezvous file; set MASTER_ADDR and MASTER_PORT");
-      std::filesystem::create_directories(std::filesystem::path(g->rendezvous_file_).parent_path());
-      write_file_atomically(g->rendezvous_file_, fmt::format("{}\n{}\n{}\n", l.job_id, g->host_, g->port_));
-      ::chmod(g->rendezvous_file_.c_str(), 0600);
+      publish_rendezvous_file(g->rendezvous_file_, l.job_id, g->host_, g->port_);
     }
   } else if (l.rendezvous == Rendezvous::kFile) {
     std::tie(g->host_, g->port_) = read_rendezvous_file(g->rendezvous_file_, l.job_id, o.join_timeout);
@@ -195,8 +179,13 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
     agents_->barrier(timeout);
     return job_folder;
   }
-  const std::string theirs = string_of(client_->get("agents/plan", timeout));
-  const std::string folder = string_of(client_->get("agents/folder", timeout));
+  std::string theirs, folder;
+  try {
+    theirs = string_of(client_->get("agents/plan", timeout));
+    folder = string_of(client_->get("agents/folder", timeout));
+  } catch (const StoreError& e) {
+    lost_store(e, "agreeing on the experiment");
+  }
   if (theirs != plan_digest)
     throw LaunchError(fmt::format("rank {} read a different experiment than rank 0 (plan digest {} "
                                   "against {}): every task must run the same file with the same options",
@@ -236,22 +225,42 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
     if (verdict.empty()) return std::nullopt;
     return verdict;
   } catch (const StoreError& e) {
-    throw LaunchError(fmt::format("rank {} lost the job's store while starting execution {}: {} "
-                                  "(rank 0's agent is gone?)", rank(), index, e.what()));
+    lost_store(e, fmt::format("starting execution {}", index));
   }
 }
 
+void AgentGroup::lost_store(const StoreError& e, const std::string& doing) const {
+  throw LaunchError(fmt::format(
+      "rank {} lost the job's store while {}: {}. The store lives in rank 0's agent: it was killed or its "
+      "host went away; this agent stops its workers and ends (the measurements rank 0 wrote before are on disk)",
+      rank(), doing, e.what()));
+}
+
 void AgentGroup::raise_abort(int index, const std::string& reason) {
-  if (!solo()) client_->set(exec_key(index, "abort"), bytes_of(reason));
+  if (solo()) return;
+  try {
+    client_->set(exec_key(index, "abort"), bytes_of(reason));
+  } catch (const StoreError& e) {
+    lost_store(e, fmt::format("telling the others that execution {} failed", index));
+  }
 }
 
 std::optional<std::string> AgentGroup::abort_reason(int index) {
-  if (solo() || !client_->check(exec_key(index, "abort"))) return std::nullopt;
-  return string_of(client_->get(exec_key(index, "abort"), Millis(1000)));
+  if (solo()) return std::nullopt;
+  try {
+    if (!client_->check(exec_key(index, "abort"))) return std::nullopt;
+    return string_of(client_->get(exec_key(index, "abort"), Millis(1000)));
+  } catch (const StoreError& e) {
+    lost_store(e, fmt::format("watching execution {}", index));
+  }
 }
 
 void AgentGroup::publish_outcome(int index, const ExecutionOutcome& outcome) {
-  client_->set(exec_key(index, fmt::format("outcome/{}", rank())), bytes_of(nlohmann::json(outcome).dump()));
+  try {
+    client_->set(exec_key(index, fmt::format("outcome/{}", rank())), bytes_of(nlohmann::json(outcome).dump()));
+  } catch (const StoreError& e) {
+    lost_store(e, fmt::format("reporting execution {}", index));
+  }
 }
 
 std::vector<std::optional<ExecutionOutcome>> AgentGroup::gather_outcomes(int index, int count, Millis timeout) {
@@ -263,7 +272,9 @@ std::vector<std::optional<ExecutionOutcome>> AgentGroup::gather_outcomes(int ind
       const Bytes b = client_->get(exec_key(index, fmt::format("outcome/{}", k)), std::max(left, Millis(1)));
       out[static_cast<size_t>(k)] = nlohmann::json::parse(string_of(b)).get<ExecutionOutcome>();
     } catch (const StoreError& e) {
-      if (e.code() != StoreError::Code::Timeout) throw;
+      if (e.code() != StoreError::Code::Timeout) lost_store(e, fmt::format("collecting execution {}'s outcomes", index));
+    } catch (const nlohmann::json::exception&) {
+      // An outcome that does not parse is one that never arrived: its agent is blamed below.
     }
   }
   return out;
@@ -281,12 +292,16 @@ void AgentGroup::clear_execution(int index) {
 
 void AgentGroup::finish(int exit_code) {
   if (solo()) return;
-  client_->set("agents/exit", bytes_of(std::to_string(exit_code)));
-  // The others read the exit code before the store goes away (bounded: a dead one is not waited for).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  const int alive = size() - 1 - static_cast<int>(gone_.size());
-  while (std::chrono::steady_clock::now() < deadline && client_->add("agents/left", 0) < alive)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  try {
+    client_->set("agents/exit", bytes_of(std::to_string(exit_code)));
+    // The others read the exit code before the store goes away (bounded: a dead one is not waited for).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const int alive = size() - 1 - static_cast<int>(gone_.size());
+    while (std::chrono::steady_clock::now() < deadline && client_->add("agents/left", 0) < alive)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } catch (const StoreError&) {
+    // Agent 0's own store: nothing else can be told; the files are written and the code is ours.
+  }
 }
 
 std::optional<int> AgentGroup::wait_for_finish(Millis timeout) {

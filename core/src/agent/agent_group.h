@@ -6,6 +6,7 @@
 // a rank fails, and hand their outcomes to agent 0, which alone writes results.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,8 @@ struct AgentGroupOptions {
   std::string bind_host;        // agent 0's store address override (COMMBENCH_STORE_BIND)
   std::string rendezvous_file;  // Rendezvous::kFile: where agent 0 publishes its address
   Millis join_timeout{120000};  // how long agents wait for each other at the start
+  // Where warnings go (a store bound to every interface); empty: stderr.
+  std::function<void(const std::string&)> warn;
 };
 
 class AgentGroup {
@@ -74,6 +77,8 @@ class AgentGroup {
   AgentGroup() = default;
   void join(Millis timeout);
   void connect_to_store(Millis timeout);
+  // Throws the LaunchError of an agent whose store went away (rank 0's agent died).
+  [[noreturn]] void lost_store(const StoreError& e, const std::string& doing) const;
 
   LaunchContext launch_;
   std::string token_;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agent/oom_watch.h"
 #include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
@@ -165,20 +166,6 @@ std::string timeout_reason(const std::string& head, const std::vector<RankState>
   return s;
 }
 
-// Ends every worker: SIGTERM to all at once, with SIGCONT so that a stopped one wakes up to
-// receive it, then SIGKILL to any still there after the grace period.
-void stop_workers(std::vector<std::unique_ptr<WorkerProcess>>& workers) {
-  for (auto& w : workers) {
-    w->signal(SIGTERM);
-    w->signal(SIGCONT);
-  }
-  const auto until = Clock::now() + std::chrono::milliseconds(kKillGraceMs);
-  for (auto& w : workers) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    w->terminate(static_cast<int>(std::max<int64_t>(left.count(), 0)));
-  }
-}
-
 // The other victims of a stuck rank time out at about the same moment as the first, but on a
 // loaded machine their reports can trail it by more than one poll; blaming the first silent rank
 // right away could name a victim. Wait (up to 2 s) until at most one other rank is silent.
@@ -202,6 +189,18 @@ void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers
 
 }  // namespace
 
+void stop_workers(std::vector<std::unique_ptr<WorkerProcess>>& workers) {
+  for (auto& w : workers) {
+    w->signal(SIGTERM);
+    w->signal(SIGCONT);
+  }
+  const auto until = Clock::now() + std::chrono::milliseconds(kKillGraceMs);
+  for (auto& w : workers) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    w->terminate(static_cast<int>(std::max<int64_t>(left.count(), 0)));
+  }
+}
+
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,
                                   std::vector<std::unique_ptr<WorkerProcess>>& workers,
                                   const std::vector<int>& global, Reporter& reporter,
@@ -209,6 +208,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   using clock = std::chrono::steady_clock;
   ExecutionResult res;
   res.outcome.info = info;
+  const OomWatch oom;  // the kernel's OOM-kill counters as the execution starts
   std::vector<RankState> ranks(workers.size());
   const auto start = clock::now();
   for (auto& st : ranks) {
@@ -246,9 +246,23 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         all_exited = false;
         continue;
       }
-      if (!failure.empty() || w.exited_cleanly()) continue;
-      failed_rank = rank_of(global, r);
+      if (!failure.empty()) continue;
       RankState& st = ranks[r];
+      if (w.exited_cleanly()) {
+        // Its last lines may still be in the pipe: read them before judging.
+        if (!st.done) drain(workers, ranks, res, reporter, annotate);
+        if (st.done) continue;
+        // Exit code 0 without "done": the process ended inside the backend (exit() or _exit()
+        // in a plugin or library). That rank is the failure, now, not a timeout of its peers.
+        failed_rank = rank_of(global, r);
+        status = "failed";
+        failure = fmt::format("rank {} exited with code 0 during {} before sending its result: the process "
+                              "was ended from inside (exit() or _exit() in the backend or a library it uses)",
+                              failed_rank, st.phase);
+        judged(FailureKind::kCrash, st.phase);
+        continue;
+      }
+      failed_rank = rank_of(global, r);
       drain(workers, ranks, res, reporter, annotate);
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         status = "unavailable";
@@ -256,9 +270,13 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         judged(FailureKind::kUnavailable, st.phase);
       } else {
         status = "failed";
-        failure = fmt::format("rank {} {} during {}", rank_of(global, r), w.describe_exit(), st.phase);
+        // SIGKILL while the kernel counted an OOM kill: say so, with the limit that was hit.
+        std::optional<std::string> oom_kill;
+        if (WIFSIGNALED(w.wait_status()) && WTERMSIG(w.wait_status()) == SIGKILL) oom_kill = oom.explain_kill();
+        failure = fmt::format("rank {} {} during {}", rank_of(global, r), oom_kill ? *oom_kill : w.describe_exit(), st.phase);
         if (!st.error.empty()) failure += ": " + st.error;
-        if (st.error.empty()) judged(FailureKind::kCrash, st.phase);
+        if (oom_kill) judged(FailureKind::kOutOfMemory, st.phase);
+        else if (st.error.empty()) judged(FailureKind::kCrash, st.phase);
         else judged(st.error_kind, st.error_phase, st.plugin_status);
         // A rank that gave up waiting (timeout) or saw a peer fail (remote) is a victim: blame the
         // rank that never answered. Decided by the reported kind, never by the message's words.

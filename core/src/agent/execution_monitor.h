@@ -34,6 +34,10 @@ using ExternalAbort = std::function<std::optional<std::string>()>;
 // arrival): the telemetry summary is added here (agent/observability.h).
 using CaseAnnotator = std::function<void(CaseRecord&, int64_t t0_unix_ns, int64_t t1_unix_ns)>;
 
+// Ends every worker: SIGTERM to all at once (with SIGCONT, so that a stopped one wakes up to
+// receive it), then SIGKILL to any still there after 2 s. Always reaps.
+void stop_workers(std::vector<std::unique_ptr<WorkerProcess>>& workers);
+
 // `workers[i]` is rank `ranks[i]` (local mode: every rank, in order; under a launcher: this
 // agent's one). Grace periods: workers get SIGTERM, then SIGKILL 2 s later.
 ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& info,

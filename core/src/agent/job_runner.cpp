@@ -16,9 +16,12 @@
 
 #include "agent/agent_group.h"
 #include "agent/execution_monitor.h"
+#include "agent/exposure_warnings.h"
 #include "agent/observability.h"
+#include "agent/orphan_reaper.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
+#include "common/failure_kind.h"
 #include "launch/rank_discovery.h"
 #include "observe/host_load.h"
 #include "observe/host_metadata.h"
@@ -74,17 +77,48 @@ nlohmann::json environment_facts(const LaunchContext& launch) {
           {"steady_clock_period_ns", 1e9 * res.num / res.den}};
 }
 
+// The experiment's own worker environment heads each rank's log: an experiment file can set
+// LD_PRELOAD and the like, and whoever reads a log should see what ran (docs/launching.md).
+void note_experiment_environment(const Execution& exec, const std::string& log_path) {
+  if (exec.env.empty()) return;
+  if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
+    for (const auto& [k, v] : exec.env) std::fprintf(f, "commbench: the experiment sets %s=%s\n", k.c_str(), v.c_str());
+    std::fclose(f);
+  }
+}
+
+// Once per job on agent 0's console: every variable the experiment hands to the workers and
+// every profiler command template, since either can run arbitrary code.
+void print_experiment_overrides(const Experiment& exp) {
+  for (const RunSpec& run : exp.runs) {
+    std::string what;
+    for (const auto& [k, v] : run.env) what += fmt::format("{}{}={}", what.empty() ? "" : ", ", k, v);
+    if (!what.empty()) std::fprintf(stderr, "commbench: run '%s' sets the workers' environment: %s\n", run.name.c_str(), what.c_str());
+    if (run.profiler)
+      std::fprintf(stderr, "commbench: run '%s' starts its workers under a profiler: %s\n", run.name.c_str(),
+                   (run.profiler->tool == "command" ? run.profiler->command : run.profiler->tool).c_str());
+  }
+}
+
+// Thrown when a signal arrives while workers are being started: the launch stops at once.
+struct InterruptedLaunch {};
+
 // This agent's workers of one execution: every rank in local mode, its own rank under a launcher.
-std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec, const std::vector<int>& ranks,
-                                                         const AgentGroup& group,
-                                                         const std::string& plugin_path,
-                                                         const std::filesystem::path& log_dir,
-                                                         const JobOptions& opts, const RunSpec& run,
-                                                         JobObservability& observe) {
+// Appended to `workers` one by one, so that when a start fails (no more processes allowed) or a
+// signal arrives midway, the caller knows which ranks ran and stops exactly those. Started in
+// batches: after each, a worker that already died (the host out of memory or processes) ends
+// the launch there instead of after thousands more; the monitor then names that rank.
+void start_workers(const Execution& exec, const std::vector<int>& ranks, const AgentGroup& group,
+                   const std::string& plugin_path, const std::filesystem::path& log_dir, const JobOptions& opts,
+                   const RunSpec& run, JobObservability& observe, std::vector<std::unique_ptr<WorkerProcess>>& workers) {
+  constexpr size_t kSpawnBatch = 32;
   const std::string spec = nlohmann::json(exec).dump();
   const LaunchContext& launch = group.launch();
-  std::vector<std::unique_ptr<WorkerProcess>> workers;
   for (int r : ranks) {
+    if (g_interrupt_signal.load() != 0) throw InterruptedLaunch{};
+    if (workers.size() % kSpawnBatch == 0 && !workers.empty())
+      for (auto& w : workers)
+        if (w->poll_exit() && !w->exited_cleanly()) return;
     // Local mode: all ranks share this host. Launcher: the launcher's local layout.
     const int local_rank = group.solo() ? r : launch.local_rank;
     const int local_world = group.ranks_on_this_host(exec.world_size);
@@ -104,9 +138,9 @@ std::vector<std::unique_ptr<WorkerProcess>> start_workers(const Execution& exec,
     l.log_path = (log_dir / fmt::format("exec{}-{}-w{}-rank{}.log", exec.index, exec.backend,
                                         exec.world_size, r)).string();
     observe.wrap_worker(exec, run, r, l);
+    note_experiment_environment(exec, l.log_path);
     workers.push_back(std::make_unique<WorkerProcess>(l));
   }
-  return workers;
 }
 
 std::vector<int> hosted_ranks(const AgentGroup& group, int world) {
@@ -162,6 +196,7 @@ std::string plan_digest(const std::vector<Execution>& plan) {
 
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts) {
   install_signal_handlers();
+  adopt_orphans();  // what a worker detaches (setsid) comes back to this agent (agent/orphan_reaper.h)
   const std::vector<Execution> plan = plan_job(exp);
   double longest_s = 60;
   for (const auto& e : plan) longest_s = std::max(longest_s, e.timeout_s);
@@ -234,6 +269,11 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     std::fprintf(stderr, "commbench run: %s\n", reporter.output_failures().front().message.c_str());
     return kExitInvalid;
   }
+  if (group->rank() == 0) {
+    print_experiment_overrides(exp);
+    for (const std::string& w : inherited_exposure_warnings(plan, env, group->launch().single_host()))
+      std::fprintf(stderr, "commbench: %s\n", w.c_str());
+  }
 
   JobObservability observe(exp, job_dir, group->rank(), opts.self_exe);
   JobResult result;
@@ -269,7 +309,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
         }
         continue;
       }
-      const std::vector<int> ranks = hosted_ranks(*group, exec.world_size);
+      std::vector<int> ranks = hosted_ranks(*group, exec.world_size);
       if (ranks.empty()) continue;  // this agent's rank is not part of this world size
       // After the previous execution's workers are gone and before these start: what else
       // competes for this host's CPUs (docs/output.md, "Busy machine").
@@ -279,22 +319,48 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       // A results file that stopped taking writes stops the job: measuring on would only add
       // results that cannot be kept.
       bool output_failed = false;
+      std::optional<std::string> store_lost;  // rank 0's agent went away mid-execution
       ExternalAbort abort = [&]() -> std::optional<std::string> {
         if (!reporter.output_failures().empty()) {
           output_failed = true;
           return reporter.output_failures().front().message;
         }
-        if (!group->solo()) return group->abort_reason(exec.index);
-        return std::nullopt;
+        if (group->solo()) return std::nullopt;
+        try {
+          return group->abort_reason(exec.index);
+        } catch (const LaunchError& e) {
+          store_lost = e.what();
+          return store_lost;
+        }
       };
-      try {
-        auto workers = start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts, run, observe);
-        res = monitor_execution(exec, info, workers, ranks, reporter, abort, observe.annotator());
-      } catch (const std::exception& e) {
-        res.outcome.info = info;
-        res.outcome.status = "failed";
-        res.outcome.reason = fmt::format("could not start workers: {}", e.what());
+      const uint64_t spawned_since = process_clock_now();
+      {
+        std::vector<std::unique_ptr<WorkerProcess>> workers;
+        try {
+          start_workers(exec, ranks, *group, plugins.at(exec.backend).path, log_dir, opts, run, observe, workers);
+          ranks.resize(workers.size());  // fewer when one died during the launch: the monitor names it
+          res = monitor_execution(exec, info, workers, ranks, reporter, abort, observe.annotator());
+        } catch (const InterruptedLaunch&) {
+          const int sig = g_interrupt_signal.load();
+          res.outcome.info = info;
+          res.outcome.status = "interrupted";
+          res.outcome.reason = fmt::format("interrupted by signal {} (SIG{}) while starting workers ({} of {} started)",
+                                           sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", workers.size(), ranks.size());
+          res.outcome.failure_kind = failure_kind_name(FailureKind::kInterrupted);
+        } catch (const std::exception& e) {
+          res.outcome.info = info;
+          res.outcome.status = "failed";
+          res.outcome.reason = fmt::format("could not start workers ({} of {} started): {}", workers.size(),
+                                           ranks.size(), e.what());
+        }
+        ranks.resize(std::min(ranks.size(), workers.size()));  // metadata only for the ranks that ran
+        stop_workers(workers);  // those started before a failed or interrupted launch
       }
+      // A worker's detached leftovers (setsid daemons) came back to this agent: end them.
+      for (pid_t pid : reap_adopted_since(spawned_since))
+        std::fprintf(stderr, "commbench: ended process %d, which a worker of execution %d left running\n",
+                     static_cast<int>(pid), exec.index);
+      if (store_lost) throw LaunchError(*store_lost);
       observe.after_execution(exec, ranks, res);
       output_failed |= !reporter.output_failures().empty();
       if (output_failed) {
@@ -346,7 +412,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     if (!reporter.output_failures().empty()) {
       if (code == kExitOk || code == kExitFailures) code = kExitOutputFailed;  // only the summary failed
       std::fputs(describe_output_failures(reporter.output_failures(), result, plan,
-                                          static_cast<size_t>(reporter.records_written()))
+                                          static_cast<size_t>(reporter.records_written()), job_dir)
                      .c_str(),
                  stderr);
     }

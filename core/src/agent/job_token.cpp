@@ -1,7 +1,6 @@
 #include "agent/job_token.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,8 @@
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "bootstrap/auth.h"
 
 namespace commbench {
 namespace {
@@ -61,18 +62,14 @@ std::string read_job_token(const EnvMap& env) {
 }
 
 std::string generate_job_token() {
-  unsigned char bytes[32];
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw LaunchError(fmt::format("cannot draw a random job token: {}; set COMMBENCH_JOB_TOKEN",
-                                    std::strerror(errno)));
-    got += static_cast<size_t>(n);
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = random_bytes(32);
+  } catch (const std::exception& e) {
+    throw LaunchError(fmt::format("cannot draw a random job token ({}); set COMMBENCH_JOB_TOKEN", e.what()));
   }
   std::string hex;
-  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  for (uint8_t b : bytes) hex += fmt::format("{:02x}", b);
   return hex;
 }
 

@@ -72,7 +72,6 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   std::vector<std::string> argv_s{launch.exe};
   argv_s.insert(argv_s.end(), launch.args.begin(), launch.args.end());
   if (!launch.wrapped_argv.empty()) argv_s = launch.wrapped_argv;
-  group_ = !launch.wrapped_argv.empty();
   std::vector<std::string> env_s = merged_environment(launch.env_overrides);
   auto argv = c_strings(argv_s);
   auto envp = c_strings(env_s);
@@ -129,13 +128,15 @@ bool WorkerProcess::read_lines(std::vector<std::string>& lines) {
 
 bool WorkerProcess::poll_exit() {
   if (exited_) return true;
-  const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
-  if (r == pid_) exited_ = true;
-  return exited_;
-}
-
-bool WorkerProcess::exited_cleanly() const {
-  return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0;
+  // Seen without reaping first: while the exited worker is a zombie its pid (and so its process
+  // group's id) cannot be reused, so what it left in its group can be killed safely.
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid_)
+    return false;
+  ::kill(-pid_, SIGKILL);  // a plugin's forked helpers: nothing outlives its worker
+  ::waitpid(pid_, &status_, 0);
+  exited_ = true;
+  return true;
 }
 
 std::string WorkerProcess::describe_exit() const {
@@ -150,8 +151,9 @@ std::string WorkerProcess::describe_exit() const {
   return "ended";
 }
 
-// The group is the one created at spawn (POSIX_SPAWN_SETPGROUP): the wrapper and its worker.
-void WorkerProcess::send(int sig) { ::kill(group_ ? -pid_ : pid_, sig); }
+// The group is the one created at spawn (POSIX_SPAWN_SETPGROUP): the worker (or the profiler
+// and its worker) and whatever a plugin forked without leaving the group.
+void WorkerProcess::send(int sig) { ::kill(-pid_, sig); }
 
 void WorkerProcess::signal(int sig) {
   if (!exited_ && pid_ > 0) send(sig);
@@ -168,6 +170,10 @@ void WorkerProcess::terminate(int grace_ms) {
   send(SIGKILL);
   ::waitpid(pid_, &status_, 0);
   exited_ = true;
+}
+
+bool WorkerProcess::exited_cleanly() const {
+  return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0;
 }
 
 }  // namespace commbench

@@ -19,8 +19,9 @@ struct WorkerLaunch {
   std::string stdin_data;           // the execution spec
   std::string log_path;             // stdout+stderr go here
   // Non-empty: run this command line instead, a profiler with exe+args inside it
-  // (observe/profiler_command.h). Signals then go to the whole process group (the profiler and
-  // the worker), so that the profiler finishes its output when the worker is stopped.
+  // (observe/profiler_command.h). Signals always go to the whole process group (the profiler and
+  // the worker, and anything a plugin forked), so that the profiler finishes its output when the
+  // worker is stopped and nothing the worker started outlives it.
   std::vector<std::string> wrapped_argv;
 };
 
@@ -35,7 +36,8 @@ class WorkerProcess {
   int result_fd() const { return result_fd_; }  // -1 once closed
   // Reads what is available; appends complete lines to `lines`. Returns false at EOF.
   bool read_lines(std::vector<std::string>& lines);
-  // Non-blocking reap; true once the process has exited (then status() is valid).
+  // Non-blocking reap; true once the process has exited (then status() is valid). Whatever is
+  // left in its process group is killed as it is reaped.
   bool poll_exit();
   bool exited() const { return exited_; }
   int wait_status() const { return status_; }
@@ -50,7 +52,6 @@ class WorkerProcess {
   void send(int sig);
 
   pid_t pid_ = -1;
-  bool group_ = false;  // signal the process group (a wrapped worker)
   int result_fd_ = -1;
   std::string partial_;
   bool exited_ = false;

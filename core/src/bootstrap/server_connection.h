@@ -27,12 +27,16 @@ struct StoreConnection {
   wire::Bytes out;
   std::shared_ptr<const wire::Bytes> shared_out;
   size_t out_begin = 0;
-  bool authenticated = false;
+  // HELLO, then the client's proof (AUTH); only then any other request (bootstrap/auth.h).
+  enum class Auth : uint8_t { AwaitHello, AwaitProof, Done };
+  Auth auth = Auth::AwaitHello;
+  wire::Bytes client_nonce, server_nonce;
   bool close_after_flush = false;         // REJECTED was queued
   std::optional<wire::Opcode> parked_op;  // GET or MULTI_GET waiting in StoreState
   std::chrono::steady_clock::time_point parked_deadline{};
   uint32_t interest = 0;  // the epoll mask currently registered
 
+  bool authenticated() const { return auth == Auth::Done; }
   size_t buffered_input() const { return in.size() - in_begin; }
   const wire::Bytes& output() const { return shared_out ? *shared_out : out; }
   bool output_pending() const { return out_begin < output().size(); }

@@ -38,8 +38,18 @@ class StoreError : public std::runtime_error {
 struct StoreServerOptions {
   std::string bind_host = "127.0.0.1";  // never 0.0.0.0 unless asked
   uint16_t port = 0;                    // 0: pick a free port
-  std::string token;                    // non-empty: clients must present it
-  size_t max_message_bytes = 64u << 20; // larger messages are rejected
+  std::string token;                    // non-empty: clients must prove they know it
+  size_t max_message_bytes = 64u << 20; // larger messages are rejected (after authentication)
+  // Limits on what clients that have not authenticated can hold (docs/bootstrap.md, "Limits"):
+  // at most this many at once (a new one closes the oldest), each closed when it has not
+  // authenticated within auth_timeout.
+  size_t max_unauthenticated = 128;
+  Millis auth_timeout{10000};
+  // Unparsed input over all connections; past it one connection at a time may finish its message.
+  size_t max_buffered_bytes = 256u << 20;
+  // File descriptors the server leaves free below the process's limit (RLIMIT_NOFILE) for the
+  // rest of the process: the agent's own workers need pipes and log files.
+  int reserved_fds = 64;
   // Where the server reports rejected clients and malformed messages; empty: stderr.
   std::function<void(const std::string&)> log;
 };
@@ -54,6 +64,8 @@ class StoreServer {
   virtual void stop() = 0;
   // Number of keys currently held (for tests: keys of finished runs must be deleted).
   virtual size_t key_count() const = 0;
+  // Unparsed input held over all connections (for tests: the limits of StoreServerOptions).
+  virtual size_t buffered_input_bytes() const = 0;
 };
 
 // Not thread-safe: one thread at a time per client (each worker thread or rank connects its

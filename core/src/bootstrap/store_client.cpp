@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/byte_codec.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/store.h"
@@ -142,6 +143,8 @@ class TcpStoreClient final : public StoreClient {
                   const std::string& subject);
 
   void expect_ok(const wire::ResponseFrame& reply, const char* op, const std::string& subject);
+  // HELLO and AUTH: a REJECTED answer says why this client may not use the store.
+  void expect_admitted(const wire::ResponseFrame& reply, const char* op);
   [[noreturn]] void throw_timeout(const wire::ResponseFrame& reply,
                                   const std::vector<std::string>& keys, Millis timeout,
                                   const char* op);
@@ -158,17 +161,42 @@ class TcpStoreClient final : public StoreClient {
 };
 
 void TcpStoreClient::hello(const std::string& token) {
-  auto reply = round_trip(wire::HelloRequest{wire::kProtocolVersion, token}, request_deadline(),
-                          "HELLO", endpoint_);
+  // Mutual authentication (bootstrap/auth.h): nothing that depends on the token leaves this
+  // process before the server has proven that it knows the token too.
+  std::vector<uint8_t> client_nonce;
+  try {
+    client_nonce = random_bytes(kAuthNonceBytes);
+  } catch (const std::exception& e) {
+    fail(StoreError::Code::Connection, fmt::format("cannot greet the bootstrap store at {}: {}", endpoint_, e.what()));
+  }
+  auto reply = round_trip(wire::HelloRequest{wire::kProtocolVersion, client_nonce}, request_deadline(), "HELLO",
+                          endpoint_);
+  expect_admitted(reply, "HELLO");
+  uint32_t version = 0;
+  wire::Bytes server_nonce, server_proof;
+  if (!wire::decode_hello(reply.payload, version, server_nonce, server_proof)) throw_malformed("HELLO");
+  if (server_nonce.size() != kAuthNonceBytes ||
+      !proof_matches(auth_proof(token, AuthRole::Server, client_nonce, server_nonce), server_proof))
+    fail(StoreError::Code::Rejected,
+         fmt::format("the listener at {} did not prove that it knows this job's token, so nothing was sent "
+                     "to it: either this process has the wrong token (COMMBENCH_JOB_TOKEN, "
+                     "COMMBENCH_STORE_TOKEN) or that address is not this job's store (a stale or planted "
+                     "rendezvous file, another job on the port)",
+                     endpoint_));
+  const Sha256Digest proof = auth_proof(token, AuthRole::Client, client_nonce, server_nonce);
+  auto answer = round_trip(wire::AuthRequest{wire::Bytes(proof.begin(), proof.end())}, request_deadline(), "AUTH",
+                           endpoint_);
+  expect_admitted(answer, "AUTH");
+}
+
+void TcpStoreClient::expect_admitted(const wire::ResponseFrame& reply, const char* op) {
   if (reply.status == wire::Status::Rejected) {
     std::string reason;
     wire::decode_reason(reply.payload, reason);
     fail(StoreError::Code::Rejected,
          fmt::format("the bootstrap store at {} rejected this client: {}", endpoint_, reason));
   }
-  expect_ok(reply, "HELLO", endpoint_);
-  uint32_t version = 0;
-  if (!wire::decode_hello(reply.payload, version)) throw_malformed("HELLO");
+  expect_ok(reply, op, endpoint_);
 }
 
 wire::ResponseFrame TcpStoreClient::round_trip(const wire::Request& request,

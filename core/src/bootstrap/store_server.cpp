@@ -2,9 +2,11 @@
 // GET/MULTI_GET requests are parked in StoreState until their keys appear or their deadline
 // passes; nothing is polled. Per connection at most one request is executed at a time (the
 // next is parsed only after the previous reply is fully written), which bounds every buffer:
-// input by max_message_bytes + 4, output by one reply.
+// input by max_message_bytes + 4 (4 KiB + 4 before the client authenticated), output by one
+// reply; all input together by max_buffered_bytes plus one message.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,7 +22,10 @@
 
 #include "bootstrap/auth.h"
 #include "bootstrap/byte_codec.h"
+#include "bootstrap/input_budget.h"
+#include "bootstrap/pending_auth.h"
 #include "bootstrap/server_connection.h"
+#include "bootstrap/server_handshake.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/store.h"
 #include "bootstrap/store_state.h"
@@ -47,6 +52,7 @@ class TcpStoreServer final : public StoreServer {
   uint16_t port() const override { return port_; }
   std::string host() const override { return opts_.bind_host; }
   size_t key_count() const override { return key_count_.load(std::memory_order_relaxed); }
+  size_t buffered_input_bytes() const override { return buffered_seen_.load(std::memory_order_relaxed); }
   void stop() override;
 
  private:
@@ -57,6 +63,13 @@ class TcpStoreServer final : public StoreServer {
   void process_input(StoreConnection& c);
   void execute(StoreConnection& c, wire::Request&& request);
   void hello(StoreConnection& c, const wire::HelloRequest& m);
+  void authenticate(StoreConnection& c, const wire::AuthRequest& m);
+  void reject(StoreConnection& c, const std::string& reason);
+  size_t input_cap(const StoreConnection& c) const;
+  bool may_read(StoreConnection& c);
+  void rearm_throttled();
+  void expire_unauthenticated();
+  void update_accepting();
   void wait_for(StoreConnection& c, wire::Opcode op, std::vector<std::string> keys,
                 uint32_t timeout_ms);
   std::shared_ptr<const wire::Bytes> values_reply(wire::Opcode op,
@@ -72,12 +85,14 @@ class TcpStoreServer final : public StoreServer {
   void log(const std::string& message) const;
 
   StoreServerOptions opts_;
-  size_t input_cap_;  // most unparsed input one connection may hold
+  size_t input_cap_;  // most unparsed input one authenticated connection may hold
+  int fd_ceiling_;    // accepted descriptors must stay below this (RLIMIT_NOFILE - reserved_fds)
   UniqueFd listen_fd_;
   UniqueFd epoll_fd_;
   UniqueFd wake_fd_;
   uint16_t port_ = 0;
   std::atomic<size_t> key_count_{0};
+  std::atomic<size_t> buffered_seen_{0};  // buffered_, published by the loop for tests
   std::atomic<bool> stopping_{false};
   std::once_flag stop_once_;
   std::thread thread_;
@@ -90,12 +105,25 @@ class TcpStoreServer final : public StoreServer {
   std::vector<uint8_t> read_scratch_ = std::vector<uint8_t>(kReadChunk);
   std::vector<const wire::Bytes*> values_;  // scratch for find_all
   std::optional<Clock::time_point> accept_paused_until_;
+  bool accepting_ = true;  // the listener is in the epoll set with EPOLLIN
+  PendingAuthentications pending_;
+  InputBudget budget_;  // unparsed input over all connections
 };
 
-TcpStoreServer::TcpStoreServer(const StoreServerOptions& opts) : opts_(opts) {
+TcpStoreServer::TcpStoreServer(const StoreServerOptions& opts)
+    : opts_(opts),
+      pending_(opts.max_unauthenticated, opts.auth_timeout,
+               [this](ConnId id) {
+                 auto it = conns_.find(id);
+                 return it != conns_.end() && !it->second->authenticated();
+               }),
+      budget_(opts.max_buffered_bytes) {
   // The length field is a u32: a larger limit means no limit beyond that.
   opts_.max_message_bytes = std::min<size_t>(opts_.max_message_bytes, UINT32_MAX);
   input_cap_ = opts_.max_message_bytes + wire::kFrameHeaderBytes;
+  rlimit nofile{};
+  const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 ? nofile.rlim_cur : 1024;
+  fd_ceiling_ = static_cast<int>(std::min<rlim_t>(limit, INT32_MAX)) - std::max(opts_.reserved_fds, 0);
   listen_fd_ = listen_tcp(opts_.bind_host, opts_.port);
   port_ = bound_port(listen_fd_.get());
   epoll_fd_ = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
@@ -134,6 +162,7 @@ void TcpStoreServer::log(const std::string& message) const {
 int TcpStoreServer::wait_timeout_ms() const {
   std::optional<Clock::time_point> next = state_.next_deadline();
   if (accept_paused_until_ && (!next || *accept_paused_until_ < *next)) next = accept_paused_until_;
+  if (const auto when = pending_.next_wakeup(); when && (!next || *when < *next)) next = when;
   if (!next) return -1;
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(left, 0, INT32_MAX));
@@ -150,13 +179,11 @@ void TcpStoreServer::run() {
     }
     for (int i = 0; i < n; ++i) on_event(events[i].data.u64, events[i].events);
     expire_waiters();
-    if (accept_paused_until_ && Clock::now() >= *accept_paused_until_) {
-      accept_paused_until_.reset();
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u64 = kListenId;
-      ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
-    }
+    expire_unauthenticated();
+    if (accept_paused_until_ && Clock::now() >= *accept_paused_until_) accept_paused_until_.reset();
+    update_accepting();
+    rearm_throttled();
+    buffered_seen_.store(budget_.held(), std::memory_order_relaxed);
     while (!resume_.empty()) {
       auto it = conns_.find(resume_.front());
       resume_.pop_front();
@@ -188,11 +215,28 @@ void TcpStoreServer::on_event(ConnId id, uint32_t events) {
 
 void TcpStoreServer::accept_all() {
   while (true) {
+    // Clients that have not authenticated are capped. Past the cap, the oldest of them that has
+    // had a second to authenticate makes room (a real client does so within two round trips of
+    // connecting; what stays is someone holding sockets open); when none has, new clients wait
+    // in the kernel's backlog, costing this process nothing, until one has.
+    if (pending_.full()) {
+      const auto stale = pending_.take_evictable();
+      if (!stale) return update_accepting();
+      log(fmt::format("closing connection from {}: {} clients are authenticating at once and this one has "
+                      "not, {} ms after connecting",
+                      conns_.at(*stale)->peer, opts_.max_unauthenticated,
+                      PendingAuthentications::kEvictionGrace.count()));
+      close_connection(*stale);
+    }
     const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
       if (errno == ECONNABORTED) continue;
       return pause_accepting(errno);
+    }
+    if (fd >= fd_ceiling_) {  // the last descriptors are the agent's, for its own workers
+      ::close(fd);
+      return pause_accepting(EMFILE);
     }
     set_nodelay(fd);
     const ConnId id = next_id_++;
@@ -200,6 +244,7 @@ void TcpStoreServer::accept_all() {
     c->id = id;
     c->fd = UniqueFd(fd);
     c->peer = peer_name(fd);
+    pending_.add(id);
     update_interest(*conns_.emplace(id, std::move(c)).first->second);
   }
 }
@@ -207,23 +252,57 @@ void TcpStoreServer::accept_all() {
 void TcpStoreServer::pause_accepting(int err) {
   // Level-triggered epoll would report the pending connection again at once: stop listening
   // for a moment instead of spinning (EMFILE clears when some connection closes).
-  log(
-      fmt::format("cannot accept a connection: {} ({} open); raise the open-file limit "
-                  "(ulimit -n) for runs with many ranks",
-                  errno_text(err), conns_.size()));
+  log(fmt::format("cannot accept a connection: {} ({} open, {} descriptors kept free for this "
+                  "process's workers); raise the open-file limit (ulimit -n) for runs with many ranks",
+                  errno_text(err), conns_.size(), opts_.reserved_fds));
   accept_paused_until_ = Clock::now() + kAcceptPauseOnEmfile;
+  update_accepting();
+}
+
+void TcpStoreServer::update_accepting() {
+  const bool want = !accept_paused_until_ && (!pending_.full() || pending_.evictable());
+  if (want == accepting_) return;
   epoll_event ev{};
+  ev.events = want ? static_cast<uint32_t>(EPOLLIN) : 0u;
   ev.data.u64 = kListenId;
   ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
+  accepting_ = want;
+}
+
+void TcpStoreServer::expire_unauthenticated() {
+  for (ConnId id : pending_.take_expired()) {
+    log(fmt::format("closing connection from {}: it did not authenticate within {} ms", conns_.at(id)->peer,
+                    opts_.auth_timeout.count()));
+    close_connection(id);
+  }
+}
+
+size_t TcpStoreServer::input_cap(const StoreConnection& c) const {
+  return c.authenticated() ? input_cap_ : wire::kMaxUnauthenticatedMessage + wire::kFrameHeaderBytes;
+}
+
+bool TcpStoreServer::may_read(StoreConnection& c) {
+  if (c.buffered_input() >= input_cap(c) || c.close_after_flush) return false;
+  return budget_.may_read(c.id, [this](ConnId id) { return conns_.contains(id); });
+}
+
+void TcpStoreServer::rearm_throttled() {
+  for (ConnId id : budget_.take_waiting([this](ConnId other) { return conns_.contains(other); }))
+    if (auto it = conns_.find(id); it != conns_.end()) update_interest(*it->second);
 }
 
 void TcpStoreServer::read_input(StoreConnection& c) {
   const ConnId id = c.id;
   size_t read_now = 0;
-  while (c.buffered_input() < input_cap_ && read_now < kMaxReadPerWakeup) {
-    const size_t want = std::min(read_scratch_.size(), input_cap_ - c.buffered_input());
+  while (read_now < kMaxReadPerWakeup && may_read(c)) {
+    const size_t want = std::min(read_scratch_.size(), input_cap(c) - c.buffered_input());
     const ssize_t n = ::recv(c.fd.get(), read_scratch_.data(), want, 0);
-    if (n == 0) return close_connection(id);  // peer closed
+    if (n == 0) {  // peer closed
+      if (c.auth == StoreConnection::Auth::AwaitProof)
+        log(fmt::format("rejected client {}: it left after HELLO without proving that it knows the job's "
+                        "token (a client with another token refuses this store's proof and leaves)", c.peer));
+      return close_connection(id);
+    }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       if (errno == EINTR) continue;
@@ -235,6 +314,7 @@ void TcpStoreServer::read_input(StoreConnection& c) {
     }
     c.in.insert(c.in.end(), read_scratch_.begin(), read_scratch_.begin() + n);
     read_now += static_cast<size_t>(n);
+    budget_.add(static_cast<size_t>(n));
     process_input(c);
     if (!conns_.contains(id)) return;
   }
@@ -245,7 +325,9 @@ void TcpStoreServer::process_input(StoreConnection& c) {
   const ConnId id = c.id;
   while (!c.busy()) {
     std::span<const uint8_t> pending(c.in.data() + c.in_begin, c.buffered_input());
-    auto result = wire::parse_request(pending, opts_.max_message_bytes);
+    // Before authentication only HELLO and AUTH can come: a few KiB at most.
+    auto result = wire::parse_request(
+        pending, c.authenticated() ? opts_.max_message_bytes : wire::kMaxUnauthenticatedMessage);
     if (std::holds_alternative<wire::NeedMore>(result)) break;
     if (auto* err = std::get_if<wire::ParseError>(&result)) {
       log(fmt::format("closing connection from {}: {}", c.peer, err->message));
@@ -253,6 +335,8 @@ void TcpStoreServer::process_input(StoreConnection& c) {
     }
     auto& parsed = std::get<wire::Parsed<wire::Request>>(result);
     c.in_begin += parsed.consumed;
+    budget_.remove(parsed.consumed);
+    budget_.done(id);  // its message is complete
     execute(c, std::move(parsed.message));
     if (!conns_.contains(id)) return;
   }
@@ -266,8 +350,11 @@ void TcpStoreServer::process_input(StoreConnection& c) {
 
 void TcpStoreServer::execute(StoreConnection& c, wire::Request&& request) {
   if (auto* m = std::get_if<wire::HelloRequest>(&request)) return hello(c, *m);
-  if (!c.authenticated) {
-    log(fmt::format("closing connection from {}: the first message must be HELLO", c.peer));
+  if (auto* m = std::get_if<wire::AuthRequest>(&request)) return authenticate(c, *m);
+  if (!c.authenticated()) {
+    log(fmt::format("closing connection from {}: {}", c.peer,
+                    c.auth == StoreConnection::Auth::AwaitHello ? "the first message must be HELLO"
+                                                                : "the message after HELLO must be AUTH"));
     return close_connection(c.id);
   }
   std::vector<StoreState::WaiterId> woken;
@@ -298,27 +385,29 @@ void TcpStoreServer::execute(StoreConnection& c, wire::Request&& request) {
 }
 
 void TcpStoreServer::hello(StoreConnection& c, const wire::HelloRequest& m) {
-  if (c.authenticated) {
+  if (c.auth != StoreConnection::Auth::AwaitHello) {
     log(fmt::format("closing connection from {}: second HELLO on one connection", c.peer));
     return close_connection(c.id);
   }
-  std::string reason;
-  if (m.version != wire::kProtocolVersion) {
-    reason = fmt::format(
-        "protocol version mismatch (client {}, server {}); run the same "
-        "commbench build on every host",
-        m.version, wire::kProtocolVersion);
-  } else if (!opts_.token.empty() && !tokens_equal(opts_.token, m.token)) {
-    reason = "wrong or missing token; every agent of a job must use the job's token";
+  if (auto why = answer_hello(c, m, opts_.token)) return reject(c, *why);
+  flush(c);
+}
+
+void TcpStoreServer::authenticate(StoreConnection& c, const wire::AuthRequest& m) {
+  if (c.auth != StoreConnection::Auth::AwaitProof) {
+    log(fmt::format("closing connection from {}: AUTH {}", c.peer,
+                    c.authenticated() ? "on an authenticated connection" : "before HELLO"));
+    return close_connection(c.id);
   }
-  if (!reason.empty()) {
-    log(fmt::format("rejected client {}: {}", c.peer, reason));
-    wire::encode_failure(c.out, wire::Status::Rejected, reason);
-    c.close_after_flush = true;
-  } else {
-    c.authenticated = true;
-    wire::encode_ok_hello(c.out);
-  }
+  if (auto why = answer_auth(c, m, opts_.token)) return reject(c, *why);
+  pending_.left(c.id);
+  flush(c);
+}
+
+void TcpStoreServer::reject(StoreConnection& c, const std::string& reason) {
+  log(fmt::format("rejected client {}: {}", c.peer, reason));
+  wire::encode_failure(c.out, wire::Status::Rejected, reason);
+  c.close_after_flush = true;
   flush(c);
 }
 
@@ -433,7 +522,7 @@ void TcpStoreServer::flush(StoreConnection& c) {
 
 void TcpStoreServer::update_interest(StoreConnection& c) {
   uint32_t want = EPOLLRDHUP;
-  if (c.buffered_input() < input_cap_ && !c.close_after_flush) want |= EPOLLIN;
+  if (may_read(c)) want |= EPOLLIN;
   if (c.output_pending()) want |= EPOLLOUT;
   if (want == c.interest) return;
   epoll_event ev{};
@@ -446,7 +535,11 @@ void TcpStoreServer::update_interest(StoreConnection& c) {
 void TcpStoreServer::close_connection(ConnId id) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
-  if (it->second->parked_op) state_.cancel(id);
+  StoreConnection& c = *it->second;
+  if (c.parked_op) state_.cancel(id);
+  if (!c.authenticated()) pending_.left(id);
+  budget_.remove(c.buffered_input());
+  budget_.done(id);
   conns_.erase(it);  // closing the fd also removes it from the epoll set
 }
 

@@ -35,7 +35,7 @@ bool read_request_fields(Opcode op, ByteReader& r, Request& out) {
     case Opcode::Hello: {
       HelloRequest m;
       uint32_t magic = 0;
-      if (!r.u32(magic) || magic != kMagic || !r.u32(m.version) || !r.str(m.token)) return false;
+      if (!r.u32(magic) || magic != kMagic || !r.u32(m.version) || !r.bytes(m.nonce)) return false;
       out = std::move(m);
       return true;
     }
@@ -83,13 +83,19 @@ bool read_request_fields(Opcode op, ByteReader& r, Request& out) {
       out = std::move(m);
       return true;
     }
+    case Opcode::Auth: {
+      AuthRequest m;
+      if (!r.bytes(m.proof)) return false;
+      out = std::move(m);
+      return true;
+    }
   }
   return false;
 }
 
 bool known_opcode(uint8_t op) {
   return op >= static_cast<uint8_t>(Opcode::Hello) &&
-         op <= static_cast<uint8_t>(Opcode::DeletePrefix);
+         op <= static_cast<uint8_t>(Opcode::Auth);
 }
 
 bool known_status(uint8_t s) {
@@ -107,6 +113,7 @@ const char* opcode_name(Opcode op) {
     case Opcode::Add: return "ADD";
     case Opcode::Check: return "CHECK";
     case Opcode::DeletePrefix: return "DELETE_PREFIX";
+    case Opcode::Auth: return "AUTH";
   }
   return "UNKNOWN";
 }
@@ -146,7 +153,7 @@ void encode_request(const Request& request, Bytes& out) {
                    w.u8(static_cast<uint8_t>(Opcode::Hello));
                    w.u32(kMagic);
                    w.u32(m.version);
-                   w.str(m.token);
+                   w.blob(m.nonce.data(), m.nonce.size());
                  },
                  [&](const SetRequest& m) {
                    w.u8(static_cast<uint8_t>(Opcode::Set));
@@ -176,6 +183,10 @@ void encode_request(const Request& request, Bytes& out) {
                  [&](const DeletePrefixRequest& m) {
                    w.u8(static_cast<uint8_t>(Opcode::DeletePrefix));
                    w.str(m.prefix);
+                 },
+                 [&](const AuthRequest& m) {
+                   w.u8(static_cast<uint8_t>(Opcode::Auth));
+                   w.blob(m.proof.data(), m.proof.size());
                  },
              },
              request);
@@ -212,9 +223,12 @@ void encode_ok_empty(Bytes& out) {
   ResponseBuilder(out, Status::Ok).finish();
 }
 
-void encode_ok_hello(Bytes& out) {
+void encode_ok_hello(Bytes& out, std::span<const uint8_t> server_nonce, std::span<const uint8_t> server_proof) {
   ResponseBuilder b(out, Status::Ok);
-  ByteWriter(b.payload()).u32(kProtocolVersion);
+  ByteWriter w(b.payload());
+  w.u32(kProtocolVersion);
+  w.blob(server_nonce.data(), server_nonce.size());
+  w.blob(server_proof.data(), server_proof.size());
   b.finish();
 }
 
@@ -301,8 +315,11 @@ bool decode_count(std::span<const uint8_t> payload, uint64_t& count) {
   return decode_all(payload, [&](ByteReader& r) { return r.u64(count); });
 }
 
-bool decode_hello(std::span<const uint8_t> payload, uint32_t& version) {
-  return decode_all(payload, [&](ByteReader& r) { return r.u32(version); });
+bool decode_hello(std::span<const uint8_t> payload, uint32_t& version, Bytes& server_nonce,
+                  Bytes& server_proof) {
+  return decode_all(payload, [&](ByteReader& r) {
+    return r.u32(version) && r.bytes(server_nonce) && r.bytes(server_proof);
+  });
 }
 
 bool decode_missing(std::span<const uint8_t> payload, std::vector<uint32_t>& indices) {

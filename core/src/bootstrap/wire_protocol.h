@@ -18,10 +18,14 @@ namespace commbench::wire {
 using Bytes = std::vector<uint8_t>;
 
 inline constexpr uint32_t kMagic = 0x54534243;  // "CBST" in little-endian byte order
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: mutual authentication (HELLO carries a nonce, not the token; AUTH carries the client's proof).
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 4;
 // timeout_ms on the wire; this value means "wait without limit".
 inline constexpr uint32_t kNoTimeout = 0xFFFFFFFFu;
+// Largest message the server takes before a client has authenticated: HELLO and AUTH are tens of
+// bytes, so nobody who does not know the token can make it buffer more than this.
+inline constexpr size_t kMaxUnauthenticatedMessage = 4096;
 
 enum class Opcode : uint8_t {
   Hello = 1,
@@ -31,6 +35,7 @@ enum class Opcode : uint8_t {
   Add = 5,
   Check = 6,
   DeletePrefix = 7,
+  Auth = 8,
 };
 
 enum class Status : uint8_t {
@@ -44,7 +49,11 @@ enum class Status : uint8_t {
 
 struct HelloRequest {
   uint32_t version = kProtocolVersion;
-  std::string token;
+  Bytes nonce;  // the client's fresh random nonce (bootstrap/auth.h)
+};
+// The client's proof that it knows the token, after it checked the server's (bootstrap/auth.h).
+struct AuthRequest {
+  Bytes proof;
 };
 struct SetRequest {
   std::string key;
@@ -70,7 +79,7 @@ struct DeletePrefixRequest {
 };
 
 using Request = std::variant<HelloRequest, SetRequest, GetRequest, MultiGetRequest, AddRequest,
-                             CheckRequest, DeletePrefixRequest>;
+                             CheckRequest, DeletePrefixRequest, AuthRequest>;
 
 // ------------------------------------------------------------------ parse results
 
@@ -124,7 +133,8 @@ class ResponseBuilder {
 };
 
 void encode_ok_empty(Bytes& out);
-void encode_ok_hello(Bytes& out);
+// HELLO's answer: the server's version, its nonce and its proof.
+void encode_ok_hello(Bytes& out, std::span<const uint8_t> server_nonce, std::span<const uint8_t> server_proof);
 void encode_ok_int(Bytes& out, int64_t value);     // ADD
 void encode_ok_bool(Bytes& out, bool value);       // CHECK
 void encode_ok_count(Bytes& out, uint64_t count);  // DELETE_PREFIX
@@ -140,7 +150,8 @@ bool decode_value_views(std::span<const uint8_t> payload,
 bool decode_int(std::span<const uint8_t> payload, int64_t& value);     // ADD
 bool decode_bool(std::span<const uint8_t> payload, bool& value);       // CHECK
 bool decode_count(std::span<const uint8_t> payload, uint64_t& count);  // DELETE_PREFIX
-bool decode_hello(std::span<const uint8_t> payload, uint32_t& version);
+bool decode_hello(std::span<const uint8_t> payload, uint32_t& version, Bytes& server_nonce,
+                  Bytes& server_proof);
 bool decode_missing(std::span<const uint8_t> payload, std::vector<uint32_t>& indices);
 bool decode_reason(std::span<const uint8_t> payload, std::string& reason);
 

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/job_runner.h"
+#include "bootstrap/store.h"
 #include "cli/cli_spec.h"
 #include "cli/experiment_loading.h"
 #include "cli/python_tools.h"
@@ -211,6 +212,11 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
     std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
                              launch.agent_count, launch.launcher, e.what());
     return kExitFailures;
+  } catch (const StoreError& e) {  // the job's store went away where no step expected it
+    std::cerr << fmt::format("commbench run (rank {} of {}, {}): lost the job's store: {}; rank 0's agent "
+                             "was killed or its host went away\n",
+                             launch.agent_rank, launch.agent_count, launch.launcher, e.what());
+    return kExitFailures;
   }
 }
 
@@ -256,12 +262,16 @@ int cmd_plugins(const std::vector<std::string>& args) {
       std::cout << d << "\n";
       return 0;
     }
-    PluginListing listing = list_plugins(default_search_path(plugin_dirs), current_executable_path());
+    // With NAME only that file is probed (a plugin hanging elsewhere on the path costs nothing).
+    const auto search = default_search_path(plugin_dirs);
+    PluginListing listing = list_plugins(search, current_executable_path(), kListingProbeTimeout,
+                                         only.empty() ? std::nullopt : std::optional<std::string>(only));
     if (!only.empty()) {
       auto it = listing.plugins.find(only);
       if (it == listing.plugins.end()) {
-        std::vector<std::string_view> names;
-        for (const auto& [name, info] : listing.plugins) names.push_back(name);
+        std::vector<std::string> found;  // by file name, unprobed
+        for (const PluginFile& f : scan_plugin_dirs(search_dir_paths(search)).found) found.push_back(f.name);
+        std::vector<std::string_view> names(found.begin(), found.end());
         std::cerr << fmt::format("commbench plugins: no plugin named '{}' on the search path{}; found: {}\n", only,
                                  did_you_mean(only, names), names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
         return kExitInvalid;

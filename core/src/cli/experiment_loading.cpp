@@ -4,12 +4,27 @@
 #include <set>
 
 #include "experiment/capability_check.h"
+#include "experiment/local_world_check.h"
+#include "launch/host_limits.h"
+#include "launch/rank_discovery.h"
 #include "observe/profiler_command.h"
 #include "plugin/probe.h"
 #include "report/output_formats.h"
 #include "plugin/search_path.h"
 
 namespace commbench {
+namespace {
+
+// A local run (no launcher) starts every rank on this host; under a launcher each task is one rank.
+bool starts_every_rank_here() {
+  try {
+    return discover_launch(current_environment()).agent_count == 1;
+  } catch (const LaunchError&) {
+    return false;  // `run` reports the environment; validation has nothing to add
+  }
+}
+
+}  // namespace
 
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                                                   const std::vector<std::string>& plugin_dirs,
@@ -36,6 +51,8 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
   auto diags = check_against_plugins(out.experiment, out.plugins);
   for (auto& d : check_profilers(out.experiment)) diags.push_back(std::move(d));
   for (auto& d : check_outputs(out.experiment)) diags.push_back(std::move(d));
+  if (starts_every_rank_here())
+    for (auto& d : check_local_worlds(out.experiment, read_host_limits())) diags.push_back(std::move(d));
   print(diags);
   if (has_errors(diags)) return std::nullopt;
   return out;

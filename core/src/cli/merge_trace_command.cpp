@@ -12,6 +12,7 @@
 
 #include "cli/cli_spec.h"
 #include "cli/commands.h"
+#include "common/json_nesting.h"
 #include "report/execution_json.h"
 #include "report/trace_merge.h"
 
@@ -36,10 +37,25 @@ int cmd_merge_trace(const std::vector<std::string>& args) {
     return 2;
   }
   std::vector<ExecutionOutcome> executions;
+  int lineno = 0;
   for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    // Nesting checked before parsing: a damaged or hostile line cannot exhaust the stack.
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos &&
+        json_value_extent(std::string_view(line).substr(first)).end == JsonExtent::End::TooDeep) {
+      std::cerr << fmt::format("commbench merge-trace: {}:{}: nested deeper than {} levels; line skipped\n",
+                               (job / "results.jsonl").string(), lineno, kMaxJsonNesting);
+      continue;
+    }
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || j.value("type", "") != "execution") continue;
-    executions.push_back(j.get<ExecutionOutcome>());
+    try {
+      executions.push_back(j.get<ExecutionOutcome>());
+    } catch (const nlohmann::json::exception& e) {
+      std::cerr << fmt::format("commbench merge-trace: {}:{}: not a valid execution record ({}); line skipped\n",
+                               (job / "results.jsonl").string(), lineno, e.what());
+    }
   }
   const std::vector<int> traced = traced_executions(job, executions);
   if (traced.empty()) {
@@ -49,9 +65,13 @@ int cmd_merge_trace(const std::vector<std::string>& args) {
   }
   try {
     const TraceMergeSummary s = merge_job_trace(job, executions, traced);
-    std::cout << fmt::format("{}: {} events from {} rank files, {} telemetry samples{}\n",
+    std::cout << fmt::format("{}: {} events from {} rank files, {} telemetry samples{}{}\n",
                              (job / TraceMergeReporter::kFileName).string(), s.events, s.files, s.counter_samples,
-                             s.missing.empty() ? "" : fmt::format("; {} rank files missing", s.missing.size()));
+                             s.missing.empty() ? "" : fmt::format("; {} rank files missing", s.missing.size()),
+                             s.damaged.empty() ? "" : fmt::format("; {} rank files damaged", s.damaged.size()));
+    // What was lost is said, and makes the exit code 1: the trace was written from what could be read.
+    for (const std::string& d : s.damaged) std::cerr << "commbench merge-trace: " << d << "\n";
+    if (!s.damaged.empty()) return 1;
   } catch (const std::exception& e) {
     std::cerr << "commbench merge-trace: " << e.what() << "\n";
     return 1;

@@ -11,7 +11,7 @@ struct KindRow {
   cb_status status;  // the ABI status of this kind; CB_OK: none
 };
 
-constexpr std::array<KindRow, 11> kKinds = {{
+constexpr std::array<KindRow, 12> kKinds = {{
     {FailureKind::kTimeout, "timeout", CB_ERR_TIMEOUT},
     {FailureKind::kUnavailable, "unavailable", CB_ERR_UNAVAILABLE},
     {FailureKind::kUnimplemented, "unimplemented", CB_ERR_UNIMPLEMENTED},
@@ -22,6 +22,7 @@ constexpr std::array<KindRow, 11> kKinds = {{
     {FailureKind::kStore, "store", CB_OK},
     {FailureKind::kOther, "other", CB_OK},
     {FailureKind::kCrash, "crash", CB_OK},
+    {FailureKind::kOutOfMemory, "out_of_memory", CB_OK},
     {FailureKind::kInterrupted, "interrupted", CB_OK},
 }};
 

@@ -21,11 +21,12 @@ enum class FailureKind {
   kStore,              // the bootstrap store refused, dropped or garbled a request
   kOther,              // anything else the worker ran into (bad spec, a file it cannot read...)
   kCrash,              // the agent's judgement: the process died (a signal, or an exit with no error report)
+  kOutOfMemory,        // the agent's judgement: the kernel's OOM killer took the process (agent/oom_watch.h)
   kInterrupted,        // the agent's judgement: the user or the launcher stopped the run
 };
 
 // "timeout", "unavailable", "unimplemented", "invalid_argument", "resource_exhausted",
-// "internal", "remote", "store", "other", "crash", "interrupted" (the execution record's
+// "internal", "remote", "store", "other", "crash", "out_of_memory", "interrupted" (the execution record's
 // `failure_kind`, docs/output.md).
 std::string_view failure_kind_name(FailureKind kind);
 // The kind named `name`; kOther for a name this build does not know.

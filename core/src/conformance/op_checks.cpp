@@ -15,6 +15,7 @@
 #include "measure/case_buffers.h"
 #include "measure/check_pattern.h"
 #include "measure/op_executor.h"
+#include "plugin/plugin_error.h"
 
 namespace commbench {
 
@@ -42,8 +43,7 @@ std::vector<cb_mem> SuiteContext::usable_memory() const {
 CallResult call(const cb_backend_api& api, cb_error* error) {
   CallResult r;
   if (error == nullptr) return r;
-  r.code = api.error_code(error);
-  if (r.code == CB_OK) r.code = CB_ERR_INTERNAL;  // as the core reads an error that claims success
+  r.code = plugin_error_status(api, error);  // as the core reads it: range-checked, CB_OK is internal
   const char* m = api.error_message(error);
   r.message = m ? m : "";
   api.error_destroy(error);

@@ -6,6 +6,8 @@
 #include <array>
 #include <filesystem>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -22,6 +24,13 @@
 
 namespace commbench {
 namespace {
+
+// What one experiment may expand into (issue 28 §12): reading is linear in the file, and these
+// bound the work and memory of validating and planning it (a [[run]] costs ~0.3 ms and ~16 KB).
+// Far beyond any useful job: every execution starts fresh processes, a second at least.
+constexpr size_t kMaxRuns = 10000;
+constexpr uint64_t kMaxExecutions = 10000;
+constexpr uint64_t kMaxCases = 1000000;
 
 constexpr std::array<std::string_view, 8> kTopLevelKeys{"name",     "output_dir", "seed", "plugin_path",
                                                        "outputs",  "defaults",   "run",  "report"};
@@ -67,17 +76,38 @@ std::vector<std::string> read_plugin_path(DiagnosticSink& sink, const toml::node
   return dirs;
 }
 
-// Every [[run]] must have a distinct name (results are keyed by it).
+// Every [[run]] must have a distinct name (results are keyed by it). One pass with a hash map:
+// a file of 100,000 runs must not cost 5·10⁹ comparisons.
 void check_unique_names(DiagnosticSink& sink, const std::vector<RunSpec>& runs) {
+  std::unordered_map<std::string_view, size_t> first_with;
+  first_with.reserve(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (runs[i].name != runs[j].name) continue;
-      const SourcePos first = runs[j].pos_of("name");
-      sink.error(runs[i].pos_of("name"),
-                 fmt::format("duplicate run name '{}' (also the name of the run at line {}): give "
-                             "each [[run]] a distinct 'name'",
-                             runs[i].name, first.line));
-      break;
+    const auto [it, fresh] = first_with.emplace(runs[i].name, i);
+    if (fresh) continue;
+    const SourcePos first = runs[it->second].pos_of("name");
+    sink.error(runs[i].pos_of("name"),
+               fmt::format("duplicate run name '{}' (also the name of the run at line {}): give "
+                           "each [[run]] a distinct 'name'",
+                           runs[i].name, first.line));
+  }
+}
+
+// The executions and cases the runs expand into (plan/plan.h), counted before the plan is built.
+void check_plan_bounds(DiagnosticSink& sink, const std::vector<RunSpec>& runs) {
+  uint64_t executions = 0, cases = 0;
+  for (const RunSpec& r : runs) {
+    uint64_t per_execution = 0;
+    for (OpKind op : r.ops)
+      per_execution += r.sizes.size() * r.dtypes.size() * (op_info(op).reduction ? r.redops.size() : 1) *
+                       r.placements.size();
+    const uint64_t runs_executions = r.backends.size() * r.world_sizes.size();
+    executions += runs_executions;
+    cases += runs_executions * per_execution;
+    if (executions > kMaxExecutions || cases > kMaxCases) {
+      sink.error(r.pos, fmt::format("with this run the experiment expands into more than {} executions or {} cases "
+                                    "({} and {} so far): split it into several files, or narrow its lists",
+                                    kMaxExecutions, kMaxCases, executions, cases));
+      return;
     }
   }
 }
@@ -185,7 +215,16 @@ class ExperimentReader {
       return;
     }
     bool all_ok = true;
-    for (size_t i = 0; i < array->size(); ++i) {
+    if (array->size() > kMaxRuns) {
+      // Said at the first table past the limit, and nothing after it is read: a file of 100,000
+      // runs is refused in the time 10,000 take.
+      sink_.error(sink_.pos(*array->get(kMaxRuns)),
+                  fmt::format("this file has {} [[run]] tables; an experiment may have at most {}: split it "
+                              "into several files",
+                              array->size(), kMaxRuns));
+      all_ok = false;
+    }
+    for (size_t i = 0; i < std::min(array->size(), kMaxRuns); ++i) {
       const auto& table = *array->get(i)->as_table();
       RunLayer layer = read_run_layer(table, sink_.pos(table, file_start()), sink_, false);
       auto run = resolve_run(layer, defaults, static_cast<int>(i), sink_);
@@ -194,6 +233,7 @@ class ExperimentReader {
     }
     check_unique_names(sink_, exp.runs);
     if (all_ok) check_default_options_used(sink_, defaults, exp.runs);
+    if (all_ok) check_plan_bounds(sink_, exp.runs);
   }
 
   DiagnosticSink& sink_;

@@ -65,6 +65,12 @@ const std::array kSettings{
         "upper bound on timed iterations when `min_time` or `target_cv` is set"),
     row<&RunSettings::check, codec::Bool>("check", "check", "boolean",
                                    "verify every result; a mismatch fails the job"),
+    row<&RunSettings::oversubscribe, codec::Bool>(
+        "oversubscribe", "oversubscribe", "boolean",
+        "allow a local run (no launcher) more ranks than 8 per CPU this process may use: without it "
+        "such a world size is refused at validation, since its workers would only compete for the "
+        "CPUs (and thousands of them can bring the host down). A world the host's process limits "
+        "(`pids.max` of its cgroup, `RLIMIT_NPROC`) cannot hold is refused either way"),
     with_default(
         row<&RunSettings::timeout_s, codec::Duration<false>>(
             "timeout", "timeout_s", "duration > 0",

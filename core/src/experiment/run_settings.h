@@ -49,6 +49,9 @@ struct RunSettings {
   double min_time_s = 0;      // > 0: run each case at least this long
   int max_iterations = 100000;
   bool check = true;
+  // Allow more local ranks than the host can run at once (launch/host_limits.h): off, a world
+  // that would overload this host's CPUs is refused at validation.
+  bool oversubscribe = false;
   double timeout_s = 600;     // wall-clock limit of one execution (plan.h sizes it when unset)
   int root = 0;               // rooted collectives
   int window = 64;            // unidir_bw, bidir_bw, msg_rate: messages in flight

@@ -44,7 +44,7 @@ class Scanner {
     ++i_;
   }
   PrecheckFinding finding(const char* message) const {
-    return PrecheckFinding{line_, static_cast<int>(i_ - line_start_) + 1, message};
+    return PrecheckFinding{line_, static_cast<int>(i_ - line_start_) + 1, message, i_};
   }
   void skip_comment() {
     while (i_ < t_.size() && t_[i_] != '\n') advance();
@@ -95,8 +95,40 @@ class Scanner {
   int line_ = 1;
 };
 
+// TOML allows no control character anywhere, in strings and comments included, except tab,
+// LF, and CR right before LF. A binary file has one within its first bytes, where it should be
+// reported, not where the parser happens to give up later.
+bool forbidden_control(std::string_view t, size_t i) {
+  const auto c = static_cast<unsigned char>(t[i]);
+  if (c == '\t' || c == '\n') return false;
+  if (c == '\r') return i + 1 >= t.size() || t[i + 1] != '\n';
+  return c < 0x20 || c == 0x7F;
+}
+
+std::optional<PrecheckFinding> first_control_character(std::string_view t) {
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (forbidden_control(t, i))
+      return PrecheckFinding{line, static_cast<int>(i - line_start) + 1,
+                             "a control character (not text: TOML allows none but tab, newline and CR before "
+                             "newline, even in strings and comments); is this a text file?",
+                             i};
+    if (t[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<PrecheckFinding> precheck_toml(std::string_view text) { return Scanner(text).run(); }
+std::optional<PrecheckFinding> precheck_toml(std::string_view text) {
+  // Both scans are linear; the finding nearer the start is the one to fix first.
+  auto control = first_control_character(text);
+  auto other = Scanner(control ? text.substr(0, control->offset) : text).run();
+  return other ? other : control;
+}
 
 }  // namespace commbench

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "common/cgroups.h"
+
 namespace commbench {
 namespace {
 
@@ -17,29 +19,8 @@ namespace fs = std::filesystem;
 // v1 reports "no limit" as a huge page-rounded number (0x7ffffffffffff000).
 constexpr uint64_t kUnlimited = 1ull << 62;
 
-std::optional<uint64_t> read_number(const fs::path& file) {
-  std::ifstream in(file);
-  std::string text;
-  if (!(in >> text) || text == "max") return std::nullopt;
-  try {
-    size_t used = 0;
-    const unsigned long long v = std::stoull(text, &used);
-    if (used != text.size()) return std::nullopt;
-    return static_cast<uint64_t>(v);
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
 // A "key value" line of a memory.stat file (bytes); 0 when absent.
-uint64_t stat_value(const fs::path& file, const std::string& key) {
-  std::ifstream in(file);
-  std::string k;
-  unsigned long long v = 0;
-  while (in >> k >> v)
-    if (k == key) return v;
-  return 0;
-}
+uint64_t stat_value(const fs::path& file, const std::string& key) { return read_keyed_value(file, key).value_or(0); }
 
 std::optional<uint64_t> mem_available(const std::string& proc_root) {
   std::ifstream in(proc_root + "/meminfo");
@@ -51,40 +32,6 @@ std::optional<uint64_t> mem_available(const std::string& proc_root) {
   return std::nullopt;
 }
 
-// This process's cgroup path in the v2 hierarchy ("0::/a/b") and in v1's memory hierarchy
-// ("4:memory:/a/b", controllers comma-separated).
-struct CgroupPaths {
-  std::optional<std::string> v2, v1_memory;
-};
-
-CgroupPaths own_cgroups(const std::string& proc_root) {
-  CgroupPaths out;
-  std::ifstream in(proc_root + "/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
-    if (b == std::string::npos) continue;
-    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    if (line.compare(0, a, "0") == 0 && controllers.empty()) out.v2 = path;
-    std::stringstream list(controllers);
-    for (std::string c; std::getline(list, c, ',');)
-      if (c == "memory") out.v1_memory = path;
-  }
-  return out;
-}
-
-// Every folder from `mount/path` up to `mount` itself.
-std::vector<fs::path> up_to_root(const fs::path& mount, const std::string& path) {
-  std::vector<fs::path> dirs;
-  fs::path rel = fs::path(path).relative_path();
-  for (;;) {
-    dirs.push_back(mount / rel);
-    if (rel.empty()) break;
-    rel = rel.parent_path();
-  }
-  return dirs;
-}
-
 void consider(std::optional<MemoryAvailable>& best, uint64_t bytes, std::string why) {
   if (!best || bytes < best->bytes) best = MemoryAvailable{bytes, std::move(why)};
 }
@@ -94,9 +41,9 @@ void consider_cgroups(std::optional<MemoryAvailable>& best, const fs::path& moun
                       const std::string& path, const char* limit_file, const char* usage_file,
                       const char* inactive_file_key) {
   for (const fs::path& dir : up_to_root(mount, path)) {
-    const auto limit = read_number(dir / limit_file);
+    const auto limit = read_cgroup_number(dir / limit_file);
     if (!limit || *limit >= kUnlimited) continue;
-    const uint64_t usage = read_number(dir / usage_file).value_or(0);
+    const uint64_t usage = read_cgroup_number(dir / usage_file).value_or(0);
     const uint64_t cache = std::min(usage, stat_value(dir / "memory.stat", inactive_file_key));
     const uint64_t used = usage - cache;
     consider(best, *limit > used ? *limit - used : 0,

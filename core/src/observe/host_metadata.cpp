@@ -14,7 +14,7 @@
 
 #include "device/nvml.h"
 #include "observe/host_files.h"
-#include "observe/sha256.h"
+#include "common/sha256.h"
 
 namespace commbench {
 namespace {

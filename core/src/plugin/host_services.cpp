@@ -4,6 +4,8 @@
 #include <cstring>
 #include <functional>
 
+#include "commbench/sdk/dtypes.hpp"
+
 namespace commbench {
 namespace {
 
@@ -38,7 +40,8 @@ HostServices::HostServices(Bootstrap& bootstrap, int local_rank, int local_world
   services_.num_options = options_.size();
   services_.log = [](void* ctx, cb_log_level level, const char* msg) {
     static const char* names[] = {"error", "warn", "info", "debug"};
-    const int l = level < 0 || level > 3 ? 3 : static_cast<int>(level);
+    const int32_t raw = sdk::abi_value(level);  // a newer plugin's level is not loaded as the enum
+    const int l = raw < 0 || raw > 3 ? 3 : raw;
     std::fprintf(stderr, "[rank %d] plugin %s: %s\n", self(ctx)->bootstrap_.rank(), names[l], msg);
   };
   services_.bootstrap_allgather = [](void* ctx, const void* send, size_t bytes, void* recv,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/sdk/dtypes.hpp"
 #include "commbench/sdk/option_values.hpp"
 
 namespace commbench {
@@ -29,18 +30,20 @@ void read_one(const cb_option_descriptor& d, size_t i, bool newer_minor, std::se
   if (d.default_value == nullptr) problem("default_value is NULL (use \"\" for no fixed default)");
   // A type from a later minor than this core knows: its values are taken as text (not checked
   // here; the plugin's init still judges them). From a plugin of this minor or older it is garbage.
-  const bool unknown_type = static_cast<unsigned>(d.type) >= CB_OPTION_TYPE_COUNT_V1_2;
-  if (unknown_type && !newer_minor) problem(fmt::format("type {} is not a cb_option_type", static_cast<int>(d.type)));
-  if (d.type == CB_OPTION_CHOICE && (d.choices == nullptr || d.choices[0] == nullptr)) problem("a choice without choices");
-  if (d.type == CB_OPTION_INT && d.min > d.max) problem(fmt::format("min {} is above max {}", d.min, d.max));
+  // The type is range-checked as an integer before it is read as the enum (a newer plugin's).
+  const auto known_type = sdk::abi_enum<cb_option_type>(sdk::abi_value(d.type), CB_OPTION_TYPE_COUNT_V1_2);
+  if (!known_type && !newer_minor) problem(fmt::format("type {} is not a cb_option_type", sdk::abi_value(d.type)));
+  const cb_option_type type = known_type.value_or(CB_OPTION_STRING);
+  if (type == CB_OPTION_CHOICE && (d.choices == nullptr || d.choices[0] == nullptr)) problem("a choice without choices");
+  if (type == CB_OPTION_INT && d.min > d.max) problem(fmt::format("min {} is above max {}", d.min, d.max));
   if (out.problems.size() != before) return;
 
   PluginOption o;
   o.name = d.name;
-  o.type = unknown_type ? CB_OPTION_STRING : d.type;
+  o.type = type;
   o.default_value = d.default_value;
   o.doc = d.doc;
-  for (const char* const* c = d.type == CB_OPTION_CHOICE ? d.choices : nullptr; c != nullptr && *c != nullptr; ++c)
+  for (const char* const* c = type == CB_OPTION_CHOICE ? d.choices : nullptr; c != nullptr && *c != nullptr; ++c)
     o.choices.emplace_back(*c);
   o.min = d.min;
   o.max = d.max;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/sdk/dtypes.hpp"
 #include "plugin/plugin_info.h"
 
 namespace commbench {
@@ -17,7 +18,7 @@ std::string status_name(cb_status status) {
     case CB_ERR_INTERNAL: return "internal";
     case CB_ERR_REMOTE: return "remote";
   }
-  return fmt::format("status {}", static_cast<int>(status));
+  return fmt::format("status {}", sdk::abi_value(status));
 }
 
 PluginError::PluginError(cb_status status, std::string plugin, std::string operation,
@@ -29,16 +30,25 @@ PluginError::PluginError(cb_status status, std::string plugin, std::string opera
       operation_(std::move(operation)),
       plugin_message_(std::move(message)) {}
 
+cb_status plugin_error_status(const cb_backend_api& api, const cb_error* error, int32_t* raw) {
+  const int32_t code = sdk::abi_value(api.error_code(error));
+  if (raw) *raw = code;
+  // A plugin that reports an error with code CB_OK broke the contract; do not let it pass as success.
+  const auto known = sdk::abi_enum<cb_status>(code, CB_ERR_REMOTE + 1);
+  return known && *known != CB_OK ? *known : CB_ERR_INTERNAL;
+}
+
 void check(const cb_backend_api& api, cb_error* error, const char* what) {
   if (error == nullptr) return;
-  const cb_status status = api.error_code(error);
+  int32_t raw = 0;
+  const cb_status status = plugin_error_status(api, error, &raw);
   const char* text = api.error_message(error);
   // Copy before error_destroy: the message lives inside the error object.
   std::string message = text != nullptr && *text != '\0' ? text : "(the plugin gave no message)";
+  if (!sdk::abi_enum<cb_status>(raw, CB_ERR_REMOTE + 1))
+    message += fmt::format(" (the plugin's status code {} is unknown to this build: taken as internal)", raw);
   api.error_destroy(error);
-  // A plugin that reports an error with code CB_OK broke the contract; do not let it pass as success.
-  throw PluginError(status == CB_OK ? CB_ERR_INTERNAL : status, api.name ? api.name : "?", what,
-                    std::move(message));
+  throw PluginError(status, api.name ? api.name : "?", what, std::move(message));
 }
 
 cb_capabilities query_capabilities(const cb_backend_api& api, const cb_backend* backend) {

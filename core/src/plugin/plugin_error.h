@@ -4,6 +4,7 @@
 // throws PluginError, so the worker code reads like ordinary C++.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -12,8 +13,7 @@
 
 namespace commbench {
 
-// A cb_status as text: "unimplemented", "unavailable", ...; "status <N>" for a code this build
-// does not know (a newer plugin), which the core treats like CB_ERR_INTERNAL.
+// A cb_status as text: "unimplemented", "unavailable", ...
 std::string status_name(cb_status status);
 
 class PluginError : public std::runtime_error {
@@ -36,6 +36,11 @@ class PluginError : public std::runtime_error {
   std::string operation_;
   std::string plugin_message_;
 };
+
+// The code of a plugin's error, read as an integer and range-checked before it becomes a
+// cb_status (a code from a newer plugin must not be loaded as the enum: undefined behaviour).
+// An unknown code, or CB_OK on an error, is CB_ERR_INTERNAL; `raw` gets the plugin's number.
+cb_status plugin_error_status(const cb_backend_api& api, const cb_error* error, int32_t* raw = nullptr);
 
 // No-op when `error` is NULL. Otherwise consumes the error (error_destroy) and throws PluginError
 // with `what` as the operation, e.g. check(api, api.init(&host, &backend), "init").

@@ -142,11 +142,15 @@ std::vector<PluginInfo> probe_files(const std::vector<PluginFile>& files, const 
 }  // namespace
 
 PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std::string& self_exe,
-                           std::chrono::milliseconds timeout) {
+                           std::chrono::milliseconds timeout, const std::optional<std::string>& only) {
   PluginListing listing;
   listing.search_path = search_path;
   PluginScan scan = scan_plugin_dirs(search_dir_paths(search_path));
   listing.shadowed = std::move(scan.shadowed);
+  if (only) {
+    std::erase_if(scan.found, [&](const PluginFile& f) { return f.name != *only; });
+    std::erase_if(listing.shadowed, [&](const PluginScan::Shadowed& s) { return s.file.name != *only; });
+  }
   for (PluginInfo& info : probe_files(scan.found, self_exe, timeout))
     listing.plugins.emplace(info.name, std::move(info));
   return listing;

@@ -46,8 +46,11 @@ struct PluginListing {
 };
 
 // Scans `search_path` and probes every plugin found (each in its own subprocess, all at once).
+// With `only`, just the file of that name is probed and listed (`commbench plugins NAME`): a
+// plugin that hangs elsewhere on the path costs nothing; the listing is empty when none is named so.
 PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std::string& self_exe,
-                           std::chrono::milliseconds timeout = kListingProbeTimeout);
+                           std::chrono::milliseconds timeout = kListingProbeTimeout,
+                           const std::optional<std::string>& only = std::nullopt);
 
 // The catalog for validating and running an experiment: the first file of each name in `dirs`.
 // Only the names in `only` (the backends the experiment uses; nullopt: all) are probed, in

@@ -23,19 +23,6 @@ const std::vector<std::string>& CsvReporter::columns() {
   return kColumns;
 }
 
-std::string csv_field(std::string_view value) {
-  const bool needs_quotes = value.find_first_of(",\"\r\n") != std::string_view::npos ||
-                            (!value.empty() && (value.front() == ' ' || value.back() == ' '));
-  if (!needs_quotes) return std::string(value);
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 std::string csv_row(const CaseRecord& r) {
   // Cases that were not measured leave the numeric columns empty: pandas reads NaN, which
   // aggregations skip, where a 0 would silently drag means down.

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/csv_field.h"
 #include "report/output_file.h"
 #include "report/reporter.h"
 
@@ -27,9 +28,6 @@ class CsvReporter : public Reporter {
   LineFile file_;
 };
 
-// One CSV field: quoted (with inner quotes doubled) when it holds a comma, quote, CR or LF, or
-// starts/ends with a space; otherwise as is.
-std::string csv_field(std::string_view value);
 // The data row for one record, in columns() order (no line terminator).
 std::string csv_row(const CaseRecord& record);
 

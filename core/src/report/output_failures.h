@@ -2,6 +2,7 @@
 // true count of cases measured, and per file what it holds now.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,10 @@
 
 namespace commbench {
 
-// Several lines for stderr, starting "commbench run: results could not be written".
+// Several lines for stderr, starting "commbench run: results could not be written". What each
+// summary holds is checked in `job_dir`: "written" only for a file that is there.
 std::string describe_output_failures(const std::vector<MultiReporter::OutputFailure>& failures,
                                      const JobResult& result, const std::vector<Execution>& plan,
-                                     size_t jsonl_cases_written);
+                                     size_t jsonl_cases_written, const std::filesystem::path& job_dir);
 
 }  // namespace commbench

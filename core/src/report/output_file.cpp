@@ -111,7 +111,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   // No O_TRUNC: blocks reserved for it (reserve_space_for) are written into, not given back to
   // a full disk first; the end is cut off below.
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) throw_output_error(tmp, errno, "create");
+  // Reported under the file it was for: the caller decides what was lost by that name.
+  if (fd < 0) throw_output_error(path, errno, fmt::format("create '{}' for", tmp.filename().string()));
   auto fail = [&](int err) {
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_nesting.h"
 #include "report/clock_alignment.h"
 #include "report/output_file.h"
 
@@ -17,6 +18,11 @@ namespace {
 
 // Telemetry tracks get process ids after every rank's.
 constexpr int kTelemetryPid = 1000000;
+// Ranks looked for per execution: a world size read back from a damaged results.jsonl must not
+// turn into a billion file lookups.
+constexpr int kMaxTracedRanks = 1 << 16;
+
+int ranks_to_look_for(const ExecutionOutcome& o) { return std::clamp(o.info.world_size, 0, kMaxTracedRanks); }
 
 std::string read_all(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -25,15 +31,48 @@ std::string read_all(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// The JSON Array Format as the ranks write it: the closing "]" may be missing (a rank that died)
-// and a line may end in a comma.
-nlohmann::json parse_rank_file(std::string text) {
-  while (!text.empty() && (std::isspace(static_cast<unsigned char>(text.back())) || text.back() == ','))
-    text.pop_back();
-  if (text.empty()) return nlohmann::json::array();
-  if (text.back() != ']') text += ']';
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  return j.is_array() ? j : nlohmann::json::array();
+// The JSON Array Format as the ranks write it, read event by event: the closing "]" may be
+// missing (a rank that died), a rank killed mid-write leaves its last event cut off, and a
+// damaged or hostile file may hold anything. Every complete event is kept; what could not be
+// read is described in `damage` ("" when nothing was lost).
+struct RankFile {
+  std::vector<nlohmann::json> events;
+  std::string damage;
+};
+
+RankFile read_rank_file(std::string_view text) {
+  RankFile out;
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos) return out;  // an empty file: the rank never traced
+  if (text[i] != '[') {
+    out.damage = "not a JSON array (it does not start with '['): nothing read";
+    return out;
+  }
+  ++i;
+  size_t malformed = 0;
+  for (;;) {
+    i = text.find_first_not_of(" \t\r\n,", i);
+    if (i == std::string_view::npos || text[i] == ']') break;  // complete, or its "]" never written
+    const JsonExtent e = json_value_extent(text.substr(i));
+    if (e.end == JsonExtent::End::TooDeep) {
+      out.damage = fmt::format("nested deeper than {} levels at byte {}: the remaining {} bytes were not read",
+                               kMaxJsonNesting, i + e.length, text.size() - i);
+      break;
+    }
+    if (e.end == JsonExtent::End::Truncated) {
+      out.damage = fmt::format("cut off in the middle of an event (its last {} bytes, at byte {}, are not a whole "
+                               "event: the rank was killed while writing, or the file was truncated)",
+                               text.size() - i, i);
+      break;
+    }
+    nlohmann::json ev = nlohmann::json::parse(text.substr(i, e.length), nullptr, false);
+    if (ev.is_discarded()) ++malformed;
+    else out.events.push_back(std::move(ev));
+    i += std::max<size_t>(e.length, 1);
+  }
+  if (malformed > 0)
+    out.damage += fmt::format("{}{} malformed event(s) skipped", out.damage.empty() ? "" : "; ", malformed);
+  return out;
 }
 
 std::vector<std::string> split_csv(const std::string& line) {
@@ -124,7 +163,7 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
     if (o.clock.is_object())
       for (const auto& r : o.clock.value("ranks", nlohmann::json::array()))
         rank_host.emplace(r.value("rank", 0), r.value("host", ""));
-    for (int r = 0; r < o.info.world_size; ++r) {
+    for (int r = 0; r < ranks_to_look_for(o); ++r) {
       const auto path = rank_trace_path(job_dir, e, r);
       std::error_code ec;
       if (!std::filesystem::exists(path, ec)) {
@@ -133,13 +172,27 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
       }
       ++sum.files;
       if (!clock.known(r)) meta["unaligned"].push_back(fmt::format("exec {} rank {}", e, r));
-      for (nlohmann::json& ev : parse_rank_file(read_all(path))) {
-        if (!ev.is_object() || !ev.contains("ts")) continue;
+      RankFile file = read_rank_file(read_all(path));
+      size_t skipped = 0;
+      for (nlohmann::json& ev : file.events) {
+        if (!ev.is_object() || !ev.contains("ts") || !ev["ts"].is_number()) {
+          ++skipped;
+          continue;
+        }
         const double ts_us = ev["ts"].get<double>();
         const auto local_ns = static_cast<int64_t>(ts_us * 1e3);
         ev["ts"] = static_cast<double>(clock.to_rank0(r, local_ns)) / 1e3;
         events.push_back(std::move(ev));
         ++sum.events;
+      }
+      if (skipped > 0)
+        file.damage += fmt::format("{}{} event(s) without a numeric \"ts\" skipped", file.damage.empty() ? "" : "; ",
+                                   skipped);
+      if (!file.damage.empty()) {
+        const std::string where = fmt::format("{}: {} event(s) read; {}", path.filename().string(), file.events.size() - skipped,
+                                              file.damage);
+        sum.damaged.push_back(where);
+        meta["damaged"].push_back(where);
       }
     }
   }
@@ -156,7 +209,7 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
 std::vector<int> traced_executions(const std::filesystem::path& job_dir, const std::vector<ExecutionOutcome>& executions) {
   std::vector<int> traced;
   for (const ExecutionOutcome& o : executions)
-    for (int r = 0; r < o.info.world_size; ++r) {
+    for (int r = 0; r < ranks_to_look_for(o); ++r) {
       std::error_code ec;
       if (std::filesystem::exists(rank_trace_path(job_dir, o.info.exec_index, r), ec)) {
         traced.push_back(o.info.exec_index);
@@ -175,6 +228,7 @@ void TraceMergeReporter::job_done(const JobResult& result) {
       std::fprintf(stderr, "commbench: trace.json lacks %zu rank trace(s) not found under %s (e.g. %s): ranks on other "
                    "hosts write theirs to their own job folder unless it is shared\n",
                    s.missing.size(), (dir_ / "trace").c_str(), s.missing.front().c_str());
+    for (const std::string& d : s.damaged) std::fprintf(stderr, "commbench: trace.json: %s\n", d.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "commbench: could not write %s: %s; the ranks' files under %s remain\n",
                  (dir_ / kFileName).c_str(), e.what(), (dir_ / "trace").c_str());

@@ -18,6 +18,9 @@ struct TraceMergeSummary {
   int events = 0;
   int counter_samples = 0;
   std::vector<std::string> missing;  // "exec 1 rank 3"
+  // Rank files that could not be read whole: "exec0-rank1.json: 7907 event(s) read; cut off ...".
+  // Their complete events are merged; trace.json's metadata lists them as "damaged".
+  std::vector<std::string> damaged;
 };
 
 // Reads the per-rank files of `executions` that traced and writes `job_dir`/trace.json.

@@ -10,6 +10,7 @@
 #include <gloo/rendezvous/context.h>
 
 #include "errors.h"
+#include "host_resources.h"
 #include "host_store.h"
 
 namespace commbench::gloo_backend {
@@ -40,6 +41,7 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
   const cb_host_services& host = backend.host;
   const auto start = std::chrono::steady_clock::now();
 
+  check_full_mesh_fits(host);  // before the long connect, not after it fails on the host's limits
   HostKvStore store(host, agree_on_key_prefix(host, timeout_ms), std::chrono::milliseconds(timeout_ms));
   auto context = std::make_shared<gloo::rendezvous::Context>(host.rank, host.world_size);
   // Set before connecting: the transport copies the timeout for its pairs at connect time. Never

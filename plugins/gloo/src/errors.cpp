@@ -3,6 +3,8 @@
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
 
+#include "host_resources.h"
+
 namespace commbench::gloo_backend {
 namespace {
 
@@ -19,6 +21,15 @@ bool is_timeout_message(std::string_view message) {
 }  // namespace
 
 cb_error* error_from_current_exception(std::string_view what) noexcept {
+  try {
+    throw;
+  } catch (const gloo::Exception& e) {
+    // Out of ports or descriptors, whichever kind gloo threw: say so, rather than blaming a
+    // peer or a timeout (issue 28 §13).
+    if (const std::string hint = resource_exhaustion_hint(e.what()); !hint.empty())
+      return make_error(CB_ERR_RESOURCE_EXHAUSTED, join_message(what, e.what(), hint));
+  } catch (...) {
+  }
   try {
     throw;
   } catch (const gloo::IoException& e) {

@@ -8,10 +8,31 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "commbench/backend.h"
 
 namespace commbench::sdk {
+
+// The integer an ABI enum field or argument holds, read as bytes, never as the enum: another
+// binary (a newer host, a plugin) may pass a value this header does not know (op 63), and
+// loading that as the enum type is undefined behaviour (UBSan: "load of value 63, which is not a
+// valid value for type 'cb_op'"). Range-check this integer first; only a known value becomes
+// the enum (abi_enum).
+template <class E>
+inline int32_t abi_value(const E& value) {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(int32_t), "ABI enums are 32-bit");
+  int32_t raw = 0;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
+// `raw` as the enum when it is one of the `count` values this header knows (0..count-1).
+template <class E>
+inline std::optional<E> abi_enum(int32_t raw, int32_t count) {
+  if (raw < 0 || raw >= count) return std::nullopt;
+  return static_cast<E>(raw);
+}
 
 inline constexpr std::string_view dtype_name(cb_dtype d) {
   switch (d) {

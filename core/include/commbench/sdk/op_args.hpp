@@ -49,21 +49,46 @@ inline bool is_in_place(const cb_op_args& a, int rank) {
   }
 }
 
-// Copies the host's struct, reading only what its struct_size covers.
+namespace detail {
+// Enum values come from another binary: compare as integers (abi_value), whatever the enum's type.
+inline bool in_bits(int32_t value, int count, uint64_t bits) {
+  return value >= 0 && value < count && (bits & CB_BIT(value)) != 0;
+}
+inline void set_raw(void* field, int32_t value) { std::memcpy(field, &value, sizeof value); }
+}  // namespace detail
+
+// Copies the host's struct, reading only what its struct_size covers. Its enum fields are
+// range-checked as integers before anything reads them as enums (abi_value): an op, memory
+// type, dtype or reduce op this header does not know is refused with CB_ERR_UNIMPLEMENTED
+// ("from a newer host"); a dtype or reduce op the op does not use is set to 0, so that no later
+// code loads an unknown value. Afterwards every enum field of the result is a known value.
 inline cb_op_args read_op_args(const cb_op_args& given) {
   if (given.struct_size < kOpArgsMinSize)
     fail(CB_ERR_INVALID_ARGUMENT, "cb_op_args.struct_size is " + std::to_string(given.struct_size) + ", smaller than ABI 1.0's " +
                                       std::to_string(kOpArgsMinSize) + ": fill it with CB_STRUCT_SIZE(cb_op_args, tag)");
   cb_op_args a{};
   std::memcpy(&a, &given, std::min(given.struct_size, sizeof(a)));
+  const auto op = abi_enum<cb_op>(abi_value(a.op), CB_OP_COUNT_V1);
+  if (!op) fail(CB_ERR_UNIMPLEMENTED, "op " + std::to_string(abi_value(a.op)) + " is not supported by this plugin (a newer host?)");
+  if (!abi_enum<cb_mem>(abi_value(a.mem_type), CB_MEM_COUNT_V1))
+    fail(CB_ERR_UNIMPLEMENTED, "memory type " + std::to_string(abi_value(a.mem_type)) +
+                                   " is not supported by this plugin (a newer host?)");
+  if (!abi_enum<cb_dtype>(abi_value(a.dtype), CB_DTYPE_COUNT_V1)) {
+    if (*op != CB_OP_BARRIER)
+      fail(CB_ERR_UNIMPLEMENTED, "dtype " + std::to_string(abi_value(a.dtype)) + " is not supported for " +
+                                     std::string(op_name(*op)) + " by this plugin (a newer host?)");
+    detail::set_raw(&a.dtype, 0);
+  }
+  if (!abi_enum<cb_redop>(abi_value(a.redop), CB_REDOP_COUNT_V1)) {
+    if (is_reduction(*op))
+      fail(CB_ERR_UNIMPLEMENTED, "reduce op " + std::to_string(abi_value(a.redop)) +
+                                     " is not supported by this plugin (a newer host?)");
+    detail::set_raw(&a.redop, 0);
+  }
   return a;
 }
 
 namespace detail {
-// Enum values come from another binary: compare as integers, whatever the enum's type.
-inline bool in_bits(int value, int count, uint64_t bits) {
-  return value >= 0 && value < count && (bits & CB_BIT(value)) != 0;
-}
 inline void require_buffer(const void* p, const char* which, cb_op op) {
   if (p == nullptr)
     fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(op)) + ": " + which + " is NULL but count > 0");
@@ -72,20 +97,23 @@ inline void require_buffer(const void* p, const char* which, cb_op op) {
 
 // Refuses with CB_ERR_UNIMPLEMENTED what `caps` does not advertise: the op, the dtype (the
 // reduction set for reductions), the reduce op, the memory type, the placement.
+// Every enum is read as an integer (abi_value) and named only when known, so this is safe on a
+// struct that did not come through read_op_args.
 inline void require_advertised(const cb_op_args& a, const cb_capabilities& caps, int rank) {
-  if (!detail::in_bits(a.op, CB_OP_COUNT_V1, caps.ops))
-    fail(CB_ERR_UNIMPLEMENTED, "op " + (static_cast<unsigned>(a.op) < CB_OP_COUNT_V1 ? std::string(op_name(a.op)) : std::to_string(a.op)) +
+  const int32_t op = abi_value(a.op), mem = abi_value(a.mem_type), dtype = abi_value(a.dtype), redop = abi_value(a.redop);
+  if (!detail::in_bits(op, CB_OP_COUNT_V1, caps.ops))
+    fail(CB_ERR_UNIMPLEMENTED, "op " + (op >= 0 && op < CB_OP_COUNT_V1 ? std::string(op_name(a.op)) : std::to_string(op)) +
                                    " is not supported by this plugin");
-  if (!detail::in_bits(a.mem_type, CB_MEM_COUNT_V1, caps.mem_types))
-    fail(CB_ERR_UNIMPLEMENTED, "memory type " + (static_cast<unsigned>(a.mem_type) < CB_MEM_COUNT_V1 ? std::string(mem_name(a.mem_type)) : std::to_string(a.mem_type)) +
+  if (!detail::in_bits(mem, CB_MEM_COUNT_V1, caps.mem_types))
+    fail(CB_ERR_UNIMPLEMENTED, "memory type " + (mem >= 0 && mem < CB_MEM_COUNT_V1 ? std::string(mem_name(a.mem_type)) : std::to_string(mem)) +
                                    " is not supported by this plugin");
   if (a.op == CB_OP_BARRIER) return;
   const bool reduction = is_reduction(a.op);
-  if (!detail::in_bits(a.dtype, CB_DTYPE_COUNT_V1, reduction ? caps.reduce_dtypes : caps.dtypes))
-    fail(CB_ERR_UNIMPLEMENTED, "dtype " + (static_cast<unsigned>(a.dtype) < CB_DTYPE_COUNT_V1 ? std::string(dtype_name(a.dtype)) : std::to_string(a.dtype)) +
+  if (!detail::in_bits(dtype, CB_DTYPE_COUNT_V1, reduction ? caps.reduce_dtypes : caps.dtypes))
+    fail(CB_ERR_UNIMPLEMENTED, "dtype " + (dtype >= 0 && dtype < CB_DTYPE_COUNT_V1 ? std::string(dtype_name(a.dtype)) : std::to_string(dtype)) +
                                    " is not supported for " + std::string(op_name(a.op)) + " by this plugin");
-  if (reduction && !detail::in_bits(a.redop, CB_REDOP_COUNT_V1, caps.redops))
-    fail(CB_ERR_UNIMPLEMENTED, "reduce op " + (static_cast<unsigned>(a.redop) < CB_REDOP_COUNT_V1 ? std::string(redop_name(a.redop)) : std::to_string(a.redop)) +
+  if (reduction && !detail::in_bits(redop, CB_REDOP_COUNT_V1, caps.redops))
+    fail(CB_ERR_UNIMPLEMENTED, "reduce op " + (redop >= 0 && redop < CB_REDOP_COUNT_V1 ? std::string(redop_name(a.redop)) : std::to_string(redop)) +
                                    " is not supported by this plugin");
   if (is_point_to_point(a.op) || a.count == 0) return;
   const bool in_place = is_in_place(a, rank);

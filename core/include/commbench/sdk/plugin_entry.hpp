@@ -182,18 +182,20 @@ struct EntryPoints {
     });
   }
 
-  static cb_error* mem_alloc(cb_comm* comm, cb_mem mem, size_t bytes, void** out) {
+  static cb_error* mem_alloc(cb_comm* comm, cb_mem given, size_t bytes, void** out) {
     return guarded("mem_alloc", [&] {
       require_argument(comm, "comm");
       require_argument(out, "out");
       *out = nullptr;
+      const cb_mem mem = known_mem(given);
       if constexpr (requires { Traits::allocate(*comm, mem, bytes); }) *out = Traits::allocate(*comm, mem, bytes);
     });
   }
 
-  static cb_error* mem_free(cb_comm* comm, cb_mem mem, void* ptr) {
+  static cb_error* mem_free(cb_comm* comm, cb_mem given, void* ptr) {
     return guarded("mem_free", [&] {
       require_argument(comm, "comm");
+      const cb_mem mem = known_mem(given);
       if constexpr (requires { Traits::release(*comm, mem, ptr); })
         if (ptr != nullptr) Traits::release(*comm, mem, ptr);
     });
@@ -270,11 +272,19 @@ struct EntryPoints {
   static constexpr auto kOptionDescriptors = describe();
 
   // Errors of post/complete are named after the op ("gloo recv: ..."), when args say which.
+  // The op is read as an integer first (abi_value): a newer host's op must not be loaded as a cb_op.
   static const char* label_of(const cb_op_args* args, const char* fallback) {
-    return args != nullptr && args->struct_size >= CB_STRUCT_SIZE(cb_op_args, op) &&
-                   static_cast<unsigned>(args->op) < CB_OP_COUNT_V1
-               ? op_name(args->op).data()
-               : fallback;
+    if (args == nullptr || args->struct_size < CB_STRUCT_SIZE(cb_op_args, op)) return fallback;
+    const auto op = abi_enum<cb_op>(abi_value(args->op), CB_OP_COUNT_V1);
+    return op ? op_name(*op).data() : fallback;
+  }
+  // A memory type the host passes to mem_alloc/mem_free, range-checked before it is used as one.
+  static cb_mem known_mem(const cb_mem& given) {
+    const auto mem = abi_enum<cb_mem>(abi_value(given), CB_MEM_COUNT_V1);
+    if (!mem)
+      fail(CB_ERR_UNIMPLEMENTED, "memory type " + std::to_string(abi_value(given)) +
+                                     " is not supported by this plugin (a newer host?)");
+    return *mem;
   }
 };
 

@@ -1,4 +1,4 @@
-#include "observe/sha256.h"
+#include "common/sha256.h"
 
 #include <array>
 #include <cstdint>
@@ -22,7 +22,7 @@ uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 }  // namespace
 
-std::string sha256_hex(std::string_view data) {
+Sha256Digest sha256(std::string_view data) {
   std::array<uint32_t, 8> h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::string msg(data);
@@ -49,8 +49,15 @@ std::string sha256_hex(std::string_view data) {
     }
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
   }
+  Sha256Digest out{};
+  for (size_t i = 0; i < h.size(); ++i)
+    for (int b = 0; b < 4; ++b) out[4 * i + static_cast<size_t>(b)] = static_cast<uint8_t>(h[i] >> (24 - 8 * b));
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
   std::string out;
-  for (uint32_t v : h) out += fmt::format("{:08x}", v);
+  for (uint8_t b : sha256(data)) out += fmt::format("{:02x}", b);
   return out;
 }
 

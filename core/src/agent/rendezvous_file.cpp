@@ -1,0 +1,122 @@
+#include "agent/rendezvous_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "launch/rank_discovery.h"
+
+namespace commbench {
+namespace {
+
+constexpr const char* kWhatToDo =
+    "set COMMBENCH_RENDEZVOUS_FILE to a path in a folder only you can write, or give every task "
+    "MASTER_ADDR and MASTER_PORT";
+
+// A folder others may write without the sticky bit lets them rename or delete our file and put
+// theirs in its place; with the sticky bit (like /tmp) they can only plant a file first, which
+// the exclusive create below finds.
+void check_folder(const std::filesystem::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw LaunchError(fmt::format("cannot use {} for the rendezvous file: {}", dir.string(), std::strerror(errno)));
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+    throw LaunchError(fmt::format(
+        "the rendezvous file would be in {}, which other users can write (mode {:o}, no sticky bit): any of "
+        "them could replace it and point the job elsewhere; {}",
+        dir.string(), st.st_mode & 07777, kWhatToDo));
+}
+
+std::string owner_problem(const struct stat& st) {
+  if (st.st_uid != ::geteuid())
+    return fmt::format("it belongs to uid {}, not to you (uid {}): another user may have planted it", st.st_uid,
+                       ::geteuid());
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return fmt::format("others may write it (mode {:o})", st.st_mode & 0777);
+  return "";
+}
+
+}  // namespace
+
+void publish_rendezvous_file(const std::string& path, const std::string& job_id, const std::string& host,
+                             uint16_t port) {
+  const std::filesystem::path file(path);
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  check_folder(dir);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (const std::string why = owner_problem(st); st.st_uid != ::geteuid() || !S_ISREG(st.st_mode))
+      throw LaunchError(fmt::format("the rendezvous file {} already exists and {}; remove it, or {}", path, why,
+                                    kWhatToDo));
+    ::unlink(path.c_str());  // ours, from an earlier job (a stale one readers skip by its job id)
+  }
+  // Written beside, then linked into place: link() fails if the name exists, so a file planted
+  // between the check above and now is found, never overwritten or trusted; readers never see
+  // half a file.
+  const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw LaunchError(fmt::format("cannot create the rendezvous file {}: {}; {}", tmp, std::strerror(errno), kWhatToDo));
+  const std::string text = fmt::format("{}\n{}\n{}\n", job_id, host, port);
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  const int linked = written ? ::link(tmp.c_str(), path.c_str()) : -1;
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (!written || linked != 0)
+    throw LaunchError(fmt::format("cannot create the rendezvous file {}: {}{}", path, std::strerror(err),
+                                  err == EEXIST ? " (someone created it a moment ago: planted?)" : ""));
+}
+
+std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
+                                                      Millis timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string seen;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+      struct stat st {};
+      std::string text;
+      if (::fstat(fd, &st) == 0) {
+        if (const std::string why = owner_problem(st); !why.empty()) {
+          ::close(fd);
+          throw LaunchError(fmt::format("refusing the rendezvous file {}: {}; remove it, or {}", path, why, kWhatToDo));
+        }
+        char buf[512];
+        const ssize_t n = ::read(fd, buf, sizeof(buf));
+        if (n > 0) text.assign(buf, static_cast<size_t>(n));
+      }
+      ::close(fd);
+      std::istringstream in(text);
+      std::string id, host;
+      int port = 0;
+      if (in >> id >> host >> port) {
+        if (id == job_id && port > 0 && port < 65536) return {host, static_cast<uint16_t>(port)};
+        seen = id;  // a stale file from another job: wait for ours
+      }
+    } else if (errno == ELOOP) {
+      throw LaunchError(fmt::format("refusing the rendezvous file {}: it is a symbolic link; remove it, or {}", path,
+                                    kWhatToDo));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw LaunchError(fmt::format(
+      "rank 0 did not publish its store address in {} within {} s{}; check that every task sees "
+      "the same file system there (or set COMMBENCH_RENDEZVOUS_FILE, or MASTER_ADDR/MASTER_PORT)",
+      path, timeout.count() / 1000, seen.empty() ? "" : fmt::format(" (the file there is from job '{}')", seen)));
+}
+
+}  // namespace commbench

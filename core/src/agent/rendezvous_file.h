@@ -1,0 +1,29 @@
+// The rendezvous file of a launch without MASTER_ADDR (mpirun): agent 0 publishes "job-id host
+// port" in it, the other agents read it (docs/launching.md, "Finding rank 0 without
+// MASTER_ADDR"). The file is where another local user could try to redirect the job, so both
+// sides check who can have written it; the store's mutual authentication (bootstrap/auth.h)
+// is the second line: a listener that does not know the token learns nothing even if the file
+// is forged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "bootstrap/store.h"
+
+namespace commbench {
+
+// Agent 0: creates `path` exclusively (mode 0600), replacing a stale file of its own. Throws
+// LaunchError when the folder can be written by others without the sticky bit (anyone there
+// could swap the file), or when the file exists and belongs to someone else (it was planted).
+void publish_rendezvous_file(const std::string& path, const std::string& job_id, const std::string& host,
+                             uint16_t port);
+
+// The others: rank 0's address, waiting up to `timeout` for a file of this job. A file of another
+// job is waited past (stale); one that belongs to another user or that others may write is
+// refused at once (LaunchError): it was not written by this job's rank 0.
+std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
+                                                      Millis timeout);
+
+}  // namespace commbench

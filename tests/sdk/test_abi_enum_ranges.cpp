@@ -1,0 +1,139 @@
+// Issue 28 §19: enum values the SDK does not know (a newer host's op 63, dtype 99, reduce op 42,
+// memory type 7) are range-checked as integers before anything loads them as enums. This binary
+// is built with UBSan (-fsanitize=undefined, no recovery): before the fix, the first post below
+// died with "load of value 63, which is not a valid value for type 'cb_op'".
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "commbench/sdk/op_args.hpp"
+#include "commbench/sdk/plugin_entry.hpp"
+
+struct cb_backend {
+  int unused = 0;
+};
+struct cb_comm {
+  int rank = 0;
+};
+struct cb_request {
+  cb_op op = CB_OP_BARRIER;
+};
+
+namespace {
+
+using namespace commbench;
+
+cb_capabilities every_capability() {
+  cb_capabilities c{};
+  c.struct_size = sizeof(c);
+  c.ops = sdk::all_bits(CB_OP_COUNT_V1);
+  c.dtypes = c.reduce_dtypes = sdk::all_bits(CB_DTYPE_COUNT_V1);
+  c.redops = sdk::all_bits(CB_REDOP_COUNT_V1);
+  c.mem_types = CB_BIT(CB_MEM_HOST);
+  c.flags = CB_CAP_IN_PLACE | CB_CAP_OUT_OF_PLACE;
+  return c;
+}
+
+struct Traits {
+  static constexpr const char* name = "ubsan";
+  static cb_error* translate(std::string_view what) noexcept { return sdk::error_from_standard_exception(what); }
+  static cb_capabilities capabilities(const cb_backend*) { return every_capability(); }
+  static std::unique_ptr<cb_backend> create_backend(const cb_host_services&) { return std::make_unique<cb_backend>(); }
+  static void emit_metadata(const cb_backend&, void (*)(void*, const char*, const char*), void*) {}
+  static std::unique_ptr<cb_comm> create_communicator(cb_backend&, int32_t) { return std::make_unique<cb_comm>(); }
+  static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& given) {
+    const cb_op_args a = sdk::checked_op_args(given, comm.rank, 2, every_capability());
+    auto r = std::make_unique<cb_request>();
+    r->op = a.op;  // every enum of `a` is a known value now: reading it is defined
+    return r;
+  }
+  static bool test(cb_request&) { return true; }
+  static void wait(cb_request&, int32_t) {}
+  static void* allocate(cb_comm&, cb_mem mem, size_t bytes) { return mem == CB_MEM_HOST ? std::malloc(bytes) : nullptr; }
+  static void release(cb_comm&, cb_mem, void* p) { std::free(p); }
+};
+
+using Entry = sdk::EntryPoints<Traits>;
+
+// The host's struct with raw integers where a newer host puts values this SDK does not know.
+cb_op_args raw_args(int32_t op, int32_t dtype, int32_t redop, int32_t mem, void* buffer) {
+  cb_op_args a{};
+  a.struct_size = sizeof(a);
+  std::memcpy(&a.op, &op, sizeof op);
+  std::memcpy(&a.dtype, &dtype, sizeof dtype);
+  std::memcpy(&a.redop, &redop, sizeof redop);
+  std::memcpy(&a.mem_type, &mem, sizeof mem);
+  a.sendbuf = a.recvbuf = buffer;
+  a.count = 1;
+  return a;
+}
+
+// The status and message of posting `a`, as the host reads them.
+std::pair<cb_status, std::string> post(const cb_op_args& a) {
+  cb_comm comm;
+  cb_request* request = nullptr;
+  cb_error* e = Entry::post(&comm, &a, &request);
+  if (e == nullptr) {
+    Entry::request_free(request);
+    return {CB_OK, ""};
+  }
+  std::pair<cb_status, std::string> out{Entry::error_code(e), Entry::error_message(e)};
+  Entry::error_destroy(e);
+  return out;
+}
+
+TEST(SdkEnumRanges, ValuesFromANewerHostAreRefusedAsUnimplementedNotLoaded) {
+  double buffer[2] = {0, 0};
+  auto [status, message] = post(raw_args(63, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer));
+  EXPECT_EQ(status, CB_ERR_UNIMPLEMENTED) << message;
+  EXPECT_NE(message.find("op 63"), std::string::npos) << message;
+  std::tie(status, message) = post(raw_args(CB_OP_ALLREDUCE, 99, CB_REDOP_SUM, CB_MEM_HOST, buffer));
+  EXPECT_EQ(status, CB_ERR_UNIMPLEMENTED) << message;
+  EXPECT_NE(message.find("dtype 99"), std::string::npos) << message;
+  std::tie(status, message) = post(raw_args(CB_OP_ALLREDUCE, CB_DTYPE_F32, 42, CB_MEM_HOST, buffer));
+  EXPECT_EQ(status, CB_ERR_UNIMPLEMENTED) << message;
+  EXPECT_NE(message.find("reduce op 42"), std::string::npos) << message;
+  std::tie(status, message) = post(raw_args(CB_OP_ALLREDUCE, CB_DTYPE_F32, CB_REDOP_SUM, 7, buffer));
+  EXPECT_EQ(status, CB_ERR_UNIMPLEMENTED) << message;
+  EXPECT_NE(message.find("memory type 7"), std::string::npos) << message;
+}
+
+TEST(SdkEnumRanges, UnknownValuesInFieldsAnOpDoesNotUseAreIgnored) {
+  double buffer[2] = {0, 0};
+  // A barrier has no dtype, a broadcast no reduce op: what a host leaves there does not matter.
+  EXPECT_EQ(post(raw_args(CB_OP_BARRIER, 99, 42, CB_MEM_HOST, nullptr)).first, CB_OK);
+  EXPECT_EQ(post(raw_args(CB_OP_BROADCAST, CB_DTYPE_F32, 42, CB_MEM_HOST, buffer)).first, CB_OK);
+  EXPECT_EQ(post(raw_args(CB_OP_ALLREDUCE, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer)).first, CB_OK);
+}
+
+TEST(SdkEnumRanges, RequireAdvertisedAloneReadsRawValuesToo) {
+  const cb_op_args a = raw_args(63, 99, 42, 7, nullptr);
+  try {
+    sdk::require_advertised(a, every_capability(), 0);
+    FAIL() << "op 63 was advertised";
+  } catch (const sdk::PluginError& e) {
+    EXPECT_EQ(e.code(), CB_ERR_UNIMPLEMENTED);
+    EXPECT_NE(std::string(e.what()).find("op 63"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SdkEnumRanges, AMemoryTypeFromANewerHostIsRefusedByMemAlloc) {
+  cb_comm comm;
+  void* p = nullptr;
+  const int32_t raw = 7;
+  cb_mem mem;
+  std::memcpy(&mem, &raw, sizeof raw);
+  cb_error* e = Entry::mem_alloc(&comm, mem, 64, &p);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(Entry::error_code(e), CB_ERR_UNIMPLEMENTED);
+  EXPECT_NE(std::string(Entry::error_message(e)).find("memory type 7"), std::string::npos);
+  Entry::error_destroy(e);
+  e = Entry::mem_alloc(&comm, CB_MEM_HOST, 64, &p);
+  EXPECT_EQ(e, nullptr);
+  EXPECT_EQ(Entry::mem_free(&comm, CB_MEM_HOST, p), nullptr);
+}
+
+}  // namespace
