@@ -17,6 +17,8 @@ namespace commbench::ucx_backend {
 enum class ProgressMode {
   kPolling,  // test()/wait() spin on ucp_worker_progress: lowest latency, one core per rank
   kWait,     // wait() sleeps on the worker's event fd between progress calls: saves the core
+  kYield,    // spin, but give the CPU away (sched_yield) after every idle progress round: what
+             // Open MPI does when ranks outnumber cores; no wake-up latency, no fd
 };
 
 enum class ErrorHandling {
@@ -49,8 +51,8 @@ inline constexpr const char* kThreadModeNames[] = {"single", "serialized", "mult
 inline constexpr ucs_thread_mode_t kThreadModes[] = {UCS_THREAD_MODE_SINGLE, UCS_THREAD_MODE_SERIALIZED,
                                                      UCS_THREAD_MODE_MULTI};
 // Indexed alike: the progress option's choices and the modes they set (after "auto").
-inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", nullptr};
-inline constexpr ProgressMode kProgressModes[] = {ProgressMode::kPolling, ProgressMode::kWait};
+inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", "yield", nullptr};
+inline constexpr ProgressMode kProgressModes[] = {ProgressMode::kPolling, ProgressMode::kWait, ProgressMode::kYield};
 inline constexpr const char* kErrorHandlingNames[] = {"none", "peer", nullptr};
 // The forced algorithms each op accepts, named from select.h's lists (valid_algorithms returns them).
 inline constexpr auto kAllreduceChoices = algorithm_choices(kAllreduceAlgorithms);
