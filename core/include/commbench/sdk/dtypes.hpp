@@ -236,8 +236,9 @@ namespace detail {
 // GCC at -O2 (RelWithDebInfo) vectorises only loops whose trip count it knows, and it cannot
 // rule out that dst partly overlaps a or b: one fixed chunk of 64 bytes at a time with "no
 // dependence between iterations" (true: dst is a or b exactly, or neither) becomes SSE
-// instructions. Measured on this VM, f32 sum 64 KiB-8 MiB: 4-9x the plain loop (~5-10 GB/s to
-// ~35-48 GB/s of output), which the reductions of every collective on the host pay per byte.
+// instructions. Measured on this VM (2026-11-26, load average ~8, best of 7), f32 sum in place
+// 64 KiB / 1 MiB / 8 MiB: 3.7x / 3.2x / 2.8x the plain loop (11-12 GB/s to 33-46 GB/s of
+// output), which the reductions of every collective on the host pay per byte.
 #if defined(__GNUC__) && !defined(__clang__)
 #define COMMBENCH_SDK_IVDEP _Pragma("GCC ivdep")
 #else
