@@ -76,8 +76,9 @@ struct AlgorithmChoice {
   // The ring's pipeline: each block travels in segments of about this many bytes, so that a
   // segment is reduced (and forwarded) while the next one arrives, in a cache-sized buffer.
   // 0 (whole blocks) by default: with 256 KiB segments a 64 MiB allreduce at 4 ranks over UCX
-  // shared memory hung in 5 of 8 runs (a segment's send never completed; not understood yet,
-  // docs/backends/ucx.md), whole blocks in none of 4.
+  // shared memory (after 4 and 16 MiB cases) hung in 3 of 6 runs waiting and 3 of 4 polling (a
+  // segment's send never completed; not understood yet, docs/backends/ucx.md), whole blocks in
+  // none of 8.
   size_t segment_bytes = 0;
 };
 
