@@ -140,7 +140,15 @@ reducescatter_algorithm = "ring")"},
       {"recursive", R"(allreduce_algorithm = "recursive_doubling"
 allgather_algorithm = "recursive_doubling"
 reducescatter_algorithm = "pairwise")"},
-      {"auto-threshold", R"(small_message_threshold = "1KiB")"},
+      {"halving-doubling-yield", R"(allreduce_algorithm = "rabenseifner"
+reducescatter_algorithm = "recursive_halving"
+progress = "yield")"},
+      {"ring-segmented", R"(allreduce_algorithm = "ring"
+allgather_algorithm = "ring"
+reducescatter_algorithm = "ring"
+ring_segment = "1000B")"},
+      {"auto-threshold", R"(small_message_threshold = "1KiB"
+ring_threshold = "100KiB")"},
       {"tcp-wait-registered", R"(transports = "tcp"
 progress = "wait"
 registration = "on"
@@ -178,9 +186,13 @@ iterations = 2
   for (const auto& [run, n] : ok_per_run) EXPECT_GT(n, 100) << run;
   // What ran is in the execution metadata.
   const auto execs = dir.records("execution");
-  bool saw_tcp = false;
-  for (const auto& e : execs) saw_tcp |= e.dump().find("\"transports\":\"tcp\"") != std::string::npos;
+  bool saw_tcp = false, saw_yield = false;
+  for (const auto& e : execs) {
+    saw_tcp |= e.dump().find("\"transports\":\"tcp\"") != std::string::npos;
+    saw_yield |= e.dump().find("\"progress\":\"yield\"") != std::string::npos;
+  }
   EXPECT_TRUE(saw_tcp);
+  EXPECT_TRUE(saw_yield);
 }
 
 std::string bad_option_experiment(const std::string& option) {

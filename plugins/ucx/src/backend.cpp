@@ -132,7 +132,7 @@ void emit_metadata(const cb_backend& backend,
   put("transports", o.transports.empty() ? "default (UCX_TLS or all)" : o.transports);
   put("net_devices", backend.net_devices);
   put("thread_mode", std::string(thread_mode_name(o.thread_mode)));
-  std::string progress = backend.progress == ProgressMode::kWait ? "wait" : "polling";
+  std::string progress(progress_name(backend.progress));
   if (!backend.progress_reason.empty()) progress += " (" + backend.progress_reason + ")";
   put("progress", progress);
   put("rndv_thresh", o.rndv_thresh.empty() ? "default" : o.rndv_thresh);
@@ -143,6 +143,8 @@ void emit_metadata(const cb_backend& backend,
   put("allgather_algorithm", std::string(algorithm_name(o.algorithms.allgather)));
   put("reducescatter_algorithm", std::string(algorithm_name(o.algorithms.reducescatter)));
   put("small_message_threshold", std::to_string(o.algorithms.small_message_bytes));
+  put("ring_threshold", std::to_string(o.algorithms.ring_bytes));
+  put("ring_segment", std::to_string(o.algorithms.segment_bytes));
   put("timeout_ms", std::to_string(o.timeout.count()));
   put("memory_types", backend.supports_cuda()
                           ? "host, cuda"

@@ -58,6 +58,12 @@ std::string_view thread_mode_name(ucs_thread_mode_t mode) {
   return "?";
 }
 
+std::string_view progress_name(ProgressMode mode) {
+  for (size_t i = 0; i < std::size(kProgressModes); ++i)
+    if (kProgressModes[i] == mode) return kProgressNames[i + 1];
+  return "?";
+}
+
 UcxOptions parse_options(const cb_option* options, size_t count) {
   UcxOptions parsed;
   sdk::apply_options<UcxOptions>(kOptionTable, "ucx", options, count, parsed);

@@ -17,6 +17,8 @@ namespace commbench::ucx_backend {
 enum class ProgressMode {
   kPolling,  // test()/wait() spin on ucp_worker_progress: lowest latency, one core per rank
   kWait,     // wait() sleeps on the worker's event fd between progress calls: saves the core
+  kYield,    // spin, but give the CPU away (sched_yield) after every idle progress round: what
+             // Open MPI does when ranks outnumber cores; no wake-up latency, no fd
 };
 
 enum class ErrorHandling {
@@ -48,7 +50,9 @@ Algorithm parse_forced_algorithm(std::string_view key, std::string_view value);
 inline constexpr const char* kThreadModeNames[] = {"single", "serialized", "multi", nullptr};
 inline constexpr ucs_thread_mode_t kThreadModes[] = {UCS_THREAD_MODE_SINGLE, UCS_THREAD_MODE_SERIALIZED,
                                                      UCS_THREAD_MODE_MULTI};
-inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", nullptr};
+// Indexed alike: the progress option's choices and the modes they set (after "auto").
+inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", "yield", nullptr};
+inline constexpr ProgressMode kProgressModes[] = {ProgressMode::kPolling, ProgressMode::kWait, ProgressMode::kYield};
 inline constexpr const char* kErrorHandlingNames[] = {"none", "peer", nullptr};
 // The forced algorithms each op accepts, named from select.h's lists (valid_algorithms returns them).
 inline constexpr auto kAllreduceChoices = algorithm_choices(kAllreduceAlgorithms);
@@ -64,7 +68,7 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
     {"progress", CB_OPTION_CHOICE, "auto", "auto: polling if this host's ranks fit its CPUs, else wait (event fd)",
      [](UcxOptions& o, const sdk::OptionValue& v) {
        if (v.choice == 0) o.progress.reset();
-       else o.progress = v.choice == 1 ? ProgressMode::kPolling : ProgressMode::kWait;
+       else o.progress = kProgressModes[v.choice - 1];
      },
      kProgressNames},
     {"rndv_thresh", CB_OPTION_STRING, "", "UCX_RNDV_THRESH: auto or a byte count; unset: UCX's default",
@@ -89,8 +93,13 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
     {"reducescatter_algorithm", CB_OPTION_CHOICE, "auto", "forced reducescatter algorithm (auto: by message size)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.reducescatter = parse_forced_algorithm(v.key, v.text); },
      kReducescatterChoices.data()},
-    {"small_message_threshold", CB_OPTION_BYTES, "64KiB", "bytes per rank from which auto picks the ring",
+    {"small_message_threshold", CB_OPTION_BYTES, "64KiB",
+     "bytes per rank from which auto leaves the latency-bound algorithms (recursive doubling, pairwise)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.small_message_bytes = v.bytes; }},
+    {"ring_threshold", CB_OPTION_BYTES, "4MiB", "bytes per rank from which auto picks the pipelined ring",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.ring_bytes = v.bytes; }},
+    {"ring_segment", CB_OPTION_BYTES, "0", "the ring's pipeline segment; 0: whole blocks (see docs: segments can hang)",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.segment_bytes = v.bytes; }},
     {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "300000", .doc = "limit of every op and wait",
      .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.timeout = std::chrono::milliseconds(v.integer); },
      .min = 1, .max = INT32_MAX},
@@ -101,5 +110,6 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
 UcxOptions parse_options(const cb_option* options, size_t count);
 
 std::string_view thread_mode_name(ucs_thread_mode_t mode);
+std::string_view progress_name(ProgressMode mode);
 
 }  // namespace commbench::ucx_backend

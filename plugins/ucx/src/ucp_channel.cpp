@@ -18,16 +18,28 @@ void UcpChannel::abandon() {
   pending_.clear();
 }
 
-void UcpChannel::post_send(int peer, uint32_t step, const void* buf, size_t bytes) {
-  if (pending_.size() == pending_.capacity()) fail(CB_ERR_INTERNAL, "too many transfers posted in one round");
+Channel::Ticket UcpChannel::post_send(int peer, uint32_t step, const void* buf, size_t bytes) {
   Transfer& t = pending_.emplace_back();
   tags_.start_send(t, peer, collective_tag(sequence_, step, rank_), buf, bytes);
+  return pending_.size() - 1;
 }
 
-void UcpChannel::post_recv(int peer, uint32_t step, void* buf, size_t bytes) {
-  if (pending_.size() == pending_.capacity()) fail(CB_ERR_INTERNAL, "too many transfers posted in one round");
+Channel::Ticket UcpChannel::post_recv(int peer, uint32_t step, void* buf, size_t bytes) {
   Transfer& t = pending_.emplace_back();
   tags_.start_recv(t, peer, collective_tag(sequence_, step, peer), buf, bytes);
+  return pending_.size() - 1;
+}
+
+void UcpChannel::wait(Ticket ticket) {
+  if (ticket >= pending_.size()) fail(CB_ERR_INTERNAL, "wait for a transfer that was not posted");
+  Transfer& t = pending_[ticket];
+  if (t.done()) {  // a send UCX finished at once, or a transfer waited for before
+    tags_.check(t);
+    return;
+  }
+  // Only this transfer is polled; ucp_worker_progress advances the others meanwhile. On failure
+  // the others stay listed, and abandon() releases them.
+  tags_.wait_all(std::span<Transfer>(&t, 1), deadline_);
 }
 
 void UcpChannel::wait_all() {

@@ -12,9 +12,10 @@ namespace commbench::ucx_backend {
 class UcpChannel final : public Channel {
  public:
   UcpChannel(TagEngine& tags, int rank, int size) : tags_(tags), rank_(rank), size_(size) {
-    // Room for the most transfers one round posts (pairwise: 2(n-1)), so posting never
-    // reallocates in the timed loop.
-    pending_.reserve(2 * static_cast<size_t>(size) + 8);
+    // Room for what a lock-step round posts (pairwise: 2(n-1)); a pipeline posts more, and the
+    // list then grows once, on the first such collective: later ones reuse its capacity, so
+    // the timed loop (which repeats one size) does not allocate.
+    pending_.reserve(2 * static_cast<size_t>(size) + 64);
   }
   ~UcpChannel() override;
 
@@ -25,8 +26,9 @@ class UcpChannel final : public Channel {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void post_send(int peer, uint32_t step, const void* buf, size_t bytes) override;
-  void post_recv(int peer, uint32_t step, void* buf, size_t bytes) override;
+  Ticket post_send(int peer, uint32_t step, const void* buf, size_t bytes) override;
+  Ticket post_recv(int peer, uint32_t step, void* buf, size_t bytes) override;
+  void wait(Ticket ticket) override;
   void wait_all() override;
 
  private:

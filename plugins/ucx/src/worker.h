@@ -3,6 +3,8 @@
 // progress calls (progress = wait). Every wait has a deadline.
 #pragma once
 
+#include <sched.h>
+
 #include <chrono>
 #include <vector>
 
@@ -64,11 +66,12 @@ class Worker {
       // round over every transport first.
       const bool busy = progress();
       if (done()) return true;
+      if (mode_ == ProgressMode::kYield && !busy) sched_yield();  // a peer sharing this core may run
       // Reading the clock costs as much as a round of progress (~30 ns with kvm-clock), and a
       // message that lands during it waits: when polling, look at it every 64 rounds only
       // (a few microseconds late at worst against deadlines of seconds). Busy rounds count too,
       // so that a peer that never stops sending cannot keep a wait from timing out.
-      if (mode_ == ProgressMode::kPolling && ++rounds % 64 != 0) continue;
+      if (mode_ != ProgressMode::kWait && ++rounds % 64 != 0) continue;
       if (deadline.passed()) return done();
       if (mode_ == ProgressMode::kWait && !busy) sleep_for_events(deadline.at());  // busy: more may be pending
     }

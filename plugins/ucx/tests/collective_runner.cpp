@@ -17,7 +17,8 @@
 namespace commbench::ucx_backend::test {
 
 std::string describe(const Case& c) {
-  return str(sdk::op_name(c.op), " ", algorithm_name(c.forced), " (threshold ", c.threshold, ") n=", c.world,
+  return str(sdk::op_name(c.op), " ", algorithm_name(c.forced), " (thresholds ", c.threshold, "/", c.ring_bytes,
+             ", segments of ", c.segment_bytes, " B) n=", c.world,
              " count=", c.count, c.in_place ? " in_place " : " out_of_place ", sdk::dtype_name(c.dtype), " ",
              sdk::redop_name(c.redop), " root=", c.root);
 }
@@ -28,6 +29,8 @@ AlgorithmChoice choice_for(const Case& c) {
   if (c.op == CB_OP_ALLGATHER) choice.allgather = c.forced;
   if (c.op == CB_OP_REDUCESCATTER) choice.reducescatter = c.forced;
   choice.small_message_bytes = c.threshold;
+  choice.ring_bytes = c.ring_bytes;
+  choice.segment_bytes = c.segment_bytes;
   return choice;
 }
 

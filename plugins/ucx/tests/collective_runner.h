@@ -22,6 +22,8 @@ struct Case {
   cb_redop redop = CB_REDOP_SUM;
   int root = 0;
   size_t threshold = 64 * 1024;  // AlgorithmChoice::small_message_bytes
+  size_t ring_bytes = 4 * 1024 * 1024;
+  size_t segment_bytes = 0;  // AlgorithmChoice's default: whole blocks
 };
 
 std::string describe(const Case& c);

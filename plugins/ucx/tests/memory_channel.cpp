@@ -1,5 +1,6 @@
 #include "memory_channel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -58,54 +59,58 @@ std::string MemoryChannel::where(const Posted& p) const {
          " bytes)";
 }
 
-void MemoryChannel::check_post(const char* what, int peer, size_t bytes, const void* buf) const {
+MemoryChannel::Ticket MemoryChannel::post(Posted p) {
   const std::string me = "rank " + std::to_string(rank_) + ": ";
-  if (peer < 0 || peer >= size() || peer == rank_) sdk::fail(CB_ERR_INTERNAL, me + what + " invalid peer " + std::to_string(peer));
-  if (bytes > 0 && buf == nullptr) sdk::fail(CB_ERR_INTERNAL, me + what + " a null buffer");
-  if (posted_.size() >= 2 * static_cast<size_t>(size()) + 8)
-    sdk::fail(CB_ERR_INTERNAL, me + "more transfers in one round than UcpChannel reserves");
-}
-
-void MemoryChannel::post_send(int peer, uint32_t step, const void* buf, size_t bytes) {
-  check_post("send to", peer, bytes, buf);
-  const auto* p = static_cast<const unsigned char*>(buf);
-  posted_.push_back({true, peer, step & kStepMask, const_cast<void*>(buf), bytes,
-                     bytes > 0 ? std::vector<unsigned char>(p, p + bytes) : std::vector<unsigned char>{}});
-  ++sent_;
-}
-
-void MemoryChannel::post_recv(int peer, uint32_t step, void* buf, size_t bytes) {
-  check_post("receive from", peer, bytes, buf);
-  posted_.push_back({false, peer, step & kStepMask, buf, bytes, {}});
-}
-
-// A receive may land while the round's other transfers still read or write their buffers.
-void MemoryChannel::check_overlaps() const {
+  if (p.peer < 0 || p.peer >= size() || p.peer == rank_)
+    sdk::fail(CB_ERR_INTERNAL, me + where(p) + ": invalid peer");
+  if (p.bytes > 0 && p.buf == nullptr) sdk::fail(CB_ERR_INTERNAL, where(p) + ": a null buffer");
   auto overlap = [](const Posted& x, const Posted& y) {
     const auto* a = static_cast<const unsigned char*>(x.buf);
     const auto* b = static_cast<const unsigned char*>(y.buf);
     return x.bytes > 0 && y.bytes > 0 && a < b + y.bytes && b < a + x.bytes;
   };
-  for (size_t i = 0; i < posted_.size(); ++i)
-    for (size_t j = 0; j < posted_.size(); ++j)
-      if (i != j && !posted_[i].is_send && overlap(posted_[i], posted_[j]))
-        sdk::fail(CB_ERR_INTERNAL, where(posted_[i]) + " overlaps the buffer of the " + where(posted_[j]));
+  for (const Posted& q : posted_) {
+    if (q.done) continue;
+    // A receive may land while the other transfers in flight still read or write their buffers.
+    if ((!p.is_send || !q.is_send) && overlap(p, q))
+      sdk::fail(CB_ERR_INTERNAL, where(p) + " overlaps the buffer of the " + where(q) + ", still in flight");
+    if (p.is_send == q.is_send && p.peer == q.peer && p.step == q.step)
+      sdk::fail(CB_ERR_INTERNAL, where(p) + ": the " + where(q) + " with the same step is still in flight");
+  }
+  const auto* data = static_cast<const unsigned char*>(p.buf);
+  if (p.bytes > 0) p.snapshot.assign(data, data + p.bytes);
+  posted_.push_back(std::move(p));
+  most_in_flight_ = std::max(most_in_flight_, ++in_flight_);
+  return posted_.size() - 1;
 }
 
-void MemoryChannel::wait_all() {
-  check_overlaps();
-  std::vector<Posted> posted;
-  posted.swap(posted_);
-  // Sends are delivered here, not at post: a buffer changed in between is caught below.
-  for (Posted& p : posted) {
-    if (!p.is_send) continue;
-    if (p.bytes > 0 && std::memcmp(p.buf, p.snapshot.data(), p.bytes) != 0)
-      sdk::fail(CB_ERR_INTERNAL, where(p) + ": the buffer changed before wait_all()");
-    fabric_.deliver({rank_, p.peer, sequence_, p.step}, std::move(p.snapshot));
+MemoryChannel::Ticket MemoryChannel::post_send(int peer, uint32_t step, const void* buf, size_t bytes) {
+  ++sent_;
+  return post({true, peer, step & kStepMask, const_cast<void*>(buf), bytes, {}});
+}
+
+MemoryChannel::Ticket MemoryChannel::post_recv(int peer, uint32_t step, void* buf, size_t bytes) {
+  return post({false, peer, step & kStepMask, buf, bytes, {}});
+}
+
+// Every send posted so far enters the fabric, with the data it had at post time: a peer waiting
+// for it must not depend on which of this rank's transfers this rank waits for first.
+void MemoryChannel::deliver_sends() {
+  for (Posted& p : posted_) {
+    if (!p.is_send || p.delivered) continue;
+    p.delivered = true;
+    fabric_.deliver({rank_, p.peer, sequence_, p.step}, p.snapshot);
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  for (const Posted& p : posted) {
-    if (p.is_send) continue;
+}
+
+void MemoryChannel::complete(Posted& p, std::chrono::steady_clock::time_point deadline) {
+  if (p.done) return;
+  // Either way the buffer must still hold what it held at post: a send's may be read until now,
+  // a receive's may be written until now (so what the algorithm wrote there would be lost).
+  if (p.bytes > 0 && std::memcmp(p.buf, p.snapshot.data(), p.bytes) != 0)
+    sdk::fail(CB_ERR_INTERNAL, where(p) + (p.is_send ? ": the buffer changed before the send completed"
+                                                     : ": the buffer was written before the receive completed"));
+  if (!p.is_send) {
     std::vector<unsigned char> data;
     if (!fabric_.take({p.peer, rank_, sequence_, p.step}, data, deadline))
       sdk::fail(CB_ERR_TIMEOUT, where(p) + ": no message within " + std::to_string(timeout_.count()) + " ms");
@@ -113,10 +118,26 @@ void MemoryChannel::wait_all() {
       sdk::fail(CB_ERR_INTERNAL, where(p) + ": the message has " + std::to_string(data.size()) + " bytes");
     if (p.bytes > 0) std::memcpy(p.buf, data.data(), p.bytes);
   }
+  p.done = true;
+  --in_flight_;
+}
+
+void MemoryChannel::wait(Ticket ticket) {
+  if (ticket >= posted_.size()) sdk::fail(CB_ERR_INTERNAL, "rank " + std::to_string(rank_) + ": wait for a ticket never posted");
+  deliver_sends();
+  complete(posted_[ticket], std::chrono::steady_clock::now() + timeout_);
+}
+
+void MemoryChannel::wait_all() {
+  deliver_sends();
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (Posted& p : posted_) complete(p, deadline);
+  posted_.clear();
 }
 
 void MemoryChannel::end() const {
-  if (!posted_.empty()) sdk::fail(CB_ERR_INTERNAL, where(posted_.front()) + " was posted and never waited for");
+  for (const Posted& p : posted_)
+    if (!p.done) sdk::fail(CB_ERR_INTERNAL, where(p) + " was posted and never waited for");
 }
 
 }  // namespace commbench::ucx_backend::test

@@ -2,13 +2,17 @@
 // over, for any world size, without UCX. It is stricter than UCX, so that an algorithm that
 // works here by luck fails here rather than on a cluster:
 //  - a receive must name the exact size of the message it matches (UCX truncates or errs);
-//  - a send buffer must not change between post and wait_all() (UCX may read it any time);
-//  - a receive buffer must not overlap any other buffer posted in the same round;
-//  - at most 2n+8 transfers per round (what UcpChannel reserves), steps keep 12 bits (its tags);
-//  - wait_all() throws CB_ERR_TIMEOUT instead of hanging, and CB_ERR_REMOTE once another rank
-//    failed (MemoryFabric::abort), so a broken algorithm fails its test quickly;
+//  - a send buffer must not change between post and its completion (wait() of its ticket or
+//    wait_all(): UCX may read it any time before), and a receive buffer must not be written by
+//    the algorithm before its completion (UCX writes it any time before);
+//  - a receive buffer must not overlap the buffer of any transfer still in flight;
+//  - two transfers in flight between one pair must not share a step; steps keep 12 bits (tags);
+//  - wait()/wait_all() throw CB_ERR_TIMEOUT instead of hanging, and CB_ERR_REMOTE once another
+//    rank failed (MemoryFabric::abort), so a broken algorithm fails its test quickly;
 //  - messages nobody received are listed by MemoryFabric::leftovers(), and end() fails for
 //    transfers posted but never waited for.
+// Sends are delivered by their sender's next wait() or wait_all(), so a rank can finish a round
+// before its peer starts its own (tests use that to stay single-threaded).
 #pragma once
 
 #include <chrono>
@@ -69,11 +73,14 @@ class MemoryChannel final : public Channel {
 
   int rank() const override { return rank_; }
   int size() const override { return fabric_.size(); }
-  void post_send(int peer, uint32_t step, const void* buf, size_t bytes) override;
-  void post_recv(int peer, uint32_t step, void* buf, size_t bytes) override;
+  Ticket post_send(int peer, uint32_t step, const void* buf, size_t bytes) override;
+  Ticket post_recv(int peer, uint32_t step, void* buf, size_t bytes) override;
+  void wait(Ticket ticket) override;
   void wait_all() override;
 
   size_t messages_sent() const { return sent_; }
+  // The most transfers one round has had in flight at once (tests of the pipelines' windows).
+  size_t most_in_flight() const { return most_in_flight_; }
 
  private:
   struct Posted {
@@ -82,10 +89,13 @@ class MemoryChannel final : public Channel {
     uint32_t step;
     void* buf;  // a send's buffer is only read
     size_t bytes;
-    std::vector<unsigned char> snapshot;  // sends: the data at post time
+    std::vector<unsigned char> snapshot;  // the buffer at post time: what a send delivers
+    bool delivered = false;               // sends: in the fabric
+    bool done = false;
   };
-  void check_post(const char* what, int peer, size_t bytes, const void* buf) const;
-  void check_overlaps() const;
+  Ticket post(Posted p);
+  void deliver_sends();
+  void complete(Posted& p, std::chrono::steady_clock::time_point deadline);
   std::string where(const Posted& p) const;
 
   MemoryFabric& fabric_;
@@ -93,6 +103,8 @@ class MemoryChannel final : public Channel {
   std::chrono::milliseconds timeout_;
   uint32_t sequence_ = 0;
   size_t sent_ = 0;
+  size_t in_flight_ = 0;
+  size_t most_in_flight_ = 0;
   std::vector<Posted> posted_;
 };
 

@@ -19,24 +19,32 @@ using test::MemoryChannel;
 using test::MemoryFabric;
 using test::str;
 
-TEST(Choice, AutoSwitchesAtTheThreshold) {
-  AlgorithmChoice c;  // 64 KiB by default
+TEST(Choice, AutoSwitchesAtTheThresholds) {
+  AlgorithmChoice c;  // 64 KiB and 4 MiB by default
+  const size_t ring = c.ring_bytes;
   for (int world : {2, 4, 8}) {
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65535, world, c), Algorithm::kRecursiveDoubling);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRing);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65537, world, c), Algorithm::kRing);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRabenseifner);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring - 1, world, c), Algorithm::kRabenseifner);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring, world, c), Algorithm::kRing);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, 65535, world, c), Algorithm::kRecursiveDoubling);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, 65536, world, c), Algorithm::kRing);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, 1 << 20, world, c), Algorithm::kRing);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, ring - 1, world, c), Algorithm::kRecursiveDoubling);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, ring, world, c), Algorithm::kRing);
     EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 0, world, c), Algorithm::kPairwise);
     EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65535, world, c), Algorithm::kPairwise);
-    EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, world, c), Algorithm::kRing);
-    EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 1 << 20, world, c), Algorithm::kRing);
+    EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, world, c), Algorithm::kRecursiveHalving);
+    EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, ring, world, c), Algorithm::kRing);
   }
   c.small_message_bytes = 4096;
+  c.ring_bytes = 8192;
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4095, 5, c), Algorithm::kRecursiveDoubling);  // any world
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4096, 5, c), Algorithm::kRabenseifner);
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 8192, 5, c), Algorithm::kRing);
+  EXPECT_EQ(algorithm_name(chosen_algorithm(CB_OP_ALLREDUCE, 8193, 5, c)), "ring");
+  // A ring threshold at or below the small one leaves no mid tier.
+  c.ring_bytes = 1024;
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4095, 5, c), Algorithm::kRecursiveDoubling);
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4096, 5, c), Algorithm::kRing);
-  EXPECT_EQ(algorithm_name(chosen_algorithm(CB_OP_ALLREDUCE, 4097, 5, c)), "ring");
 }
 
 TEST(Choice, AllgatherRunsTheRingOnWorldsThatAreNoPowerOfTwo) {
@@ -68,8 +76,8 @@ TEST(Choice, ForcedWinsOverSizeAndOtherOpsHaveOneAlgorithm) {
 }
 
 TEST(Choice, AnAlgorithmForeignToItsOpIsRejectedWithTheValidOnes) {
-  const Algorithm all[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kPairwise,
-                           Algorithm::kBinomial, Algorithm::kLinear, Algorithm::kDissemination};
+  std::vector<Algorithm> all;
+  for (const auto& [a, name] : kAlgorithmNames) all.push_back(a);
   for (cb_op op : {CB_OP_ALLREDUCE, CB_OP_ALLGATHER, CB_OP_REDUCESCATTER})
     for (Algorithm a : all) {
       const auto valid = valid_algorithms(op);
@@ -96,7 +104,9 @@ TEST(Choice, AnAlgorithmForeignToItsOpIsRejectedWithTheValidOnes) {
       if (ok) continue;
       const std::string name(sdk::op_name(op));
       EXPECT_NE(message.find(str(name, "_algorithm = \"", algorithm_name(a), "\"")), std::string::npos) << message;
-      const std::string list = op == CB_OP_REDUCESCATTER ? "auto, ring, pairwise" : "auto, ring, recursive_doubling";
+      const std::string list = op == CB_OP_REDUCESCATTER ? "auto, ring, pairwise, recursive_halving"
+                               : op == CB_OP_ALLREDUCE   ? "auto, ring, recursive_doubling, rabenseifner"
+                                                         : "auto, ring, recursive_doubling";
       EXPECT_NE(message.find(str(name, " algorithms are ", list)), std::string::npos) << message;
     }
 }
@@ -128,10 +138,10 @@ TEST(Choice, OtherOpsAndBadArgumentsFail) {
 }
 
 TEST(Choice, NamesRoundTrip) {
-  for (Algorithm a : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling, Algorithm::kPairwise,
-                      Algorithm::kBinomial, Algorithm::kLinear, Algorithm::kDissemination})
-    EXPECT_EQ(parse_algorithm(algorithm_name(a)), a);
+  for (const auto& [a, name] : kAlgorithmNames) EXPECT_EQ(parse_algorithm(algorithm_name(a)), a);
   EXPECT_EQ(algorithm_name(Algorithm::kRecursiveDoubling), "recursive_doubling");
+  EXPECT_EQ(algorithm_name(Algorithm::kRabenseifner), "rabenseifner");
+  EXPECT_EQ(algorithm_name(Algorithm::kRecursiveHalving), "recursive_halving");
   for (const char* bad : {"tree", "", "Ring", "recursive-doubling"}) EXPECT_FALSE(parse_algorithm(bad).has_value()) << bad;
 }
 }  // namespace

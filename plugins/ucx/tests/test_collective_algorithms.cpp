@@ -25,19 +25,25 @@ using test::MemoryChannel;
 using test::MemoryFabric;
 using test::run_and_check;
 
-// The forced variants of an op (kAuto twice: with the default threshold and with 1 KiB, so
-// that auto runs both algorithms over the counts below).
+// The forced variants of an op: kAuto with the default thresholds and with thresholds of 1 and
+// 8 KiB (so that auto runs all three tiers over the counts below), and every forced algorithm,
+// the ring both unsegmented and in segments of 20 bytes (up to 64 per block: the pipeline's
+// windows, slot reuse and step numbering all in play).
 struct Variant {
   Algorithm forced;
   size_t threshold;
+  size_t ring_bytes = 4 * 1024 * 1024;
+  size_t segment_bytes = 256 * 1024;
 };
 std::vector<Variant> variants(cb_op op) {
   std::vector<Variant> out{{Algorithm::kAuto, 64 * 1024}};
   const auto valid = valid_algorithms(op);
   if (valid.size() > 1) {
-    out.push_back({Algorithm::kAuto, 1024});
+    out.push_back({Algorithm::kAuto, 1024, 8 * 1024, 20});
     for (Algorithm a : valid)
       if (a != Algorithm::kAuto) out.push_back({a, 64 * 1024});
+    for (Algorithm a : valid)
+      if (a == Algorithm::kRing) out.push_back({a, 64 * 1024, 4 * 1024 * 1024, 20});
   }
   return out;
 }
@@ -63,6 +69,8 @@ TEST_P(EveryOp, MatchesTheReferenceForEveryAlgorithmWorldCountPlacementAndRoot) 
           for (bool in_place : {false, true}) {
             Case c{op, v.forced, world, count, in_place};
             c.threshold = v.threshold;
+            c.ring_bytes = v.ring_bytes;
+            c.segment_bytes = v.segment_bytes;
             c.root = root;
             run_and_check(c);
             if (::testing::Test::HasFailure()) return;  // one clear failure, not thousands

@@ -68,16 +68,68 @@ TEST(MemoryChannel, ASendBufferChangedBeforeWaitAllFails) {
   EXPECT_EQ(code_of([&] { a.wait_all(); }), CB_ERR_INTERNAL);
 }
 
-TEST(MemoryChannel, OverlappingBuffersInOneRoundFail) {
+TEST(MemoryChannel, AReceiveOverlappingATransferInFlightFails) {
   MemoryFabric fabric(3);
   MemoryChannel a(fabric, 0);
   a.begin();
   char buf[16] = {};
   a.post_send(1, 0, buf, 8);
-  a.post_recv(2, 0, buf + 4, 8);
   std::string message;
-  EXPECT_EQ(code_of([&] { a.wait_all(); }, &message), CB_ERR_INTERNAL);
+  EXPECT_EQ(code_of([&] { a.post_recv(2, 0, buf + 4, 8); }, &message), CB_ERR_INTERNAL);
   EXPECT_NE(message.find("overlaps"), std::string::npos) << message;
+}
+
+TEST(MemoryChannel, ABufferIsFreeOnceItsTransferCompleted) {
+  // Rank 0 sends from buf, waits for that send alone, then receives into buf (what a pipeline
+  // does with a slot) while another send is still in flight.
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0), b(fabric, 1);
+  a.begin();
+  b.begin();
+  char buf[4] = {1, 2, 3, 4}, other[4] = {5, 6, 7, 8}, sink[4] = {}, reply[4] = {9, 9, 9, 9};
+  const auto first = a.post_send(1, 0, buf, 4);
+  a.post_send(1, 1, other, 4);
+  a.wait(first);
+  buf[0] = 42;  // allowed: that send completed
+  EXPECT_EQ(code_of([&] { a.post_recv(1, 2, buf, 4); }), CB_OK);
+  b.post_recv(0, 0, sink, 4);
+  b.post_send(0, 2, reply, 4);
+  b.wait_all();
+  EXPECT_EQ(sink[0], 1);  // the data at post time
+  EXPECT_EQ(code_of([&] { a.wait_all(); }), CB_OK);
+  EXPECT_EQ(buf[0], 9);
+  EXPECT_EQ(a.most_in_flight(), 2u);
+  b.post_recv(0, 1, sink, 4);
+  b.wait_all();
+  EXPECT_EQ(sink[0], 5);
+}
+
+TEST(MemoryChannel, AReceiveBufferWrittenBeforeTheReceiveCompletedFails) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0), b(fabric, 1);
+  a.begin();
+  b.begin();
+  char data[4] = {1, 2, 3, 4}, sink[4] = {};
+  a.post_send(1, 0, data, 4);
+  a.wait_all();
+  const auto t = b.post_recv(0, 0, sink, 4);
+  sink[1] = 7;  // the algorithm used the buffer UCX may be filling
+  std::string message;
+  EXPECT_EQ(code_of([&] { b.wait(t); }, &message), CB_ERR_INTERNAL);
+  EXPECT_NE(message.find("written before the receive completed"), std::string::npos) << message;
+}
+
+TEST(MemoryChannel, TwoTransfersInFlightWithOneStepFail) {
+  MemoryFabric fabric(2);
+  MemoryChannel a(fabric, 0);
+  a.begin();
+  char x[1] = {}, y[1] = {};
+  const auto t = a.post_send(1, 4096 + 3, x, 1);
+  std::string message;
+  EXPECT_EQ(code_of([&] { a.post_send(1, 3, y, 1); }, &message), CB_ERR_INTERNAL);  // 12 bits: the same step
+  EXPECT_NE(message.find("same step"), std::string::npos) << message;
+  a.wait(t);
+  EXPECT_EQ(code_of([&] { a.post_send(1, 3, y, 1); }), CB_OK);  // the first one is done
 }
 
 TEST(MemoryChannel, PostedButNeverWaitedForFailsAtTheEnd) {

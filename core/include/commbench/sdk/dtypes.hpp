@@ -254,13 +254,36 @@ inline constexpr double max_exact_integer(cb_dtype d) {
 // op (it is SUM followed by a division by the rank count): use reduce_finish_avg for that.
 
 namespace detail {
+// GCC at -O2 (RelWithDebInfo) vectorises only loops whose trip count it knows, and it cannot
+// rule out that dst partly overlaps a or b: one fixed chunk of 64 bytes at a time with "no
+// dependence between iterations" (true: dst is a or b exactly, or neither) becomes SSE
+// instructions. Measured on this VM (2026-11-26, load average ~8, best of 7), f32 sum in place
+// 64 KiB / 1 MiB / 8 MiB: 3.7x / 3.2x / 2.8x the plain loop (11-12 GB/s to 33-46 GB/s of
+// output), which the reductions of every collective on the host pay per byte.
+#if defined(__GNUC__) && !defined(__clang__)
+#define COMMBENCH_SDK_IVDEP _Pragma("GCC ivdep")
+#else
+#define COMMBENCH_SDK_IVDEP
+#endif
+template <class T, class Op>
+inline void reduce_elementwise(T* dst, const T* a, const T* b, size_t n, Op op) {
+  constexpr size_t kChunk = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
+  size_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    COMMBENCH_SDK_IVDEP
+    for (size_t k = 0; k < kChunk; ++k) dst[i + k] = op(a[i + k], b[i + k]);
+  }
+  for (; i < n; ++i) dst[i] = op(a[i], b[i]);
+}
+#undef COMMBENCH_SDK_IVDEP
+
 template <class T>
 inline void reduce_typed(cb_redop op, T* dst, const T* a, const T* b, size_t n) {
   switch (op) {
-    case CB_REDOP_SUM: case CB_REDOP_AVG: for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] + b[i]); break;
-    case CB_REDOP_PROD: for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] * b[i]); break;
-    case CB_REDOP_MIN: for (size_t i = 0; i < n; ++i) dst[i] = b[i] < a[i] ? b[i] : a[i]; break;
-    case CB_REDOP_MAX: for (size_t i = 0; i < n; ++i) dst[i] = b[i] > a[i] ? b[i] : a[i]; break;
+    case CB_REDOP_SUM: case CB_REDOP_AVG: reduce_elementwise(dst, a, b, n, [](T x, T y) { return static_cast<T>(x + y); }); break;
+    case CB_REDOP_PROD: reduce_elementwise(dst, a, b, n, [](T x, T y) { return static_cast<T>(x * y); }); break;
+    case CB_REDOP_MIN: reduce_elementwise(dst, a, b, n, [](T x, T y) { return y < x ? y : x; }); break;
+    case CB_REDOP_MAX: reduce_elementwise(dst, a, b, n, [](T x, T y) { return y > x ? y : x; }); break;
     default: break;
   }
 }

@@ -8,6 +8,7 @@
 #include "commbench/sdk/op_args.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 #include "dissemination.h"
+#include "halving_doubling.h"
 #include "linear.h"
 #include "pairwise.h"
 #include "recursive_doubling.h"
@@ -41,15 +42,17 @@ void run_collective(Channel& ch, cb_op op, const CollectiveArgs& a, const Algori
   if (op != CB_OP_BARRIER && a.count == 0) return;
   switch (op) {
     case CB_OP_ALLREDUCE:
-      if (algorithm == Algorithm::kRing) ring_allreduce(ch, a, s);
+      if (algorithm == Algorithm::kRing) ring_allreduce(ch, a, s, choice.segment_bytes);
+      else if (algorithm == Algorithm::kRabenseifner) rabenseifner_allreduce(ch, a, s);
       else recursive_doubling_allreduce(ch, a, s);
       return;
     case CB_OP_ALLGATHER:
-      if (algorithm == Algorithm::kRing) ring_allgather(ch, a);
+      if (algorithm == Algorithm::kRing) ring_allgather(ch, a, s, choice.segment_bytes);
       else recursive_doubling_allgather(ch, a);
       return;
     case CB_OP_REDUCESCATTER:
-      if (algorithm == Algorithm::kRing) ring_reducescatter(ch, a, s);
+      if (algorithm == Algorithm::kRing) ring_reducescatter(ch, a, s, choice.segment_bytes);
+      else if (algorithm == Algorithm::kRecursiveHalving) recursive_halving_reducescatter(ch, a, s);
       else pairwise_reducescatter(ch, a, s);
       return;
     case CB_OP_ALLTOALL: pairwise_alltoall(ch, a, s); return;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "blocks.h"
+#include "fold.h"
 #include "commbench/sdk/dtypes.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 
@@ -13,34 +14,24 @@ void recursive_doubling_allreduce(Channel& ch, const CollectiveArgs& a, Scratch&
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);
   detail::copy_bytes(a.recvbuf, a.sendbuf, bytes);  // recvbuf accumulates; sendbuf stays intact
   void* tmp = s.a.get(bytes);
-  int pof2 = 1, rounds = 0;
-  while (pof2 * 2 <= n) {
-    pof2 *= 2;
-    ++rounds;
-  }
-  const int rem = n - pof2;
+  const detail::Fold f(n);
+  int rounds = 0;
+  for (int p = 1; p < f.pof2; p *= 2) ++rounds;
   const uint32_t fold_step = 0, unfold_step = static_cast<uint32_t>(rounds) + 1;
-  // Fold (MPICH's scheme, roles swapped): among the first 2*rem ranks each odd rank hands its
-  // data to its even neighbour and sits out; the pof2 remaining ranks renumber 0..pof2-1.
-  int vrank = -1;
-  if (r < 2 * rem) {
-    if (r % 2 == 1) {
-      ch.post_send(r - 1, fold_step, a.recvbuf, bytes);
-      ch.wait_all();
-    } else {
+  // Fold (fold.h): odd ranks among the first 2*rem hand their data to their even neighbour.
+  if (f.sits_out(r)) {
+    ch.post_send(r - 1, fold_step, a.recvbuf, bytes);
+    ch.wait_all();
+  } else {
+    if (f.takes_partner(r)) {
       ch.post_recv(r + 1, fold_step, tmp, bytes);
       ch.wait_all();
       sdk::reduce(a.dtype, a.redop, a.recvbuf, a.recvbuf, tmp, a.count);  // lower rank first
-      vrank = r / 2;
     }
-  } else {
-    vrank = r - rem;
-  }
-  if (vrank >= 0) {
+    const int vrank = f.vrank(r);
     uint32_t step = fold_step + 1;
-    for (int mask = 1; mask < pof2; mask <<= 1, ++step) {
-      const int vpeer = vrank ^ mask;
-      const int peer = vpeer < rem ? vpeer * 2 : vpeer + rem;
+    for (int mask = 1; mask < f.pof2; mask <<= 1, ++step) {
+      const int peer = f.real(vrank ^ mask);
       ch.post_send(peer, step, a.recvbuf, bytes);
       ch.post_recv(peer, step, tmp, bytes);
       ch.wait_all();
@@ -52,11 +43,9 @@ void recursive_doubling_allreduce(Channel& ch, const CollectiveArgs& a, Scratch&
     if (a.redop == CB_REDOP_AVG) sdk::reduce_finish_avg(a.dtype, a.recvbuf, a.count, n);
   }
   // Unfold: the ranks that sat out get the final result.
-  if (r < 2 * rem) {
-    if (r % 2 == 0) ch.post_send(r + 1, unfold_step, a.recvbuf, bytes);
-    else ch.post_recv(r - 1, unfold_step, a.recvbuf, bytes);
-    ch.wait_all();
-  }
+  if (f.takes_partner(r)) ch.post_send(r + 1, unfold_step, a.recvbuf, bytes);
+  if (f.sits_out(r)) ch.post_recv(r - 1, unfold_step, a.recvbuf, bytes);
+  ch.wait_all();
 }
 
 void recursive_doubling_allgather(Channel& ch, const CollectiveArgs& a) {

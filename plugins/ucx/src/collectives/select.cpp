@@ -1,6 +1,8 @@
-// The choice by size follows MPICH and Open MPI: latency-optimal algorithms (log n rounds) for
-// small messages, the bandwidth-optimal ring (each rank sends ~2 or ~1 times the data, n-1
-// rounds) from the threshold on.
+// The choice by size follows MPICH and Open MPI: latency-optimal algorithms (log n rounds, whole
+// buffers) for small messages; for mid sizes the bandwidth-optimal halving/doubling schemes (the
+// ring's bytes in log n rounds: fewer handshakes, and fewer context switches when ranks share
+// cores); the pipelined ring (n-1 rounds, each segment reduced while the next arrives) for large
+// ones.
 #include "select.h"
 
 #include <array>
@@ -33,10 +35,12 @@ Algorithm checked(cb_op op, Algorithm forced) {
                                          name + " algorithms are " + list);
 }
 
-// Forced wins; auto picks `small` below the threshold and the ring at or above it.
-Algorithm by_size(cb_op op, Algorithm forced, Algorithm small, size_t bytes, const AlgorithmChoice& c) {
+// Forced wins; auto picks `small` below small_message_bytes, `mid` below ring_bytes, else the ring.
+Algorithm by_size(cb_op op, Algorithm forced, Algorithm small, Algorithm mid, size_t bytes,
+                  const AlgorithmChoice& c) {
   if (checked(op, forced) != Algorithm::kAuto) return forced;
-  return bytes < c.small_message_bytes ? small : Algorithm::kRing;
+  if (bytes < c.small_message_bytes) return small;
+  return bytes < c.ring_bytes ? mid : Algorithm::kRing;
 }
 
 }  // namespace
@@ -72,14 +76,17 @@ void validate_choice(const AlgorithmChoice& c) {
 
 Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& c) {
   switch (op) {
-    case CB_OP_ALLREDUCE: return by_size(op, c.allreduce, Algorithm::kRecursiveDoubling, bytes, c);
+    case CB_OP_ALLREDUCE:
+      return by_size(op, c.allreduce, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, bytes, c);
     case CB_OP_ALLGATHER: {
-      const Algorithm a = by_size(op, c.allgather, Algorithm::kRecursiveDoubling, bytes, c);
+      const Algorithm a =
+          by_size(op, c.allgather, Algorithm::kRecursiveDoubling, Algorithm::kRecursiveDoubling, bytes, c);
       // Recursive doubling swaps with rank ^ 2^k: without a power-of-two world (no fold for
       // allgather here) the ring runs, forced or not.
       return a == Algorithm::kRecursiveDoubling && !is_power_of_two(world) ? Algorithm::kRing : a;
     }
-    case CB_OP_REDUCESCATTER: return by_size(op, c.reducescatter, Algorithm::kPairwise, bytes, c);
+    case CB_OP_REDUCESCATTER:
+      return by_size(op, c.reducescatter, Algorithm::kPairwise, Algorithm::kRecursiveHalving, bytes, c);
     default: {
       const auto valid = valid_algorithms(op);
       return valid.empty() ? Algorithm::kAuto : valid.front();

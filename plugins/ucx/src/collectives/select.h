@@ -14,9 +14,11 @@
 namespace commbench::ucx_backend {
 
 enum class Algorithm {
-  kAuto,               // by size: small_message_bytes splits latency- and bandwidth-bound sizes
-  kRing,               // allreduce (reduce-scatter + allgather), allgather, reducescatter
+  kAuto,               // by size: small_message_bytes and ring_bytes split the sizes in three
+  kRing,               // allreduce (reduce-scatter + allgather), allgather, reducescatter; pipelined
   kRecursiveDoubling,  // allreduce; allgather on powers of two (other worlds run the ring)
+  kRabenseifner,       // allreduce: reduce-scatter by recursive halving, allgather by doubling
+  kRecursiveHalving,   // reducescatter
   kPairwise,           // reducescatter (direct exchange), alltoall
   kBinomial,           // broadcast, reduce
   kLinear,             // gather, scatter
@@ -24,10 +26,12 @@ enum class Algorithm {
 };
 
 // Every algorithm's name, defined once: parsing, error lists and the option table's choices follow.
-inline constexpr std::array<std::pair<Algorithm, const char*>, 7> kAlgorithmNames = {{
+inline constexpr std::array<std::pair<Algorithm, const char*>, 9> kAlgorithmNames = {{
     {Algorithm::kAuto, "auto"},
     {Algorithm::kRing, "ring"},
     {Algorithm::kRecursiveDoubling, "recursive_doubling"},
+    {Algorithm::kRabenseifner, "rabenseifner"},
+    {Algorithm::kRecursiveHalving, "recursive_halving"},
     {Algorithm::kPairwise, "pairwise"},
     {Algorithm::kBinomial, "binomial"},
     {Algorithm::kLinear, "linear"},
@@ -41,9 +45,11 @@ constexpr const char* algorithm_c_name(Algorithm algorithm) {
 }
 
 // The algorithms the three ops with a choice accept, kAuto first (valid_algorithms returns them).
-inline constexpr std::array kAllreduceAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling};
-inline constexpr std::array kAllgatherAlgorithms = kAllreduceAlgorithms;
-inline constexpr std::array kReducescatterAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kPairwise};
+inline constexpr std::array kAllreduceAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling,
+                                                    Algorithm::kRabenseifner};
+inline constexpr std::array kAllgatherAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kRecursiveDoubling};
+inline constexpr std::array kReducescatterAlgorithms = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kPairwise,
+                                                        Algorithm::kRecursiveHalving};
 
 // Their names, NULL-terminated: the CB_OPTION_CHOICE list of the `<op>_algorithm` options.
 template <size_t N>
@@ -62,9 +68,18 @@ struct AlgorithmChoice {
   Algorithm allreduce = Algorithm::kAuto;
   Algorithm allgather = Algorithm::kAuto;
   Algorithm reducescatter = Algorithm::kAuto;
-  // Bytes per rank (count * dtype size): below it the small-message algorithm, at or above it
-  // the ring.
+  // Bytes per rank (count * dtype size): below small_message_bytes the latency-bound algorithm
+  // (recursive doubling, pairwise), from ring_bytes on the ring, in between the mid-size one
+  // (rabenseifner, recursive_halving, recursive doubling for allgather).
   size_t small_message_bytes = 64 * 1024;
+  size_t ring_bytes = 4 * 1024 * 1024;
+  // The ring's pipeline: each block travels in segments of about this many bytes, so that a
+  // segment is reduced (and forwarded) while the next one arrives, in a cache-sized buffer.
+  // 0 (whole blocks) by default: with 256 KiB segments a 64 MiB allreduce at 4 ranks over UCX
+  // shared memory (after 4 and 16 MiB cases) hung in 3 of 6 runs waiting and 3 of 4 polling (a
+  // segment's send never completed; not understood yet, docs/backends/ucx.md), whole blocks in
+  // none of 8.
+  size_t segment_bytes = 0;
 };
 
 // The algorithms `op` accepts, kAuto first where it has a choice; empty for an op that is not
