@@ -144,7 +144,6 @@ void emit_metadata(const cb_backend& backend,
   put("reducescatter_algorithm", std::string(algorithm_name(o.algorithms.reducescatter)));
   put("small_message_threshold", std::to_string(o.algorithms.small_message_bytes));
   put("ring_threshold", std::to_string(o.algorithms.ring_bytes));
-  put("ring_segment", std::to_string(o.algorithms.segment_bytes));
   put("timeout_ms", std::to_string(o.timeout.count()));
   put("memory_types", backend.supports_cuda()
                           ? "host, cuda"

@@ -73,12 +73,10 @@ struct AlgorithmChoice {
   // (rabenseifner, recursive_halving, recursive doubling for allgather).
   size_t small_message_bytes = 64 * 1024;
   size_t ring_bytes = 4 * 1024 * 1024;
-  // The ring's pipeline: each block travels in segments of about this many bytes, so that a
-  // segment is reduced (and forwarded) while the next one arrives, in a cache-sized buffer.
-  // 0 (whole blocks) by default: with 256 KiB segments a 64 MiB allreduce at 4 ranks over UCX
-  // shared memory (after 4 and 16 MiB cases) hung in 3 of 6 runs waiting and 3 of 4 polling (a
-  // segment's send never completed; not understood yet, docs/backends/ucx.md), whole blocks in
-  // none of 8.
+  // The ring's pipeline segment (0: whole blocks). Not a user option, only the in-memory channel
+  // tests set it: over UCX, 256 KiB segments hung a 64 MiB allreduce at 4 ranks in 3 of 6 runs
+  // waiting and 3 of 4 polling (a segment's send never completed; not understood yet,
+  // docs/backends/ucx.md); whole blocks in none of 8.
   size_t segment_bytes = 0;
 };
 
