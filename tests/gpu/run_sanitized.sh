@@ -23,8 +23,11 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" -D
   -DCOMMBENCH_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" \
   "-DCMAKE_C_FLAGS=-O1 -g1 $flags -fno-omit-frame-pointer" "-DSIMGPU_SANITIZE=${flags// /;}" >/dev/null
 targets=(commbench commbench_gpu_tests)
+# The list is read whole: `cmake ... | grep -q` would let grep's early exit SIGPIPE cmake, and under
+# pipefail a target that exists would be dropped now and then.
+available=$(cmake --build "$build" --target help)
 for t in commbench_backend_gloo commbench_backend_nccl commbench_backend_ncclx; do
-  cmake --build "$build" --target help | grep -q "^$t:" && targets+=("$t")
+  grep -q "^$t:" <<<"$available" && targets+=("$t")
 done
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"
 # handle_segv=0: a deliberate host dereference of device memory must die of SIGSEGV, as on a GPU.

@@ -12,7 +12,7 @@ test -x "$prefix/bin/commbench"
 test -f "$prefix/include/commbench/backend.h"
 test -f "$prefix/lib/commbench/plugins/libcommbench_backend_gloo.so"
 test -f "$prefix/share/doc/commbench/plugin-abi.md"  # the docs --help points at
-"$prefix/bin/commbench" --help | grep -q "$prefix/share/doc/commbench"  # ...the installed ones
+grep -q "$prefix/share/doc/commbench" <<<"$("$prefix/bin/commbench" --help)"  # ...the installed ones
 # Completions and the man page, generated from the command definitions, installed with it.
 grep -q -- '--max-bytes' "$prefix/share/bash-completion/completions/commbench"
 grep -q '^#compdef commbench' "$prefix/share/zsh/site-functions/_commbench"
