@@ -54,6 +54,29 @@ TEST(Store, GetWaitsForALaterSet) {
   t.join();
 }
 
+TEST(Store, TheHostingProcessSetsKeysWithoutASocketAndWakesWaiters) {
+  auto server = start_server();
+  auto waiter = connect_to(*server);
+  std::thread t([&] {
+    std::this_thread::sleep_for(100ms);
+    server->set("table", bytes_of("from the host"));
+    server->set("other", bytes_of("x"));
+  });
+  auto values = waiter->multi_get({"table", "other"}, 5s);
+  t.join();
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(string_of(values[0]), "from the host");
+  EXPECT_EQ(string_of(values[1]), "x");
+  EXPECT_EQ(server->key_count(), 2u);
+  server->set("table", bytes_of("overwritten"));  // like a client's SET: the last one wins,
+  std::string seen;                                // applied by the event loop a moment later
+  for (int i = 0; i < 400 && seen != "overwritten"; ++i) {
+    seen = string_of(waiter->get("table", 5s));
+    if (seen != "overwritten") std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(seen, "overwritten");
+}
+
 TEST(Store, GetWithoutLimitWaitsToo) {
   auto server = start_server();
   auto waiter = connect_to(*server);
@@ -211,6 +234,23 @@ TEST(Store, LargeValuesSurvivePartialReadsAndWrites) {
   auto values = reader->multi_get({"big", "big"}, 5s);
   ASSERT_EQ(values.size(), 2u);
   EXPECT_EQ(values[1], big);
+}
+
+TEST(Store, RepliesOfEverySizeArriveWholeAndTheClientGoesOnWorking) {
+  // The client's reply buffer grows while a reply arrives and is released after a large one;
+  // small calls right after large replies must still read their own reply, not stale bytes.
+  auto server = start_server();
+  auto client = connect_to(*server);
+  for (size_t size : {size_t{100}, size_t{64 * 1024 - 1}, size_t{64 * 1024}, size_t{3u << 20}, size_t{7}}) {
+    Bytes value(size);
+    for (size_t i = 0; i < size; ++i) value[i] = static_cast<uint8_t>(i * 7 + size);
+    const std::string key = "v" + std::to_string(size);
+    client->set(key, value);
+    EXPECT_EQ(client->get(key, 5s), value) << size << " bytes";
+    const int64_t n = client->add("n", 1);  // a small reply right after the large one
+    EXPECT_EQ(client->get("n", 1s)[0], static_cast<uint8_t>(n));
+  }
+  EXPECT_TRUE(client->check("v7"));
 }
 
 TEST(Store, ConnectRetriesUntilTheServerStarts) {

@@ -62,6 +62,12 @@ class StoreServer {
   virtual uint16_t port() const = 0;
   virtual std::string host() const = 0;
   virtual void stop() = 0;
+  // Sets `key` from the process hosting the server, with no socket in between: a host agent
+  // keeps the gathered table here for the agents below it in the tree (bootstrap/host_tree.h),
+  // and a second copy through a client would double its traffic. Waiters are woken as by a
+  // client's SET; it is applied by the event loop, so a client may see it a moment later.
+  // Thread-safe.
+  virtual void set(const std::string& key, Bytes value) = 0;
   // Number of keys currently held (for tests: keys of finished runs must be deleted).
   virtual size_t key_count() const = 0;
   // Unparsed input held over all connections (for tests: the limits of StoreServerOptions).

@@ -54,8 +54,10 @@ class TcpStoreServer final : public StoreServer {
   size_t key_count() const override { return key_count_.load(std::memory_order_relaxed); }
   size_t buffered_input_bytes() const override { return buffered_seen_.load(std::memory_order_relaxed); }
   void stop() override;
+  void set(const std::string& key, Bytes value) override;
 
  private:
+  void apply_local_sets();
   void run();
   void accept_all();
   void on_event(ConnId id, uint32_t events);
@@ -96,6 +98,8 @@ class TcpStoreServer final : public StoreServer {
   std::atomic<bool> stopping_{false};
   std::once_flag stop_once_;
   std::thread thread_;
+  std::mutex local_sets_mutex_;
+  std::vector<std::pair<std::string, Bytes>> local_sets_;  // set() by the host, for the loop
 
   // Owned by the loop thread.
   StoreState state_;
@@ -150,6 +154,29 @@ void TcpStoreServer::stop() {
   });
 }
 
+void TcpStoreServer::set(const std::string& key, Bytes value) {
+  {
+    std::lock_guard<std::mutex> lock(local_sets_mutex_);
+    local_sets_.emplace_back(key, std::move(value));
+  }
+  const uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_.get(), &one, sizeof(one));
+}
+
+void TcpStoreServer::apply_local_sets() {
+  uint64_t count = 0;
+  [[maybe_unused]] auto n = ::read(wake_fd_.get(), &count, sizeof(count));  // re-arm the eventfd
+  std::vector<std::pair<std::string, Bytes>> sets;
+  {
+    std::lock_guard<std::mutex> lock(local_sets_mutex_);
+    sets.swap(local_sets_);
+  }
+  std::vector<StoreState::WaiterId> woken;
+  for (auto& [key, value] : sets) state_.set(key, std::move(value), woken);
+  key_count_.store(state_.key_count(), std::memory_order_relaxed);
+  finish_woken(woken);
+}
+
 void TcpStoreServer::log(const std::string& message) const {
   if (opts_.log) {
     opts_.log(message);
@@ -197,7 +224,7 @@ void TcpStoreServer::run() {
 
 void TcpStoreServer::on_event(ConnId id, uint32_t events) {
   if (id == kListenId) return accept_all();
-  if (id == kWakeId) return;  // stop(): the loop condition sees stopping_
+  if (id == kWakeId) return apply_local_sets();  // or stop(): the loop condition sees stopping_
   auto it = conns_.find(id);
   if (it == conns_.end()) return;  // closed earlier in this round
   StoreConnection& c = *it->second;

@@ -1,0 +1,66 @@
+// The allgather of jobs with thousands of hosts (docs/scaling.md, "Hierarchical allgather").
+//
+// A star through one store delivers N × block bytes to each of N ranks: N² through one process.
+// Here one agent per host speaks for its local ranks instead, and the agents combine through a
+// binomial tree of their own stores:
+//   1. each agent SETs its host's blocks (its ranks', in rank order) in the job's store: one key
+//      per host, N × block bytes in all;
+//   2. host 0's agent multi-gets those H keys (one round trip) and keeps the table in its store;
+//   3. every other agent GETs the table from its parent's store and, when it has children, keeps
+//      it in its own store for them; it hands the table to its local ranks.
+// No store sends the table more than ceil(log2 H) times, the job's store sees H connections and
+// H small keys instead of N, and the table reaches the last host after ceil(log2 H) hops.
+// Agent-to-agent connections use the job's token, like every store connection.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.h"
+
+namespace commbench {
+
+// Binomial tree over hosts 0 .. hosts-1 rooted at 0: the parent of h is h with its lowest set bit
+// cleared, so host h is popcount(h) hops from the root and no host is more than ceil(log2 hosts).
+int binomial_parent(int host);
+std::vector<int> binomial_children(int host, int hosts);
+
+class HostAgentExchange {
+ public:
+  // `job_store`: this agent's client of the job's store (host 0's agent hosts it, and there it is
+  // also `own_store`). `own_store`: the store this agent hosts for the agents below it, reachable
+  // at `advertised_host`:own_store.port(). Keys live under `prefix`. One thread at a time.
+  HostAgentExchange(StoreClient& job_store, StoreServer& own_store, std::string advertised_host,
+                    std::string prefix, int host, int hosts, std::string token);
+  ~HostAgentExchange();
+
+  int host() const { return host_; }
+  int hosts() const { return hosts_; }
+
+  // Publishes where this agent's store listens and connects to the parent's (waiting for it to
+  // publish). Every agent calls it once before its first allgather.
+  void rendezvous(Millis timeout);
+
+  // Every agent calls it with its local ranks' blocks, in rank order (hosts hold contiguous,
+  // ascending ranks; hosts may hold different numbers of ranks). Returns every host's bytes in
+  // host order, i.e. every rank's block in rank order. Throws StoreError(Timeout) naming the
+  // hosts that never arrived (host 0) or the parent that never handed the table on.
+  Bytes allgather(const Bytes& host_blocks, Millis timeout);
+
+ private:
+  Bytes gather_at_root(const std::string& base, Millis timeout);
+  Bytes fetch_from_parent(const std::string& base, Millis timeout);
+
+  StoreClient& job_store_;
+  StoreServer& own_store_;
+  std::string advertised_host_;
+  std::string prefix_;
+  int host_;
+  int hosts_;
+  std::string token_;
+  std::unique_ptr<StoreClient> parent_store_;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace commbench
