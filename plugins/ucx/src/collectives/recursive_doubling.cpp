@@ -54,7 +54,8 @@ void recursive_doubling_allgather(Channel& ch, const CollectiveArgs& a) {
     sdk::fail(CB_ERR_INTERNAL, "recursive doubling allgather on " + std::to_string(n) +
                                    " ranks: needs a power of two (the selection runs the ring)");
   const size_t es = sdk::dtype_size(a.dtype), block = a.count * es;
-  detail::copy_bytes(detail::at(a.recvbuf, static_cast<size_t>(r) * a.count, es), a.sendbuf, block);
+  void* own = detail::at(a.recvbuf, static_cast<size_t>(r) * a.count, es);
+  if (n == 1) return detail::copy_bytes(own, a.sendbuf, block);
   // Before round k each rank holds the 2^k blocks of its aligned group of 2^k ranks; it swaps
   // them with the partner group's, doubling what it holds.
   uint32_t step = 0;
@@ -62,8 +63,11 @@ void recursive_doubling_allgather(Channel& ch, const CollectiveArgs& a) {
     const int peer = r ^ mask;
     const size_t mine = static_cast<size_t>(r & ~(mask - 1)), theirs = static_cast<size_t>(peer & ~(mask - 1));
     const size_t bytes = static_cast<size_t>(mask) * block;
-    ch.post_send(peer, step, detail::at(a.recvbuf, mine * a.count, es), bytes);
+    // Round 0 sends the own block straight from sendbuf and copies it into place while the
+    // exchange is in flight (out of place, copying first left 2 ranks at 0.35x Open MPI at 1 MiB).
+    ch.post_send(peer, step, mask == 1 ? a.sendbuf : detail::at(a.recvbuf, mine * a.count, es), bytes);
     ch.post_recv(peer, step, detail::at(a.recvbuf, theirs * a.count, es), bytes);
+    if (mask == 1) detail::copy_bytes(own, a.sendbuf, block);
     ch.wait_all();
   }
 }
