@@ -15,6 +15,7 @@
 #
 # Usage: [OPS="allreduce allgather reducescatter"] [WORLDS="2 4"] [PLACEMENTS="in out"]
 #        [SIZES="65536 ... 67108864"] [ITERS_SMALL=n] [ITERS_LARGE=n] [WARMUP=n] [GLOO=0|1]
+#        [UCX_PROGRESS=polling|wait|yield]  (the UCX backend's `progress` option; default auto)
 #        bench/run_mpi_bench.sh [build-dir] [rounds]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,6 +104,9 @@ TOML
         fi
         printf '[[run]]\nname = "%s-%s"\nbackends = ["%s"]\nops = [%s]\nsizes = [%s]\niterations = %d\n' \
           "$backend" "$group" "$backend" "${list%,}" "$sizes_list" "$iters"
+        if [ "$backend" = ucx ] && [ -n "${UCX_PROGRESS:-}" ]; then
+          printf '[run.options.ucx]\nprogress = "%s"\n' "$UCX_PROGRESS"
+        fi
       done
     done
   } >"$exp"
