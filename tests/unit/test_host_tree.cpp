@@ -179,7 +179,7 @@ TEST(HostAgentExchange, AMissingHostIsNamedByTheRootAndItsChildrenBlameTheirPare
     }
   }, /*absent=*/3);
   EXPECT_EQ(first, "");
-  EXPECT_NE(errors[0].find("the agent of host 3 has not sent"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("host 3 has not sent their ranks' blocks"), std::string::npos) << errors[0];
   EXPECT_NE(errors[1].find("from host 0"), std::string::npos) << errors[1];
   EXPECT_NE(errors[2].find("from host 0"), std::string::npos) << errors[2];
 }

@@ -13,12 +13,11 @@
 #include <fmt/format.h>
 
 #include "bootstrap/deadline.h"
+#include "bootstrap/missing_keys.h"
 #include "bootstrap/wire_protocol.h"
 
 namespace commbench {
 namespace {
-
-constexpr size_t kMaxRanksInMessage = 8;
 
 // Time left for the next step of a multi-step collective, in the store's convention.
 Millis remaining(const Deadline& deadline) {
@@ -28,20 +27,6 @@ Millis remaining(const Deadline& deadline) {
 Bytes to_bytes(const void* data, size_t bytes) {
   const auto* p = static_cast<const uint8_t*>(data);
   return Bytes(p, p + bytes);
-}
-
-// "rank 2 has" / "ranks 2, 5 and 3 more have", from keys ending in "/<rank>".
-std::string describe_missing_ranks(const std::vector<std::string>& keys) {
-  std::string ranks;
-  for (size_t i = 0; i < keys.size() && i < kMaxRanksInMessage; ++i) {
-    const auto slash = keys[i].rfind('/');
-    ranks += (i == 0 ? "" : ", ") + keys[i].substr(slash + 1);
-  }
-  if (keys.size() > kMaxRanksInMessage) {
-    ranks += fmt::format(" and {} more", keys.size() - kMaxRanksInMessage);
-  }
-  return fmt::format("{} {} {}", keys.size() == 1 ? "rank" : "ranks", ranks,
-                     keys.size() == 1 ? "has" : "have");
 }
 
 // Shared tail of every collective: count this rank as a reader of `base`, and delete it when
@@ -105,7 +90,7 @@ void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis tim
         fmt::format("allgather #{} under '{}' timed out after {} ms: {} not arrived; is it alive? "
                     "(It may have crashed or hung, or called a different sequence of bootstrap "
                     "collectives.)",
-                    seq, prefix_, timeout.count(), describe_missing_ranks(e.missing_keys())),
+                    seq, prefix_, timeout.count(), describe_missing(e.missing_keys(), "rank")),
         e.missing_keys());
   }
   finish_reading(store_, base, world_size_);

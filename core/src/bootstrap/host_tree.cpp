@@ -6,29 +6,14 @@
 // Agent addresses stay for the run; the agent deletes the run's whole prefix when it ends.
 #include "bootstrap/host_tree.h"
 
-#include <bit>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "bootstrap/deadline.h"
+#include "bootstrap/missing_keys.h"
 
 namespace commbench {
-namespace {
-
-constexpr size_t kMaxHostsInMessage = 8;
-
-std::string host_list(const std::vector<std::string>& keys) {
-  std::string hosts;
-  for (size_t i = 0; i < keys.size() && i < kMaxHostsInMessage; ++i) {
-    hosts += (i == 0 ? "" : ", ") + keys[i].substr(keys[i].rfind('/') + 1);
-  }
-  if (keys.size() > kMaxHostsInMessage) hosts += fmt::format(" and {} more", keys.size() - kMaxHostsInMessage);
-  return hosts;
-}
-
-}  // namespace
-
 int binomial_parent(int host) {
   if (host <= 0) return -1;
   return host & (host - 1);
@@ -37,7 +22,7 @@ int binomial_parent(int host) {
 std::vector<int> binomial_children(int host, int hosts) {
   std::vector<int> children;
   // Host h's children are h + 2^k for every 2^k below h's lowest set bit (every 2^k for the root).
-  const unsigned lowest = host == 0 ? 1u << 30 : std::bit_floor(static_cast<unsigned>(host & -host));
+  const unsigned lowest = host == 0 ? 1u << 30 : static_cast<unsigned>(host & -host);
   for (unsigned step = 1; step < lowest; step <<= 1) {
     const long child = static_cast<long>(host) + step;
     if (child >= hosts) break;
@@ -118,12 +103,9 @@ Bytes HostAgentExchange::gather_at_root(const std::string& base, Millis timeout)
   } catch (const StoreError& e) {
     if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
     throw StoreError(StoreError::Code::Timeout,
-                     fmt::format("host allgather under '{}' timed out after {} ms: the agent of {} {} {} "
-                                 "not sent {} ranks' blocks; {} alive?",
-                                 base, timeout.count(), e.missing_keys().size() == 1 ? "host" : "hosts",
-                                 host_list(e.missing_keys()), e.missing_keys().size() == 1 ? "has" : "have",
-                                 e.missing_keys().size() == 1 ? "its" : "their",
-                                 e.missing_keys().size() == 1 ? "is it" : "are they"),
+                     fmt::format("host allgather under '{}' timed out after {} ms: {} not sent "
+                                 "their ranks' blocks; is each of their agents alive?",
+                                 base, timeout.count(), describe_missing(e.missing_keys(), "host")),
                      e.missing_keys());
   }
   job_store_.delete_prefix(base);  // host 0 is the only reader of the blocks

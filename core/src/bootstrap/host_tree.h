@@ -1,4 +1,5 @@
-// The allgather of jobs with thousands of hosts (docs/scaling.md, "Hierarchical allgather").
+// The allgather of jobs with thousands of hosts (docs/bootstrap.md, "Host tree"; measured in
+// docs/scaling.md).
 //
 // A star through one store delivers N × block bytes to each of N ranks: N² through one process.
 // Here one agent per host speaks for its local ranks instead, and the agents combine through a
