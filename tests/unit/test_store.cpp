@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -241,7 +242,11 @@ TEST(Store, RepliesOfEverySizeArriveWholeAndTheClientGoesOnWorking) {
   // small calls right after large replies must still read their own reply, not stale bytes.
   auto server = start_server();
   auto client = connect_to(*server);
-  for (size_t size : {size_t{100}, size_t{64 * 1024 - 1}, size_t{64 * 1024}, size_t{3u << 20}, size_t{7}}) {
+  // A GET's value is read straight into the result once its reply's 9-byte head is in: 4087
+  // bytes end exactly with the first 4096-byte read, 4088 need a second one, and 20 MiB grow the
+  // result in 16 MiB steps (never more than that beyond what arrived).
+  for (size_t size : {size_t{100}, size_t{4087}, size_t{4088}, size_t{64 * 1024 - 1}, size_t{64 * 1024},
+                      size_t{3u << 20}, size_t{20u << 20}, size_t{0}, size_t{7}}) {
     Bytes value(size);
     for (size_t i = 0; i < size; ++i) value[i] = static_cast<uint8_t>(i * 7 + size);
     const std::string key = "v" + std::to_string(size);
@@ -251,6 +256,41 @@ TEST(Store, RepliesOfEverySizeArriveWholeAndTheClientGoesOnWorking) {
     EXPECT_EQ(client->get("n", 1s)[0], static_cast<uint8_t>(n));
   }
   EXPECT_TRUE(client->check("v7"));
+}
+
+TEST(Store, AValueDeletedWhileItsReplyIsSentStillArrivesWhole) {
+  // GET replies send the stored value itself, not a copy: deleting the key (the last reader of
+  // a host's table does) while another reader's reply is still being written must not free it.
+  auto server = start_server();
+  auto writer = connect_to(*server);
+  Bytes value(24u << 20);
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<uint8_t>(i * 131 + (i >> 12));
+  int arrived = 0;
+  for (int round = 0; round < 6; ++round) {
+    const std::string key = "t/" + std::to_string(round);
+    writer->set(key, value);
+    std::promise<void> asking;
+    Bytes got;
+    std::thread reader([&] {
+      auto client = connect_to(*server);
+      asking.set_value();
+      try {
+        got = client->get(key, 1s);
+      } catch (const StoreError& e) {
+        EXPECT_EQ(e.code(), StoreError::Code::Timeout) << e.what();  // the delete came first
+      }
+    });
+    asking.get_future().wait();
+    // 24 MiB take milliseconds through loopback: vary where in the send the delete lands.
+    std::this_thread::sleep_for(std::chrono::microseconds(500 * round));
+    writer->delete_prefix("t/");
+    reader.join();
+    if (got.empty()) continue;
+    ++arrived;
+    EXPECT_TRUE(got == value) << "round " << round;
+  }
+  EXPECT_GT(arrived, 0) << "every delete overtook its GET, so nothing was tested";
+  EXPECT_EQ(server->key_count(), 0u);
 }
 
 TEST(Store, ConnectRetriesUntilTheServerStarts) {

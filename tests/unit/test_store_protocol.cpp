@@ -217,6 +217,25 @@ TEST(StoreProtocol, ResponsesRoundTrip) {
   EXPECT_EQ(reason, "no");
 }
 
+TEST(StoreProtocol, AValueHeadFollowedByTheValueIsAWholeGetReply) {
+  // The server sends a stored value after encode_ok_value_head without copying it into the
+  // reply: together they must parse and decode as one GET reply, with nothing left over.
+  const Bytes value{'t', 'a', 'b', 'l', 'e'};
+  Bytes out;
+  EXPECT_EQ(encode_ok_value_head(out, value.size()), 1 + 4 + value.size());
+  EXPECT_EQ(out.size(), kFrameHeaderBytes + 1 + 4);
+  EXPECT_TRUE(std::holds_alternative<NeedMore>(parse_response(out, kLimit)));
+  out.insert(out.end(), value.begin(), value.end());
+  auto r = parse_response(out, kLimit);
+  ASSERT_TRUE(std::holds_alternative<Parsed<ResponseFrame>>(r));
+  const auto& parsed = std::get<Parsed<ResponseFrame>>(r);
+  EXPECT_EQ(parsed.consumed, out.size());
+  EXPECT_EQ(parsed.message.status, Status::Ok);
+  Bytes decoded;
+  ASSERT_TRUE(decode_value(parsed.message.payload, decoded));
+  EXPECT_EQ(decoded, value);
+}
+
 TEST(StoreProtocol, ResponseDecodersRejectLies) {
   Bytes payload;
   ByteWriter(payload).u32(1000);  // claims 1000 values, holds none

@@ -79,15 +79,16 @@ void HostAgentExchange::rendezvous(Millis timeout) {
                                        Millis(std::max<int64_t>(deadline.remaining_ms(), 1)), token_);
 }
 
-Bytes HostAgentExchange::allgather(const Bytes& host_blocks, Millis timeout) {
-  if (hosts_ == 1) return host_blocks;
+std::shared_ptr<const Bytes> HostAgentExchange::allgather(const Bytes& host_blocks, Millis timeout) {
+  if (hosts_ == 1) return std::make_shared<const Bytes>(host_blocks);
   if (host_ != 0 && !parent_store_) {
     throw std::logic_error("host exchange: allgather before rendezvous");
   }
   const std::string base = fmt::format("{}/hag/{}/", prefix_, seq_++);
   job_store_.set(fmt::format("{}blk/{}", base, host_), host_blocks);
-  Bytes table = host_ == 0 ? gather_at_root(base, timeout) : fetch_from_parent(base, timeout);
-  if (!binomial_children(host_, hosts_).empty()) own_store_.set(base + "table", table);
+  auto table = std::make_shared<const Bytes>(host_ == 0 ? gather_at_root(base, timeout)
+                                                       : fetch_from_parent(base, timeout));
+  if (!binomial_children(host_, hosts_).empty()) own_store_.set_shared(base + "table", table);
   return table;
 }
 

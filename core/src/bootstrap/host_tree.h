@@ -45,9 +45,10 @@ class HostAgentExchange {
 
   // Every agent calls it with its local ranks' blocks, in rank order (hosts hold contiguous,
   // ascending ranks; hosts may hold different numbers of ranks). Returns every host's bytes in
-  // host order, i.e. every rank's block in rank order. Throws StoreError(Timeout) naming the
-  // hosts that never arrived (host 0) or the parent that never handed the table on.
-  Bytes allgather(const Bytes& host_blocks, Millis timeout);
+  // host order, i.e. every rank's block in rank order, shared (not copied) with this agent's
+  // store while its children read it. Throws StoreError(Timeout) naming the hosts that never
+  // arrived (host 0) or the parent that never handed the table on.
+  std::shared_ptr<const Bytes> allgather(const Bytes& host_blocks, Millis timeout);
 
  private:
   Bytes gather_at_root(const std::string& base, Millis timeout);

@@ -23,9 +23,12 @@ struct StoreConnection {
   size_t in_begin = 0;
   // The reply being sent: `out` for small replies built per connection, `shared_out` for a
   // MULTI_GET reply that many connections send (all ranks of an allgather get the same bytes,
-  // so it is built once). Unsent output starts at out_begin.
+  // so it is built once); then `out_value`, a stored value sent as it is, after its GET reply's
+  // header (a host's 2 MiB table is not copied per reader). Unsent output starts at out_begin,
+  // counted over both.
   wire::Bytes out;
   std::shared_ptr<const wire::Bytes> shared_out;
+  std::shared_ptr<const wire::Bytes> out_value;
   size_t out_begin = 0;
   // HELLO, then the client's proof (AUTH); only then any other request (bootstrap/auth.h).
   enum class Auth : uint8_t { AwaitHello, AwaitProof, Done };
@@ -39,7 +42,8 @@ struct StoreConnection {
   bool authenticated() const { return auth == Auth::Done; }
   size_t buffered_input() const { return in.size() - in_begin; }
   const wire::Bytes& output() const { return shared_out ? *shared_out : out; }
-  bool output_pending() const { return out_begin < output().size(); }
+  size_t output_size() const { return output().size() + (out_value ? out_value->size() : 0); }
+  bool output_pending() const { return out_begin < output_size(); }
   bool busy() const { return parked_op.has_value() || output_pending() || close_after_flush; }
 };
 

@@ -66,8 +66,11 @@ class StoreServer {
   // keeps the gathered table here for the agents below it in the tree (bootstrap/host_tree.h),
   // and a second copy through a client would double its traffic. Waiters are woken as by a
   // client's SET; it is applied by the event loop, so a client may see it a moment later.
-  // Thread-safe.
-  virtual void set(const std::string& key, Bytes value) = 0;
+  // Thread-safe. set_shared keeps `value` itself (no copy): it must not change afterwards.
+  void set(const std::string& key, Bytes value) {
+    set_shared(key, std::make_shared<const Bytes>(std::move(value)));
+  }
+  virtual void set_shared(const std::string& key, std::shared_ptr<const Bytes> value) = 0;
   // Number of keys currently held (for tests: keys of finished runs must be deleted).
   virtual size_t key_count() const = 0;
   // Unparsed input held over all connections (for tests: the limits of StoreServerOptions).

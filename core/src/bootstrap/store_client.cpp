@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <limits>
 
@@ -29,6 +30,8 @@ constexpr Millis kServerReplyGrace = 5s;
 // zero-filled buffer per call would cost a thousand ranks page faults for nothing.
 constexpr size_t kFirstRead = 4096;
 constexpr size_t kMaxReadAhead = 16u << 20;
+// A GET's OK reply up to its value: frame length, status, value length.
+constexpr size_t kValueHeadBytes = wire::kFrameHeaderBytes + 1 + 4;
 constexpr size_t kClientKeepBufferCapacity = 1u << 20;  // release bigger request/reply buffers
 constexpr size_t kMaxKeysInMessage = 8;
 
@@ -49,6 +52,14 @@ std::string list_keys(const std::vector<std::string>& keys) {
   return out;
 }
 
+// Where a GET's value goes when it is received straight from the socket: a large value (a
+// host's gathered table) then skips the reply buffer and the copy out of it. `received` says
+// whether that happened; if not, the reply is in the returned frame as usual.
+struct ValueTarget {
+  Bytes* value = nullptr;
+  bool* received = nullptr;
+};
+
 class TcpStoreClient final : public StoreClient {
  public:
   TcpStoreClient(UniqueFd fd, std::string endpoint, Millis request_timeout)
@@ -63,11 +74,14 @@ class TcpStoreClient final : public StoreClient {
 
   Bytes get(const std::string& key, Millis timeout) override {
     auto deadline = Deadline::after(timeout);
+    Bytes value;
+    bool received = false;
     auto reply = round_trip(wire::GetRequest{wire_timeout(timeout), key},
-                            deadline.extended(kServerReplyGrace), "GET", key);
+                            deadline.extended(kServerReplyGrace), "GET", key,
+                            ValueTarget{&value, &received});
+    if (received) return value;
     if (reply.status == wire::Status::Timeout) throw_timeout(reply, {key}, timeout, "GET");
     expect_ok(reply, "GET", key);
-    Bytes value;
     if (!wire::decode_value(reply.payload, value)) throw_malformed("GET");
     return value;
   }
@@ -134,10 +148,19 @@ class TcpStoreClient final : public StoreClient {
   // Sends one request and reads its reply; the returned payload lives in reply_ until the next
   // call. `op` and `subject` only serve error messages.
   wire::ResponseFrame round_trip(const wire::Request& request, const Deadline& deadline,
-                                 const char* op, const std::string& subject);
+                                 const char* op, const std::string& subject,
+                                 ValueTarget target = {});
   void send_all(const wire::Bytes& bytes, const Deadline& deadline, const char* op,
                 const std::string& subject);
-  wire::ResponseFrame receive(const Deadline& deadline, const char* op, const std::string& subject);
+  wire::ResponseFrame receive(const Deadline& deadline, const char* op, const std::string& subject,
+                              ValueTarget target);
+  // The rest of a GET's OK reply, whose head (and maybe more) is in reply_[0, filled), read
+  // into *target.value; false (nothing read) unless reply_ holds exactly such a head.
+  bool receive_value(size_t filled, ValueTarget target, const Deadline& deadline, const char* op,
+                     const std::string& subject);
+  // One recv of at most `want` bytes into `to`, waiting until the deadline; > 0 or throws.
+  size_t recv_some(uint8_t* to, size_t want, const Deadline& deadline, const char* op,
+                   const std::string& subject);
   // Waits for `events` on the socket; false when the deadline passed first.
   bool wait_ready(short events, const Deadline& deadline, const char* op,
                   const std::string& subject);
@@ -201,7 +224,7 @@ void TcpStoreClient::expect_admitted(const wire::ResponseFrame& reply, const cha
 
 wire::ResponseFrame TcpStoreClient::round_trip(const wire::Request& request,
                                                const Deadline& deadline, const char* op,
-                                               const std::string& subject) {
+                                               const std::string& subject, ValueTarget target) {
   if (!broken_.empty()) {
     throw StoreError(StoreError::Code::Connection,
                      fmt::format("the connection to the bootstrap store at {} is unusable after "
@@ -213,7 +236,7 @@ wire::ResponseFrame TcpStoreClient::round_trip(const wire::Request& request,
   send_all(request_, deadline, op, subject);
   // Keep a large request buffer (an allgather of big blocks) from outliving the call.
   if (request_.capacity() > kClientKeepBufferCapacity) wire::Bytes().swap(request_);
-  return receive(deadline, op, subject);
+  return receive(deadline, op, subject, target);
 }
 
 bool TcpStoreClient::wait_ready(short events, const Deadline& deadline, const char* op,
@@ -257,7 +280,7 @@ void TcpStoreClient::send_all(const wire::Bytes& bytes, const Deadline& deadline
 }
 
 wire::ResponseFrame TcpStoreClient::receive(const Deadline& deadline, const char* op,
-                                            const std::string& subject) {
+                                            const std::string& subject, ValueTarget target) {
   reply_.clear();
   if (reply_.capacity() > kClientKeepBufferCapacity) wire::Bytes().swap(reply_);  // the last one was big
   // reply_ only grows while a reply arrives and `filled` counts what arrived: resizing it to
@@ -282,19 +305,52 @@ wire::ResponseFrame TcpStoreClient::receive(const Deadline& deadline, const char
                        "store of the same version?",
                        op, endpoint_, err->message));
     }
+    if (target.value && receive_value(filled, target, deadline, op, subject)) return {};
     // Read up to the end of the frame once its length is known, but never allocate more than
-    // kMaxReadAhead beyond what actually arrived, whatever length the peer claims.
+    // kMaxReadAhead beyond what actually arrived, whatever length the peer claims. A GET reads
+    // no further than the head of its reply until receive_value has seen it.
     size_t want = kFirstRead;
     if (uint32_t length = 0; wire::ByteReader(arrived).u32(length)) {
       want = std::min(wire::kFrameHeaderBytes + length - filled, kMaxReadAhead);
+      if (target.value && filled < kValueHeadBytes) want = std::min(want, kValueHeadBytes - filled);
     }
     if (reply_.size() < filled + want) reply_.resize(filled + want);
-    const ssize_t n = ::recv(fd_.get(), reply_.data() + filled, want, 0);
+    filled += recv_some(reply_.data() + filled, want, deadline, op, subject);
+  }
+}
+
+bool TcpStoreClient::receive_value(size_t filled, ValueTarget target, const Deadline& deadline,
+                                   const char* op, const std::string& subject) {
+  if (filled < kValueHeadBytes) return false;
+  wire::ByteReader head(std::span<const uint8_t>(reply_.data(), kValueHeadBytes));
+  uint32_t length = 0, size = 0;
+  uint8_t status = 0;
+  head.u32(length);
+  head.u8(status);
+  head.u32(size);
+  const size_t already = filled - kValueHeadBytes;
+  // Anything else (an error, a malformed length) is left to the parser and its messages.
+  if (status != static_cast<uint8_t>(wire::Status::Ok) || length != 1 + 4 + uint64_t{size} ||
+      already > size) {
+    return false;
+  }
+  Bytes& value = *target.value;
+  value.resize(std::min<size_t>(size, already + kMaxReadAhead));
+  std::copy_n(reply_.data() + kValueHeadBytes, already, value.data());
+  for (size_t got = already; got < size;) {
+    if (value.size() == got) value.resize(std::min<size_t>(size, got + kMaxReadAhead));
+    got += recv_some(value.data() + got, value.size() - got, deadline, op, subject);
+  }
+  *target.received = true;
+  return true;
+}
+
+size_t TcpStoreClient::recv_some(uint8_t* to, size_t want, const Deadline& deadline,
+                                 const char* op, const std::string& subject) {
+  while (true) {
+    const ssize_t n = ::recv(fd_.get(), to, want, 0);
     const int err = errno;
-    if (n > 0) {
-      filled += static_cast<size_t>(n);
-      continue;
-    }
+    if (n > 0) return static_cast<size_t>(n);
     if (n < 0 && err == EINTR) continue;
     if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
       if (wait_ready(POLLIN, deadline, op, subject)) continue;

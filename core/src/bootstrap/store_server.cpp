@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -54,7 +55,7 @@ class TcpStoreServer final : public StoreServer {
   size_t key_count() const override { return key_count_.load(std::memory_order_relaxed); }
   size_t buffered_input_bytes() const override { return buffered_seen_.load(std::memory_order_relaxed); }
   void stop() override;
-  void set(const std::string& key, Bytes value) override;
+  void set_shared(const std::string& key, std::shared_ptr<const Bytes> value) override;
 
  private:
   void apply_local_sets();
@@ -74,9 +75,16 @@ class TcpStoreServer final : public StoreServer {
   void update_accepting();
   void wait_for(StoreConnection& c, wire::Opcode op, std::vector<std::string> keys,
                 uint32_t timeout_ms);
-  std::shared_ptr<const wire::Bytes> values_reply(wire::Opcode op,
-                                                  const std::vector<const wire::Bytes*>& values);
-  void send_shared(StoreConnection& c, std::shared_ptr<const wire::Bytes> reply);
+  // The OK reply to a GET or MULTI_GET whose keys all exist (`values`, from find_all(keys)):
+  // built once and shared by every connection that asked the same; a GET's value is not copied
+  // into it but sent after it.
+  struct ValuesReply {
+    std::shared_ptr<const wire::Bytes> bytes;
+    std::shared_ptr<const wire::Bytes> value;
+  };
+  ValuesReply values_reply(wire::Opcode op, const std::vector<std::string>& keys,
+                           const std::vector<const wire::Bytes*>& values);
+  void send_shared(StoreConnection& c, ValuesReply reply);
   void finish_woken(const std::vector<StoreState::WaiterId>& woken);
   void expire_waiters();
   void flush(StoreConnection& c);
@@ -99,7 +107,7 @@ class TcpStoreServer final : public StoreServer {
   std::once_flag stop_once_;
   std::thread thread_;
   std::mutex local_sets_mutex_;
-  std::vector<std::pair<std::string, Bytes>> local_sets_;  // set() by the host, for the loop
+  std::vector<std::pair<std::string, StoreState::Value>> local_sets_;  // set() by the host, for the loop
 
   // Owned by the loop thread.
   StoreState state_;
@@ -154,7 +162,7 @@ void TcpStoreServer::stop() {
   });
 }
 
-void TcpStoreServer::set(const std::string& key, Bytes value) {
+void TcpStoreServer::set_shared(const std::string& key, std::shared_ptr<const Bytes> value) {
   {
     std::lock_guard<std::mutex> lock(local_sets_mutex_);
     local_sets_.emplace_back(key, std::move(value));
@@ -166,13 +174,13 @@ void TcpStoreServer::set(const std::string& key, Bytes value) {
 void TcpStoreServer::apply_local_sets() {
   uint64_t count = 0;
   [[maybe_unused]] auto n = ::read(wake_fd_.get(), &count, sizeof(count));  // re-arm the eventfd
-  std::vector<std::pair<std::string, Bytes>> sets;
+  std::vector<std::pair<std::string, StoreState::Value>> sets;
   {
     std::lock_guard<std::mutex> lock(local_sets_mutex_);
     sets.swap(local_sets_);
   }
   std::vector<StoreState::WaiterId> woken;
-  for (auto& [key, value] : sets) state_.set(key, std::move(value), woken);
+  for (auto& [key, value] : sets) state_.set_shared(key, std::move(value), woken);
   key_count_.store(state_.key_count(), std::memory_order_relaxed);
   finish_woken(woken);
 }
@@ -440,7 +448,7 @@ void TcpStoreServer::reject(StoreConnection& c, const std::string& reason) {
 
 void TcpStoreServer::wait_for(StoreConnection& c, wire::Opcode op, std::vector<std::string> keys,
                               uint32_t timeout_ms) {
-  if (state_.find_all(keys, values_)) return send_shared(c, values_reply(op, values_));
+  if (state_.find_all(keys, values_)) return send_shared(c, values_reply(op, keys, values_));
   if (timeout_ms == 0) {
     wire::encode_timeout(c.out, state_.missing(keys));
     return flush(c);
@@ -452,8 +460,9 @@ void TcpStoreServer::wait_for(StoreConnection& c, wire::Opcode op, std::vector<s
   state_.park(c.id, std::move(keys), c.parked_deadline);
 }
 
-std::shared_ptr<const wire::Bytes> TcpStoreServer::values_reply(
-    wire::Opcode op, const std::vector<const wire::Bytes*>& values) {
+TcpStoreServer::ValuesReply TcpStoreServer::values_reply(
+    wire::Opcode op, const std::vector<std::string>& keys,
+    const std::vector<const wire::Bytes*>& values) {
   auto out = std::make_shared<wire::Bytes>();
   // Size first, so an oversized reply becomes an error message instead of a huge buffer.
   size_t body = 1 + 4;
@@ -463,7 +472,11 @@ std::shared_ptr<const wire::Bytes> TcpStoreServer::values_reply(
                          fmt::format("the reply would be {} bytes, over the store's limit of {}; "
                                      "fetch fewer or smaller values per call",
                                      body, opts_.max_message_bytes));
-    return out;
+    return {out, nullptr};
+  }
+  if (op == wire::Opcode::Get) {
+    wire::encode_ok_value_head(*out, values[0]->size());
+    return {out, state_.find_shared(keys[0])};
   }
   out->reserve(wire::kFrameHeaderBytes + body);
   wire::ResponseBuilder reply(*out, wire::Status::Ok);
@@ -471,11 +484,12 @@ std::shared_ptr<const wire::Bytes> TcpStoreServer::values_reply(
   if (op == wire::Opcode::MultiGet) w.u32(static_cast<uint32_t>(values.size()));
   for (const auto* v : values) w.blob(v->data(), v->size());
   reply.finish();
-  return out;
+  return {out, nullptr};
 }
 
-void TcpStoreServer::send_shared(StoreConnection& c, std::shared_ptr<const wire::Bytes> reply) {
-  c.shared_out = std::move(reply);
+void TcpStoreServer::send_shared(StoreConnection& c, ValuesReply reply) {
+  c.shared_out = std::move(reply.bytes);
+  c.out_value = std::move(reply.value);
   c.out_begin = 0;
   flush(c);
 }
@@ -483,7 +497,7 @@ void TcpStoreServer::send_shared(StoreConnection& c, std::shared_ptr<const wire:
 void TcpStoreServer::finish_woken(const std::vector<StoreState::WaiterId>& woken) {
   // Waiters woken by the same SET usually asked for the same keys (every rank of an allgather
   // does): identical value pointers mean identical bytes, so such replies are built once.
-  std::shared_ptr<const wire::Bytes> reply;
+  ValuesReply reply;
   std::optional<wire::Opcode> reply_op;
   std::vector<const wire::Bytes*> reply_values;
   for (StoreState::WaiterId id : woken) {
@@ -497,8 +511,8 @@ void TcpStoreServer::finish_woken(const std::vector<StoreState::WaiterId>& woken
     }
     const wire::Opcode op = *c.parked_op;
     c.parked_op.reset();
-    if (!reply || reply_op != op || reply_values != values_) {
-      reply = values_reply(op, values_);
+    if (!reply.bytes || reply_op != op || reply_values != values_) {
+      reply = values_reply(op, keys, values_);
       reply_op = op;
       reply_values = values_;
     }
@@ -516,7 +530,7 @@ void TcpStoreServer::expire_waiters() {
     const wire::Opcode op = *c.parked_op;
     c.parked_op.reset();
     if (state_.find_all(keys, values_)) {  // completed at the last moment
-      send_shared(c, values_reply(op, values_));
+      send_shared(c, values_reply(op, keys, values_));
     } else {
       wire::encode_timeout(c.out, state_.missing(keys));
       flush(c);
@@ -527,9 +541,20 @@ void TcpStoreServer::expire_waiters() {
 
 void TcpStoreServer::flush(StoreConnection& c) {
   while (c.output_pending()) {
-    const wire::Bytes& buf = c.output();
-    const ssize_t n =
-        ::send(c.fd.get(), buf.data() + c.out_begin, buf.size() - c.out_begin, MSG_NOSIGNAL);
+    const wire::Bytes& head = c.output();
+    iovec iov[2];
+    int parts = 0;
+    if (c.out_begin < head.size()) {
+      iov[parts++] = {const_cast<uint8_t*>(head.data()) + c.out_begin, head.size() - c.out_begin};
+    }
+    if (c.out_value) {
+      const size_t sent = c.out_begin > head.size() ? c.out_begin - head.size() : 0;
+      iov[parts++] = {const_cast<uint8_t*>(c.out_value->data()) + sent, c.out_value->size() - sent};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(parts);
+    const ssize_t n = ::sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       if (errno == EINTR) continue;
@@ -542,6 +567,7 @@ void TcpStoreServer::flush(StoreConnection& c) {
     c.out_begin = 0;
     c.out.clear();
     c.shared_out.reset();
+    c.out_value.reset();
     resume_.push_back(c.id);  // a backlogged request may now run
   }
   update_interest(c);

@@ -8,10 +8,20 @@ namespace commbench {
 
 const StoreState::Bytes* StoreState::find(std::string_view key) const {
   auto it = data_.find(key);
-  return it == data_.end() ? nullptr : &it->second;
+  return it == data_.end() ? nullptr : it->second.get();
+}
+
+StoreState::Value StoreState::find_shared(std::string_view key) const {
+  auto it = data_.find(key);
+  return it == data_.end() ? nullptr : it->second;
 }
 
 void StoreState::set(const std::string& key, Bytes value, std::vector<WaiterId>& woken) {
+  set_shared(key, std::make_shared<const Bytes>(std::move(value)), woken);
+}
+
+void StoreState::set_shared(const std::string& key, Value value, std::vector<WaiterId>& woken) {
+  if (!value) value = std::make_shared<const Bytes>();
   data_.insert_or_assign(key, std::move(value));
   wake_watchers(key, woken);
 }

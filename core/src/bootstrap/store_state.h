@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,13 +22,18 @@ class StoreState {
   using Clock = std::chrono::steady_clock;
   using WaiterId = uint64_t;
   using Bytes = std::vector<uint8_t>;
+  // Values are shared, immutable buffers: a GET reply sends the stored bytes themselves, and a
+  // DELETE_PREFIX while a reply is being written must not free them under it.
+  using Value = std::shared_ptr<const Bytes>;
 
   const Bytes* find(std::string_view key) const;
+  Value find_shared(std::string_view key) const;
   size_t key_count() const { return data_.size(); }
 
   // Stores (or overwrites) a value. Waiters whose last missing key this was are appended to
   // `woken`; they stay parked until take().
   void set(const std::string& key, Bytes value, std::vector<WaiterId>& woken);
+  void set_shared(const std::string& key, Value value, std::vector<WaiterId>& woken);
 
   // Adds `delta` to the 8-byte counter at `key` (missing = 0) and returns the new value, or
   // nullopt when the key holds a value that is not a counter (then nothing changes).
@@ -77,7 +83,7 @@ class StoreState {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, Bytes, StringHash, std::equal_to<>> data_;
+  std::unordered_map<std::string, Value, StringHash, std::equal_to<>> data_;  // never null
   std::unordered_map<WaiterId, Waiter> waiters_;
   std::unordered_map<std::string, std::vector<WaiterId>> watchers_;  // missing key -> waiters
   std::set<std::pair<Clock::time_point, WaiterId>> deadlines_;

@@ -232,6 +232,17 @@ void encode_ok_hello(Bytes& out, std::span<const uint8_t> server_nonce, std::spa
   b.finish();
 }
 
+size_t encode_ok_value_head(Bytes& out, size_t value_size) {
+  const size_t at = out.size();
+  ResponseBuilder b(out, Status::Ok);
+  ByteWriter(b.payload()).u32(static_cast<uint32_t>(value_size));
+  const size_t body = b.finish() + value_size;
+  for (size_t i = 0; i < kFrameHeaderBytes; ++i) {  // the frame's length counts the value too
+    out[at + i] = static_cast<uint8_t>(static_cast<uint32_t>(body) >> (8 * i));
+  }
+  return body;
+}
+
 void encode_ok_int(Bytes& out, int64_t value) {
   ResponseBuilder b(out, Status::Ok);
   ByteWriter(b.payload()).i64(value);

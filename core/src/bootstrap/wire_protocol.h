@@ -135,6 +135,9 @@ class ResponseBuilder {
 void encode_ok_empty(Bytes& out);
 // HELLO's answer: the server's version, its nonce and its proof.
 void encode_ok_hello(Bytes& out, std::span<const uint8_t> server_nonce, std::span<const uint8_t> server_proof);
+// GET's OK reply up to its value, whose `value_size` bytes the caller sends right after (the
+// store sends a stored value without copying it). Returns the body size, value included.
+size_t encode_ok_value_head(Bytes& out, size_t value_size);
 void encode_ok_int(Bytes& out, int64_t value);     // ADD
 void encode_ok_bool(Bytes& out, bool value);       // CHECK
 void encode_ok_count(Bytes& out, uint64_t count);  // DELETE_PREFIX
