@@ -30,7 +30,7 @@ enum class ErrorHandling {
 struct UcxOptions {
   std::string transports;  // UCX_TLS syntax ("tcp", "sm,self", "^cma"); empty: UCX's default
   ucs_thread_mode_t thread_mode = UCS_THREAD_MODE_SINGLE;
-  // Unset: polling when this host's ranks fit on its CPUs, wait when they do not (spinning
+  // Unset: polling when this host's ranks fit on its CPUs, yield when they do not (polling
   // ranks that outnumber the cores steal each other's time slices: milliseconds per message).
   std::optional<ProgressMode> progress;
   std::string rndv_thresh;  // UCX_RNDV_THRESH ("auto" or bytes); empty: UCX's default
@@ -65,7 +65,7 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      [](UcxOptions& o, const sdk::OptionValue& v) { o.transports = parse_transports(v.key, v.text); }},
     {"thread_mode", CB_OPTION_CHOICE, "single", "UCP worker thread mode",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.thread_mode = kThreadModes[v.choice]; }, kThreadModeNames},
-    {"progress", CB_OPTION_CHOICE, "auto", "auto: polling if this host's ranks fit its CPUs, else wait (event fd)",
+    {"progress", CB_OPTION_CHOICE, "auto", "auto: polling if this host's ranks fit its CPUs, else yield (sched_yield when idle)",
      [](UcxOptions& o, const sdk::OptionValue& v) {
        if (v.choice == 0) o.progress.reset();
        else o.progress = kProgressModes[v.choice - 1];
