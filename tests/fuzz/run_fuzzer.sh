@@ -29,18 +29,26 @@ case "$target" in
     options=(-max_len=16384 -dict="$src/tests/fuzz/experiment.dict") ;;
   *) echo "unknown fuzz target '$target' (store or experiment)"; exit 2 ;;
 esac
-# One object per source, compiled in parallel (the loader's ~20 files take minutes serially with
-# the sanitizers); nothing is rebuilt when no source or header is newer than the fuzzer.
+# The sources are compiled as one unity file per core (each includes its share of the .cpp
+# files, round robin), in parallel: the loader's ~34 files share heavy headers (fmt, TOML++,
+# the standard library), and parsing them once per core instead of once per file cut this
+# build from ~290 s to ~70 s on 2 cores. Nothing is rebuilt when no source or header is newer
+# than the fuzzer.
 bin="$work/${target}_fuzzer"
 newest=$(find "$src/core/src" "$src/core/include" "$src/tests/fuzz" -newer "$bin" -print -quit 2>/dev/null || true)
 if [ ! -x "$bin" ] || [ -n "$newest" ]; then
   flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
          -I"$src/core/src" -I"$src/core/include" "${defines[@]}")
   mkdir -p "$work/obj"
-  rm -f "$work/obj/"*.o "$work/build.log"
+  rm -f "$work/obj/"*.o "$work/obj/"unity_*.cpp "$work/build.log"
+  parts=$(nproc 2>/dev/null || echo 2)
+  ((parts > ${#sources[@]})) && parts=${#sources[@]}
+  for i in "${!sources[@]}"; do
+    echo "#include \"${sources[$i]}\"" >>"$work/obj/unity_$((i % parts)).cpp"
+  done
   export cxx work
-  if ! printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
-       'o="$work/obj/$(echo "{}" | tr / _).o"; "$cxx" "$@" -c "{}" -o "$o" 2>>"$work/build.log"' _ "${flags[@]}" ||
+  if ! ls "$work/obj/"unity_*.cpp | xargs -P "$parts" -I{} sh -c \
+       '"$cxx" "$@" -c "{}" -o "{}.o" 2>>"$work/build.log"' _ "${flags[@]}" ||
      ! "$cxx" "${flags[@]}" "$work/obj/"*.o -lfmt -o "$bin" 2>>"$work/build.log"; then
     if grep -q "libclang_rt.fuzzer\|cannot find -l.*fuzzer\|fuzzer.*No such file" "$work/build.log"; then
       echo "SKIP: libFuzzer runtime missing (Debian libclang-rt-14-dev)"; exit 77

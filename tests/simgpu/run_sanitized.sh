@@ -11,8 +11,10 @@ if ! echo 'int main(){}' | ${CXX:-c++} -x c++ ${flag} -o /dev/null - 2>/dev/null
 fi
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
-  "-DSIMGPU_SANITIZE=${flag};-fno-omit-frame-pointer" >/dev/null
+# -O1 -g1 and unity files: what the sanitizers recommend, with line tables for reports, at half
+# the build time of RelWithDebInfo one file at a time (61 s -> 29 s here; the tests run as long).
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" -DCMAKE_UNITY_BUILD=ON \
+  "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DSIMGPU_SANITIZE=${flag};-fno-omit-frame-pointer" >/dev/null
 cmake --build "$build" -j2
 export LD_LIBRARY_PATH="$build/simgpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # handle_segv=0: the host-dereference tests expect the child to die of SIGSEGV, not of a sanitizer report.
