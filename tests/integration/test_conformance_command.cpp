@@ -4,9 +4,13 @@
 // (The example plugin is proven against an installed commbench by out_of_tree_example.sh.)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -85,6 +89,50 @@ TEST(ConformanceCommand, ACrashingPluginFailsNamingTheRankAndTheSignal) {
   const std::string crashed = row(r.output, "2 ranks", "rank processes");
   EXPECT_NE(crashed.find("rank 1 killed by signal 11 (SIGSEGV) during conformance allreduce"), std::string::npos) << r.output;
   EXPECT_NE(read(junit).find("<failure message=\"rank 1 killed by signal 11"), std::string::npos) << read(junit);
+}
+
+// TMPDIR for the commbench processes this test starts, restored after.
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::string& value) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    ::setenv("TMPDIR", value.c_str(), 1);
+  }
+  ~ScopedTmpdir() { old_ ? (void)::setenv("TMPDIR", old_->c_str(), 1) : (void)::unsetenv("TMPDIR"); }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+TEST(ConformanceCommand, AFailedRunKeepsTheRanksLogsUnderTmpdir) {
+  JobDir dir;
+  const fs::path tmp = dir.path() / "scratch";
+  fs::create_directories(tmp);
+  ScopedTmpdir scoped(tmp.string());
+  const CommandResult r =
+      run_commbench({"conformance", test_plugin("crash"), "--ranks", "2", "-O", "corrupt=true"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::vector<fs::path> kept;
+  for (const auto& e : fs::directory_iterator(tmp)) kept.push_back(e.path());
+  ASSERT_EQ(kept.size(), 1u) << r.output;
+  EXPECT_EQ(kept[0].filename().string().rfind("commbench-conformance-", 0), 0u) << kept[0];
+  EXPECT_NE(r.output.find("The ranks' logs (what the plugin printed) are in " + kept[0].string()), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(fs::exists(kept[0] / "suite-2ranks-rank1.log")) << r.output;
+}
+
+TEST(ConformanceCommand, ATmpdirThatCannotHoldTheLogsIsRefusedBeforeAnyRankStarts) {
+  // It once fell back to /tmp itself, and a run that passed then removed its log folder whole.
+  JobDir dir;
+  const fs::path missing = dir.path() / "no-such-folder";
+  ScopedTmpdir scoped(missing.string());
+  const CommandResult r = run_commbench({"conformance", test_plugin("crash"), "--ranks", "1"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot create a folder for the ranks' logs in " + missing.string()), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("point TMPDIR at a writable folder"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("verdict:"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(missing));
 }
 
 TEST(ConformanceCommand, WrongResultsFailTheOpWithTheFirstWrongCase) {

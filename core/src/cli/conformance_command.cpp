@@ -107,6 +107,9 @@ int cmd_conformance(const std::vector<std::string>& args) {
       }
     }
     return report.passed() ? 0 : kExitFailures;
+  } catch (const std::runtime_error& e) {  // the run could not start here (no folder for its logs)
+    std::cerr << fmt::format("commbench conformance: {}\n", e.what());
+    return kExitInvalid;
   } catch (const std::exception& e) {  // po::error, std::stoi
     std::cerr << fmt::format("commbench conformance: {}\nTry 'commbench conformance --help'.\n", e.what());
     return kExitInvalid;

@@ -6,10 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -209,6 +213,19 @@ ConformanceCheck option_descriptor_check(const PluginInfo& info) {
                           fmt::format("{} option(s), unique names, types known, defaults valid", info.options->size())};
 }
 
+// A fresh folder for the ranks' logs under $TMPDIR (or /tmp); it is removed again when every
+// check passed. Throws when it cannot be made: there is no fallback folder, since a passing run
+// deletes its log folder whole.
+std::string make_log_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = tmp && *tmp ? tmp : "/tmp";
+  std::string tmpl = base + "/commbench-conformance-XXXXXX";
+  if (!::mkdtemp(tmpl.data()))
+    throw std::runtime_error(fmt::format("cannot create a folder for the ranks' logs in {}: {}; point TMPDIR at a "
+                                         "writable folder", base, std::strerror(errno)));
+  return tmpl;
+}
+
 }  // namespace
 
 ConformanceReport run_conformance(const ConformanceOptions& opts) {
@@ -224,8 +241,7 @@ ConformanceReport run_conformance(const ConformanceOptions& opts) {
   report.checks.push_back(ConformanceCheck{"load alone", 0, ConformanceResult::Pass,
                                            fmt::format("entry point and static capabilities, ABI {}.{}", info.abi_major, info.abi_minor)});
   report.checks.push_back(option_descriptor_check(info));
-  char tmpl[] = "/tmp/commbench-conformance-XXXXXX";
-  const std::string log_dir = ::mkdtemp(tmpl) ? tmpl : "/tmp";
+  const std::string log_dir = make_log_dir();
   run_stage(opts, "options", 1, log_dir, report.checks);
   for (int world : opts.world_sizes)
     if (!run_stage(opts, "suite", world, log_dir, report.checks)) report.unavailable = true;
