@@ -10,8 +10,12 @@
 #        stores, timed from every agent's store being up until the last host holds the table.
 #        Then 16384 ranks again at 16 and 32 ranks per host, and at 1024 per host: 16 hosts, the
 #        same 2 MiB table through 4 tree levels, without 2,048 simulated hosts sharing two cores.
+#        With PREFAULT=1 (the default) the simulated hosts' memory is faulted in before the clock
+#        starts, as each host of a cluster faults in its own table at the same time as the others;
+#        the 16384-rank configurations also run without it ("cold"), to show what this VM's page
+#        faults cost when 2,048 hosts' first touches queue on two cores.
 # docs/scaling.md discusses the numbers.
-# Usage: [PER_HOST=8] [STAR=1] bench/run_bootstrap_scale.sh [build-dir] [runs]
+# Usage: [PER_HOST=8] [STAR=1] [PREFAULT=1|0] bench/run_bootstrap_scale.sh [build-dir] [runs]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -50,16 +54,24 @@ if [ "${STAR:-1}" = 1 ]; then
   done
 fi
 # Alternating sizes within each run, so a slow spell of the machine hits every size alike.
+tree_env=()
+[ "${PREFAULT:-1}" = 1 ] && tree_env=(COMMBENCH_BOOTSTRAP_PREFAULT=1)
 for ((i = 0; i < runs; i++)); do
   for n in 1024 2048 4096 8192 16384; do
     echo "tree $n $per_host $(measure '*MeasureHostTreeAllgather' COMMBENCH_BOOTSTRAP_RANKS=$n \
-      COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host")" >>"$results"
+      COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host" "${tree_env[@]}")" >>"$results"
   done
   for p in 16 32 1024; do
     [ "$p" = "$per_host" ] && continue
     echo "tree 16384 $p $(measure '*MeasureHostTreeAllgather' COMMBENCH_BOOTSTRAP_RANKS=16384 \
-      COMMBENCH_BOOTSTRAP_RANKS_PER_HOST=$p)" >>"$results"
+      COMMBENCH_BOOTSTRAP_RANKS_PER_HOST=$p "${tree_env[@]}")" >>"$results"
   done
+  if ((${#tree_env[@]})); then
+    for p in "$per_host" 16 32; do
+      echo "cold 16384 $p $(measure '*MeasureHostTreeAllgather' COMMBENCH_BOOTSTRAP_RANKS=16384 \
+        COMMBENCH_BOOTSTRAP_RANKS_PER_HOST=$p)" >>"$results"
+    done
+  fi
 done
 
 # Once per 16k configuration: what this machine charges for the hosts' tables alone (each host's
@@ -72,13 +84,14 @@ for p in "$per_host" 16 32; do
   [ -n "$t" ] && echo "fresh 16384 $p $t" >>"$results"
 done
 
-python3 - "$results" "$per_host" <<'PY'
+python3 - "$results" "$per_host" "${PREFAULT:-1}" <<'PY'
 import collections, math, statistics, sys
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     kind, n, per, ms = line.split()
     rows[(kind, int(n), int(per))].append(float(ms))
 per_host = int(sys.argv[2])
+prefault = sys.argv[3] == "1"
 
 def table(kind, title):
     keys = sorted(k for k in rows if k[0] == kind)
@@ -100,7 +113,9 @@ star = table("star", "star: every rank its own client of one store")
 if ("star", 1024, per_host) in star:
     m = star[("star", 1024, per_host)]
     print(f"1024 ranks: {m / 1000:.2f} s = {m / 2000:.2f} x the 2 s target ({'met' if m <= 2000 else 'MISSED'})")
-tree = table("tree", "tree: one agent per host, binomial tree of agent stores")
+tree = table("tree", "tree: one agent per host, binomial tree of agent stores" +
+             (" (hosts' memory faulted in before the clock)" if prefault else ""))
+cold = table("cold", "the same at 16384 ranks without faulting the memory in first (this VM's page faults)")
 lo, hi = ("tree", 1024, per_host), ("tree", 16384, per_host)
 if lo in tree and hi in tree:
     growth = tree[hi] / tree[lo]
@@ -109,6 +124,10 @@ if lo in tree and hi in tree:
           f"({'met' if tree[hi] <= 5000 else 'MISSED'})")
     print(f"growth 1k -> 16k: {growth:.1f}x (N log N allows {nlogn:.1f}x, N^2 is 256x): "
           f"{'within' if growth <= nlogn else 'ABOVE'} N log N")
+for p in sorted({per_host, 16, 32}):
+    k = ("cold", 16384, p)
+    if k in cold:
+        print(f"16384 ranks at {p} per host without faulting the memory in first: {cold[k] / 1000:.2f} s")
 for p in (16, 32):
     k = ("tree", 16384, p)
     if k in tree and p != per_host:

@@ -2,6 +2,10 @@
 // over real loopback sockets; local ranks are the blocks the agent speaks for.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -191,6 +195,25 @@ TEST(HostAgentExchange, RejectsImpossibleHosts) {
   EXPECT_THROW(HostAgentExchange(*client, *server, "127.0.0.1", "p", 0, 0, ""), std::invalid_argument);
 }
 
+// COMMBENCH_BOOTSTRAP_PREFAULT=1: the simulated hosts' memory is faulted in before the clock
+// starts. On a cluster each host faults in its own copy of the table, every host at once; here
+// 2,048 simulated hosts queue their first touches on two cores, and on this VM a fault costs tens
+// of microseconds (docs/scaling.md). One heap for every thread that never gives memory back (no
+// per-thread arenas, no trimming, no mmap per table), touched once and freed: the run's tables
+// then land in memory that is already there. `bytes`: the most the run can hold at once.
+void prefault_heap(size_t bytes) {
+  ::mallopt(M_ARENA_MAX, 1);
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, -1);  // never trim
+  constexpr size_t kBlock = 2 << 20;
+  std::vector<void*> blocks;
+  for (size_t done = 0; done < bytes; done += kBlock) {
+    blocks.push_back(std::malloc(kBlock));
+    std::memset(blocks.back(), 1, kBlock);
+  }
+  for (void* b : blocks) std::free(b);
+}
+
 // Run by hand (bench/run_bootstrap_scale.sh): commbench_unit_tests --gtest_also_run_disabled_tests
 //   --gtest_filter='*MeasureHostTreeAllgather'; COMMBENCH_BOOTSTRAP_RANKS (default 16384) ranks,
 //   COMMBENCH_BOOTSTRAP_RANKS_PER_HOST (default 8) per simulated host. Timed from the moment every
@@ -207,6 +230,12 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
   const int hosts = (world + per_host - 1) / per_host;
   auto ranks_on = [=](int h) { return std::min(per_host, world - h * per_host); };
   constexpr size_t kBytes = 128;
+  const bool prefault = std::getenv("COMMBENCH_BOOTSTRAP_PREFAULT") != nullptr;
+  // Every host holds a table of world × 128 B; 3 GiB covers what 16,384 ranks at 8 per host held
+  // at once (1.3-1.5 GB resident).
+  if (prefault) prefault_heap(std::min<size_t>(static_cast<size_t>(hosts) * world * kBytes, size_t{3} << 30));
+  struct rusage before {};
+  ::getrusage(RUSAGE_SELF, &before);
   auto job_store = start_server();
   std::vector<std::unique_ptr<StoreServer>> stores(static_cast<size_t>(hosts));
   Bytes expected;
@@ -259,9 +288,13 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
   const std::chrono::duration<double, std::milli> elapsed = finished - start;
   for (int h = 0; h < hosts; ++h) EXPECT_EQ(errors[static_cast<size_t>(h)], "") << "host " << h;
   EXPECT_EQ(correct.load(), hosts);
+  struct rusage after {};
+  ::getrusage(RUSAGE_SELF, &after);
   std::printf("%d ranks on %d hosts (%d per host): host-tree allgather(128 B) took %.1f ms "
               "(from every agent's store being up)\n",
               world, hosts, per_host, elapsed.count());
+  std::printf("  memory %s before the clock; %ld page faults from start-up to the end\n",
+              prefault ? "faulted in" : "not faulted in", after.ru_minflt - before.ru_minflt);
   const char* names[kPhases] = {"stores started", "connected", "rendezvous", "allgather"};
   for (int p = 1; p < kPhases; ++p) {
     auto last = start;
