@@ -16,6 +16,8 @@
 # Usage: [OPS="allreduce allgather reducescatter"] [WORLDS="2 4"] [PLACEMENTS="in out"]
 #        [SIZES="65536 ... 67108864"] [ITERS_SMALL=n] [ITERS_LARGE=n] [WARMUP=n] [GLOO=0|1]
 #        [UCX_PROGRESS=polling|wait|yield]  (the UCX backend's `progress` option; default auto)
+#        [UCX_OPTIONS="key=value ..."]  (more UCX backend options, e.g. allreduce_algorithm=ring
+#                                        small_message_threshold=256KiB; docs/backends/ucx.md)
 #        bench/run_mpi_bench.sh [build-dir] [rounds]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -104,8 +106,10 @@ TOML
         fi
         printf '[[run]]\nname = "%s-%s"\nbackends = ["%s"]\nops = [%s]\nsizes = [%s]\niterations = %d\n' \
           "$backend" "$group" "$backend" "${list%,}" "$sizes_list" "$iters"
-        if [ "$backend" = ucx ] && [ -n "${UCX_PROGRESS:-}" ]; then
-          printf '[run.options.ucx]\nprogress = "%s"\n' "$UCX_PROGRESS"
+        if [ "$backend" = ucx ] && [ -n "${UCX_PROGRESS:-}${UCX_OPTIONS:-}" ]; then
+          printf '[run.options.ucx]\n'
+          [ -n "${UCX_PROGRESS:-}" ] && printf 'progress = "%s"\n' "$UCX_PROGRESS"
+          for kv in ${UCX_OPTIONS:-}; do printf '%s = "%s"\n' "${kv%%=*}" "${kv#*=}"; done
         fi
       done
     done
