@@ -9,9 +9,9 @@ kind=$1 src=$2 build=$3
 case $kind in
   # UBSan's null and alignment checks instrument every pointer access and took a third of this
   # sub-build's compile time (a core unity file: 42 s with them, 31 s without; ASan alone 25 s).
-  # Left out here: ASan's own instrumentation already kills a worker on a null dereference
-  # (handle_segv=0 below, so the test fails), and a misaligned access, though undefined in C++,
-  # is harmless on the x86 hosts that run it. The checks only UBSan makes stay (enum, bool,
+  # Left out here: a null dereference already kills the worker with SIGSEGV (handle_segv=0
+  # below), which fails its test, and a misaligned access, though undefined in C++, is harmless
+  # on the x86 hosts that run it. The checks only UBSan makes stay (enum, bool,
   # shift, overflow, bounds, vptr).
   address) flags="-fsanitize=address,undefined -fno-sanitize=null,alignment -fno-sanitize-recover=undefined" ;;
   thread) flags="-fsanitize=thread" ;;
