@@ -4,6 +4,10 @@
 #
 #  star  N = 128 .. 1024: N threads on loopback, each connecting its own client to one store and
 #        taking part in one 128-byte allgather (what every worker does today).
+#  job   N = 128 .. 1024, alternating with the star (then 2048 and 4096 alone): the same threads and allgather, routed as a
+#        job's workers route it when their ranks span hosts (bootstrap/host_route.h): PER_HOST
+#        ranks per host, each host's first rank hosting a store for the others and for the hosts
+#        below it in the tree; the end-of-execution barrier included.
 #  tree  N = 1024 .. 16384: N / PER_HOST simulated hosts, each an agent thread with its own store
 #        server, speaking for PER_HOST ranks (bootstrap/host_tree.h): rendezvous, then one
 #        128-byte-per-rank allgather through the job's store and a binomial tree of the agents'
@@ -15,7 +19,8 @@
 #        the 16384-rank configurations also run without it ("cold"), to show what this VM's page
 #        faults cost when 2,048 hosts' first touches queue on two cores.
 # docs/scaling.md discusses the numbers.
-# Usage: [PER_HOST=8] [STAR=1] [PREFAULT=1|0] bench/run_bootstrap_scale.sh [build-dir] [runs]
+# Usage: [PER_HOST=8] [STAR=1] [TREE=1] [PREFAULT=1|0] bench/run_bootstrap_scale.sh [build-dir] [runs]
+# (STAR=0 skips the star and job rows, TREE=0 the tree's.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -50,13 +55,25 @@ if [ "${STAR:-1}" = 1 ]; then
   for n in 128 256 512 1024; do
     for ((i = 0; i < runs; i++)); do
       echo "star $n $per_host $(measure '*MeasureRendezvousAndAllgather' COMMBENCH_BOOTSTRAP_RANKS=$n)" >>"$results"
+      echo "job $n $per_host $(measure '*MeasureRoutedAllgather' COMMBENCH_BOOTSTRAP_RANKS=$n \
+        COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host")" >>"$results"
+    done
+  done
+  # Beyond the star's reach: every rank still receives its own copy of the N-block table, so
+  # these threads together receive N² × 128 B on this one machine (2 GiB at 4,096).
+  for n in 2048 4096; do
+    for ((i = 0; i < runs; i++)); do
+      echo "job $n $per_host $(measure '*MeasureRoutedAllgather' COMMBENCH_BOOTSTRAP_RANKS=$n \
+        COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host")" >>"$results"
     done
   done
 fi
 # Alternating sizes within each run, so a slow spell of the machine hits every size alike.
 tree_env=()
 [ "${PREFAULT:-1}" = 1 ] && tree_env=(COMMBENCH_BOOTSTRAP_PREFAULT=1)
-for ((i = 0; i < runs; i++)); do
+tree_runs=$runs
+[ "${TREE:-1}" = 1 ] || tree_runs=0
+for ((i = 0; i < tree_runs; i++)); do
   for n in 1024 2048 4096 8192 16384; do
     echo "tree $n $per_host $(measure '*MeasureHostTreeAllgather' COMMBENCH_BOOTSTRAP_RANKS=$n \
       COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host" "${tree_env[@]}")" >>"$results"
@@ -77,6 +94,7 @@ done
 # Once per 16k configuration: what this machine charges for the hosts' tables alone (each host's
 # own 2 MiB, first touched here on two cores), printed beside the tree's time.
 for p in "$per_host" 16 32; do
+  [ "${TREE:-1}" = 1 ] || break
   out=$(env COMMBENCH_BOOTSTRAP_RANKS=16384 COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$p" \
     COMMBENCH_BOOTSTRAP_FRESH_MEMORY=1 "$tests" --gtest_also_run_disabled_tests \
     --gtest_filter='*MeasureHostTreeAllgather' 2>&1) || true
@@ -113,6 +131,11 @@ star = table("star", "star: every rank its own client of one store")
 if ("star", 1024, per_host) in star:
     m = star[("star", 1024, per_host)]
     print(f"1024 ranks: {m / 1000:.2f} s = {m / 2000:.2f} x the 2 s target ({'met' if m <= 2000 else 'MISSED'})")
+job = table("job", f"job: the workers' allgather routed through hosts ({per_host} ranks per host), same runs as the star")
+for n in (128, 256, 512, 1024):
+    a, b = ("star", n, per_host), ("job", n, per_host)
+    if a in star and b in job:
+        print(f"{n} ranks: routed {job[b]:.0f} ms, star {star[a]:.0f} ms: star / routed = {star[a] / job[b]:.2f}")
 tree = table("tree", "tree: one agent per host, binomial tree of agent stores" +
              (" (hosts' memory faulted in before the clock)" if prefault else ""))
 cold = table("cold", "the same at 16384 ranks without faulting the memory in first (this VM's page faults)")

@@ -6,6 +6,9 @@
 # link is removed on exit.
 # CB_HOST_MONOTONIC_OFFSETS="0 7 -3" (optional) runs host h's tasks in a time namespace whose
 # CLOCK_MONOTONIC is shifted by that many seconds (unshare --time): hosts with skewed clocks.
+# Each host's tasks also run in a UTS namespace named cb<id>-h<h>, as hosts of a cluster have
+# names of their own. CB_RANK_ORDER=cyclic deals ranks round-robin over the hosts (rank = local
+# rank × 3 + host, like srun --distribution=cyclic) instead of in blocks.
 # Usage: multihost_netns.sh COMMBENCH EXPERIMENT OUT_DIR LOG_DIR
 set -u
 bin=$1 exp=$2 out=$3 logs=$4
@@ -29,6 +32,7 @@ for h in 0 1 2; do
   ip -n "$ns" link set cb0 up
   ip -n "$ns" link set lo up
 done
+unshare -u true 2>/dev/null || { echo "SKIP: cannot create UTS namespaces (unshare -u)"; exit 77; }
 mkdir -p "$logs"
 read -r -a skew <<< "${CB_HOST_MONOTONIC_OFFSETS:-}"
 if [ ${#skew[@]} -gt 0 ]; then
@@ -39,12 +43,14 @@ pids=()
 for h in 0 1 2; do
   for l in 0 1; do
     r=$((h * 2 + l))
+    [ "${CB_RANK_ORDER:-block}" = cyclic ] && r=$((l * 3 + h))
     shift_clock=()
     [ -n "${skew[$h]:-}" ] && shift_clock=(unshare --time --monotonic "${skew[$h]}")
-    ip netns exec "${hosts[$h]}" "${shift_clock[@]}" env RANK=$r WORLD_SIZE=6 LOCAL_RANK=$l LOCAL_WORLD_SIZE=2 \
+    ip netns exec "${hosts[$h]}" unshare -u sh -c 'hostname "$0" && exec "$@"' "${hosts[$h]}" \
+      "${shift_clock[@]}" env RANK=$r WORLD_SIZE=6 LOCAL_RANK=$l LOCAL_WORLD_SIZE=2 \
       MASTER_ADDR="10.77.$id.10" MASTER_PORT=29711 COMMBENCH_JOB_TOKEN="$token" \
       "$bin" run "$exp" -o "$out" --quiet >"$logs/task-$r.log" 2>&1 </dev/null &
-    pids+=($!)
+    pids[$r]=$!
   done
 done
 rc=0

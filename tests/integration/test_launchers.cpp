@@ -307,37 +307,48 @@ TEST(Launchers, WhenRankZerosAgentDiesTheOthersEndCleanly) {
   }
 }
 
-// Three "hosts" (network namespaces joined by a bridge), two tasks each, Gloo and UCX over TCP
-// between them, the store on host 0's address with a job token (tests/integration/
-// multihost_netns.sh). Skipped where namespaces cannot be made (not root).
-TEST(Launchers, ThreeHostsOverNetworkNamespacesMatchALocalRun) {
-  const std::string body = R"(
-[[run]]
-name = "tcp"
-backends = ["gloo", "ucx"]
-world_sizes = [2, 6]
-ops = ["allreduce", "allgather", "pingpong"]
-sizes = ["4KiB", "256KiB"]
-warmup = 1
-iterations = 3
-timeout = "60s"
-)";
-  JobDir dir, local;
-  const auto file = dir.write("multihost.toml", "name = \"multihost\"\n" + body + R"(env = { UCX_NET_DEVICES = "cb0" }
+// One short run of Gloo and UCX over the given world sizes, ops and sizes (TOML array contents).
+std::string gloo_and_ucx_run(const std::string& name, const std::string& worlds, const std::string& ops,
+                             const std::string& sizes) {
+  return fmt::format("\n[[run]]\nname = \"{}\"\nbackends = [\"gloo\", \"ucx\"]\nworld_sizes = [{}]\nops = [{}]\n"
+                     "sizes = [{}]\nwarmup = 1\niterations = 3\ntimeout = \"60s\"\n",
+                     name, worlds, ops, sizes);
+}
+
+// Runs experiment `name` with runs `body` on three "hosts" (tests/integration/multihost_netns.sh,
+// `env` before it: e.g. CB_RANK_ORDER=cyclic), Gloo on the namespaces' interface and UCX over TCP,
+// and the same body locally in `local`. Returns the script's exit code (77: skipped), with its
+// output and two tasks' logs in `why`.
+int run_on_three_hosts(JobDir& dir, JobDir& local, const std::string& name, const std::string& body,
+                       const std::string& env, std::string& why) {
+  const auto file = dir.write(name + ".toml", fmt::format("name = \"{}\"\n", name) + body + R"(env = { UCX_NET_DEVICES = "cb0" }
 [run.options.gloo]
 iface = "cb0"
 [run.options.ucx]
 transports = "tcp"
 )");
-  const std::string cmd = fmt::format("{}/tests/integration/multihost_netns.sh {} {} {} {} > {}/netns.txt 2>&1",
+  const std::string cmd = fmt::format("{} {}/tests/integration/multihost_netns.sh {} {} {} {} > {}/netns.txt 2>&1", env,
                                       COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string(),
                                       (dir.path() / "out").string(), (dir.path() / "logs").string(),
                                       dir.path().string());
   const int rc = WEXITSTATUS(std::system(cmd.c_str()));
-  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "netns.txt");
-  ASSERT_EQ(rc, 0) << read_text(dir.path() / "netns.txt") << read_text(dir.path() / "logs/task-0.log")
-                   << read_text(dir.path() / "logs/task-3.log");
-  ASSERT_EQ(local.run(local.write("local.toml", "name = \"multihost\"\n" + body), {"--quiet"}).exit_code, 0);
+  why = read_text(dir.path() / "netns.txt");
+  if (rc != 0 && rc != 77) why += read_text(dir.path() / "logs/task-0.log") + read_text(dir.path() / "logs/task-3.log");
+  if (rc == 0 && local.run(local.write("local.toml", fmt::format("name = \"{}\"\n", name) + body), {"--quiet"}).exit_code != 0)
+    return -1;
+  return rc;
+}
+
+// Three "hosts" (network namespaces joined by a bridge), two tasks each, Gloo and UCX over TCP
+// between them, the store on host 0's address with a job token (tests/integration/
+// multihost_netns.sh). Skipped where namespaces cannot be made (not root).
+TEST(Launchers, ThreeHostsOverNetworkNamespacesMatchALocalRun) {
+  const std::string body = gloo_and_ucx_run("tcp", "2, 6", R"("allreduce", "allgather", "pingpong")", R"("4KiB", "256KiB")");
+  JobDir dir, local;
+  std::string why;
+  const int rc = run_on_three_hosts(dir, local, "multihost", body, "", why);
+  if (rc == 77) GTEST_SKIP() << why;
+  ASSERT_EQ(rc, 0) << why;
   EXPECT_EQ(shape(dir.records()), shape(local.records()));
   // Rank 0 really used the namespace's interface and UCX's TCP transport.
   bool gloo_iface = false, ucx_tcp = false;
@@ -350,6 +361,69 @@ transports = "tcp"
   EXPECT_TRUE(gloo_iface);
   EXPECT_TRUE(ucx_tcp);
   EXPECT_TRUE(std::filesystem::exists(dir.job_folder() / "logs/exec1-gloo-w6-rank5.log"));
+  // Hosts have names of their own: 6 ranks gather through a tree of 3 hosts, 2 ranks (both on
+  // host 0) through the job's store.
+  for (const auto& e : dir.records("execution")) {
+    const auto& m = e["metadata"]["ranks"]["0"];
+    const int world = e["world_size"].get<int>();
+    EXPECT_EQ(m["bootstrap"]["hosts"], world == 6 ? 3 : 1) << e.dump();
+    EXPECT_EQ(m["bootstrap"]["allgather"], world == 6 ? "host tree" : "job store") << e.dump();
+  }
+}
+
+// Ranks dealt round-robin over three hosts (srun --distribution=cyclic): a host holds ranks 0 and
+// 3, so allgathers through the host tree must put blocks back in rank order; smaller worlds span
+// fewer hosts (2 ranks: hosts 0 and 1).
+TEST(Launchers, RanksDealtRoundRobinOverThreeHostsGatherThroughTheHostTree) {
+  const std::string body = gloo_and_ucx_run("cyclic", "2, 4, 6", R"("allreduce", "allgather")", R"("4KiB", "1MiB")");
+  JobDir dir, local;
+  std::string why;
+  const int rc = run_on_three_hosts(dir, local, "cyclic", body, "CB_RANK_ORDER=cyclic", why);
+  if (rc == 77) GTEST_SKIP() << why;
+  ASSERT_EQ(rc, 0) << why;
+  EXPECT_EQ(shape(dir.records()), shape(local.records()));
+  size_t checked = 0;
+  for (const auto& c : dir.records()) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    checked += c["status"] == "ok";
+  }
+  EXPECT_EQ(checked, 2u * 3u * 2u * 2u);  // backends × worlds × ops × sizes, every result checked
+  for (const auto& e : dir.records("execution")) EXPECT_EQ(e["status"], "ok") << e.dump();
+  // Every rank's metadata file says how its allgathers went: hosts numbered by their lowest rank.
+  // (Under a launcher an agent's only worker is its worker 0: its metadata was once filed as rank
+  // 0's, so the files of ranks 1-5 had none.)
+  const std::map<int, int> hosts_of_world{{2, 2}, {4, 3}, {6, 3}};
+  for (int r = 0; r < 6; ++r) {
+    const auto meta = nlohmann::json::parse(read_text(dir.job_folder() / fmt::format("metadata/rank{}.json", r)));
+    size_t seen = 0;
+    for (const auto& e : meta["executions"]) {
+      const int world = e["world_size"].get<int>();
+      ASSERT_TRUE(e.contains("bootstrap") && e.contains("binding")) << "rank " << r << ": " << e.dump();
+      EXPECT_EQ(e["bootstrap"]["hosts"], hosts_of_world.at(world)) << "rank " << r << ": " << e.dump();
+      EXPECT_EQ(e["bootstrap"]["host_index"], r % 3) << "rank " << r << ": " << e.dump();
+      EXPECT_EQ(e["bootstrap"]["allgather"], "host tree") << "rank " << r << ": " << e.dump();
+      ++seen;
+    }
+    EXPECT_EQ(seen, r < 2 ? 6u : r < 4 ? 4u : 2u) << "rank " << r << " takes part in every world that holds it";
+  }
+}
+
+// Rank 0's store on every interface (COMMBENCH_STORE_BIND=0.0.0.0, warned about): rank 0's own
+// workers reach it through MASTER_ADDR like everyone else, so the address rank 0 serves its host
+// tree on is one the other hosts reach (its host name need not resolve, or may resolve to a
+// loopback address).
+TEST(Launchers, AStoreOnEveryInterfaceStillGivesTheHostTreeAReachableRankZero) {
+  const std::string body = gloo_and_ucx_run("wide", "6", R"("allreduce")", R"("64KiB")");
+  JobDir dir, local;
+  std::string why;
+  const int rc = run_on_three_hosts(dir, local, "wide", body, "COMMBENCH_STORE_BIND=0.0.0.0", why);
+  if (rc == 77) GTEST_SKIP() << why;
+  ASSERT_EQ(rc, 0) << why;
+  EXPECT_EQ(shape(dir.records()), shape(local.records()));
+  for (const auto& e : dir.records("execution")) {
+    EXPECT_EQ(e["status"], "ok") << e.dump();
+    EXPECT_EQ(e["metadata"]["ranks"]["0"]["bootstrap"]["allgather"], "host tree") << e.dump();
+  }
 }
 
 // A one-node Slurm cluster started by the test (tests/integration/slurm_cluster.sh: munged,

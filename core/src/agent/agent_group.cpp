@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
 #include "agent/rendezvous_file.h"
+#include "bootstrap/missing_keys.h"
 #include "report/execution_json.h"
 #include "report/output_file.h"
 
@@ -30,6 +32,26 @@ std::string this_host() {
   char h[256] = {0};
   ::gethostname(h, sizeof(h) - 1);
   return h;
+}
+
+// "<host> <rank>,<rank>,...": the host's number and its ranks, ascending.
+bool parse_place(const std::string& text, int& host, std::vector<int>& ranks) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto r = std::from_chars(p, end, host);
+  if (r.ec != std::errc() || host < 0 || r.ptr == end || *r.ptr != ' ') return false;
+  p = r.ptr + 1;
+  ranks.clear();
+  while (p < end) {
+    int rank = 0;
+    r = std::from_chars(p, end, rank);
+    if (r.ec != std::errc() || rank < 0 || (!ranks.empty() && rank <= ranks.back())) return false;
+    ranks.push_back(rank);
+    if (r.ptr == end) break;
+    if (*r.ptr != ',') return false;
+    p = r.ptr + 1;
+  }
+  return !ranks.empty();
 }
 
 std::string exec_key(int index, const std::string& what) { return fmt::format("agents/exec{}/{}", index, what); }
@@ -83,7 +105,13 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
       if (o.warn) o.warn(*w);
       else std::fprintf(stderr, "commbench: %s\n", w->c_str());
     }
-    g->host_ = so.bind_host == "0.0.0.0" ? this_host() : g->server_->host();
+    // A store on every interface: agent 0's workers reach it where the other agents do
+    // (MASTER_ADDR), not through this host's name, which often resolves to a loopback address
+    // here (127.0.1.1) that the leaders of a host tree would then advertise to other hosts.
+    const bool wildcard = so.bind_host == "0.0.0.0" || so.bind_host == "::";
+    g->host_ = !wildcard                                                   ? g->server_->host()
+               : l.rendezvous == Rendezvous::kEnv && l.master_addr != so.bind_host ? l.master_addr
+                                                                                   : this_host();
     g->port_ = g->server_->port();
     if (l.rendezvous == Rendezvous::kFile) {
       if (l.job_id.empty())
@@ -140,23 +168,99 @@ void AgentGroup::connect_to_store(Millis timeout) {
   }
 }
 
+// The agents meet and learn which of them share a host, in O(N) bytes: each sets its host name,
+// agent 0 reads the N names in one round trip and hands every agent its host's number and rank
+// list. (Every agent gathering every name, as before, moved N² × 64 bytes: 16 GiB at 16k agents.)
+// Values of "agents/join/place/<k>": "<host index> <rank>,<rank>,..." or "fail <why>".
 void AgentGroup::join(Millis timeout) {
   connect_to_store(timeout);
   agents_ = std::make_unique<Bootstrap>(*client_, "agents/join", rank(), size());
-  // Every agent says where it runs; a task that never started shows up as a missing rank.
-  std::string me = this_host();
-  me.resize(64, '\0');
-  std::vector<char> all(64 * static_cast<size_t>(size()));
+  if (solo()) return;  // one agent: every rank is on this host (host_place)
+  const std::string me = this_host();
+  const std::string place_key = fmt::format("agents/join/place/{}", rank());
+  std::string place;
   try {
-    agents_->allgather(me.data(), 64, all.data(), timeout);
-  } catch (const std::exception& e) {
-    throw LaunchError(fmt::format("not every task of the launch reached the rendezvous within {} s: {}",
-                                  timeout.count() / 1000, e.what()));
+    client_->set(fmt::format("agents/join/name/{}", rank()), bytes_of(me));
+    if (rank() == 0) map_hosts(timeout);
+    // Agent 0 answers once every name is in, or says why not: a little longer than its own wait.
+    place = string_of(client_->get(place_key, timeout + Millis(5000)));
+  } catch (const LaunchError&) {
+    throw;
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout) lost_store(e, "meeting the other agents");
+    throw LaunchError(fmt::format("not every task of the launch reached the rendezvous within {} s: rank 0's "
+                                  "agent did not hand out the job's host map (is rank 0's task running?)",
+                                  timeout.count() / 1000));
   }
-  for (int k = 0; k < size(); ++k) {
-    const char* name = all.data() + 64 * static_cast<size_t>(k);
-    hosts_.emplace_back(name, ::strnlen(name, 64));
+  if (place.rfind("fail ", 0) == 0) throw LaunchError(place.substr(5));
+  if (!parse_place(place, host_index_, host_ranks_) ||
+      std::find(host_ranks_.begin(), host_ranks_.end(), rank()) == host_ranks_.end())
+    throw LaunchError(fmt::format("rank 0's agent sent '{}' as this agent's host; expected '<host> <ranks>' "
+                                  "with rank {} among the ranks", place, rank()));
+}
+
+void AgentGroup::map_hosts(Millis timeout) {
+  std::vector<std::string> keys(static_cast<size_t>(size()));
+  for (int k = 0; k < size(); ++k) keys[static_cast<size_t>(k)] = fmt::format("agents/join/name/{}", k);
+  std::vector<std::string> names(keys.size());
+  try {
+    client_->multi_get_each(keys, timeout, [&](size_t k, const uint8_t* data, size_t n) {
+      names[k].assign(reinterpret_cast<const char*>(data), n);
+    });
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+    const std::string why = fmt::format("not every task of the launch reached the rendezvous within {} s: {} not arrived",
+                                        timeout.count() / 1000, describe_missing(e.missing_keys(), "rank"));
+    // The agents that did arrive learn why at once instead of waiting out their own timeout.
+    for (int k = 1; k < size(); ++k)
+      if (std::find(e.missing_keys().begin(), e.missing_keys().end(), keys[static_cast<size_t>(k)]) == e.missing_keys().end())
+        client_->set(fmt::format("agents/join/place/{}", k), bytes_of("fail " + why));
+    throw LaunchError(why);
   }
+  // Hosts numbered by their lowest rank; every agent learns its host's number and ranks.
+  std::map<std::string, int> index_of;
+  std::vector<std::vector<int>> ranks_of;
+  std::vector<int> host_of(names.size());
+  for (size_t k = 0; k < names.size(); ++k) {
+    auto [it, added] = index_of.emplace(names[k], static_cast<int>(ranks_of.size()));
+    if (added) {
+      ranks_of.emplace_back();
+      host_firsts_.push_back(static_cast<int>(k));
+    }
+    ranks_of[static_cast<size_t>(it->second)].push_back(static_cast<int>(k));
+    host_of[k] = it->second;
+  }
+  client_->delete_prefix("agents/join/name/");
+  std::vector<std::string> lists(ranks_of.size());
+  for (size_t h = 0; h < ranks_of.size(); ++h)
+    for (int r : ranks_of[h]) lists[h] += fmt::format("{}{}", lists[h].empty() ? "" : ",", r);
+  for (int k = size() - 1; k >= 0; --k) {  // agent 0's own last: it reads it back at once
+    const auto h = static_cast<size_t>(host_of[static_cast<size_t>(k)]);
+    client_->set(fmt::format("agents/join/place/{}", k), bytes_of(fmt::format("{} {}", h, lists[h])));
+  }
+}
+
+int AgentGroup::hosts_below(int world) const {
+  return static_cast<int>(std::count_if(host_firsts_.begin(), host_firsts_.end(), [&](int r) { return r < world; }));
+}
+
+AgentGroup::HostPlace AgentGroup::host_place(int world) const {
+  HostPlace p;
+  if (solo()) {
+    for (int r = 0; r < world; ++r) p.ranks.push_back(r);
+    return p;
+  }
+  p.index = host_index_;
+  for (int r : host_ranks_)
+    if (r < world) p.ranks.push_back(r);
+  if (rank() == 0) {
+    p.hosts = hosts_below(world);
+  } else if (auto it = execution_hosts_.find(world); it != execution_hosts_.end()) {
+    p.hosts = it->second;
+  } else {
+    p.hosts = 0;  // not started: nobody may build a tree without knowing its size
+  }
+  return p;
 }
 
 int AgentGroup::ranks_on_this_host(int world) const {
@@ -164,8 +268,7 @@ int AgentGroup::ranks_on_this_host(int world) const {
   // The launcher's count, narrowed by the host names the agents reported: a launcher that
   // deals ranks round-robin over hosts (srun --distribution=cyclic) puts rank 1 elsewhere even
   // when this host has two ranks. (Network namespaces share a host name: hence the minimum.)
-  int named_here = 0;
-  for (int r = 0; r < world && r < size(); ++r) named_here += hosts_[static_cast<size_t>(r)] == hosts_[static_cast<size_t>(rank())];
+  const int named_here = static_cast<int>(host_place(world).ranks.size());
   return std::max(1, std::min({launch_.local_count, world, named_here}));
 }
 
@@ -177,6 +280,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
     client_->set("agents/plan", bytes_of(plan_digest));
     client_->set("agents/folder", bytes_of(job_folder));
     agents_->barrier(timeout);
+    client_->delete_prefix("agents/join/place/");  // every agent has read its own by now
     return job_folder;
   }
   std::string theirs, folder;
@@ -203,8 +307,18 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
     if (rank() != 0) {
       client_->set(exec_key(index, fmt::format("ready/{}", rank())), bytes_of("1"));
       const std::string verdict = string_of(client_->get(start, timeout));
-      if (verdict.empty()) return std::nullopt;
-      return verdict;
+      if (!verdict.empty()) return verdict;
+      // Only an agent with a rank in this world starts a worker; agent 0 may clear the
+      // execution's keys before the others read them.
+      if (rank() < world) {
+        const std::string hosts = string_of(client_->get(exec_key(index, "hosts"), timeout));
+        int n = 0;
+        const auto [end, ec] = std::from_chars(hosts.data(), hosts.data() + hosts.size(), n);
+        if (ec != std::errc() || end != hosts.data() + hosts.size() || n < 1)
+          throw LaunchError(fmt::format("rank 0's agent sent '{}' as the number of hosts of execution {}", hosts, index));
+        execution_hosts_[world] = n;
+      }
+      return std::nullopt;
     }
     for (int k = 1; k < size(); ++k) {
       if (gone_.count(k)) continue;
@@ -221,6 +335,9 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
         verdict = fmt::format("needs rank {}, whose agent is gone ({})", k, why);
         break;
       }
+    // How many hosts the execution spans (its workers build their host tree from it): before
+    // "start", so that no agent reads "start" without it.
+    client_->set(exec_key(index, "hosts"), bytes_of(std::to_string(hosts_below(world))));
     client_->set(start, bytes_of(verdict));
     if (verdict.empty()) return std::nullopt;
     return verdict;

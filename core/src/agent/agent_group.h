@@ -47,6 +47,16 @@ class AgentGroup {
   // local_world_size: plugins use it to tell a one-host communicator from one that needs the
   // network).
   int ranks_on_this_host(int world) const;
+  // Where this agent's host stands in an execution of `world` ranks: hosts are numbered in the
+  // order of their lowest rank, so the hosts of a smaller world are the first ones and keep their
+  // numbers. `ranks`: this host's ranks below `world`, ascending. Valid after start_execution
+  // (which tells the other agents how many hosts the execution spans).
+  struct HostPlace {
+    int index = 0;
+    int hosts = 1;
+    std::vector<int> ranks;
+  };
+  HostPlace host_place(int world) const;
   // The store's token: the user's, or the one this job drew (never empty). Workers get it in
   // their environment.
   const std::string& token() const { return token_; }
@@ -76,6 +86,8 @@ class AgentGroup {
  private:
   AgentGroup() = default;
   void join(Millis timeout);
+  void map_hosts(Millis timeout);
+  int hosts_below(int world) const;
   void connect_to_store(Millis timeout);
   // Throws the LaunchError of an agent whose store went away (rank 0's agent died).
   [[noreturn]] void lost_store(const StoreError& e, const std::string& doing) const;
@@ -89,7 +101,10 @@ class AgentGroup {
   std::unique_ptr<StoreServer> server_;
   std::unique_ptr<StoreClient> client_;
   std::unique_ptr<Bootstrap> agents_;
-  std::vector<std::string> hosts_;  // host name of every agent, by rank
+  int host_index_ = 0;               // this agent's host, numbered by lowest rank
+  std::vector<int> host_ranks_;      // every rank on this agent's host, ascending
+  std::vector<int> host_firsts_;     // agent 0: each host's lowest rank, by host index
+  std::map<int, int> execution_hosts_;  // hosts of each started execution (by world)
   std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
 };
 

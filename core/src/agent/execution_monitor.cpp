@@ -28,6 +28,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kKillGraceMs = 2000;
 
 struct RankState {
+  int rank = 0;  // the worker's rank in the world (its index among this agent's workers differs under a launcher)
   std::string phase = "startup";
   std::string error;  // from an "error" line
   FailureKind error_kind = FailureKind::kOther;  // its "kind": what the agent decides by
@@ -58,7 +59,7 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     if (m.contains("what")) st.phase = fmt::format("case {} ({})", m.value("case", 0) + 1, m.value("what", ""));
   } else if (type == "case") {
     CaseRecord rec = m.get<CaseRecord>();
-    if (annotate && rank == 0) annotate(rec, st.window_start_ns, system_now_ns());
+    if (annotate && st.rank == 0) annotate(rec, st.window_start_ns, system_now_ns());
     reporter.case_done(rec);
     res.cases.push_back(std::move(rec));
     res.outcome.cases_done = static_cast<int>(res.cases.size());
@@ -74,7 +75,7 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
                                      m.value("start", nlohmann::json::array()).get<std::vector<ClockEstimate>>(),
                                      m.value("end", nlohmann::json::array()).get<std::vector<ClockEstimate>>());
   } else if (type == "meta") {
-    res.outcome.metadata["ranks"][std::to_string(rank)] = m.value("metadata", nlohmann::json::object());
+    res.outcome.metadata["ranks"][std::to_string(st.rank)] = m.value("metadata", nlohmann::json::object());
   } else if (type == "error") {
     st.error = fmt::format("{} failed: {}", m.value("phase", "?"), m.value("message", ""));
     st.error_kind = failure_kind_from_name(m.value("kind", ""));
@@ -211,6 +212,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   const OomWatch oom;  // the kernel's OOM-kill counters as the execution starts
   std::vector<RankState> ranks(workers.size());
   const auto start = clock::now();
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].rank = rank_of(global, i);
   for (auto& st : ranks) {
     st.heard = start;
     st.window_start_ns = system_now_ns();

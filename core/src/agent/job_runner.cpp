@@ -128,6 +128,13 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
               "--local-rank", std::to_string(local_rank), "--local-world", std::to_string(local_world),
               "--store", group.store_address(), "--plugin", plugin_path, "--result-fd", "3",
               "--agent-pid", std::to_string(::getpid())};
+    // A world over several hosts gathers through each host's first rank (bootstrap/host_route.h).
+    if (const AgentGroup::HostPlace place = group.host_place(exec.world_size); place.hosts > 1) {
+      std::string list;
+      for (int h : place.ranks) list += fmt::format("{}{}", list.empty() ? "" : ",", h);
+      l.args.insert(l.args.end(), {"--host-index", std::to_string(place.index), "--hosts",
+                                   std::to_string(place.hosts), "--host-ranks", list});
+    }
     if (exec.trace) {
       l.args.push_back("--trace-file");
       l.args.push_back(rank_trace_path(log_dir.parent_path(), exec.index, r).string());

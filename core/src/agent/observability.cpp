@@ -140,7 +140,7 @@ void JobObservability::after_execution(const Execution& exec, const std::vector<
     const auto& meta = res.outcome.metadata;
     if (meta.contains("ranks") && meta["ranks"].contains(std::to_string(rank))) {
       const auto& m = meta["ranks"][std::to_string(rank)];
-      for (const char* k : {"binding", "gpu", "gpu_topology", "pid", "timer"})
+      for (const char* k : {"binding", "bootstrap", "gpu", "gpu_topology", "pid", "timer"})
         if (m.contains(k)) e[k] = m[k];
       // What the plugin reports about itself: library versions, transport, device.
       if (m.contains("backend")) e["library_versions"] = m["backend"];

@@ -55,6 +55,13 @@ class ByteReader {
     v = static_cast<int64_t>(u);
     return true;
   }
+  // The next n bytes, viewed in place.
+  bool view(size_t n, std::span<const uint8_t>& v) {
+    if (n > remaining()) return false;
+    v = in_.subspan(pos_, n);
+    pos_ += n;
+    return true;
+  }
   // A u32-length-prefixed field, viewed in place (no copy, no allocation before the check).
   bool blob(std::span<const uint8_t>& v) {
     uint32_t n = 0;

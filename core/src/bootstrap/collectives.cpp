@@ -46,6 +46,16 @@ Bootstrap::Bootstrap(StoreClient& store, std::string prefix, int rank, int world
   }
 }
 
+void Bootstrap::route_allgathers_through_hosts(HostLayout layout, std::string token) {
+  if (layout.hosts > 1)
+    route_ = std::make_unique<HostRoute>(store_, prefix_ + "/hosts", rank_, world_size_, std::move(layout),
+                                         std::move(token));
+}
+
+void Bootstrap::close(Millis timeout) {
+  if (route_) barrier(timeout);
+}
+
 std::string Bootstrap::next_key(const char* what) {
   if (missing_out_) missing_out_->clear();  // a new collective: the last one's absentees no longer matter
   return fmt::format("{}/{}/{}/", prefix_, what, seq_++);
@@ -57,6 +67,10 @@ void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis tim
   const std::string base = next_key("ag");
   if (world_size_ == 1) {
     if (bytes > 0) std::memmove(recv, send, bytes);
+    return;
+  }
+  if (route_) {
+    route_->allgather(send, bytes, recv, remaining(deadline), missing_out_);
     return;
   }
   store_.set(base + std::to_string(rank_), to_bytes(send, bytes));

@@ -3,9 +3,11 @@
 // per-instance sequence number, so concurrent runs or repeated calls never collide.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "bootstrap/host_route.h"
 #include "bootstrap/store.h"
 
 namespace commbench {
@@ -16,6 +18,15 @@ class Bootstrap {
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
+
+  // A job whose ranks span hosts: allgathers go through each host's first rank and a tree of
+  // hosts instead of every rank reading every block from the job's store (bootstrap/host_route.h).
+  // `token`: the job's store token, which the hosts' stores take too. Call before any collective.
+  void route_allgathers_through_hosts(HostLayout layout, std::string token);
+  // Every rank calls it last, when routed through hosts: a barrier, so that no host's first rank
+  // ends (and its store with it) while a rank of its host or of a host below it still reads from
+  // it. Nothing to do otherwise.
+  void close(Millis timeout);
 
   // `recv` gets world_size * bytes, rank order.
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout);
@@ -42,6 +53,7 @@ class Bootstrap {
   int world_size_;
   uint64_t seq_ = 0;
   std::vector<int>* missing_out_ = nullptr;
+  std::unique_ptr<HostRoute> route_;
 };
 
 }  // namespace commbench

@@ -1,11 +1,15 @@
 // Key layout, under the exchange's prefix:
-//   job store:  "<prefix>/agents/<h>"           where host h's store listens ("<port> <host>")
+//   job store:  "<prefix>/agents/<h>"           where host h's store listens, and how many of
+//                                               its local ranks read its tables
+//                                               ("<port> <local readers> <host>")
 //               "<prefix>/hag/<seq>/blk/<h>"    host h's blocks; host 0 reads and deletes them
 //   host h's store: "<prefix>/hag/<seq>/table"  the gathered table, for h's children
-//                   "<prefix>/hag/<seq>/done"   children that have read it; the last deletes both
+//                   "<prefix>/hag/<seq>/done"   readers (children, local ranks) that have read
+//                                               it; the last deletes both
 // Agent addresses stay for the run; the agent deletes the run's whole prefix when it ends.
 #include "bootstrap/host_tree.h"
 
+#include <charconv>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -33,14 +37,15 @@ std::vector<int> binomial_children(int host, int hosts) {
 
 HostAgentExchange::HostAgentExchange(StoreClient& job_store, StoreServer& own_store,
                                      std::string advertised_host, std::string prefix, int host,
-                                     int hosts, std::string token)
+                                     int hosts, std::string token, int local_readers)
     : job_store_(job_store),
       own_store_(own_store),
       advertised_host_(std::move(advertised_host)),
       prefix_(std::move(prefix)),
       host_(host),
       hosts_(hosts),
-      token_(std::move(token)) {
+      token_(std::move(token)),
+      local_readers_(local_readers) {
   if (hosts < 1 || host < 0 || host >= hosts) {
     throw std::invalid_argument(fmt::format(
         "host exchange: host {} is outside a job of {} hosts; hosts run from 0 to hosts-1", host, hosts));
@@ -51,11 +56,11 @@ HostAgentExchange::~HostAgentExchange() = default;
 
 void HostAgentExchange::rendezvous(Millis timeout) {
   const auto deadline = Deadline::after(timeout);
-  const std::string mine = fmt::format("{} {}", own_store_.port(), advertised_host_);
-  job_store_.set(fmt::format("{}/agents/{}", prefix_, host_), Bytes(mine.begin(), mine.end()));
+  const std::string mine = fmt::format("{} {} {}", own_store_.port(), local_readers_, advertised_host_);
+  job_store_.set(address_key(prefix_, host_), Bytes(mine.begin(), mine.end()));
   const int parent = binomial_parent(host_);
   if (parent < 0) return;
-  const std::string key = fmt::format("{}/agents/{}", prefix_, parent);
+  const std::string key = address_key(prefix_, parent);
   Bytes where;
   try {
     where = job_store_.get(key, Millis(deadline.remaining_ms()));
@@ -67,28 +72,65 @@ void HostAgentExchange::rendezvous(Millis timeout) {
                                  host_, timeout.count(), parent),
                      {key});
   }
-  const std::string text(where.begin(), where.end());
-  const auto space = text.find(' ');
-  const int port = space == std::string::npos ? 0 : std::atoi(text.substr(0, space).c_str());
-  if (port <= 0 || port > 65535) {
+  const auto address = parse_address(where);
+  if (!address) {
     throw StoreError(StoreError::Code::Protocol,
                      fmt::format("host {}'s agent published '{}' as its store's address; expected "
-                                 "'<port> <host>'", parent, text));
+                                 "'<port> <local readers> <host>'", parent, std::string(where.begin(), where.end())));
   }
-  parent_store_ = StoreClient::connect(text.substr(space + 1), static_cast<uint16_t>(port),
+  parent_local_readers_ = address->local_readers;
+  parent_store_ = StoreClient::connect(address->host, address->port,
                                        Millis(std::max<int64_t>(deadline.remaining_ms(), 1)), token_);
 }
 
-std::shared_ptr<const Bytes> HostAgentExchange::allgather(const Bytes& host_blocks, Millis timeout) {
-  if (hosts_ == 1) return std::make_shared<const Bytes>(host_blocks);
+std::string HostAgentExchange::table_prefix(const std::string& prefix, uint64_t seq) {
+  return fmt::format("{}/hag/{}/", prefix, seq);
+}
+
+std::string HostAgentExchange::address_key(const std::string& prefix, int host) {
+  return fmt::format("{}/agents/{}", prefix, host);
+}
+
+std::optional<HostAgentExchange::StoreAddress> HostAgentExchange::parse_address(const Bytes& published) {
+  // "<port> <local readers> <host>": numbers in range (a host holds at most a million ranks), a
+  // host name after them.
+  constexpr int kMaxLocalReaders = 1 << 20;
+  const std::string text(published.begin(), published.end());
+  const char* p = text.data();
+  const char* end = p + text.size();
+  unsigned port = 0;
+  int readers = -1;
+  auto r1 = std::from_chars(p, end, port);
+  if (r1.ec != std::errc() || r1.ptr == end || *r1.ptr != ' ') return std::nullopt;
+  auto r2 = std::from_chars(r1.ptr + 1, end, readers);
+  if (r2.ec != std::errc() || r2.ptr == end || *r2.ptr != ' ' || r2.ptr + 1 == end) return std::nullopt;
+  if (port == 0 || port > 65535 || readers < 0 || readers > kMaxLocalReaders) return std::nullopt;
+  return StoreAddress{std::string(r2.ptr + 1, end), static_cast<uint16_t>(port), readers};
+}
+
+int HostAgentExchange::readers(int host, int hosts, int local_readers) {
+  return static_cast<int>(binomial_children(host, hosts).size()) + local_readers;
+}
+
+std::shared_ptr<const Bytes> HostAgentExchange::allgather(const Bytes& host_blocks, Millis timeout,
+                                                          const Assemble& assemble) {
   if (host_ != 0 && !parent_store_) {
     throw std::logic_error("host exchange: allgather before rendezvous");
   }
-  const std::string base = fmt::format("{}/hag/{}/", prefix_, seq_++);
-  job_store_.set(fmt::format("{}blk/{}", base, host_), host_blocks);
-  auto table = std::make_shared<const Bytes>(host_ == 0 ? gather_at_root(base, timeout)
-                                                       : fetch_from_parent(base, timeout));
-  if (!binomial_children(host_, hosts_).empty()) own_store_.set_shared(base + "table", table);
+  const std::string base = table_prefix(prefix_, seq_++);
+  std::shared_ptr<const Bytes> table;
+  if (hosts_ == 1) {
+    table = std::make_shared<const Bytes>(assemble ? assemble(host_blocks) : host_blocks);
+  } else {
+    job_store_.set(fmt::format("{}blk/{}", base, host_), host_blocks);
+    if (host_ == 0) {
+      Bytes gathered = gather_at_root(base, timeout);
+      table = std::make_shared<const Bytes>(assemble ? assemble(std::move(gathered)) : std::move(gathered));
+    } else {
+      table = std::make_shared<const Bytes>(fetch_from_parent(base, timeout));
+    }
+  }
+  if (readers(host_, hosts_, local_readers_) > 0) own_store_.set_shared(base + "table", table);
   return table;
 }
 
@@ -127,8 +169,8 @@ Bytes HostAgentExchange::fetch_from_parent(const std::string& base, Millis timeo
                                  host_, timeout.count(), parent),
                      {base + "table"});
   }
-  const auto readers = static_cast<int64_t>(binomial_children(parent, hosts_).size());
-  if (parent_store_->add(base + "done", 1) == readers) parent_store_->delete_prefix(base);
+  if (parent_store_->add(base + "done", 1) == readers(parent, hosts_, parent_local_readers_))
+    parent_store_->delete_prefix(base);
   return table;
 }
 

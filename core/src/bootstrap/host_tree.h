@@ -14,7 +14,9 @@
 // Agent-to-agent connections use the job's token, like every store connection.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,10 @@ class HostAgentExchange {
   // `job_store`: this agent's client of the job's store (host 0's agent hosts it, and there it is
   // also `own_store`). `own_store`: the store this agent hosts for the agents below it, reachable
   // at `advertised_host`:own_store.port(). Keys live under `prefix`. One thread at a time.
+  // `local_readers`: how many of this host's own ranks also read each table from `own_store`
+  // (a job's workers, bootstrap/host_route.h); they count as readers like the children do.
   HostAgentExchange(StoreClient& job_store, StoreServer& own_store, std::string advertised_host,
-                    std::string prefix, int host, int hosts, std::string token);
+                    std::string prefix, int host, int hosts, std::string token, int local_readers = 0);
   ~HostAgentExchange();
 
   int host() const { return host_; }
@@ -48,7 +52,24 @@ class HostAgentExchange {
   // host order, i.e. every rank's block in rank order, shared (not copied) with this agent's
   // store while its children read it. Throws StoreError(Timeout) naming the hosts that never
   // arrived (host 0) or the parent that never handed the table on.
-  std::shared_ptr<const Bytes> allgather(const Bytes& host_blocks, Millis timeout);
+  // `assemble`, when given, turns host 0's concatenation of the hosts' bytes into the table that
+  // goes down the tree (a job's workers put ranks in rank order there, whatever their hosts).
+  using Assemble = std::function<Bytes(Bytes gathered)>;
+  std::shared_ptr<const Bytes> allgather(const Bytes& host_blocks, Millis timeout, const Assemble& assemble = {});
+
+  // Where the table of allgather number `seq` is kept in a host's store, and how many read it
+  // there: the host's children and its local readers. Each reader ADDs 1 to done_key(); the one
+  // that reaches readers() deletes the prefix (table_prefix).
+  static std::string table_prefix(const std::string& prefix, uint64_t seq);
+  // The job-store key where host h's store address is published, and that value read back.
+  struct StoreAddress {
+    std::string host;
+    uint16_t port = 0;
+    int local_readers = 0;
+  };
+  static std::string address_key(const std::string& prefix, int host);
+  static std::optional<StoreAddress> parse_address(const Bytes& published);
+  static int readers(int host, int hosts, int local_readers);
 
  private:
   Bytes gather_at_root(const std::string& base, Millis timeout);
@@ -61,7 +82,9 @@ class HostAgentExchange {
   int host_;
   int hosts_;
   std::string token_;
+  int local_readers_;
   std::unique_ptr<StoreClient> parent_store_;
+  int parent_local_readers_ = 0;  // published by the parent with its address
   uint64_t seq_ = 0;
 };
 

@@ -154,6 +154,16 @@ std::string peer_name(int fd) {
   return format_endpoint(host, static_cast<uint16_t>(std::stoi(port)));
 }
 
+std::string local_host(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
+  char host[NI_MAXHOST];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) != 0)
+    return "";
+  return host;
+}
+
 UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline) {
   using namespace std::chrono;
   const auto started = steady_clock::now();

@@ -53,6 +53,10 @@ UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& dea
 void set_nonblocking(int fd);
 void set_nodelay(int fd);
 
+// The address this end of a connected socket has (numeric; "" when unknown): the interface
+// through which the peer is reached.
+std::string local_host(int fd);
+
 // The peer's "address:port" for log messages ("?" when unknown).
 std::string peer_name(int fd);
 

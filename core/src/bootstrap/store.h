@@ -113,6 +113,9 @@ class StoreClient {
   virtual bool check(const std::string& key) = 0;
   // Deletes every key that starts with `prefix`; returns how many.
   virtual size_t delete_prefix(const std::string& prefix) = 0;
+  // The local address of the connection (numeric; "" when unknown): an address of this host
+  // that the store's host reaches, where a worker may serve its own host's ranks.
+  virtual std::string local_address() const { return ""; }
 };
 
 }  // namespace commbench

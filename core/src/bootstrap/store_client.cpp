@@ -67,6 +67,8 @@ class TcpStoreClient final : public StoreClient {
 
   void hello(const std::string& token);
 
+  std::string local_address() const override { return fd_.valid() ? local_host(fd_.get()) : ""; }
+
   void set(const std::string& key, const Bytes& value) override {
     auto reply = round_trip(wire::SetRequest{key, value}, request_deadline(), "SET", key);
     expect_ok(reply, "SET", key);

@@ -5,9 +5,11 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include <boost/program_options.hpp>
@@ -50,6 +52,10 @@ struct WorkerArgs {
   int result_fd = 3;
   int agent_pid = 0;
   std::string trace_file;  // empty: tracing off
+  // Hosts of a world that spans several (bootstrap/host_route.h): this rank's host, their number,
+  // and this host's ranks ("0,4,8"). hosts = 1: every allgather through the job's store.
+  int host_index = 0, hosts = 1;
+  std::string host_ranks;
   bool wrapped = false;  // started by a profiler the agent started: its parent is not the agent
 };
 
@@ -60,7 +66,8 @@ WorkerArgs parse_args(int argc, char** argv) {
       "local-rank", po::value(&a.local_rank))("local-world", po::value(&a.local_world))(
       "store", po::value(&a.store)->required())("plugin", po::value(&a.plugin)->required())(
       "result-fd", po::value(&a.result_fd))("agent-pid", po::value(&a.agent_pid))(
-      "trace-file", po::value(&a.trace_file))(
+      "trace-file", po::value(&a.trace_file))("host-index", po::value(&a.host_index))(
+      "hosts", po::value(&a.hosts))("host-ranks", po::value(&a.host_ranks))(
       "wrapped", po::bool_switch(&a.wrapped));
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -134,6 +141,21 @@ int worker_main(int argc, char** argv) {
                                       Millis(ms_until(deadline)), token ? token : "");
     Bootstrap bootstrap(*store, fmt::format("exec{}", exec.index), args.rank, args.world);
     bootstrap.record_missing_ranks_in(&waiting_for);
+    if (args.hosts > 1) {
+      HostLayout layout{args.host_index, args.hosts, {}};
+      std::istringstream list(args.host_ranks);
+      for (std::string r; std::getline(list, r, ',');) layout.ranks.push_back(std::stoi(r));
+      bootstrap.route_allgathers_through_hosts(std::move(layout), token ? token : "");
+    }
+    // A rank that cannot run here still ends like the others: a host's first rank keeps its store
+    // up until the ranks that read from it are done (bounded: they may have failed instead).
+    const auto end_unavailable = [&] {
+      try {
+        bootstrap.close(Millis(std::min(ms_until(deadline), 10000)));
+      } catch (const std::exception&) {
+      }
+      return kWorkerExitUnavailable;
+    };
 
     phase = "timer calibration";
     out.phase(phase);
@@ -172,14 +194,14 @@ int worker_main(int argc, char** argv) {
         gpu = GpuDevice::open(args.local_rank, args.local_world, requested_device(exec), shared_gpu, &gpu_unusable);
       } catch (const GpuBindingError& e) {
         out.send({{"type", "unavailable"}, {"reason", e.what()}});
-        return kWorkerExitUnavailable;
+        return end_unavailable();
       }
       // Before the backend's init: a library that refuses two ranks on one GPU would fail the
       // execution instead of saying why it cannot run here.
       if (const std::string why = gpu_sharing_problem(bootstrap, gpu.get(), shared_gpu, Millis(ms_until(deadline)));
           !why.empty()) {
         out.send({{"type", "unavailable"}, {"reason", why}});
-        return kWorkerExitUnavailable;
+        return end_unavailable();
       }
     }
     MemoryFootprint footprint;
@@ -200,7 +222,7 @@ int worker_main(int argc, char** argv) {
       if (e.status() != CB_ERR_UNAVAILABLE) throw;
       out.send({{"type", "unavailable"}, {"reason", e.what()}});
       session.reset();
-      return kWorkerExitUnavailable;
+      return end_unavailable();
     }
     phase = "communicator creation";
     out.phase(phase);
@@ -216,6 +238,9 @@ int worker_main(int argc, char** argv) {
     char hostname[256] = {0};
     ::gethostname(hostname, sizeof(hostname) - 1);
     meta["host"] = hostname;
+    // How this world's bootstrap allgathers travel (docs/bootstrap.md, "Host tree").
+    meta["bootstrap"] = {{"hosts", args.hosts}, {"host_index", args.host_index},
+                         {"allgather", args.hosts > 1 ? "host tree" : "job store"}};
     meta["timer"] = HostTimer::get().describe();
     meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
     // NVTX: built or not, and whether ranges go anywhere (a profiler injected itself).
@@ -337,6 +362,7 @@ int worker_main(int argc, char** argv) {
     if (gpu) meta["gpu"]["telemetry_end"] = gpu_telemetry(*gpu);
     out.send({{"type", "meta"}, {"metadata", meta}});
     session->shutdown();
+    bootstrap.close(Millis(ms_until(deadline)));  // no host's store goes while others read it
     out.send({{"type", "done"}});
     return 0;
   } catch (const std::exception& e) {

@@ -1,0 +1,216 @@
+// Key layout, under the route's prefix:
+//   job store:       what HostAgentExchange keeps there (leaders' addresses, hosts' blocks)
+//   a leader's store: "<prefix>/loc/<seq>/<rank>"  the host's other ranks' blocks; the leader
+//                                                  reads and deletes them
+//                     "<prefix>/hag/<seq>/table"   the rank-ordered table, and its "done"
+//                                                  counter: the last reader deletes both
+// A host's blocks travel as: u32 count, u64 block size, count × u32 rank, then the count blocks in
+// that order. The size lets host 0 refuse a host whose ranks all passed another size instead of
+// reading its blocks at the wrong stride.
+#include "bootstrap/host_route.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "bootstrap/byte_codec.h"
+#include "bootstrap/deadline.h"
+#include "bootstrap/host_tree.h"
+#include "bootstrap/missing_keys.h"
+
+namespace commbench {
+namespace {
+
+Millis left(const Deadline& d) { return Millis(d.remaining_ms()); }  // -1: no limit
+
+}  // namespace
+
+HostRoute::HostRoute(StoreClient& job_store, std::string prefix, int rank, int world, HostLayout layout,
+                     std::string token)
+    : job_store_(job_store),
+      prefix_(std::move(prefix)),
+      rank_(rank),
+      world_(world),
+      layout_(std::move(layout)),
+      token_(std::move(token)) {
+  bool mine = false;
+  for (int r : layout_.ranks) {
+    if (r < 0 || r >= world_)
+      throw std::invalid_argument(fmt::format("host route: rank {} of this host is outside a world of {}", r, world_));
+    mine |= r == rank_;
+  }
+  if (!mine || layout_.hosts < 1 || layout_.index < 0 || layout_.index >= layout_.hosts)
+    throw std::invalid_argument(fmt::format("host route: rank {} is not among its host's ranks, or host {} is "
+                                            "outside {} hosts",
+                                            rank_, layout_.index, layout_.hosts));
+}
+
+HostRoute::~HostRoute() = default;
+
+void HostRoute::connect(Millis timeout, std::vector<int>* missing) {
+  const auto deadline = Deadline::after(timeout);
+  const int local_readers = static_cast<int>(layout_.ranks.size()) - 1;
+  if (leader()) {
+    StoreServerOptions so;
+    so.bind_host = job_store_.local_address();
+    so.token = token_;
+    if (so.bind_host.empty())
+      throw StoreError(StoreError::Code::Connection,
+                       fmt::format("rank {} leads host {} but cannot tell which of its addresses reaches the "
+                                   "job's store, so it has nowhere to serve its host's ranks",
+                                   rank_, layout_.index));
+    // All or nothing: a failed start leaves no half-made route for the next call to trip on.
+    auto own = StoreServer::start(so);
+    auto own_client = StoreClient::connect(own->host(), own->port(), left(deadline), token_);
+    auto exchange = std::make_unique<HostAgentExchange>(job_store_, *own, own->host(), prefix_, layout_.index,
+                                                        layout_.hosts, token_, local_readers);
+    exchange->rendezvous(left(deadline));
+    own_ = std::move(own);
+    own_client_ = std::move(own_client);
+    exchange_ = std::move(exchange);
+    return;
+  }
+  const int leader_rank = layout_.ranks.front();
+  const std::string key = HostAgentExchange::address_key(prefix_, layout_.index);
+  Bytes where;
+  try {
+    where = job_store_.get(key, left(deadline));
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout) throw;
+    if (missing) missing->push_back(leader_rank);
+    throw StoreError(StoreError::Code::Timeout,
+                     fmt::format("rank {} waited {} ms for rank {}, the first rank on its host, to publish "
+                                 "its store; is that rank alive?",
+                                 rank_, timeout.count(), leader_rank),
+                     e.missing_keys());
+  }
+  const auto address = HostAgentExchange::parse_address(where);
+  if (!address)
+    throw StoreError(StoreError::Code::Protocol,
+                     fmt::format("rank {} published '{}' as its store's address; expected '<port> <local "
+                                 "readers> <host>'",
+                                 leader_rank, std::string(where.begin(), where.end())));
+  leader_store_ = StoreClient::connect(address->host, address->port, left(deadline), token_);
+}
+
+void HostRoute::allgather(const void* send, size_t bytes, void* recv, Millis timeout, std::vector<int>* missing) {
+  const auto deadline = Deadline::after(timeout);
+  if (!own_client_ && !leader_store_) connect(timeout, missing);
+  const uint64_t seq = seq_++;
+  const std::string local = fmt::format("{}/loc/{}/", prefix_, seq);
+  const size_t table_bytes = bytes * static_cast<size_t>(world_);
+  if (leader()) {
+    const Bytes blocks = gather_host(local, send, bytes, left(deadline), missing);
+    const auto table = exchange_->allgather(blocks, left(deadline),
+                                            [&](Bytes gathered) { return put_in_rank_order(gathered, bytes); });
+    if (table->size() != table_bytes)
+      throw StoreError(StoreError::Code::Protocol,
+                       fmt::format("host allgather #{} under '{}': the table has {} bytes, {} ranks × {} "
+                                   "expected; did every rank pass the same size?",
+                                   seq, prefix_, table->size(), world_, bytes));
+    if (table_bytes > 0) std::memcpy(recv, table->data(), table_bytes);
+    return;
+  }
+  const auto* p = static_cast<const uint8_t*>(send);
+  leader_store_->set(local + std::to_string(rank_), Bytes(p, p + bytes));
+  const std::string base = HostAgentExchange::table_prefix(prefix_, seq);
+  Bytes table;
+  try {
+    table = leader_store_->get(base + "table", left(deadline));
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout) throw;
+    throw StoreError(StoreError::Code::Timeout,
+                     fmt::format("host allgather #{} under '{}' timed out after {} ms: rank {} (the first "
+                                 "rank on this host) did not hand out the table; a rank on this or another "
+                                 "host may have died, hung, or called a different sequence of collectives",
+                                 seq, prefix_, timeout.count(), layout_.ranks.front()),
+                     e.missing_keys());
+  }
+  if (table.size() != table_bytes)
+    throw StoreError(StoreError::Code::Protocol,
+                     fmt::format("host allgather #{} under '{}': rank {} contributed {} bytes but the table "
+                                 "has {} for {} ranks; every rank must pass the same size",
+                                 seq, prefix_, rank_, bytes, table.size(), world_));
+  if (table_bytes > 0) std::memcpy(recv, table.data(), table_bytes);
+  const int readers = HostAgentExchange::readers(layout_.index, layout_.hosts,
+                                                 static_cast<int>(layout_.ranks.size()) - 1);
+  if (leader_store_->add(base + "done", 1) == readers) leader_store_->delete_prefix(base);
+}
+
+Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
+                             std::vector<int>* missing) {
+  const auto count = layout_.ranks.size();
+  Bytes blocks;
+  blocks.reserve(12 + 4 * count + bytes * count);
+  wire::ByteWriter w(blocks);
+  w.u32(static_cast<uint32_t>(count));
+  w.u64(bytes);
+  for (int r : layout_.ranks) w.u32(static_cast<uint32_t>(r));
+  w.raw(send, bytes);  // the leader is the host's first rank
+  if (count == 1) return blocks;
+  std::vector<std::string> keys;
+  for (size_t i = 1; i < count; ++i) keys.push_back(local + std::to_string(layout_.ranks[i]));
+  try {
+    own_client_->multi_get_each(keys, timeout, [&](size_t i, const uint8_t* data, size_t size) {
+      if (size != bytes)
+        throw StoreError(StoreError::Code::Protocol,
+                         fmt::format("host allgather under '{}': rank {} contributed {} bytes, rank {} {}; "
+                                     "every rank must pass the same size",
+                                     prefix_, layout_.ranks[i + 1], size, rank_, bytes));
+      w.raw(data, size);
+    });
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+    if (missing)
+      for (const std::string& key : e.missing_keys()) missing->push_back(std::stoi(key.substr(key.rfind('/') + 1)));
+    throw StoreError(StoreError::Code::Timeout,
+                     fmt::format("host allgather under '{}' timed out after {} ms on host {}: {} not arrived; "
+                                 "is it alive? (It may have crashed or hung, or called a different sequence "
+                                 "of bootstrap collectives.)",
+                                 prefix_, timeout.count(), layout_.index, describe_missing(e.missing_keys(), "rank")),
+                     e.missing_keys());
+  }
+  own_client_->delete_prefix(local);
+  return blocks;
+}
+
+Bytes HostRoute::put_in_rank_order(const Bytes& gathered, size_t bytes) const {
+  Bytes table(bytes * static_cast<size_t>(world_));
+  std::vector<bool> seen(static_cast<size_t>(world_), false);
+  size_t placed = 0;
+  wire::ByteReader in(gathered);
+  auto malformed = [&](const std::string& what) {
+    return StoreError(StoreError::Code::Protocol,
+                      fmt::format("host allgather under '{}': the hosts' blocks do not add up to one block "
+                                  "per rank ({}); do all hosts run the same commbench?",
+                                  prefix_, what));
+  };
+  while (!in.at_end()) {
+    uint32_t count = 0;
+    uint64_t size = 0;
+    if (!in.u32(count) || !in.u64(size) || count == 0 || count > in.remaining() / 4) throw malformed("a bad rank count");
+    std::vector<uint32_t> ranks(count);
+    for (auto& r : ranks) {
+      in.u32(r);
+      if (r >= static_cast<uint32_t>(world_) || seen[r]) throw malformed(fmt::format("rank {} twice or out of range", r));
+      seen[r] = true;
+    }
+    if (size != bytes)
+      throw StoreError(StoreError::Code::Protocol,
+                       fmt::format("host allgather under '{}': the host of rank {} contributed {}-byte blocks, "
+                                   "rank {} {}; every rank must pass the same size",
+                                   prefix_, ranks.front(), size, rank_, bytes));
+    if (bytes > 0 && in.remaining() / bytes < count) throw malformed("a host sent fewer bytes than its ranks need");
+    for (uint32_t r : ranks) {
+      std::span<const uint8_t> block;
+      in.view(bytes, block);  // the length was checked above
+      if (bytes > 0) std::memcpy(table.data() + r * bytes, block.data(), bytes);
+      ++placed;
+    }
+  }
+  if (placed != static_cast<size_t>(world_)) throw malformed(fmt::format("{} of {} ranks", placed, world_));
+  return table;
+}
+
+}  // namespace commbench

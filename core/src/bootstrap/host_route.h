@@ -1,0 +1,65 @@
+// A job's allgather when its ranks span hosts (docs/bootstrap.md, "Host tree"; measured in
+// docs/scaling.md). Through the job's store alone, N ranks each receive N blocks: N² bytes through
+// one process. Here each host's lowest rank, its leader, speaks for the host:
+//   1. the leader starts a store of its own (the job's token, on the address through which it
+//      reaches the job's store) and publishes it; the host's other ranks put their blocks there;
+//   2. the leader sends its host's blocks, with their ranks, to the job's store as one key, and
+//      the hosts combine through HostAgentExchange (bootstrap/host_tree.h): host 0 puts every
+//      rank's block in rank order, and that table goes down a binomial tree of the leaders' stores;
+//   3. the host's other ranks read the table from their leader's store.
+// The job's store then sees H keys per allgather instead of N, and each host receives the
+// N-block table once. Hosts need not hold contiguous ranks (srun --distribution=cyclic).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.h"
+
+namespace commbench {
+
+class HostAgentExchange;
+
+// Where a rank's host stands in its world (AgentGroup::host_place): hosts are numbered in the
+// order of their lowest rank.
+struct HostLayout {
+  int index = 0;
+  int hosts = 1;
+  std::vector<int> ranks;  // this host's ranks in the world, ascending (this rank among them)
+};
+
+class HostRoute {
+ public:
+  // `prefix`: where its keys live, in the job's store and the leaders' stores. Throws
+  // std::invalid_argument when `layout` does not hold `rank`.
+  HostRoute(StoreClient& job_store, std::string prefix, int rank, int world, HostLayout layout, std::string token);
+  ~HostRoute();
+
+  // Every rank of the world calls it, with the same `bytes`; `recv` gets world × bytes in rank
+  // order. `missing`, when given, receives the ranks of this host that never sent their block.
+  void allgather(const void* send, size_t bytes, void* recv, Millis timeout, std::vector<int>* missing);
+
+ private:
+  bool leader() const { return rank_ == layout_.ranks.front(); }
+  void connect(Millis timeout, std::vector<int>* missing);
+  Bytes gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
+                    std::vector<int>* missing);
+  Bytes put_in_rank_order(const Bytes& gathered, size_t bytes) const;
+
+  StoreClient& job_store_;
+  std::string prefix_;
+  int rank_;
+  int world_;
+  HostLayout layout_;
+  std::string token_;
+  uint64_t seq_ = 0;
+  // The leader's store and its own client of it (to read its host's blocks); the exchange.
+  std::unique_ptr<StoreServer> own_;
+  std::unique_ptr<StoreClient> own_client_;
+  std::unique_ptr<HostAgentExchange> exchange_;
+  // The other ranks: their leader's store.
+  std::unique_ptr<StoreClient> leader_store_;
+};
+
+}  // namespace commbench
