@@ -105,9 +105,16 @@ done
 python3 - "$results" "$per_host" "${PREFAULT:-1}" <<'PY'
 import collections, math, statistics, sys
 rows = collections.defaultdict(list)
+failed = []
 for line in open(sys.argv[1]):
-    kind, n, per, ms = line.split()
+    fields = line.split()
+    if len(fields) != 4:  # its measurement failed (the reason is printed above)
+        failed.append(" ".join(fields))
+        continue
+    kind, n, per, ms = fields
     rows[(kind, int(n), int(per))].append(float(ms))
+if failed:
+    print(f"{len(failed)} measurement(s) FAILED, left out of the medians: " + "; ".join(failed))
 per_host = int(sys.argv[2])
 prefault = sys.argv[3] == "1"
 

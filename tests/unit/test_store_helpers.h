@@ -66,6 +66,24 @@ inline std::unique_ptr<StoreClient> connect_to(const StoreServer& server,
   return StoreClient::connect(server.host(), server.port(), 5s, token);
 }
 
+// A blocking listening socket on 127.0.0.1 and a port the kernel picks (written to `port`): a
+// stand-in for something other than a store at the store's address.
+inline int loopback_listener(uint16_t& port) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listener, 4) != 0)
+    return -1;
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  port = ntohs(addr.sin_port);
+  return listener;
+}
+
 // A blocking loopback socket that speaks raw bytes to the server.
 class RawSocket {
  public:

@@ -184,3 +184,46 @@ TEST(StoreLimits, DescriptorsAreKeptFreeForTheProcessItself) {
 
 }  // namespace
 }  // namespace commbench
+
+namespace commbench {
+namespace {
+
+using namespace test;
+
+// At a large job's start a busy store may close a client that has not authenticated yet (the
+// eviction above): the client connects again until its deadline instead of failing the rank.
+// Here the first listener on the port closes the first connection during HELLO; the store then
+// starts on the same port.
+TEST(StoreLimits, AClientClosedBeforeItAuthenticatedConnectsAgain) {
+  uint16_t port = 0;
+  const int listener = loopback_listener(port);
+  ASSERT_GE(listener, 0);
+  std::unique_ptr<StoreServer> server;
+  std::thread evictor([&] {
+    const int first = ::accept(listener, nullptr, nullptr);
+    char hello[64];
+    (void)::recv(first, hello, sizeof(hello), 0);  // the client's HELLO, left unanswered
+    ::close(first);
+    ::close(listener);
+    StoreServerOptions o;
+    o.port = port;
+    o.token = "t";
+    server = StoreServer::start(o);
+  });
+  std::unique_ptr<StoreClient> client;
+  EXPECT_NO_THROW(client = StoreClient::connect("127.0.0.1", port, 10s, "t"));
+  evictor.join();
+  ASSERT_TRUE(client);
+  client->set("k", bytes_of("v"));
+  EXPECT_EQ(string_of(client->get("k", 1s)), "v");
+}
+
+TEST(StoreLimits, AWrongTokenIsStillRefusedAtOnce) {
+  auto server = start_server(nullptr, "right");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(StoreClient::connect(server->host(), server->port(), 10s, "wrong"), StoreError);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << "a rejection is final: no retry until the deadline";
+}
+
+}  // namespace
+}  // namespace commbench

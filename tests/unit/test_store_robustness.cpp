@@ -68,14 +68,9 @@ TEST(StoreRobustness, ServerWithoutTokenServesClientsWithoutToken) {
 // learn nothing from a client. The token never crosses the wire, and the client refuses to go
 // on once the listener's proof is wrong: it sends HELLO (a random nonce) and nothing else.
 TEST(StoreRobustness, AnImpostorListenerLearnsNothingFromAClient) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  socklen_t len = sizeof(addr);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  uint16_t port = 0;
+  const int listener = loopback_listener(port);
+  ASSERT_GE(listener, 0);
   const std::string token = "the-jobs-secret-token-0123456789";
   Bytes heard;
   std::thread impostor([&] {
@@ -92,7 +87,7 @@ TEST(StoreRobustness, AnImpostorListenerLearnsNothingFromAClient) {
     ::close(fd);
   });
   try {
-    StoreClient::connect("127.0.0.1", ntohs(addr.sin_port), 3s, token);
+    StoreClient::connect("127.0.0.1", port, 3s, token);
     ADD_FAILURE() << "the client accepted a listener that does not know the token";
   } catch (const StoreError& e) {
     EXPECT_EQ(e.code(), StoreError::Code::Rejected) << e.what();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -427,13 +428,27 @@ void TcpStoreClient::fail(StoreError::Code code, const std::string& message) {
 std::unique_ptr<StoreClient> StoreClient::connect(const std::string& host, uint16_t port,
                                                   Millis timeout, const std::string& token) {
   const auto deadline = Deadline::after(timeout);
-  UniqueFd fd = connect_tcp(host, port, deadline);
   const Millis request_timeout =
       timeout.count() < 0 ? Millis(-1) : std::max(timeout, kMinRequestTimeout);
-  auto client =
-      std::make_unique<TcpStoreClient>(std::move(fd), format_endpoint(host, port), request_timeout);
-  client->hello(token);
-  return client;
+  // A store closes clients that have not authenticated a second after connecting while its
+  // pre-authentication slots are full (docs/bootstrap.md, "Limits"). At the start of a large job
+  // on a busy host, a real client can be one of them: it connects again, with backoff and
+  // jitter, until the deadline. A rejection (the wrong token) is final.
+  auto backoff = std::chrono::milliseconds(10);
+  for (;;) {
+    UniqueFd fd = connect_tcp(host, port, deadline);
+    auto client =
+        std::make_unique<TcpStoreClient>(std::move(fd), format_endpoint(host, port), request_timeout);
+    try {
+      client->hello(token);
+      return client;
+    } catch (const StoreError& e) {
+      if (e.code() != StoreError::Code::Connection || deadline.passed()) throw;
+    }
+    const auto pause = backoff / 2 + std::chrono::milliseconds(random_bytes(1)[0] % (backoff.count() / 2 + 1));
+    std::this_thread::sleep_for(deadline.unlimited() ? pause : std::min<Millis>(pause, Millis(deadline.remaining_ms())));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(250));
+  }
 }
 
 }  // namespace commbench
