@@ -14,7 +14,7 @@
 #include "stats/bandwidth.h"
 
 namespace commbench {
-namespace {
+namespace definition_tables_test {  // named: unity builds put several test files in one unit
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

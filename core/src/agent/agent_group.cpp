@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
 #include "agent/rendezvous_file.h"
+#include "bootstrap/deadline.h"
 #include "bootstrap/missing_keys.h"
 #include "report/execution_json.h"
 #include "report/output_file.h"
@@ -55,6 +58,49 @@ bool parse_place(const std::string& text, int& host, std::vector<int>& ranks) {
 }
 
 std::string exec_key(int index, const std::string& what) { return fmt::format("agents/exec{}/{}", index, what); }
+
+// Agent 0 reads one key per agent ("ready/<k>", "outcome/<k>") in MULTI_GETs of at most this many
+// keys: one round trip per batch instead of one per agent (16,384 per execution at 16k agents).
+// Outcomes carry the workers' metadata, so a batch's reply stays far below the store's 64 MiB.
+constexpr size_t kAgentsPerRead = 512;
+
+// All batches share one deadline, so agents that never wrote cost the wait once, not once each.
+// Hands each value that arrived to found(k, bytes) and returns the agents whose key never came.
+std::vector<int> read_agent_keys(StoreClient& store, int index, const char* what, const std::vector<int>& agents,
+                                 Millis timeout, const std::function<void(int, const uint8_t*, size_t)>& found) {
+  const auto deadline = Deadline::after(timeout);
+  std::vector<int> never;
+  for (size_t begin = 0; begin < agents.size(); begin += kAgentsPerRead) {
+    const size_t end = std::min(agents.size(), begin + kAgentsPerRead);
+    std::vector<std::string> keys;
+    std::vector<int> who(agents.begin() + static_cast<std::ptrdiff_t>(begin), agents.begin() + static_cast<std::ptrdiff_t>(end));
+    for (const int k : who) keys.push_back(exec_key(index, fmt::format("{}/{}", what, k)));
+    try {
+      store.multi_get_each(keys, Millis(deadline.remaining_ms()),
+                           [&](size_t i, const uint8_t* data, size_t size) { found(who[i], data, size); });
+      continue;
+    } catch (const StoreError& e) {
+      // Without the server's list of absent keys the client itself gave up: the store is gone.
+      if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+      const std::set<std::string> absent(e.missing_keys().begin(), e.missing_keys().end());
+      std::vector<std::string> present_keys;
+      std::vector<int> present;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (absent.count(keys[i])) {
+          never.push_back(who[i]);
+        } else {
+          present_keys.push_back(keys[i]);
+          present.push_back(who[i]);
+        }
+      }
+      // The rest arrived: read them without waiting.
+      if (!present_keys.empty())
+        store.multi_get_each(present_keys, Millis(0),
+                             [&](size_t i, const uint8_t* data, size_t size) { found(present[i], data, size); });
+    }
+  }
+  return never;
+}
 
 }  // namespace
 
@@ -320,15 +366,11 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
       }
       return std::nullopt;
     }
-    for (int k = 1; k < size(); ++k) {
-      if (gone_.count(k)) continue;
-      try {
-        client_->get(exec_key(index, fmt::format("ready/{}", k)), timeout);
-      } catch (const StoreError& e) {
-        if (e.code() != StoreError::Code::Timeout) throw;
-        gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000));
-      }
-    }
+    std::vector<int> expected;
+    for (int k = 1; k < size(); ++k)
+      if (!gone_.count(k)) expected.push_back(k);
+    for (const int k : read_agent_keys(*client_, index, "ready", expected, timeout, [](int, const uint8_t*, size_t) {}))
+      gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000));
     std::string verdict;
     for (const auto& [k, why] : gone_)
       if (k < world) {
@@ -381,18 +423,21 @@ void AgentGroup::publish_outcome(int index, const ExecutionOutcome& outcome) {
 }
 
 std::vector<std::optional<ExecutionOutcome>> AgentGroup::gather_outcomes(int index, int count, Millis timeout) {
-  std::vector<std::optional<ExecutionOutcome>> out(static_cast<size_t>(count));
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (int k = 1; k < count; ++k) {
-    const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
-    try {
-      const Bytes b = client_->get(exec_key(index, fmt::format("outcome/{}", k)), std::max(left, Millis(1)));
-      out[static_cast<size_t>(k)] = nlohmann::json::parse(string_of(b)).get<ExecutionOutcome>();
-    } catch (const StoreError& e) {
-      if (e.code() != StoreError::Code::Timeout) lost_store(e, fmt::format("collecting execution {}'s outcomes", index));
-    } catch (const nlohmann::json::exception&) {
-      // An outcome that does not parse is one that never arrived: its agent is blamed below.
-    }
+  std::vector<std::optional<ExecutionOutcome>> out(static_cast<size_t>(std::max(count, 0)));
+  std::vector<int> agents;
+  for (int k = 1; k < count; ++k) agents.push_back(k);
+  try {
+    // Agents that never reported stay nullopt: the caller blames them.
+    read_agent_keys(*client_, index, "outcome", agents, timeout, [&](int k, const uint8_t* data, size_t size) {
+      try {
+        out[static_cast<size_t>(k)] =
+            nlohmann::json::parse(data, data + size).get<ExecutionOutcome>();
+      } catch (const nlohmann::json::exception&) {
+        // An outcome that does not parse is one that never arrived: its agent is blamed likewise.
+      }
+    });
+  } catch (const StoreError& e) {
+    lost_store(e, fmt::format("collecting execution {}'s outcomes", index));
   }
   return out;
 }
