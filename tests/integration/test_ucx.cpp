@@ -136,10 +136,12 @@ TEST(Ucx, EveryForcedAlgorithmAndOptionVariantIsCorrect) {
   const std::vector<std::pair<std::string, std::string>> variants = {
       {"ring", R"(allreduce_algorithm = "ring"
 allgather_algorithm = "ring"
-reducescatter_algorithm = "ring")"},
+reducescatter_algorithm = "ring"
+protocols = "v1")"},
       {"recursive", R"(allreduce_algorithm = "recursive_doubling"
 allgather_algorithm = "recursive_doubling"
-reducescatter_algorithm = "pairwise")"},
+reducescatter_algorithm = "pairwise"
+protocols = "v2")"},
       {"halving-doubling-yield", R"(allreduce_algorithm = "rabenseifner"
 reducescatter_algorithm = "recursive_halving"
 progress = "yield")"},
@@ -183,12 +185,17 @@ iterations = 2
   // What ran is in the execution metadata.
   const auto execs = dir.records("execution");
   bool saw_tcp = false, saw_yield = false;
+  std::map<std::string, std::string> protocols;  // run -> rank 0's "protocols"
   for (const auto& e : execs) {
     saw_tcp |= e.dump().find("\"transports\":\"tcp\"") != std::string::npos;
     saw_yield |= e.dump().find("\"progress\":\"yield\"") != std::string::npos;
+    protocols[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("protocols", "(none)");
   }
   EXPECT_TRUE(saw_tcp);
   EXPECT_TRUE(saw_yield);
+  EXPECT_EQ(protocols["ring"], "v1 (protocols = \"v1\")");
+  EXPECT_EQ(protocols["recursive"], "v2 (protocols = \"v2\")");
+  EXPECT_NE(protocols["auto-threshold"].find("UCX"), std::string::npos) << protocols["auto-threshold"];
 }
 
 std::string bad_option_experiment(const std::string& option) {
@@ -224,6 +231,8 @@ TEST(Ucx, BadOptionsTheDescriptorsDescribeAreRefusedBeforeLaunch) {
       {R"(allreduce_algorithm = "binomial")",
        "bad.toml:11:23: error: option allreduce_algorithm = \"binomial\" for backend 'ucx' is not valid: expected one of "
        "auto, ring, recursive_doubling"},
+      {R"(protocols = "v3")",
+       "bad.toml:11:13: error: option protocols = \"v3\" for backend 'ucx' is not valid: expected one of auto, v1, v2"},
       {R"(timeout_ms = "-5")", "bad.toml:11:14: error: option timeout_ms = \"-5\" for backend 'ucx' is not valid"},
   };
   for (const auto& [option, message] : cases) {

@@ -84,13 +84,30 @@ std::string choose_net_devices(const UcxOptions& o, const cb_host_services& host
   return "lo (every rank on this host; set UCX_NET_DEVICES to choose others)";
 }
 
+// UCX_PROTO_ENABLE for this context, and why (metadata).
+std::string choose_protocols(const UcxOptions& o, Config& config) {
+  switch (o.protocols) {
+    case Protocols::kV1:
+      config.set("PROTO_ENABLE", "n", "protocols");
+      return "v1 (protocols = \"v1\")";
+    case Protocols::kV2:
+      config.set("PROTO_ENABLE", "y", "protocols");
+      return "v2 (protocols = \"v2\")";
+    case Protocols::kAuto:
+      break;
+  }
+  if (const char* env = std::getenv("UCX_PROTO_ENABLE")) return std::string("UCX_PROTO_ENABLE=") + env;
+  return "UCX's default (v1 before UCX 1.16, v2 from it)";
+}
+
 ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, const cb_host_services& host,
-                             std::string& net_devices) {
+                             std::string& net_devices, std::string& protocols) {
   const int local_world_size = host.local_world_size;
   Config config;
   if (!o.transports.empty()) config.set("TLS", o.transports, "transports");
   net_devices = choose_net_devices(o, host, config);
   if (!o.rndv_thresh.empty()) config.set("RNDV_THRESH", o.rndv_thresh, "rndv_thresh");
+  protocols = choose_protocols(o, config);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -120,7 +137,8 @@ std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   backend->options = parse_options(backend->host.options, backend->host.num_options);
   backend->progress = resolve_progress(backend->options, backend->host.local_world_size,
                                        backend->progress_reason);
-  backend->context = create_context(backend->options, backend->progress, backend->host, backend->net_devices);
+  backend->context = create_context(backend->options, backend->progress, backend->host, backend->net_devices,
+                                    backend->protocols);
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   check_ucs("ucp_context_query", ucp_context_query(backend->context, &attr));
@@ -140,6 +158,7 @@ void emit_metadata(const cb_backend& backend,
   if (!backend.progress_reason.empty()) progress += " (" + backend.progress_reason + ")";
   put("progress", progress);
   put("rndv_thresh", o.rndv_thresh.empty() ? "default" : o.rndv_thresh);
+  put("protocols", backend.protocols);
   put("registration", o.registration ? "on" : "off");
   put("error_handling", o.error_handling == ErrorHandling::kPeer ? "peer" : "none");
   put("eager_endpoints_up_to", std::to_string(o.eager_endpoints_up_to));

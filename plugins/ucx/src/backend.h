@@ -18,6 +18,7 @@ struct cb_backend {
   commbench::ucx_backend::ProgressMode progress = commbench::ucx_backend::ProgressMode::kPolling;
   std::string progress_reason;  // why, when chosen automatically
   std::string net_devices;      // the network devices UCX may use, and why (metadata)
+  std::string protocols;        // UCX's protocol implementation, v1 or v2, and why (metadata)
 
   cb_backend() = default;
   cb_backend(const cb_backend&) = delete;

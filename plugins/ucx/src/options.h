@@ -27,6 +27,10 @@ enum class ErrorHandling {
           // UCX 1.13 then avoids its zero-copy shared-memory protocols (8x less bandwidth here)
 };
 
+// Which of UCX's protocol implementations the context uses (UCX_PROTO_ENABLE): v2 is the newer
+// one and UCX's own default from 1.16; v1 the older one, UCX's default before.
+enum class Protocols { kAuto, kV1, kV2 };
+
 struct UcxOptions {
   std::string transports;  // UCX_TLS syntax ("tcp", "sm,self", "^cma"); empty: UCX's default
   ucs_thread_mode_t thread_mode = UCS_THREAD_MODE_SINGLE;
@@ -34,6 +38,7 @@ struct UcxOptions {
   // ranks that outnumber the cores steal each other's time slices: milliseconds per message).
   std::optional<ProgressMode> progress;
   std::string rndv_thresh;  // UCX_RNDV_THRESH ("auto" or bytes); empty: UCX's default
+  Protocols protocols = Protocols::kAuto;
   bool registration = false;  // buffers from ucp_mem_map, their memory handles passed to ops
   ErrorHandling error_handling = ErrorHandling::kNone;
   // Endpoints to every peer at communicator creation; otherwise on first use. Default: eager
@@ -54,6 +59,9 @@ inline constexpr ucs_thread_mode_t kThreadModes[] = {UCS_THREAD_MODE_SINGLE, UCS
 inline constexpr const char* kProgressNames[] = {"auto", "polling", "wait", "yield", nullptr};
 inline constexpr ProgressMode kProgressModes[] = {ProgressMode::kPolling, ProgressMode::kWait, ProgressMode::kYield};
 inline constexpr const char* kErrorHandlingNames[] = {"none", "peer", nullptr};
+// Indexed alike: the protocols option's choices and what they set.
+inline constexpr const char* kProtocolsNames[] = {"auto", "v1", "v2", nullptr};
+inline constexpr Protocols kProtocolChoices[] = {Protocols::kAuto, Protocols::kV1, Protocols::kV2};
 // The forced algorithms each op accepts, named from select.h's lists (valid_algorithms returns them).
 inline constexpr auto kAllreduceChoices = algorithm_choices(kAllreduceAlgorithms);
 inline constexpr auto kAllgatherChoices = algorithm_choices(kAllgatherAlgorithms);
@@ -75,6 +83,9 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      [](UcxOptions& o, const sdk::OptionValue& v) {
        o.rndv_thresh = v.text == "auto" ? std::string(v.text) : std::to_string(sdk::parse_bytes_option(v.key, v.text));
      }},
+    {"protocols", CB_OPTION_CHOICE, "auto",
+     "UCX_PROTO_ENABLE: v1 (n) or v2 (y); auto: UCX_PROTO_ENABLE if set, else UCX's default",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.protocols = kProtocolChoices[v.choice]; }, kProtocolsNames},
     {"registration", CB_OPTION_BOOL, "off", "buffers from ucp_mem_map, their memory handles passed to ops",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.registration = v.boolean; }},
     {"error_handling", CB_OPTION_CHOICE, "none", "peer: a dead peer fails its ops at once (slower shared memory)",
