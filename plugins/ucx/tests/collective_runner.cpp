@@ -20,7 +20,7 @@ std::string describe(const Case& c) {
   return str(sdk::op_name(c.op), " ", algorithm_name(c.forced), " (thresholds ", c.threshold, "/", c.ring_bytes,
              ", segments of ", c.segment_bytes, " B) n=", c.world,
              " count=", c.count, c.in_place ? " in_place " : " out_of_place ", sdk::dtype_name(c.dtype), " ",
-             sdk::redop_name(c.redop), " root=", c.root);
+             sdk::redop_name(c.redop), " root=", c.root, c.rendezvous ? " rendezvous sends" : " buffered sends");
 }
 
 AlgorithmChoice choice_for(const Case& c) {
@@ -166,7 +166,7 @@ struct RankBuffers {
 void run_and_check(const Case& c) {
   SCOPED_TRACE(describe(c));
   const size_t es = sdk::dtype_size(c.dtype);
-  MemoryFabric fabric(c.world);
+  MemoryFabric fabric(c.world, c.rendezvous);
   std::vector<RankBuffers> buffers;
   for (int r = 0; r < c.world; ++r) buffers.emplace_back(c, r);
   std::vector<std::string> errors(static_cast<size_t>(c.world));

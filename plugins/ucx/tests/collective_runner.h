@@ -24,6 +24,9 @@ struct Case {
   size_t threshold = 64 * 1024;  // AlgorithmChoice::small_message_bytes
   size_t ring_bytes = 4 * 1024 * 1024;
   size_t segment_bytes = 0;  // AlgorithmChoice's default: whole blocks
+  // Sends complete only once received, as UCX's rendezvous protocol makes large ones
+  // (memory_channel.h); otherwise they are buffered, as eager messages are.
+  bool rendezvous = false;
 };
 
 std::string describe(const Case& c);

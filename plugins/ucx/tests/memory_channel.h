@@ -13,6 +13,13 @@
 //    transfers posted but never waited for.
 // Sends are delivered by their sender's next wait() or wait_all(), so a rank can finish a round
 // before its peer starts its own (tests use that to stay single-threaded).
+//
+// With a rendezvous fabric (one thread per rank), a send also completes only once its receiver
+// has taken it, as UCX's rendezvous protocol does for large messages: a sender's wait blocks
+// until the peer has posted the matching receive and made progress. While a rank waits for
+// anything, its posted receives take whatever has arrived for them, as ucp_worker_progress
+// completes every matched receive. An algorithm whose ranks can all end up waiting for sends
+// that nobody receives (a cycle that buffered sends hide) times out here, not on a cluster.
 #pragma once
 
 #include <chrono>
@@ -32,8 +39,11 @@ namespace commbench::ucx_backend::test {
 // The mailboxes shared by the ranks of one test.
 class MemoryFabric {
  public:
-  explicit MemoryFabric(int size) : size_(size), arrived_(static_cast<size_t>(size)) {}
+  explicit MemoryFabric(int size, bool rendezvous = false)
+      : size_(size), rendezvous_(rendezvous), changed_(static_cast<size_t>(size)),
+        generation_(static_cast<size_t>(size)) {}
   int size() const { return size_; }
+  bool rendezvous() const { return rendezvous_; }
 
   struct Key {
     int src;
@@ -42,21 +52,40 @@ class MemoryFabric {
     uint32_t step;
     auto operator<=>(const Key&) const = default;
   };
-  void deliver(const Key& key, std::vector<unsigned char> data);
+  // Returns the message's id (for taken()).
+  uint64_t deliver(const Key& key, std::vector<unsigned char> data);
   // The oldest message under `key` (FIFO, like UCP between one pair and tag). False when the
   // deadline passes first; throws PluginError(CB_ERR_REMOTE) once the fabric is aborted.
   bool take(const Key& key, std::vector<unsigned char>& out, std::chrono::steady_clock::time_point deadline);
+  // take() without waiting.
+  bool try_take(const Key& key, std::vector<unsigned char>& out);
+  bool taken(uint64_t id) const;
+  // What a rank's waits sleep on: its generation grows when a message for it arrives or one of
+  // its messages is taken. wait_for_change returns false when the deadline passes first.
+  uint64_t generation(int rank) const;
+  bool wait_for_change(int rank, uint64_t seen, std::chrono::steady_clock::time_point deadline);
   // A rank failed: wake every waiting rank with an error instead of letting it time out.
   void abort();
   // Messages nobody received, one description each ("0 -> 1, collective 2, step 3, 8 bytes").
   std::vector<std::string> leftovers() const;
 
  private:
+  struct Message {
+    uint64_t id;
+    std::vector<unsigned char> data;
+  };
+  bool pop(const Key& key, std::vector<unsigned char>& out);  // under mutex_
+  void touch(int rank);                                        // under mutex_
+
   int size_;
+  bool rendezvous_;
   mutable std::mutex mutex_;
-  std::vector<std::condition_variable> arrived_;  // one per receiving rank: no thundering herd
+  std::vector<std::condition_variable> changed_;  // one per rank: no thundering herd
+  std::vector<uint64_t> generation_;
   bool aborted_ = false;
-  std::map<Key, std::deque<std::vector<unsigned char>>> mailbox_;
+  uint64_t next_id_ = 0;
+  std::map<Key, std::deque<Message>> mailbox_;
+  std::map<uint64_t, int> untaken_;  // message id -> its sender
 };
 
 class MemoryChannel final : public Channel {
@@ -89,13 +118,21 @@ class MemoryChannel final : public Channel {
     uint32_t step;
     void* buf;  // a send's buffer is only read
     size_t bytes;
-    std::vector<unsigned char> snapshot;  // the buffer at post time: what a send delivers
-    bool delivered = false;               // sends: in the fabric
+    // The buffer at post time: what a send delivers; a receive's buffer must hold it until the
+    // message lands, and the message from then on.
+    std::vector<unsigned char> snapshot;
+    bool delivered = false;  // sends: in the fabric
+    uint64_t message = 0;    // sends: the fabric's id of the delivered message
+    bool received = false;   // receives (rendezvous fabric): the message has landed
     bool done = false;
   };
   Ticket post(Posted p);
   void deliver_sends();
   void complete(Posted& p, std::chrono::steady_clock::time_point deadline);
+  // Rendezvous fabric: waits until every transfer in `which` has landed (receives) or been taken
+  // (sends), landing any other posted receive's message meanwhile, then completes them.
+  void complete_rendezvous(const std::vector<size_t>& which, std::chrono::steady_clock::time_point deadline);
+  void land(Posted& p, std::vector<unsigned char> data);
   std::string where(const Posted& p) const;
 
   MemoryFabric& fabric_;

@@ -66,6 +66,22 @@ TEST(BandwidthAlgorithms, LargerCountsInManySegments) {
         }
 }
 
+// Sends that complete only once their receiver has taken them, as UCX's rendezvous makes every
+// large message: an algorithm whose ranks can all wait on sends nobody receives deadlocks here
+// (CB_ERR_TIMEOUT), where buffered sends let it finish.
+TEST(BandwidthAlgorithms, EveryBandwidthAlgorithmCompletesWhenSendsWaitForTheirReceiver) {
+  for (const Forced& f : kBandwidthAlgorithms)
+    for (int world : {2, 3, 4, 5, 7})
+      for (size_t segment : {size_t{0}, size_t{1000}})
+        for (bool in_place : {false, true}) {
+          Case c{f.op, f.algorithm, world, 10007, in_place};
+          c.segment_bytes = segment;
+          c.rendezvous = true;
+          run_and_check(c);
+          if (::testing::Test::HasFailure()) return;
+        }
+}
+
 // Wraps a rank's channel and logs, in order, each send posted ("s<step>") and each receive
 // completed ("r<step>").
 class Recorder final : public Channel {

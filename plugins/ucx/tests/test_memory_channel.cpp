@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "memory_channel.h"
 #include "test_util.h"
@@ -156,5 +157,66 @@ TEST(MemoryChannel, AbortWakesAWaitingRank) {
   aborter.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
+// Both ranks wait for their own send before posting the receive that would take the other's:
+// buffered sends let that finish, rendezvous sends (UCX's for large messages) deadlock, and the
+// rendezvous fabric says so with CB_ERR_TIMEOUT instead of hanging.
+TEST(MemoryChannel, WaitingForASendBeforePostingTheReceiveDeadlocksOnlyUnderRendezvous) {
+  for (const bool rendezvous : {false, true}) {
+    MemoryFabric fabric(2, rendezvous);
+    cb_status codes[2] = {CB_OK, CB_OK};
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 2; ++r)
+      ranks.emplace_back([&, r] {
+        MemoryChannel ch(fabric, r, std::chrono::milliseconds(300));
+        ch.begin();
+        char out[8] = {}, in[8];
+        codes[r] = code_of([&] {
+          ch.wait(ch.post_send(1 - r, 0, out, 8));
+          ch.post_recv(1 - r, 0, in, 8);
+          ch.wait_all();
+        });
+      });
+    for (auto& t : ranks) t.join();
+    for (int r = 0; r < 2; ++r)
+      EXPECT_EQ(codes[r], rendezvous ? CB_ERR_TIMEOUT : CB_OK) << "rank " << r << (rendezvous ? " rendezvous" : " buffered");
+  }
+}
+
+// A rank waiting for one transfer still lands its other posted receives, as UCX's progress
+// does: here rank 1 waits for its send to rank 0 while rank 0 only receives after its own
+// message to rank 1 was taken, which needs rank 1 to progress a receive it is not waiting for.
+TEST(MemoryChannel, UnderRendezvousAWaitProgressesEveryPostedReceive) {
+  MemoryFabric fabric(2, true);
+  std::string errors[2];
+  char got0 = 0, got1 = 0;
+  std::thread rank1([&] {
+    try {
+      MemoryChannel ch(fabric, 1, std::chrono::milliseconds(2000));
+      ch.begin();
+      char out = 'b';
+      ch.post_recv(0, 0, &got1, 1);
+      ch.wait(ch.post_send(0, 1, &out, 1));
+      ch.wait_all();
+    } catch (const std::exception& e) {
+      errors[1] = e.what();
+    }
+  });
+  try {
+    MemoryChannel ch(fabric, 0, std::chrono::milliseconds(2000));
+    ch.begin();
+    char out = 'a';
+    ch.wait(ch.post_send(1, 0, &out, 1));
+    ch.post_recv(1, 1, &got0, 1);
+    ch.wait_all();
+  } catch (const std::exception& e) {
+    errors[0] = e.what();
+  }
+  rank1.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  EXPECT_EQ(got0, 'b');
+  EXPECT_EQ(got1, 'a');
+}
+
 }  // namespace
 }  // namespace commbench::ucx_backend

@@ -75,8 +75,9 @@ struct AlgorithmChoice {
   size_t ring_bytes = 4 * 1024 * 1024;
   // The ring's pipeline segment (0: whole blocks). Not a user option, only the in-memory channel
   // tests set it: over UCX, 256 KiB segments hung a 64 MiB allreduce at 4 ranks in 3 of 6 runs
-  // waiting and 3 of 4 polling (a segment's send never completed; not understood yet,
-  // docs/backends/ucx.md); whole blocks in none of 8.
+  // waiting and 3 of 4 polling (a segment's send never completed), whole blocks in none of 8.
+  // Not a wait cycle of the algorithm: it completes when every send waits for its receiver
+  // (the in-memory channel's rendezvous mode). Cause not found (docs/backends/ucx.md).
   size_t segment_bytes = 0;
 };
 
