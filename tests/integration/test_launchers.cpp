@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "../unit/test_common.h"
 #include "job_harness.h"
 #include "process_watch.h"
 
@@ -25,17 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using commbench::test::free_port;
 
 const char* kExperiment = R"(
 name = "launched"

@@ -1,9 +1,6 @@
 // Agent 0 starting an execution and collecting its outcomes (agent/agent_group.h): it reads every
 // agent's "ready" and "outcome" key in batched MULTI_GETs under one deadline, so agents that never
 // come cost the wait once (not once each) and every one of them is named.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -15,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/agent_group.h"
+#include "test_common.h"
 
 namespace commbench {
 namespace agent_execution_test {  // named: unity builds put several test files in one unit
@@ -22,17 +20,7 @@ namespace agent_execution_test {  // named: unity builds put several test files 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using test::free_port;
 
 // `count` torchrun-style agents of one host, joined (agent 0 first in the vector).
 std::vector<std::unique_ptr<AgentGroup>> join_agents(int count) {

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/agent_group.h"
+#include "test_common.h"
 #include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
 
@@ -26,17 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using test::free_port;
 
 std::pair<std::string, uint16_t> split(const std::string& address) {
   const auto colon = address.rfind(':');

@@ -2,8 +2,11 @@
 // once so that test files do not grow their own.
 #pragma once
 
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +15,20 @@
 #include <gtest/gtest.h>
 
 namespace commbench::test {
+
+// A loopback TCP port that was free a moment ago (bound, read, released): for a store that a test
+// must start at a port known in advance, as a launcher's MASTER_PORT is.
+inline int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
 
 // A fresh directory under TMPDIR, removed with everything in it at scope exit.
 class TempDir {

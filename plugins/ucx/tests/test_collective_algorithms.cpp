@@ -48,6 +48,15 @@ std::vector<Variant> variants(cb_op op) {
   return out;
 }
 
+Case variant_case(cb_op op, const Variant& v, int world, size_t count, bool in_place, int root) {
+  Case c{op, v.forced, world, count, in_place};
+  c.threshold = v.threshold;
+  c.ring_bytes = v.ring_bytes;
+  c.segment_bytes = v.segment_bytes;
+  c.root = root;
+  return c;
+}
+
 template <class T>
 std::vector<T> distinct(std::vector<T> v) {
   std::sort(v.begin(), v.end());
@@ -67,12 +76,7 @@ TEST_P(EveryOp, MatchesTheReferenceForEveryAlgorithmWorldCountPlacementAndRoot) 
       for (size_t count : distinct<size_t>({0, 1, 3, w - 1, w + 1, 1000, 4099}))
         for (int root : rooted ? distinct<int>({0, world / 2, world - 1}) : std::vector<int>{0})
           for (bool in_place : {false, true}) {
-            Case c{op, v.forced, world, count, in_place};
-            c.threshold = v.threshold;
-            c.ring_bytes = v.ring_bytes;
-            c.segment_bytes = v.segment_bytes;
-            c.root = root;
-            run_and_check(c);
+            run_and_check(variant_case(op, v, world, count, in_place, root));
             if (::testing::Test::HasFailure()) return;  // one clear failure, not thousands
           }
     }
@@ -89,11 +93,7 @@ TEST_P(EveryOp, MatchesTheReferenceWhenSendsWaitForTheirReceiver) {
       for (size_t count : distinct<size_t>({w + 1, 1000, 4099}))
         for (int root : rooted ? distinct<int>({0, world - 1}) : std::vector<int>{0})
           for (bool in_place : {false, true}) {
-            Case c{op, v.forced, world, count, in_place};
-            c.threshold = v.threshold;
-            c.ring_bytes = v.ring_bytes;
-            c.segment_bytes = v.segment_bytes;
-            c.root = root;
+            Case c = variant_case(op, v, world, count, in_place, root);
             c.rendezvous = true;
             run_and_check(c);
             if (::testing::Test::HasFailure()) return;
