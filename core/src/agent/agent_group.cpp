@@ -61,43 +61,57 @@ std::string exec_key(int index, const std::string& what) { return fmt::format("a
 
 // Agent 0 reads one key per agent ("ready/<k>", "outcome/<k>") in MULTI_GETs of at most this many
 // keys: one round trip per batch instead of one per agent (16,384 per execution at 16k agents).
-// Outcomes carry the workers' metadata, so a batch's reply stays far below the store's 64 MiB.
 constexpr size_t kAgentsPerRead = 512;
+
+using AgentValueSink = std::function<void(int, const uint8_t*, size_t)>;
+
+// One MULTI_GET of `keys` (agent who[i]'s key is keys[i]). Agents whose key never came are
+// appended to `never`. Outcomes carry the workers' metadata, so a batch's reply may pass the
+// store's message limit, which the store refuses (the connection stays usable): the batch is then
+// read in halves.
+void read_batch(StoreClient& store, const std::vector<std::string>& keys, const std::vector<int>& who,
+                const Deadline& deadline, const AgentValueSink& found, std::vector<int>& never) {
+  try {
+    store.multi_get_each(keys, Millis(deadline.remaining_ms()),
+                         [&](size_t i, const uint8_t* data, size_t size) { found(who[i], data, size); });
+  } catch (const StoreError& e) {
+    if (e.code() == StoreError::Code::Protocol && keys.size() > 1) {
+      const auto half = static_cast<std::ptrdiff_t>(keys.size() / 2);
+      read_batch(store, {keys.begin(), keys.begin() + half}, {who.begin(), who.begin() + half}, deadline, found, never);
+      read_batch(store, {keys.begin() + half, keys.end()}, {who.begin() + half, who.end()}, deadline, found, never);
+      return;
+    }
+    // Without the server's list of absent keys the client itself gave up: the store is gone.
+    if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+    const std::set<std::string> absent(e.missing_keys().begin(), e.missing_keys().end());
+    std::vector<std::string> present_keys;
+    std::vector<int> present;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (absent.count(keys[i])) {
+        never.push_back(who[i]);
+      } else {
+        present_keys.push_back(keys[i]);
+        present.push_back(who[i]);
+      }
+    }
+    // The rest arrived: read them without waiting (the deadline has passed).
+    if (!present_keys.empty()) read_batch(store, present_keys, present, Deadline::after(Millis(0)), found, never);
+  }
+}
 
 // All batches share one deadline, so agents that never wrote cost the wait once, not once each.
 // Hands each value that arrived to found(k, bytes) and returns the agents whose key never came.
 std::vector<int> read_agent_keys(StoreClient& store, int index, const char* what, const std::vector<int>& agents,
-                                 Millis timeout, const std::function<void(int, const uint8_t*, size_t)>& found) {
+                                 Millis timeout, const AgentValueSink& found) {
   const auto deadline = Deadline::after(timeout);
   std::vector<int> never;
   for (size_t begin = 0; begin < agents.size(); begin += kAgentsPerRead) {
     const size_t end = std::min(agents.size(), begin + kAgentsPerRead);
+    const std::vector<int> who(agents.begin() + static_cast<std::ptrdiff_t>(begin),
+                               agents.begin() + static_cast<std::ptrdiff_t>(end));
     std::vector<std::string> keys;
-    std::vector<int> who(agents.begin() + static_cast<std::ptrdiff_t>(begin), agents.begin() + static_cast<std::ptrdiff_t>(end));
     for (const int k : who) keys.push_back(exec_key(index, fmt::format("{}/{}", what, k)));
-    try {
-      store.multi_get_each(keys, Millis(deadline.remaining_ms()),
-                           [&](size_t i, const uint8_t* data, size_t size) { found(who[i], data, size); });
-      continue;
-    } catch (const StoreError& e) {
-      // Without the server's list of absent keys the client itself gave up: the store is gone.
-      if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
-      const std::set<std::string> absent(e.missing_keys().begin(), e.missing_keys().end());
-      std::vector<std::string> present_keys;
-      std::vector<int> present;
-      for (size_t i = 0; i < keys.size(); ++i) {
-        if (absent.count(keys[i])) {
-          never.push_back(who[i]);
-        } else {
-          present_keys.push_back(keys[i]);
-          present.push_back(who[i]);
-        }
-      }
-      // The rest arrived: read them without waiting.
-      if (!present_keys.empty())
-        store.multi_get_each(present_keys, Millis(0),
-                             [&](size_t i, const uint8_t* data, size_t size) { found(present[i], data, size); });
-    }
+    read_batch(store, keys, who, deadline, found, never);
   }
   return never;
 }

@@ -19,7 +19,7 @@ namespace commbench::ucx_backend::test {
 std::string describe(const Case& c) {
   return str(sdk::op_name(c.op), " ", algorithm_name(c.forced), " (thresholds ", c.threshold, "/", c.ring_bytes,
              ", segments of ", c.segment_bytes, " B) n=", c.world,
-             " count=", c.count, c.in_place ? " in_place " : " out_of_place ", sdk::dtype_name(c.dtype), " ",
+             " count=", c.count, c.mixed_placement ? " odd ranks in place " : c.in_place ? " in_place " : " out_of_place ", sdk::dtype_name(c.dtype), " ",
              sdk::redop_name(c.redop), " root=", c.root, c.rendezvous ? " rendezvous sends" : " buffered sends");
 }
 
@@ -120,6 +120,8 @@ std::optional<double> expected(const Case& c, int r, size_t i) {
 constexpr size_t kGuard = 16;  // bytes before and after each buffer
 constexpr unsigned char kUntouched = 0xEE;
 
+bool in_place_at(const Case& c, int rank) { return c.mixed_placement ? rank % 2 == 1 : c.in_place; }
+
 // One rank's buffers, laid out as the ABI's in-place rules say, between guard bytes.
 struct RankBuffers {
   std::vector<unsigned char> first, second;  // out of place: send, recv; in place: one buffer
@@ -130,7 +132,7 @@ struct RankBuffers {
   RankBuffers(const Case& c, int rank) {
     const size_t es = sdk::dtype_size(c.dtype), se = send_elements(c) * es, re = recv_elements(c) * es;
     const size_t own_block = c.count * es * static_cast<size_t>(rank);
-    if (c.in_place) {
+    if (in_place_at(c, rank)) {
       first.resize(std::max(se, re) + 2 * kGuard);
       send = recv = first.data() + kGuard;
       if (c.op == CB_OP_ALLGATHER || c.op == CB_OP_GATHER) send = first.data() + kGuard + own_block;
@@ -210,7 +212,7 @@ void run_and_check(const Case& c) {
     }
     if (!RankBuffers::guards_intact(b.first) || !RankBuffers::guards_intact(b.second))
       report(str("rank ", r, ": wrote outside its buffers"));
-    if (c.in_place) continue;
+    if (in_place_at(c, r)) continue;
     if (!b.send_copy.empty() && std::memcmp(b.send, b.send_copy.data(), b.send_copy.size()) != 0)
       report(str("rank ", r, ": the send buffer changed out of place"));
     const bool defined_here = (c.op != CB_OP_REDUCE && c.op != CB_OP_GATHER) || r == c.root;

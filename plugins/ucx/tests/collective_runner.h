@@ -27,6 +27,9 @@ struct Case {
   // Sends complete only once received, as UCX's rendezvous protocol makes large ones
   // (memory_channel.h); otherwise they are buffered, as eager messages are.
   bool rendezvous = false;
+  // Odd ranks in place, even ranks out of place (`in_place` is then ignored): each rank may
+  // choose for itself (backend.h), so nothing an algorithm decides may depend on it.
+  bool mixed_placement = false;
 };
 
 std::string describe(const Case& c);

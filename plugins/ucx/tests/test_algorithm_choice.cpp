@@ -47,23 +47,6 @@ TEST(Choice, AutoSwitchesAtTheThresholds) {
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4096, 5, c), Algorithm::kRing);
 }
 
-TEST(Choice, TwoRanksOutOfPlaceKeepRecursiveDoublingUpToTheRing) {
-  AlgorithmChoice c;
-  const size_t ring = c.ring_bytes;
-  constexpr bool kOut = true, kIn = false;
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 2, c, kOut), Algorithm::kRecursiveDoubling);
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring - 1, 2, c, kOut), Algorithm::kRecursiveDoubling);
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring, 2, c, kOut), Algorithm::kRing);
-  // In place, on other worlds and for the other ops: by size as before.
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 2, c, kIn), Algorithm::kRabenseifner);
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 3, c, kOut), Algorithm::kRabenseifner);
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 4, c, kOut), Algorithm::kRabenseifner);
-  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, 2, c, kOut), Algorithm::kRecursiveHalving);
-  // A forced algorithm is never overridden.
-  c.allreduce = Algorithm::kRabenseifner;
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 2, c, kOut), Algorithm::kRabenseifner);
-}
-
 TEST(Choice, AllgatherRunsTheRingOnWorldsThatAreNoPowerOfTwo) {
   AlgorithmChoice c;
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, 100, 6, c), Algorithm::kRing);

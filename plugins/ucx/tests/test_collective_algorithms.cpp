@@ -101,6 +101,22 @@ TEST_P(EveryOp, MatchesTheReferenceWhenSendsWaitForTheirReceiver) {
     }
 }
 
+// Ranks that differ in placement (legal: each rank chooses, as in NCCL) run one algorithm
+// together: every variant at the sizes where `auto` changes tiers.
+TEST_P(EveryOp, MatchesTheReferenceWhenRanksDifferInPlacement) {
+  const cb_op op = GetParam();
+  const bool rooted = op == CB_OP_BROADCAST || op == CB_OP_REDUCE || op == CB_OP_GATHER || op == CB_OP_SCATTER;
+  for (const Variant& v : variants(op))
+    for (int world : {2, 3, 4})
+      for (size_t count : {size_t{1000}, size_t{20000}, size_t{300000}})
+        for (int root : rooted ? std::vector<int>{0, world - 1} : std::vector<int>{0}) {
+          Case c = variant_case(op, v, world, count, false, root);
+          c.mixed_placement = true;
+          run_and_check(c);
+          if (::testing::Test::HasFailure()) return;
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(Collectives, EveryOp,
                          ::testing::Values(CB_OP_ALLREDUCE, CB_OP_ALLGATHER, CB_OP_REDUCESCATTER,
                                            CB_OP_BROADCAST, CB_OP_REDUCE, CB_OP_ALLTOALL,

@@ -37,8 +37,7 @@ void run_collective(Channel& ch, cb_op op, const CollectiveArgs& a, const Algori
     sdk::fail(CB_ERR_UNIMPLEMENTED, "op " + std::string(sdk::op_name(op)) + " (" + std::to_string(op) +
                                         ") is not a collective of the ucx plugin");
   check_args(ch, op, a);
-  const Algorithm algorithm =
-      chosen_algorithm(op, a.count * sdk::dtype_size(a.dtype), ch.size(), choice, a.sendbuf != a.recvbuf);
+  const Algorithm algorithm = chosen_algorithm(op, a.count * sdk::dtype_size(a.dtype), ch.size(), choice);
   // Nothing to move (NCCL does the same): no messages, so no rank waits for another.
   if (op != CB_OP_BARRIER && a.count == 0) return;
   switch (op) {

@@ -74,18 +74,10 @@ void validate_choice(const AlgorithmChoice& c) {
   checked(CB_OP_REDUCESCATTER, c.reducescatter);
 }
 
-Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& c, bool out_of_place) {
+Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& c) {
   switch (op) {
-    case CB_OP_ALLREDUCE: {
-      const Algorithm a =
-          by_size(op, c.allreduce, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, bytes, c);
-      // Two ranks out of place: recursive doubling is one exchange sent straight from the input,
-      // which this rank never writes, where Rabenseifner makes two, the second from the output
-      // it has just reduced into. Measured on one node (docs/performance.md, "Two ranks out of
-      // place"): 0.48-0.75x Rabenseifner's time from 128 KiB to 1 MiB; at 4 ranks no clear winner.
-      const bool two_out_of_place = world == 2 && out_of_place && c.allreduce == Algorithm::kAuto;
-      return a == Algorithm::kRabenseifner && two_out_of_place ? Algorithm::kRecursiveDoubling : a;
-    }
+    case CB_OP_ALLREDUCE:
+      return by_size(op, c.allreduce, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner, bytes, c);
     case CB_OP_ALLGATHER: {
       const Algorithm a =
           by_size(op, c.allgather, Algorithm::kRecursiveDoubling, Algorithm::kRecursiveDoubling, bytes, c);

@@ -92,8 +92,9 @@ void validate_choice(const AlgorithmChoice& choice);
 // The algorithm that runs `op` for `bytes` per rank (count * dtype size) on `world` ranks: never
 // kAuto for a collective (kAuto for any other op). Throws like validate_choice for a forced
 // algorithm foreign to `op`. algorithm_name() of it is what the plugin reports as run.
-// `out_of_place`: sendbuf and recvbuf differ (it changes the allreduce's choice at 2 ranks).
-Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& choice,
-                           bool out_of_place = false);
+// Only what every rank of the op has in common decides (op, size, world, options): placement
+// does not, since each rank may choose it for itself (backend.h, as in NCCL), and ranks running
+// different algorithms would exchange messages that do not match.
+Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& choice);
 
 }  // namespace commbench::ucx_backend
