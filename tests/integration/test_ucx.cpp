@@ -141,10 +141,12 @@ protocols = "v1")"},
       {"recursive", R"(allreduce_algorithm = "recursive_doubling"
 allgather_algorithm = "recursive_doubling"
 reducescatter_algorithm = "pairwise"
-protocols = "v2")"},
+protocols = "v2"
+rndv_scheme = "get")"},
       {"halving-doubling-yield", R"(allreduce_algorithm = "rabenseifner"
 reducescatter_algorithm = "recursive_halving"
-progress = "yield")"},
+progress = "yield"
+rndv_scheme = "put")"},
       {"auto-threshold", R"(small_message_threshold = "1KiB"
 ring_threshold = "100KiB")"},
       {"tcp-wait-registered", R"(transports = "tcp"
@@ -185,17 +187,21 @@ iterations = 2
   // What ran is in the execution metadata.
   const auto execs = dir.records("execution");
   bool saw_tcp = false, saw_yield = false;
-  std::map<std::string, std::string> protocols;  // run -> rank 0's "protocols"
+  std::map<std::string, std::string> protocols, schemes;  // run -> rank 0's "protocols", "rndv_scheme"
   for (const auto& e : execs) {
     saw_tcp |= e.dump().find("\"transports\":\"tcp\"") != std::string::npos;
     saw_yield |= e.dump().find("\"progress\":\"yield\"") != std::string::npos;
     protocols[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("protocols", "(none)");
+    schemes[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("rndv_scheme", "(none)");
   }
   EXPECT_TRUE(saw_tcp);
   EXPECT_TRUE(saw_yield);
   EXPECT_EQ(protocols["ring"], "v1 (protocols = \"v1\")");
   EXPECT_EQ(protocols["recursive"], "v2 (protocols = \"v2\")");
   EXPECT_NE(protocols["auto-threshold"].find("UCX"), std::string::npos) << protocols["auto-threshold"];
+  EXPECT_EQ(schemes["recursive"], "get_zcopy (rndv_scheme = \"get\")");
+  EXPECT_EQ(schemes["halving-doubling-yield"], "put_zcopy (rndv_scheme = \"put\")");
+  EXPECT_NE(schemes["ring"].find("UCX"), std::string::npos) << schemes["ring"];
 }
 
 std::string bad_option_experiment(const std::string& option) {
@@ -233,6 +239,9 @@ TEST(Ucx, BadOptionsTheDescriptorsDescribeAreRefusedBeforeLaunch) {
        "auto, ring, recursive_doubling"},
       {R"(protocols = "v3")",
        "bad.toml:11:13: error: option protocols = \"v3\" for backend 'ucx' is not valid: expected one of auto, v1, v2"},
+      {R"(rndv_scheme = "get_zcopy")",
+       "bad.toml:11:15: error: option rndv_scheme = \"get_zcopy\" for backend 'ucx' is not valid: expected one of auto, "
+       "get, put"},
       {R"(timeout_ms = "-5")", "bad.toml:11:14: error: option timeout_ms = \"-5\" for backend 'ucx' is not valid"},
   };
   for (const auto& [option, message] : cases) {

@@ -84,30 +84,46 @@ std::string choose_net_devices(const UcxOptions& o, const cb_host_services& host
   return "lo (every rank on this host; set UCX_NET_DEVICES to choose others)";
 }
 
-// UCX_PROTO_ENABLE for this context, and why (metadata).
-std::string choose_protocols(const UcxOptions& o, Config& config) {
-  switch (o.protocols) {
-    case Protocols::kV1:
-      config.set("PROTO_ENABLE", "n", "protocols");
-      return "v1 (protocols = \"v1\")";
-    case Protocols::kV2:
-      config.set("PROTO_ENABLE", "y", "protocols");
-      return "v2 (protocols = \"v2\")";
-    case Protocols::kAuto:
-      break;
+// Sets UCX_<variable> to `value` when the option chose one (non-null) and says where the
+// context's setting comes from (metadata): the option, the environment, or UCX's default.
+std::string apply_choice(Config& config, const char* variable, const char* option, const char* choice,
+                         const char* value, const char* shown, const char* ucx_default) {
+  if (value != nullptr) {
+    config.set(variable, value, option);
+    return std::string(shown) + " (" + option + " = \"" + choice + "\")";
   }
-  if (const char* env = std::getenv("UCX_PROTO_ENABLE")) return std::string("UCX_PROTO_ENABLE=") + env;
-  return "UCX's default (v1 before UCX 1.16, v2 from it)";
+  const std::string env_name = std::string("UCX_") + variable;
+  if (const char* env = std::getenv(env_name.c_str())) return env_name + "=" + env;
+  return ucx_default;
+}
+
+// UCX_PROTO_ENABLE for this context, and why.
+std::string choose_protocols(const UcxOptions& o, Config& config) {
+  static constexpr const char* kValue[] = {nullptr, "n", "y"};  // indexed by Protocols
+  static constexpr const char* kShown[] = {nullptr, "v1", "v2"};
+  const auto i = static_cast<size_t>(o.protocols);
+  return apply_choice(config, "PROTO_ENABLE", "protocols", kProtocolsNames[i], kValue[i], kShown[i],
+                      "UCX's default (v1 before UCX 1.16, v2 from it)");
+}
+
+// UCX_RNDV_SCHEME for this context, and why. It decides protocol v1's rendezvous; v2 chooses per
+// message from its own estimates, among the operations this leaves enabled.
+std::string choose_rndv_scheme(const UcxOptions& o, Config& config) {
+  static constexpr const char* kValue[] = {nullptr, "get_zcopy", "put_zcopy"};  // indexed by RndvScheme
+  const auto i = static_cast<size_t>(o.rndv_scheme);
+  return apply_choice(config, "RNDV_SCHEME", "rndv_scheme", kRndvSchemeNames[i], kValue[i], kValue[i],
+                      "UCX's default (auto: get_zcopy for host memory)");
 }
 
 ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, const cb_host_services& host,
-                             std::string& net_devices, std::string& protocols) {
+                             std::string& net_devices, std::string& protocols, std::string& rndv_scheme) {
   const int local_world_size = host.local_world_size;
   Config config;
   if (!o.transports.empty()) config.set("TLS", o.transports, "transports");
   net_devices = choose_net_devices(o, host, config);
   if (!o.rndv_thresh.empty()) config.set("RNDV_THRESH", o.rndv_thresh, "rndv_thresh");
   protocols = choose_protocols(o, config);
+  rndv_scheme = choose_rndv_scheme(o, config);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -138,7 +154,7 @@ std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   backend->progress = resolve_progress(backend->options, backend->host.local_world_size,
                                        backend->progress_reason);
   backend->context = create_context(backend->options, backend->progress, backend->host, backend->net_devices,
-                                    backend->protocols);
+                                    backend->protocols, backend->rndv_scheme);
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   check_ucs("ucp_context_query", ucp_context_query(backend->context, &attr));
@@ -159,6 +175,7 @@ void emit_metadata(const cb_backend& backend,
   put("progress", progress);
   put("rndv_thresh", o.rndv_thresh.empty() ? "default" : o.rndv_thresh);
   put("protocols", backend.protocols);
+  put("rndv_scheme", backend.rndv_scheme);
   put("registration", o.registration ? "on" : "off");
   put("error_handling", o.error_handling == ErrorHandling::kPeer ? "peer" : "none");
   put("eager_endpoints_up_to", std::to_string(o.eager_endpoints_up_to));

@@ -31,6 +31,10 @@ enum class ErrorHandling {
 // one and UCX's own default from 1.16; v1 the older one, UCX's default before.
 enum class Protocols { kAuto, kV1, kV2 };
 
+// How protocol v1 moves a rendezvous message (UCX_RNDV_SCHEME): the receiver reads the sender's
+// buffer (get, UCX's choice for host memory), or the sender writes into the receiver's (put).
+enum class RndvScheme { kAuto, kGet, kPut };
+
 struct UcxOptions {
   std::string transports;  // UCX_TLS syntax ("tcp", "sm,self", "^cma"); empty: UCX's default
   ucs_thread_mode_t thread_mode = UCS_THREAD_MODE_SINGLE;
@@ -39,6 +43,7 @@ struct UcxOptions {
   std::optional<ProgressMode> progress;
   std::string rndv_thresh;  // UCX_RNDV_THRESH ("auto" or bytes); empty: UCX's default
   Protocols protocols = Protocols::kAuto;
+  RndvScheme rndv_scheme = RndvScheme::kAuto;
   bool registration = false;  // buffers from ucp_mem_map, their memory handles passed to ops
   ErrorHandling error_handling = ErrorHandling::kNone;
   // Endpoints to every peer at communicator creation; otherwise on first use. Default: eager
@@ -62,6 +67,9 @@ inline constexpr const char* kErrorHandlingNames[] = {"none", "peer", nullptr};
 // Indexed alike: the protocols option's choices and what they set.
 inline constexpr const char* kProtocolsNames[] = {"auto", "v1", "v2", nullptr};
 inline constexpr Protocols kProtocolChoices[] = {Protocols::kAuto, Protocols::kV1, Protocols::kV2};
+// Indexed alike: the rndv_scheme option's choices and what they set.
+inline constexpr const char* kRndvSchemeNames[] = {"auto", "get", "put", nullptr};
+inline constexpr RndvScheme kRndvSchemeChoices[] = {RndvScheme::kAuto, RndvScheme::kGet, RndvScheme::kPut};
 // The forced algorithms each op accepts, named from select.h's lists (valid_algorithms returns them).
 inline constexpr auto kAllreduceChoices = algorithm_choices(kAllreduceAlgorithms);
 inline constexpr auto kAllgatherChoices = algorithm_choices(kAllgatherAlgorithms);
@@ -86,6 +94,9 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
     {"protocols", CB_OPTION_CHOICE, "auto",
      "UCX_PROTO_ENABLE: v1 (n) or v2 (y); auto: UCX_PROTO_ENABLE if set, else UCX's default",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.protocols = kProtocolChoices[v.choice]; }, kProtocolsNames},
+    {"rndv_scheme", CB_OPTION_CHOICE, "auto",
+     "UCX_RNDV_SCHEME: get (the receiver reads) or put (the sender writes); auto: UCX_RNDV_SCHEME if set, else UCX's default",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.rndv_scheme = kRndvSchemeChoices[v.choice]; }, kRndvSchemeNames},
     {"registration", CB_OPTION_BOOL, "off", "buffers from ucp_mem_map, their memory handles passed to ops",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.registration = v.boolean; }},
     {"error_handling", CB_OPTION_CHOICE, "none", "peer: a dead peer fails its ops at once (slower shared memory)",
