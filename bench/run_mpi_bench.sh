@@ -13,11 +13,20 @@
 # Open MPI runs with --mca btl self,vader (shared memory), --oversubscribe (more ranks than
 # cores: Open MPI then yields the CPU while it polls) and --allow-run-as-root.
 #
+# Both sides run with glibc keeping the memory it frees (MALLOC_MMAP_MAX_=0, a 64 GiB
+# MALLOC_TRIM_THRESHOLD_). By default glibc hands a freed block above its mmap threshold (32 MiB at
+# most) back to the kernel, so a library that allocates a temporary buffer per call faults in
+# fresh pages on every call: Open MPI 4.1's MPI_Reduce_scatter_block at 2 ranks, 16 MiB ran at
+# 0.06 GB/s that way on this project's VM and at 1.1 GB/s with freed memory kept (docs/performance.md).
+# A reference must not pay a cost its users would tune away. KEEP_FREED_MEMORY=0 restores glibc's
+# defaults on both sides.
+#
 # Usage: [OPS="allreduce allgather reducescatter"] [WORLDS="2 4"] [PLACEMENTS="in out"]
 #        [SIZES="65536 ... 67108864"] [ITERS_SMALL=n] [ITERS_LARGE=n] [WARMUP=n] [GLOO=0|1]
 #        [UCX_PROGRESS=polling|wait|yield]  (the UCX backend's `progress` option; default auto)
 #        [UCX_OPTIONS="key=value ..."]  (more UCX backend options, e.g. allreduce_algorithm=ring
 #                                        small_message_threshold=256KiB; docs/backends/ucx.md)
+#        [KEEP_FREED_MEMORY=1|0]
 #        bench/run_mpi_bench.sh [build-dir] [rounds]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +50,11 @@ small_iters=${ITERS_SMALL:-100}
 large_iters=${ITERS_LARGE:-20}
 gloo=${GLOO:-1}
 warmup=${WARMUP:-5}
+mpi_env=()
+if [ "${KEEP_FREED_MEMORY:-1}" = 1 ]; then
+  export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736  # inherited by commbench's ranks
+  mpi_env=(-x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_)
+fi
 work=$(mktemp -d)
 # On failure the samples and logs stay for a look.
 trap 'status=$?; if ((status)); then echo "run_mpi_bench.sh failed (exit $status); logs kept in $work" >&2; else rm -rf "$work"; fi' EXIT
@@ -57,7 +71,7 @@ done
 
 run_mpi() {  # world placement round
   local world=$1 placement=$2 round=$3 out=$work/mpi-$1-$2-$3.jsonl
-  mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np "$world" "$work/mpi_direct" \
+  mpirun --allow-run-as-root --oversubscribe --mca btl self,vader "${mpi_env[@]}" -np "$world" "$work/mpi_direct" \
     --ops "$(join_by_comma "${ops[@]}")" --sizes "$(join_by_comma "${sizes[@]}")" --placement "$placement" \
     --warmup "$warmup" --iters-small "$small_iters" --iters-large "$large_iters" --large-from "$large_from" \
     >"$out" 2>"$work/mpi-$1-$2-$3.log" || {
@@ -146,6 +160,7 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "glibc keeps freed memory on both sides: ${KEEP_FREED_MEMORY:-1} (KEEP_FREED_MEMORY)" >&2
 
 python3 - "$csv" <<'PY'
 import csv, statistics, sys
