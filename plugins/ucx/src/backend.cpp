@@ -182,7 +182,11 @@ void emit_metadata(const cb_backend& backend,
   put("allreduce_algorithm", std::string(algorithm_name(o.algorithms.allreduce)));
   put("allgather_algorithm", std::string(algorithm_name(o.algorithms.allgather)));
   put("reducescatter_algorithm", std::string(algorithm_name(o.algorithms.reducescatter)));
-  put("small_message_threshold", std::to_string(o.algorithms.small_message_bytes));
+  put("small_message_threshold",
+      o.algorithms.small_message_bytes
+          ? std::to_string(*o.algorithms.small_message_bytes)
+          : "unset (allreduce " + std::to_string(small_message_bytes(CB_OP_ALLREDUCE, o.algorithms)) +
+                ", reducescatter " + std::to_string(small_message_bytes(CB_OP_REDUCESCATTER, o.algorithms)) + ")");
   put("ring_threshold", std::to_string(o.algorithms.ring_bytes));
   put("timeout_ms", std::to_string(o.timeout.count()));
   put("memory_types", backend.supports_cuda()

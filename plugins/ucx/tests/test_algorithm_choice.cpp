@@ -20,11 +20,14 @@ using test::MemoryFabric;
 using test::str;
 
 TEST(Choice, AutoSwitchesAtTheThresholds) {
-  AlgorithmChoice c;  // 64 KiB and 4 MiB by default
+  AlgorithmChoice c;  // unset: 128 KiB for allreduce, 64 KiB for reducescatter; 4 MiB
   const size_t ring = c.ring_bytes;
+  EXPECT_EQ(small_message_bytes(CB_OP_ALLREDUCE, c), 131072u);
+  EXPECT_EQ(small_message_bytes(CB_OP_REDUCESCATTER, c), 65536u);
   for (int world : {2, 4, 8}) {
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65535, world, c), Algorithm::kRecursiveDoubling);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRabenseifner);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRecursiveDoubling);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131071, world, c), Algorithm::kRecursiveDoubling);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131072, world, c), Algorithm::kRabenseifner);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring - 1, world, c), Algorithm::kRabenseifner);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring, world, c), Algorithm::kRing);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, 65535, world, c), Algorithm::kRecursiveDoubling);
@@ -35,8 +38,11 @@ TEST(Choice, AutoSwitchesAtTheThresholds) {
     EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, world, c), Algorithm::kRecursiveHalving);
     EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, ring, world, c), Algorithm::kRing);
   }
+  // The option sets one threshold for every op.
   c.small_message_bytes = 4096;
   c.ring_bytes = 8192;
+  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 4095, 5, c), Algorithm::kPairwise);
+  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 4096, 5, c), Algorithm::kRecursiveHalving);
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4095, 5, c), Algorithm::kRecursiveDoubling);  // any world
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4096, 5, c), Algorithm::kRabenseifner);
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 8192, 5, c), Algorithm::kRing);

@@ -11,11 +11,19 @@ using detail::wrap;
 void pairwise_reducescatter(Channel& ch, const CollectiveArgs& a, Scratch& s) {
   const int n = ch.size(), r = ch.rank();
   const size_t es = sdk::dtype_size(a.dtype), block = a.count * es;
-  // Slot j holds rank j's contribution to block r. The own one is copied too: in place,
-  // recvbuf is that very block and the reduction below overwrites it.
+  // Slot j holds rank j's contribution to block r. The own one is read where it is, except in
+  // place from rank 2 on: there recvbuf is that very block, and the reduction below (in rank
+  // order) overwrites it before its turn. Ranks 0 and 1 read it in the first reduction, element
+  // by element before writing. (The copy used to be unconditional: 2 ranks out of place, 64 KiB,
+  // 1.09x recursive halving's time.)
   char* slots = static_cast<char*>(s.a.get(block * static_cast<size_t>(n)));
   auto slot = [&](int j) { return slots + static_cast<size_t>(j) * block; };
-  detail::copy_bytes(slot(r), at(a.sendbuf, static_cast<size_t>(r) * a.count, es), block);
+  const void* own = at(a.sendbuf, static_cast<size_t>(r) * a.count, es);
+  if (a.recvbuf == own && r >= 2) {
+    detail::copy_bytes(slot(r), own, block);
+    own = slot(r);
+  }
+  auto contribution = [&](int j) -> const void* { return j == r ? own : slot(j); };
   for (int i = 1; i < n; ++i) {
     const int to = wrap(r + i, n), from = wrap(r - i, n);
     ch.post_send(to, 0, at(a.sendbuf, static_cast<size_t>(to) * a.count, es), block);
@@ -24,9 +32,12 @@ void pairwise_reducescatter(Channel& ch, const CollectiveArgs& a, Scratch& s) {
   ch.wait_all();
   // Reduced in rank order 0..n-1 whatever order the messages came in: deterministic, and the
   // same order for every block.
-  if (n == 1) detail::copy_bytes(a.recvbuf, slot(0), block);
-  else sdk::reduce(a.dtype, a.redop, a.recvbuf, slot(0), slot(1), a.count);
-  for (int j = 2; j < n; ++j) sdk::reduce(a.dtype, a.redop, a.recvbuf, a.recvbuf, slot(j), a.count);
+  if (n == 1) {
+    if (own != a.recvbuf) detail::copy_bytes(a.recvbuf, own, block);
+  } else {
+    sdk::reduce(a.dtype, a.redop, a.recvbuf, contribution(0), contribution(1), a.count);
+  }
+  for (int j = 2; j < n; ++j) sdk::reduce(a.dtype, a.redop, a.recvbuf, a.recvbuf, contribution(j), a.count);
   if (a.redop == CB_REDOP_AVG) sdk::reduce_finish_avg(a.dtype, a.recvbuf, a.count, n);
 }
 

@@ -35,11 +35,12 @@ Algorithm checked(cb_op op, Algorithm forced) {
                                          name + " algorithms are " + list);
 }
 
-// Forced wins; auto picks `small` below small_message_bytes, `mid` below ring_bytes, else the ring.
+// Forced wins; auto picks `small` below the op's small-message threshold, `mid` below
+// ring_bytes, else the ring.
 Algorithm by_size(cb_op op, Algorithm forced, Algorithm small, Algorithm mid, size_t bytes,
                   const AlgorithmChoice& c) {
   if (checked(op, forced) != Algorithm::kAuto) return forced;
-  if (bytes < c.small_message_bytes) return small;
+  if (bytes < small_message_bytes(op, c)) return small;
   return bytes < c.ring_bytes ? mid : Algorithm::kRing;
 }
 
@@ -72,6 +73,11 @@ void validate_choice(const AlgorithmChoice& c) {
   checked(CB_OP_ALLREDUCE, c.allreduce);
   checked(CB_OP_ALLGATHER, c.allgather);
   checked(CB_OP_REDUCESCATTER, c.reducescatter);
+}
+
+size_t small_message_bytes(cb_op op, const AlgorithmChoice& c) {
+  if (c.small_message_bytes) return *c.small_message_bytes;
+  return op == CB_OP_ALLREDUCE ? kAllreduceSmallMessageBytes : kReducescatterSmallMessageBytes;
 }
 
 Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& c) {

@@ -68,10 +68,11 @@ struct AlgorithmChoice {
   Algorithm allreduce = Algorithm::kAuto;
   Algorithm allgather = Algorithm::kAuto;
   Algorithm reducescatter = Algorithm::kAuto;
-  // Bytes per rank (count * dtype size): below small_message_bytes the latency-bound algorithm
-  // (recursive doubling, pairwise), from ring_bytes on the ring, in between the mid-size one
-  // (rabenseifner, recursive_halving, recursive doubling for allgather).
-  size_t small_message_bytes = 64 * 1024;
+  // Bytes per rank (count * dtype size): below the small-message threshold the latency-bound
+  // algorithm (recursive doubling, pairwise), from ring_bytes on the ring, in between the
+  // mid-size one (rabenseifner, recursive_halving, recursive doubling for allgather). The option
+  // sets one threshold for every op; unset, each op has its own (small_message_bytes()).
+  std::optional<size_t> small_message_bytes;
   size_t ring_bytes = 4 * 1024 * 1024;
   // The ring's pipeline segment (0: whole blocks). Not a user option, only the in-memory channel
   // tests set it: over UCX, 256 KiB segments hung a 64 MiB allreduce at 4 ranks in 3 of 6 runs
@@ -80,6 +81,16 @@ struct AlgorithmChoice {
   // (the in-memory channel's rendezvous mode). Cause not found (docs/backends/ucx.md).
   size_t segment_bytes = 0;
 };
+
+// auto's small-message thresholds where the option is unset, measured on one node with forced
+// algorithms alternating in one job (docs/performance.md, "A threshold per op"): recursive
+// doubling took 0.49-0.90x Rabenseifner's time at 64 KiB in 7 of 8 world and placement medians,
+// and was slower in place at 128 KiB; pairwise did not beat recursive halving at 64 KiB.
+inline constexpr size_t kAllreduceSmallMessageBytes = 128 * 1024;
+inline constexpr size_t kReducescatterSmallMessageBytes = 64 * 1024;
+
+// The small-message threshold auto applies to `op`: the option's, else the op's own.
+size_t small_message_bytes(cb_op op, const AlgorithmChoice& choice);
 
 // The algorithms `op` accepts, kAuto first where it has a choice; empty for an op that is not
 // a collective of this plugin.
