@@ -17,9 +17,10 @@
 # MALLOC_TRIM_THRESHOLD_). By default glibc hands a freed block above its mmap threshold (32 MiB at
 # most) back to the kernel, so a library that allocates a temporary buffer per call faults in
 # fresh pages on every call: Open MPI 4.1's MPI_Reduce_scatter_block at 2 ranks, 16 MiB ran at
-# 0.06 GB/s that way on this project's VM and at 1.1 GB/s with freed memory kept (docs/performance.md).
-# A reference must not pay a cost its users would tune away. KEEP_FREED_MEMORY=0 restores glibc's
-# defaults on both sides.
+# 0.06 GB/s that way on this project's VM and at 1.1 GB/s with freed memory kept (docs/performance-ucx-mpi.md).
+# A reference must not pay a cost its users would tune away. The variables are exported for the
+# whole script (mpicc and python3 get them too, harmlessly). KEEP_FREED_MEMORY=0 sets nothing and
+# leaves the environment as the caller has it.
 #
 # Usage: [OPS="allreduce allgather reducescatter"] [WORLDS="2 4"] [PLACEMENTS="in out"]
 #        [SIZES="65536 ... 67108864"] [ITERS_SMALL=n] [ITERS_LARGE=n] [WARMUP=n] [GLOO=0|1]
@@ -50,8 +51,13 @@ small_iters=${ITERS_SMALL:-100}
 large_iters=${ITERS_LARGE:-20}
 gloo=${GLOO:-1}
 warmup=${WARMUP:-5}
+keep_freed=${KEEP_FREED_MEMORY:-1}
+case $keep_freed in
+  0 | 1) ;;
+  *) echo "run_mpi_bench.sh: KEEP_FREED_MEMORY=$keep_freed: expected 1 (keep freed memory) or 0" >&2; exit 2 ;;
+esac
 mpi_env=()
-if [ "${KEEP_FREED_MEMORY:-1}" = 1 ]; then
+if ((keep_freed)); then
   export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736  # inherited by commbench's ranks
   mpi_env=(-x MALLOC_MMAP_MAX_ -x MALLOC_TRIM_THRESHOLD_)
 fi
@@ -71,7 +77,7 @@ done
 
 run_mpi() {  # world placement round
   local world=$1 placement=$2 round=$3 out=$work/mpi-$1-$2-$3.jsonl
-  mpirun --allow-run-as-root --oversubscribe --mca btl self,vader "${mpi_env[@]}" -np "$world" "$work/mpi_direct" \
+  mpirun --allow-run-as-root --oversubscribe --mca btl self,vader ${mpi_env[@]+"${mpi_env[@]}"} -np "$world" "$work/mpi_direct" \
     --ops "$(join_by_comma "${ops[@]}")" --sizes "$(join_by_comma "${sizes[@]}")" --placement "$placement" \
     --warmup "$warmup" --iters-small "$small_iters" --iters-large "$large_iters" --large-from "$large_from" \
     >"$out" 2>"$work/mpi-$1-$2-$3.log" || {
@@ -160,7 +166,7 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "glibc keeps freed memory on both sides: ${KEEP_FREED_MEMORY:-1} (KEEP_FREED_MEMORY)" >&2
+echo "glibc keeps freed memory on both sides: $keep_freed (KEEP_FREED_MEMORY)" >&2
 
 python3 - "$csv" <<'PY'
 import csv, statistics, sys

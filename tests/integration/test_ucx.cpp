@@ -187,12 +187,14 @@ iterations = 2
   // What ran is in the execution metadata.
   const auto execs = dir.records("execution");
   bool saw_tcp = false, saw_yield = false;
-  std::map<std::string, std::string> protocols, schemes;  // run -> rank 0's "protocols", "rndv_scheme"
+  // run -> rank 0's "protocols", "rndv_scheme", "small_message_threshold"
+  std::map<std::string, std::string> protocols, schemes, thresholds;
   for (const auto& e : execs) {
     saw_tcp |= e.dump().find("\"transports\":\"tcp\"") != std::string::npos;
     saw_yield |= e.dump().find("\"progress\":\"yield\"") != std::string::npos;
     protocols[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("protocols", "(none)");
     schemes[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("rndv_scheme", "(none)");
+    thresholds[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("small_message_threshold", "(none)");
   }
   EXPECT_TRUE(saw_tcp);
   EXPECT_TRUE(saw_yield);
@@ -201,7 +203,11 @@ iterations = 2
   EXPECT_NE(protocols["auto-threshold"].find("UCX"), std::string::npos) << protocols["auto-threshold"];
   EXPECT_EQ(schemes["recursive"], "get_zcopy (rndv_scheme = \"get\")");
   EXPECT_EQ(schemes["halving-doubling-yield"], "put_zcopy (rndv_scheme = \"put\")");
-  EXPECT_NE(schemes["ring"].find("UCX"), std::string::npos) << schemes["ring"];
+  EXPECT_TRUE(schemes["ring"] == "UCX's default (auto: get_zcopy for host memory)" ||
+              schemes["ring"].starts_with("UCX_RNDV_SCHEME="))
+      << schemes["ring"];
+  EXPECT_EQ(thresholds["ring"], "unset (allreduce 131072, reducescatter 65536)");
+  EXPECT_EQ(thresholds["auto-threshold"], "1024");
 }
 
 std::string bad_option_experiment(const std::string& option) {

@@ -159,7 +159,7 @@ std::string man_page(const std::vector<Described>& all, const std::string& docs_
       "regression found by compare). 2: invalid input (an experiment file with errors, bad usage, nothing to compare). "
       "3: results could not be written. 130: interrupted.\n"
       ".SH FILES\n.TP\n.I {}\nThe documentation: configuration.md (every key), output.md (schemas), metrics.md, "
-      "plugin\\-abi.md, launching.md, performance.md.\n"
+      "plugin\\-abi.md, launching.md, performance.md, performance\\-ucx\\-mpi.md.\n"
       ".SH SEE ALSO\n.BR nccl-tests (1)\n",
       roff(docs_dir));
   return s;

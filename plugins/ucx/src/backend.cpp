@@ -101,6 +101,7 @@ std::string apply_choice(Config& config, const char* variable, const char* optio
 std::string choose_protocols(const UcxOptions& o, Config& config) {
   static constexpr const char* kValue[] = {nullptr, "n", "y"};  // indexed by Protocols
   static constexpr const char* kShown[] = {nullptr, "v1", "v2"};
+  static_assert(std::size(kValue) == std::size(kProtocolChoices) && std::size(kShown) == std::size(kValue));
   const auto i = static_cast<size_t>(o.protocols);
   return apply_choice(config, "PROTO_ENABLE", "protocols", kProtocolsNames[i], kValue[i], kShown[i],
                       "UCX's default (v1 before UCX 1.16, v2 from it)");
@@ -110,6 +111,7 @@ std::string choose_protocols(const UcxOptions& o, Config& config) {
 // message from its own estimates, among the operations this leaves enabled.
 std::string choose_rndv_scheme(const UcxOptions& o, Config& config) {
   static constexpr const char* kValue[] = {nullptr, "get_zcopy", "put_zcopy"};  // indexed by RndvScheme
+  static_assert(std::size(kValue) == std::size(kRndvSchemeChoices));
   const auto i = static_cast<size_t>(o.rndv_scheme);
   return apply_choice(config, "RNDV_SCHEME", "rndv_scheme", kRndvSchemeNames[i], kValue[i], kValue[i],
                       "UCX's default (auto: get_zcopy for host memory)");

@@ -24,6 +24,7 @@ TEST(Choice, AutoSwitchesAtTheThresholds) {
   const size_t ring = c.ring_bytes;
   EXPECT_EQ(small_message_bytes(CB_OP_ALLREDUCE, c), 131072u);
   EXPECT_EQ(small_message_bytes(CB_OP_REDUCESCATTER, c), 65536u);
+  EXPECT_EQ(small_message_bytes(CB_OP_ALLGATHER, c), 65536u);  // both of its tiers run recursive doubling
   for (int world : {2, 4, 8}) {
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRecursiveDoubling);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131071, world, c), Algorithm::kRecursiveDoubling);
@@ -47,6 +48,20 @@ TEST(Choice, AutoSwitchesAtTheThresholds) {
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4096, 5, c), Algorithm::kRabenseifner);
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 8192, 5, c), Algorithm::kRing);
   EXPECT_EQ(algorithm_name(chosen_algorithm(CB_OP_ALLREDUCE, 8193, 5, c)), "ring");
+  // Set to the former single default, 64 KiB runs Rabenseifner again (the A/B's old mode).
+  c.small_message_bytes = 65536;
+  c.ring_bytes = 4 << 20;
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 4, c), Algorithm::kRabenseifner);
+  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, 4, c), Algorithm::kRecursiveHalving);
+  // Unset, with only the ring threshold lowered below allreduce's own: the small tier still
+  // runs up to its threshold, the ring from there (no mid tier).
+  c.small_message_bytes.reset();
+  c.ring_bytes = 65536;
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 100000, 4, c), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131072, 4, c), Algorithm::kRing);
+  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, 4, c), Algorithm::kRing);
+  c.small_message_bytes = 4096;
+  c.ring_bytes = 8192;
   // A ring threshold at or below the small one leaves no mid tier.
   c.ring_bytes = 1024;
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4095, 5, c), Algorithm::kRecursiveDoubling);

@@ -19,7 +19,7 @@ void recursive_doubling_allreduce(Channel& ch, const CollectiveArgs& a, Scratch&
   const uint32_t fold_step = 0, unfold_step = static_cast<uint32_t>(rounds) + 1;
   // No copy of the input into the output first: the first exchange sends from sendbuf and the
   // first reduction writes recvbuf, so out of place reads the input once and in place is as before
-  // (2 ranks out of place, 64 KiB: 35.6 -> 13.4 us over UCX's shared memory, docs/performance.md).
+  // (2 ranks out of place, 64 KiB: 35.6 -> 13.4 us over UCX's shared memory, docs/performance-ucx-mpi.md).
   const void* mine = a.sendbuf;  // this rank's current partial
   // Fold (fold.h): odd ranks among the first 2*rem hand their data to their even neighbour.
   if (f.sits_out(r)) {

@@ -77,7 +77,11 @@ void validate_choice(const AlgorithmChoice& c) {
 
 size_t small_message_bytes(cb_op op, const AlgorithmChoice& c) {
   if (c.small_message_bytes) return *c.small_message_bytes;
-  return op == CB_OP_ALLREDUCE ? kAllreduceSmallMessageBytes : kReducescatterSmallMessageBytes;
+  switch (op) {
+    case CB_OP_ALLREDUCE: return kAllreduceSmallMessageBytes;
+    case CB_OP_REDUCESCATTER: return kReducescatterSmallMessageBytes;
+    default: return kReducescatterSmallMessageBytes;  // allgather: both tiers run recursive doubling
+  }
 }
 
 Algorithm chosen_algorithm(cb_op op, size_t bytes, int world, const AlgorithmChoice& c) {

@@ -83,9 +83,10 @@ struct AlgorithmChoice {
 };
 
 // auto's small-message thresholds where the option is unset, measured on one node with forced
-// algorithms alternating in one job (docs/performance.md, "A threshold per op"): recursive
+// algorithms alternating in one job (docs/performance-ucx-mpi.md, "A threshold per op"): recursive
 // doubling took 0.49-0.90x Rabenseifner's time at 64 KiB in 7 of 8 world and placement medians,
-// and was slower in place at 128 KiB; pairwise did not beat recursive halving at 64 KiB.
+// and was slower at 2 ranks in place at 128 KiB; pairwise did not beat recursive halving at
+// 64 KiB.
 inline constexpr size_t kAllreduceSmallMessageBytes = 128 * 1024;
 inline constexpr size_t kReducescatterSmallMessageBytes = 64 * 1024;
 
