@@ -8,6 +8,8 @@
 #        job's workers route it when their ranks span hosts (bootstrap/host_route.h): PER_HOST
 #        ranks per host, each host's first rank hosting a store for the others and for the hosts
 #        below it in the tree; the end-of-execution barrier included.
+#  bcbar N = 1024 .. 4096, star and routed alternating (STAR=1): the same threads, 10 rounds of a
+#        128-byte broadcast and a barrier, all on the job's store or through the hosts' leaders.
 #  tree  N = 1024 .. 16384: N / PER_HOST simulated hosts, each an agent thread with its own store
 #        server, speaking for PER_HOST ranks (bootstrap/host_tree.h): rendezvous, then one
 #        128-byte-per-rank allgather through the job's store and a binomial tree of the agents'
@@ -41,6 +43,8 @@ measure() {  # filter env... -> one time in ms
   local out t
   out=$(env "$@" "$tests" --gtest_also_run_disabled_tests --gtest_filter="$filter" 2>&1) || true
   t=$(sed -n 's/.*took \([0-9.]*\) ms.*/\1/p' <<<"$out")
+  # The job's store's request count, where the measurement prints one (read by the next line).
+  sed -n 's/.*; \([0-9]*\) requests to the job.s store.*/\1/p' <<<"$out" >"$requests_file"
   if [ -z "$t" ]; then
     echo "measurement failed ($filter, $*):" >&2
     tail -n 20 <<<"$out" >&2
@@ -50,7 +54,8 @@ measure() {  # filter env... -> one time in ms
 }
 
 results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+requests_file=$(mktemp)
+trap 'rm -f "$results" "$requests_file"' EXIT
 if [ "${STAR:-1}" = 1 ]; then
   for n in 128 256 512 1024; do
     for ((i = 0; i < runs; i++)); do
@@ -65,6 +70,15 @@ if [ "${STAR:-1}" = 1 ]; then
     for ((i = 0; i < runs; i++)); do
       echo "job $n $per_host $(measure '*MeasureRoutedAllgather' COMMBENCH_BOOTSTRAP_RANKS=$n \
         COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host")" >>"$results"
+    done
+  done
+  for n in 1024 2048 4096; do
+    for ((i = 0; i < runs; i++)); do
+      for routed in 0 1; do
+        echo "bcbar$routed $n $per_host $(measure '*MeasureBroadcastAndBarrier' COMMBENCH_BOOTSTRAP_RANKS=$n \
+          COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host" COMMBENCH_BOOTSTRAP_ROUTED=$routed)" >>"$results"
+        echo "requests$routed $n $per_host $(cat "$requests_file")" >>"$results"
+      done
     done
   done
 fi
@@ -130,7 +144,7 @@ def table(kind, title):
         med[k] = statistics.median(v)
         half = (kind, k[1] // 2, k[2])
         growth = f"{med[k] / med[half]:.2f}" if half in med else "-"
-        per = "-" if kind == "star" else k[2]
+        per = "-" if kind in ("star", "bcbar0") else k[2]
         print(f"{k[1]:>6} {per:>8} {med[k]:>10.1f} {min(v):>7.0f}..{max(v):<7.0f} {growth:>9}")
     return med
 
@@ -143,6 +157,18 @@ for n in (128, 256, 512, 1024):
     a, b = ("star", n, per_host), ("job", n, per_host)
     if a in star and b in job:
         print(f"{n} ranks: routed {job[b]:.0f} ms, star {star[a]:.0f} ms: star / routed = {star[a] / job[b]:.2f}")
+bc_star = table("bcbar0", "bcbar: 10 x (broadcast 128 B + barrier), all on the job's store (star)")
+bc_routed = table("bcbar1", f"bcbar: the same through the hosts' leaders ({per_host} ranks per host), same runs")
+for n in (1024, 2048, 4096):
+    a, b = ("bcbar0", n, per_host), ("bcbar1", n, per_host)
+    if a in bc_star and b in bc_routed:
+        print(f"{n} ranks: broadcasts + barriers routed {bc_routed[b]:.0f} ms, star {bc_star[a]:.0f} ms: "
+              f"star / routed = {bc_star[a] / bc_routed[b]:.2f}")
+    qa, qb = ("requests0", n, per_host), ("requests1", n, per_host)
+    if qa in rows and qb in rows:
+        sa, sb = statistics.median(rows[qa]), statistics.median(rows[qb])
+        print(f"{n} ranks: requests to the job's store (whole run) star {sa:.0f}, routed {sb:.0f}: {sa / sb:.1f}x fewer "
+              f"(one machine's cores serve every store alike, so only a cluster turns this into time)")
 tree = table("tree", "tree: one agent per host, binomial tree of agent stores" +
              (" (hosts' memory faulted in before the clock)" if prefault else ""))
 cold = table("cold", "the same at 16384 ranks without faulting the memory in first (this VM's page faults)")

@@ -359,6 +359,7 @@ TEST(Launchers, ThreeHostsOverNetworkNamespacesMatchALocalRun) {
     const int world = e["world_size"].get<int>();
     EXPECT_EQ(m["bootstrap"]["hosts"], world == 6 ? 3 : 1) << e.dump();
     EXPECT_EQ(m["bootstrap"]["allgather"], world == 6 ? "host tree" : "job store") << e.dump();
+    EXPECT_EQ(m["bootstrap"]["broadcast_barrier"], world == 6 ? "host leaders" : "job store") << e.dump();
   }
 }
 
@@ -393,6 +394,7 @@ TEST(Launchers, RanksDealtRoundRobinOverThreeHostsGatherThroughTheHostTree) {
       EXPECT_EQ(e["bootstrap"]["hosts"], hosts_of_world.at(world)) << "rank " << r << ": " << e.dump();
       EXPECT_EQ(e["bootstrap"]["host_index"], r % 3) << "rank " << r << ": " << e.dump();
       EXPECT_EQ(e["bootstrap"]["allgather"], "host tree") << "rank " << r << ": " << e.dump();
+      EXPECT_EQ(e["bootstrap"]["broadcast_barrier"], "host leaders") << "rank " << r << ": " << e.dump();
       ++seen;
     }
     EXPECT_EQ(seen, r < 2 ? 6u : r < 4 ? 4u : 2u) << "rank " << r << " takes part in every world that holds it";

@@ -79,7 +79,8 @@ TEST(AgentExecution, AgentsThatNeverArriveCostTheWaitOnceAndTheFirstOfThemIsName
 
 // More agents than one MULTI_GET reads (512), so the outcomes come in batches; each outcome
 // carries 160 KB of metadata, so the first batch's reply (over 80 MB) passes the store's 64 MiB
-// limit and must be read in parts.
+// limit and must be read in parts. No time is asserted here: moving 85 MB on a loaded CI machine
+// takes seconds; the shared deadline is asserted below with outcomes too small to cost any.
 TEST(AgentExecution, OutcomesOfEveryAgentThatReportedAreCollectedAcrossBatchesAndOnlyTheSilentOnesAreMissing) {
   constexpr int kAgents = 530;
   auto agents = join_agents(kAgents);
@@ -94,9 +95,7 @@ TEST(AgentExecution, OutcomesOfEveryAgentThatReportedAreCollectedAcrossBatchesAn
     o.metadata = {{"blob", std::string(160 * 1024, static_cast<char>('a' + k % 26))}};
     agents[static_cast<size_t>(k)]->publish_outcome(4, o);
   }
-  const auto t0 = Clock::now();
   const auto out = agents[0]->gather_outcomes(4, kAgents, 1500ms);
-  const double waited = seconds_since(t0);
   ASSERT_EQ(out.size(), static_cast<size_t>(kAgents));
   EXPECT_FALSE(out[0].has_value()) << "agent 0's own outcome is not read from the store";
   for (int k = 1; k < kAgents; ++k) {
@@ -111,8 +110,28 @@ TEST(AgentExecution, OutcomesOfEveryAgentThatReportedAreCollectedAcrossBatchesAn
     EXPECT_EQ(o->status, k % 3 == 0 ? "failed" : "ok");
     EXPECT_EQ(o->metadata.value("blob", ""), std::string(160 * 1024, static_cast<char>('a' + k % 26)));
   }
-  // Two batches, each with silent agents, share one 1.5 s deadline.
-  EXPECT_LT(waited, 6.0) << "each batch (or agent) waited its own timeout";
+}
+
+// Silent agents in both MULTI_GET batches share one deadline: the gather costs the timeout once,
+// not once per batch (2x) or per silent agent (4x). Outcomes are a few bytes, so reading them costs
+// milliseconds and the bound keeps a wide margin on a loaded machine.
+TEST(AgentExecution, SilentAgentsInEveryBatchShareOneDeadline) {
+  constexpr int kAgents = 530;
+  auto agents = join_agents(kAgents);
+  const std::vector<int> silent = {7, 511, 512, 529};
+  for (int k = 1; k < kAgents; ++k) {
+    if (std::find(silent.begin(), silent.end(), k) != silent.end()) continue;
+    ExecutionOutcome o;
+    o.status = "ok";
+    agents[static_cast<size_t>(k)]->publish_outcome(5, o);
+  }
+  const auto t0 = Clock::now();
+  const auto out = agents[0]->gather_outcomes(5, kAgents, 2500ms);
+  const double waited = seconds_since(t0);
+  ASSERT_EQ(out.size(), static_cast<size_t>(kAgents));
+  for (int k : silent) EXPECT_FALSE(out[static_cast<size_t>(k)].has_value());
+  EXPECT_GE(waited, 2.4) << "the gather gave up before its deadline";
+  EXPECT_LT(waited, 4.9) << "each batch (or agent) waited its own timeout";
 }
 
 }  // namespace

@@ -1,13 +1,16 @@
 // Bootstrap::allgather routed through hosts (bootstrap/host_route.h): each rank a thread with its
 // own client of the job's store, as each worker is a process with its own; hosts' first ranks
 // start their own stores on the address through which they reach the job's store (loopback here).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -51,21 +54,47 @@ std::vector<HostLayout> layouts(int world, const std::function<int(int)>& host_o
   return by_rank;
 }
 
-// Runs body(bootstrap, rank) on one thread per rank (skipping `absent`), every allgather routed
-// through hosts; returns each rank's first error ("" when none).
+// A client of the job's store that counts the requests made through it, so that a test can tell
+// which collectives went to the job's store and which to the hosts' leaders.
+class CountingClient : public StoreClient {
+ public:
+  CountingClient(std::unique_ptr<StoreClient> inner, std::atomic<int>& calls) : inner_(std::move(inner)), calls_(calls) {}
+  void set(const std::string& key, const Bytes& value) override { ++calls_, inner_->set(key, value); }
+  Bytes get(const std::string& key, Millis timeout) override { return ++calls_, inner_->get(key, timeout); }
+  std::vector<Bytes> multi_get(const std::vector<std::string>& keys, Millis timeout) override {
+    return ++calls_, inner_->multi_get(keys, timeout);
+  }
+  void multi_get_each(const std::vector<std::string>& keys, Millis timeout, const ValueSink& sink) override {
+    ++calls_, inner_->multi_get_each(keys, timeout, sink);
+  }
+  int64_t add(const std::string& key, int64_t delta) override { return ++calls_, inner_->add(key, delta); }
+  bool check(const std::string& key) override { return ++calls_, inner_->check(key); }
+  size_t delete_prefix(const std::string& prefix) override { return ++calls_, inner_->delete_prefix(prefix); }
+  std::string local_address() const override { return inner_->local_address(); }
+
+ private:
+  std::unique_ptr<StoreClient> inner_;
+  std::atomic<int>& calls_;
+};
+
+// Runs body(bootstrap, rank) on one thread per rank (skipping `absent`), every collective routed
+// through hosts; returns each rank's first error ("" when none). `job_calls`, when given, gets
+// each rank's number of requests to the job's store.
 std::vector<std::string> run_ranks(StoreServer& job, const std::string& token, int world,
                                    const std::function<int(int)>& host_of,
-                                   const std::function<void(Bootstrap&, int)>& body, int absent = -1) {
+                                   const std::function<void(Bootstrap&, int)>& body, int absent = -1,
+                                   std::vector<int>* job_calls = nullptr, bool route = true) {
   const auto layout = layouts(world, host_of);
   std::vector<std::string> errors(static_cast<size_t>(world));
+  std::vector<std::atomic<int>> calls(static_cast<size_t>(world));
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
     if (r == absent) continue;
     threads.emplace_back([&, r] {
       try {
-        auto client = connect_to(job, token);
-        Bootstrap b(*client, "exec0", r, world);
-        b.route_allgathers_through_hosts(layout[static_cast<size_t>(r)], token);
+        CountingClient client(connect_to(job, token), calls[static_cast<size_t>(r)]);
+        Bootstrap b(client, "exec0", r, world);
+        if (route) b.route_through_hosts(layout[static_cast<size_t>(r)], token);
         body(b, r);
         b.close(std::chrono::milliseconds(10000));
       } catch (const std::exception& e) {
@@ -74,6 +103,8 @@ std::vector<std::string> run_ranks(StoreServer& job, const std::string& token, i
     });
   }
   for (auto& t : threads) t.join();
+  if (job_calls)
+    for (const auto& c : calls) job_calls->push_back(c.load());
   return errors;
 }
 
@@ -166,14 +197,126 @@ TEST(HostRoute, DifferentSizesAreRefusedNotMisplaced) {
   for (int r = 0; r < 4; ++r) EXPECT_NE(errors[static_cast<size_t>(r)], "") << "rank " << r << " got a table";
 }
 
+// Every root, leaders and the others alike (hosts {0,3,6}, {1,4}, {2,5}), sizes from 0 B to 100 KB,
+// with barriers between: every rank gets the root's bytes, and the host's other ranks never touch
+// the job's store after they have found their leader (one GET of its address), where the star
+// made every rank read every broadcast and meet at every barrier there.
+TEST(HostRoute, BroadcastsAndBarriersReachEveryRankThroughItsHostsLeader) {
+  const std::string token = "host-route-token";
+  auto job = start_server(nullptr, token);
+  constexpr int kWorld = 7;
+  const std::vector<size_t> sizes{8, 0, 128, 1, 100000, 128, 64};
+  std::vector<int> job_calls;
+  auto errors = run_ranks(
+      *job, token, kWorld, [](int r) { return r % 3; },
+      [&](Bootstrap& b, int r) {
+        for (int root = 0; root < kWorld; ++root) {
+          const size_t n = sizes[static_cast<size_t>(root)];
+          Bytes buf = r == root ? block_of(root, 7, n) : Bytes(n, 0xEE);
+          b.broadcast(buf.data(), n, root, std::chrono::milliseconds(10000));
+          ASSERT_EQ(buf, block_of(root, 7, n)) << "rank " << r << ", root " << root;
+          if (root % 2) b.barrier(std::chrono::milliseconds(10000));
+          if (root == 3) {  // allgathers interleave, their tables named in step with the exchange
+            int all[kWorld], mine = r * 3;
+            b.allgather(&mine, sizeof(mine), all, std::chrono::milliseconds(10000));
+            for (int from = 0; from < kWorld; ++from) ASSERT_EQ(all[from], from * 3);
+          }
+        }
+      },
+      -1, &job_calls);
+  for (int r = 0; r < kWorld; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
+  for (int r = 3; r < kWorld; ++r) EXPECT_EQ(job_calls[static_cast<size_t>(r)], 1) << "rank " << r;
+  EXPECT_EQ(job->key_count(), 3u) << "the leaders' addresses only: every broadcast and barrier cleaned up";
+}
+
+// Nobody leaves a barrier before the last rank has entered it, wherever that rank is: a host's
+// other rank, another host's leader, or host 0's leader (which holds the job's store here).
+TEST(HostRoute, ABarrierHoldsEveryRankUntilTheLastOneArrives) {
+  for (const int late : {5, 2, 0}) {
+    auto job = start_server(nullptr, "t");
+    std::atomic<bool> entered{false};
+    std::atomic<int> early{0};
+    auto errors = run_ranks(*job, "t", 7, [](int r) { return r % 3; }, [&](Bootstrap& b, int r) {
+      if (r == late) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        entered = true;
+      }
+      b.barrier(std::chrono::milliseconds(10000));
+      if (!entered) ++early;
+    });
+    for (int r = 0; r < 7; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(early.load(), 0) << "ranks left the barrier before rank " << late << " entered it";
+  }
+}
+
+// What is missing is named: a host's rank (by its leader), a host (by the other leaders), the
+// root of a broadcast (by the leaders that waited for it, in the missing list too).
+TEST(HostRoute, ABarrierOrBroadcastWithoutARankNamesWhatIsMissing) {
+  auto job = start_server(nullptr, "t");
+  // Hosts {0,2} and {1,3}; rank 2, host 0's other rank, never calls.
+  auto errors = run_ranks(*job, "t", 4, [](int r) { return r % 2; }, [&](Bootstrap& b, int) {
+    b.barrier(std::chrono::milliseconds(1500));
+  }, /*absent=*/2);
+  EXPECT_NE(errors[0].find("only 1 of the 2 ranks of host 0 arrived"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("only 1 of 2 hosts arrived"), std::string::npos) << errors[1];
+  // Rank 3 times out, or finds its leader gone after rank 1's own timeout: either way it names it.
+  EXPECT_NE(errors[3].find("rank 1 (the first rank on this host)"), std::string::npos) << errors[3];
+  // Rank 3, host 1's other rank, roots a broadcast it never makes.
+  auto fresh = start_server(nullptr, "t");
+  std::mutex m;
+  std::map<int, std::vector<int>> missing_of;
+  errors = run_ranks(*fresh, "t", 4, [](int r) { return r % 2; }, [&](Bootstrap& b, int r) {
+    std::vector<int> missing;
+    b.record_missing_ranks_in(&missing);
+    int x = 0;
+    try {
+      b.broadcast(&x, sizeof(x), 3, std::chrono::milliseconds(1500));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m);
+      missing_of[r] = missing;
+      throw;
+    }
+  }, /*absent=*/3);
+  for (int leader : {0, 1}) {
+    EXPECT_NE(errors[static_cast<size_t>(leader)].find("root rank 3 has not arrived"), std::string::npos)
+        << errors[static_cast<size_t>(leader)];
+    EXPECT_EQ(missing_of[leader], std::vector<int>{3}) << "rank " << leader;
+  }
+  EXPECT_NE(errors[2].find("rank 0 (the first rank on this host)"), std::string::npos) << errors[2];
+}
+
+// A rank that expects another size than the root sent is refused with both sizes, on the root's
+// host and on the others, leaders or not; the ranks that agree get the bytes.
+TEST(HostRoute, ABroadcastOfAnotherSizeIsRefusedWithBothSizes) {
+  auto job = start_server(nullptr, "t");
+  std::mutex m;
+  std::map<int, std::string> refused;
+  auto errors = run_ranks(*job, "t", 6, [](int r) { return r % 3; }, [&](Bootstrap& b, int r) {
+    const size_t n = r == 4 || r == 2 ? 16 : 8;  // rank 4: another host's rank; rank 2: a leader
+    Bytes buf(n, r == 3 ? 0x5A : 0);
+    try {
+      b.broadcast(buf.data(), n, 3, std::chrono::milliseconds(5000));
+      EXPECT_EQ(buf, Bytes(8, 0x5A)) << "rank " << r;
+    } catch (const StoreError& e) {
+      std::lock_guard<std::mutex> lock(m);
+      refused[r] = e.what();  // and on to the closing barrier with the others
+    }
+  });
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
+  ASSERT_EQ(refused.size(), 2u);
+  for (int r : {4, 2})
+    EXPECT_NE(refused[r].find(fmt::format("root rank 3 sent 8 bytes, rank {} expects 16", r)), std::string::npos)
+        << refused[r];
+}
+
 TEST(HostRoute, RefusesALayoutThatDoesNotHoldItsRank) {
   auto job = start_server(nullptr, "t");
   auto client = connect_to(*job, "t");
   Bootstrap b(*client, "p", 1, 4);
-  EXPECT_THROW(b.route_allgathers_through_hosts({0, 2, {0, 2}}, "t"), std::invalid_argument);
-  EXPECT_THROW(b.route_allgathers_through_hosts({2, 2, {1}}, "t"), std::invalid_argument);
-  EXPECT_THROW(b.route_allgathers_through_hosts({1, 2, {1, 4}}, "t"), std::invalid_argument);
-  b.route_allgathers_through_hosts({0, 1, {0, 1, 2, 3}}, "t");  // one host: the job's store, as before
+  EXPECT_THROW(b.route_through_hosts({0, 2, {0, 2}}, "t"), std::invalid_argument);
+  EXPECT_THROW(b.route_through_hosts({2, 2, {1}}, "t"), std::invalid_argument);
+  EXPECT_THROW(b.route_through_hosts({1, 2, {1, 4}}, "t"), std::invalid_argument);
+  b.route_through_hosts({0, 1, {0, 1, 2, 3}}, "t");  // one host: the job's store, as before
 }
 
 TEST(HostRoute, PublishedStoreAddressesAreReadStrictly) {
@@ -215,6 +358,60 @@ TEST(HostRoute, DISABLED_MeasureRoutedAllgather) {
   EXPECT_EQ(correct.load(), world);
   std::printf("%d ranks, %d per host: connect + routed allgather(128 B) + close took %.1f ms (thread start "
               "included)\n", world, per_host, elapsed.count());
+}
+
+// Run by hand (bench/run_bootstrap_scale.sh, "bcbar" rows): COMMBENCH_BOOTSTRAP_RANKS ranks
+// (default 1024), COMMBENCH_BOOTSTRAP_RANKS_PER_HOST per host (default 8), routed through the
+// hosts' leaders or, with COMMBENCH_BOOTSTRAP_ROUTED=0, all on the job's store (the star): 10
+// rounds of a 128-byte broadcast (roots spread over the world) and a barrier, timed from the first
+// rank leaving a warm-up barrier to the last rank leaving the last barrier.
+TEST(HostRoute, DISABLED_MeasureBroadcastAndBarrier) {
+  const char* env = std::getenv("COMMBENCH_BOOTSTRAP_RANKS");
+  const char* per_env = std::getenv("COMMBENCH_BOOTSTRAP_RANKS_PER_HOST");
+  const char* routed_env = std::getenv("COMMBENCH_BOOTSTRAP_ROUTED");
+  const int world = env ? std::atoi(env) : 1024;
+  const int per_host = per_env ? std::atoi(per_env) : 8;
+  const bool routed = !routed_env || std::string(routed_env) != "0";
+  constexpr int kRounds = 10;
+  auto job = start_server(nullptr, "t");
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  std::atomic<int64_t> first_start{INT64_MAX}, last_end{0};
+  std::atomic<int> correct{0};
+  std::vector<int> job_calls;
+  auto errors = run_ranks(
+      *job, "t", world, [&](int r) { return r / per_host; },
+      [&](Bootstrap& b, int r) {
+        b.barrier(std::chrono::milliseconds(120000));  // connected, and every thread started
+        int64_t t = now_ns(), seen = first_start.load();
+        while (t < seen && !first_start.compare_exchange_weak(seen, t)) {
+        }
+        bool ok = true;
+        for (int round = 0; round < kRounds; ++round) {
+          const int root = (round * 7919) % world;
+          Bytes buf = r == root ? block_of(root, round, 128) : Bytes(128, 0);
+          b.broadcast(buf.data(), buf.size(), root, std::chrono::milliseconds(120000));
+          ok &= buf == block_of(root, round, 128);
+          b.barrier(std::chrono::milliseconds(120000));
+        }
+        t = now_ns(), seen = last_end.load();
+        while (t > seen && !last_end.compare_exchange_weak(seen, t)) {
+        }
+        correct += ok;
+      },
+      -1, &job_calls, routed);
+  for (const auto& e : errors) ASSERT_EQ(e, "");
+  EXPECT_EQ(correct.load(), world);
+  long requests = 0;
+  for (int c : job_calls) requests += c;
+  // On one machine every store shares the same cores, so the time shows the total work; the job's
+  // store's requests show what one process serves, which is what limits a cluster.
+  std::printf("%d ranks, %d per host, %s: %d broadcasts + barriers took %.1f ms; %ld requests to the job's store "
+              "(the whole run: connect, warm-up and close included)\n",
+              world, per_host, routed ? "routed" : "star", kRounds, (last_end.load() - first_start.load()) / 1e6,
+              requests);
 }
 
 }  // namespace

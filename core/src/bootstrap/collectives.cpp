@@ -46,7 +46,7 @@ Bootstrap::Bootstrap(StoreClient& store, std::string prefix, int rank, int world
   }
 }
 
-void Bootstrap::route_allgathers_through_hosts(HostLayout layout, std::string token) {
+void Bootstrap::route_through_hosts(HostLayout layout, std::string token) {
   if (layout.hosts > 1)
     route_ = std::make_unique<HostRoute>(store_, prefix_ + "/hosts", rank_, world_size_, std::move(layout),
                                          std::move(token));
@@ -118,6 +118,10 @@ void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) 
   const uint64_t seq = seq_;  // for messages; next_key() advances it
   const std::string base = next_key("bc");
   if (world_size_ == 1) return;
+  if (route_) {
+    route_->broadcast(buffer, bytes, root, timeout, missing_out_);
+    return;
+  }
   if (rank_ == root) {
     // The root does not read, so it takes no part in the cleanup count.
     store_.set(base + "value", to_bytes(buffer, bytes));
@@ -153,6 +157,10 @@ void Bootstrap::barrier(Millis timeout) {
   const uint64_t seq = seq_;  // for messages; next_key() advances it
   const std::string base = next_key("bar");
   if (world_size_ == 1) return;
+  if (route_) {
+    route_->barrier(remaining(deadline));
+    return;
+  }
   if (store_.add(base + "arrived", 1) == world_size_) store_.set(base + "open", {});
   try {
     store_.get(base + "open", remaining(deadline));

@@ -19,13 +19,14 @@ class Bootstrap {
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
 
-  // A job whose ranks span hosts: allgathers go through each host's first rank and a tree of
-  // hosts instead of every rank reading every block from the job's store (bootstrap/host_route.h).
-  // `token`: the job's store token, which the hosts' stores take too. Call before any collective.
-  void route_allgathers_through_hosts(HostLayout layout, std::string token);
-  // Every rank calls it last, when routed through hosts: a barrier, so that no host's first rank
-  // ends (and its store with it) while a rank of its host or of a host below it still reads from
-  // it. Nothing to do otherwise.
+  // A job whose ranks span hosts: allgathers, broadcasts and barriers go through each host's first
+  // rank (and allgathers through a tree of hosts) instead of every rank reading from the job's
+  // store (bootstrap/host_route.h). `token`: the job's store token, which the hosts' stores take
+  // too. Call before any collective. kv_set/kv_get stay on the job's store.
+  void route_through_hosts(HostLayout layout, std::string token);
+  // Every rank calls it last, when routed through hosts: a (routed) barrier, so that no host's
+  // first rank ends (and its store with it) while a rank of its host or of a host below it still
+  // reads from it. Nothing to do otherwise.
   void close(Millis timeout);
 
   // `recv` gets world_size * bytes, rank order.

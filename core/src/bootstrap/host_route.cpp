@@ -4,11 +4,18 @@
 //                                                  reads and deletes them
 //                     "<prefix>/hag/<seq>/table"   the rank-ordered table, and its "done"
 //                                                  counter: the last reader deletes both
+//   either store:     "<prefix>/bc/<seq>/value"    a broadcast's bytes (the job's store: for the
+//                                                  leaders; a leader's: for its host's ranks), and
+//                     "<prefix>/bc/<seq>/up"       from a root that is not its host's leader, to it
+//                     "<prefix>/bar/<seq>/..."     a barrier: "arrived", "open", "done" in the job's
+//                                                  store among the leaders; "arrived", "here",
+//                                                  "open", "done", "read" in each leader's store
 // A host's blocks travel as: u32 count, u64 block size, count × u32 rank, then the count blocks in
 // that order. The size lets host 0 refuse a host whose ranks all passed another size instead of
 // reading its blocks at the wrong stride.
 #include "bootstrap/host_route.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -18,11 +25,22 @@
 #include "bootstrap/deadline.h"
 #include "bootstrap/host_tree.h"
 #include "bootstrap/missing_keys.h"
+#include "bootstrap/wire_protocol.h"
 
 namespace commbench {
 namespace {
 
 Millis left(const Deadline& d) { return Millis(d.remaining_ms()); }  // -1: no limit
+
+// A counter's value, or 0 when nobody has added to it yet (for timeout messages).
+int64_t counter(StoreClient& store, const std::string& key) {
+  int64_t n = 0;
+  try {
+    if (store.check(key)) wire::decode_counter(store.get(key, Millis(0)), n);
+  } catch (const StoreError&) {
+  }
+  return n;
+}
 
 }  // namespace
 
@@ -136,6 +154,134 @@ void HostRoute::allgather(const void* send, size_t bytes, void* recv, Millis tim
   const int readers = HostAgentExchange::readers(layout_.index, layout_.hosts,
                                                  static_cast<int>(layout_.ranks.size()) - 1);
   if (leader_store_->add(base + "done", 1) == readers) leader_store_->delete_prefix(base);
+}
+
+void HostRoute::broadcast(void* buffer, size_t bytes, int root, Millis timeout, std::vector<int>* missing) {
+  const auto deadline = Deadline::after(timeout);
+  if (!own_client_ && !leader_store_) connect(timeout, missing);
+  const uint64_t seq = sync_seq_++;
+  const std::string base = fmt::format("{}/bc/{}/", prefix_, seq);
+  const bool root_here = std::find(layout_.ranks.begin(), layout_.ranks.end(), root) != layout_.ranks.end();
+  // The host's ranks that read the value from the leader's store: all but the leader and the root.
+  const int local_readers = locals() - 1 - (root_here && root != layout_.ranks.front() ? 1 : 0);
+  const auto timed_out = [&](const StoreError& e, const std::string& who) {
+    if (e.code() != StoreError::Code::Timeout) throw e;
+    throw StoreError(StoreError::Code::Timeout,
+                     fmt::format("broadcast #{} under '{}' timed out after {} ms: {}; is it alive? (It may have "
+                                 "crashed or hung, or called a different sequence of bootstrap collectives.)",
+                                 seq, prefix_, timeout.count(), who),
+                     e.missing_keys());
+  };
+  const auto check_size = [&](const Bytes& value) {
+    if (value.size() != bytes)
+      throw StoreError(StoreError::Code::Protocol,
+                       fmt::format("broadcast #{} under '{}': root rank {} sent {} bytes, rank {} expects {}; "
+                                   "every rank must pass the same size",
+                                   seq, prefix_, root, value.size(), rank_, bytes));
+  };
+  const auto* p = static_cast<const uint8_t*>(buffer);
+  if (!leader()) {
+    if (rank_ == root) {  // handed to the leader, which alone talks to the job's store
+      leader_store_->set(base + "up", Bytes(p, p + bytes));
+      return;
+    }
+    Bytes value;
+    try {
+      value = leader_store_->get(base + "value", left(deadline));
+    } catch (const StoreError& e) {
+      if (e.code() == StoreError::Code::Connection) leader_gone(e, fmt::format("broadcast #{}", seq));
+      timed_out(e, fmt::format("rank {} (the first rank on this host) did not hand on root rank {}'s bytes",
+                               layout_.ranks.front(), root));
+    }
+    if (leader_store_->add(base + "done", 1) == local_readers) leader_store_->delete_prefix(base);
+    check_size(value);
+    if (bytes > 0) std::memcpy(buffer, value.data(), bytes);
+    return;
+  }
+  Bytes value;
+  if (rank_ == root) {
+    value.assign(p, p + bytes);
+  } else {
+    try {
+      // From the root's own rank on this host, or from the root's leader through the job's store.
+      value = root_here ? own_client_->get(base + "up", left(deadline)) : job_store_.get(base + "value", left(deadline));
+    } catch (const StoreError& e) {
+      if (e.code() == StoreError::Code::Timeout && missing) missing->push_back(root);
+      timed_out(e, fmt::format("root rank {} has not arrived", root));
+    }
+  }
+  if (root_here) {
+    job_store_.set(base + "value", value);
+    if (rank_ != root) own_client_->delete_prefix(base + "up");
+  } else if (job_store_.add(base + "done", 1) == layout_.hosts - 1) {
+    job_store_.delete_prefix(base);  // every leader but the root's has read it
+  }
+  // Handed on before the size is checked: this host's ranks check their own, and fail with their
+  // own message rather than a timeout.
+  if (local_readers > 0) own_->set(base + "value", value);
+  check_size(value);
+  if (bytes > 0 && rank_ != root) std::memcpy(buffer, value.data(), bytes);
+}
+
+void HostRoute::barrier(Millis timeout) {
+  const auto deadline = Deadline::after(timeout);
+  if (!own_client_ && !leader_store_) connect(timeout, nullptr);
+  const uint64_t seq = sync_seq_++;
+  const std::string base = fmt::format("{}/bar/{}/", prefix_, seq);
+  const int others = locals() - 1;  // the host's ranks besides the leader
+  // Waits for `key`; a timeout says what `why()` (called then) finds.
+  const auto wait = [&](StoreClient& store, const std::string& key, Millis limit, const auto& why) {
+    try {
+      store.get(base + key, limit);
+    } catch (const StoreError& e) {
+      if (e.code() == StoreError::Code::Connection && !leader()) leader_gone(e, fmt::format("barrier #{}", seq));
+      if (e.code() != StoreError::Code::Timeout) throw;
+      throw StoreError(StoreError::Code::Timeout,
+                       fmt::format("barrier #{} under '{}' timed out after {} ms: {}", seq, prefix_,
+                                   timeout.count(), why()),
+                       e.missing_keys());
+    }
+  };
+  if (!leader()) {
+    if (leader_store_->add(base + "arrived", 1) == others) leader_store_->set(base + "here", {});
+    wait(*leader_store_, "open", left(deadline), [&] {
+      return fmt::format("rank {} (the first rank on this host) did not open it; ranks on this or other hosts are "
+                         "slow, hung or dead, or called a different sequence of bootstrap collectives",
+                         layout_.ranks.front());
+    });
+    // The last to leave tells the leader, which may then end with its store (Bootstrap::close).
+    if (leader_store_->add(base + "done", 1) == others) leader_store_->set(base + "read", {});
+    return;
+  }
+  if (others > 0)
+    wait(*own_client_, "here", left(deadline), [&] {
+      return fmt::format("only {} of the {} ranks of host {} arrived; the others are slow, hung or dead, or called "
+                         "a different sequence of bootstrap collectives",
+                         1 + counter(*own_client_, base + "arrived"), locals(), layout_.index);
+    });
+  // The leaders meet on the job's store.
+  if (job_store_.add(base + "arrived", 1) == layout_.hosts) job_store_.set(base + "open", {});
+  wait(job_store_, "open", left(deadline), [&] {
+    return fmt::format("only {} of {} hosts arrived (a host arrives when all its ranks have); the others are slow, "
+                       "hung or dead, or called a different sequence of bootstrap collectives",
+                       counter(job_store_, base + "arrived"), layout_.hosts);
+  });
+  if (job_store_.add(base + "done", 1) == layout_.hosts) job_store_.delete_prefix(base);
+  if (others == 0) return;
+  own_->set(base + "open", {});
+  wait(*own_client_, "read", left(deadline), [&] {
+    return fmt::format("the barrier opened, but only {} of the other {} ranks of host {} saw it open before the "
+                       "deadline; they are slow, hung or dead",
+                       counter(*own_client_, base + "done"), others, layout_.index);
+  });
+  own_client_->delete_prefix(base);
+}
+
+void HostRoute::leader_gone(const StoreError& e, const std::string& during) const {
+  throw StoreError(StoreError::Code::Connection,
+                   fmt::format("{} under '{}': rank {} (the first rank on this host) went away while rank {} "
+                               "waited for it ({}); it failed or timed out first, and its own error says why",
+                               during, prefix_, layout_.ranks.front(), rank_, e.what()));
 }
 
 Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,

@@ -9,6 +9,8 @@
 //   3. the host's other ranks read the table from their leader's store.
 // The job's store then sees H keys per allgather instead of N, and each host receives the
 // N-block table once. Hosts need not hold contiguous ranks (srun --distribution=cyclic).
+// Broadcasts and barriers go the same way: the leaders meet on the job's store (H messages, not
+// N), and each leader serves its host's ranks from its own store.
 #pragma once
 
 #include <memory>
@@ -39,10 +41,22 @@ class HostRoute {
   // Every rank of the world calls it, with the same `bytes`; `recv` gets world × bytes in rank
   // order. `missing`, when given, receives the ranks of this host that never sent their block.
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout, std::vector<int>* missing);
+  // `root`'s bytes to every rank: the root's leader puts them in the job's store, the other
+  // leaders read them there, and each host's ranks read them from their leader. `missing` gets
+  // the root when a leader waited for it in vain.
+  void broadcast(void* buffer, size_t bytes, int root, Millis timeout, std::vector<int>* missing);
+  // The host's ranks meet at their leader, the leaders on the job's store. A leader returns only
+  // once its host's ranks have all seen the barrier open, so that after the last barrier
+  // (Bootstrap::close) it can end, and its store with it, while nobody still reads from it.
+  void barrier(Millis timeout);
 
  private:
   bool leader() const { return rank_ == layout_.ranks.front(); }
+  int locals() const { return static_cast<int>(layout_.ranks.size()); }
   void connect(Millis timeout, std::vector<int>* missing);
+  // This rank's client of its host's store (the leader's own client, or its client of the leader's).
+  StoreClient& host_store() { return own_client_ ? *own_client_ : *leader_store_; }
+  [[noreturn]] void leader_gone(const StoreError& e, const std::string& during) const;
   Bytes gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
                     std::vector<int>* missing);
   Bytes put_in_rank_order(const Bytes& gathered, size_t bytes) const;
@@ -53,7 +67,8 @@ class HostRoute {
   int world_;
   HostLayout layout_;
   std::string token_;
-  uint64_t seq_ = 0;
+  uint64_t seq_ = 0;  // allgathers: in step with the exchange's own count, which names the tables
+  uint64_t sync_seq_ = 0;  // broadcasts and barriers
   // The leader's store and its own client of it (to read its host's blocks); the exchange.
   std::unique_ptr<StoreServer> own_;
   std::unique_ptr<StoreClient> own_client_;

@@ -145,7 +145,7 @@ int worker_main(int argc, char** argv) {
       HostLayout layout{args.host_index, args.hosts, {}};
       std::istringstream list(args.host_ranks);
       for (std::string r; std::getline(list, r, ',');) layout.ranks.push_back(std::stoi(r));
-      bootstrap.route_allgathers_through_hosts(std::move(layout), token ? token : "");
+      bootstrap.route_through_hosts(std::move(layout), token ? token : "");
     }
     // A rank that cannot run here still ends like the others: a host's first rank keeps its store
     // up until the ranks that read from it are done (bounded: they may have failed instead).
@@ -238,9 +238,10 @@ int worker_main(int argc, char** argv) {
     char hostname[256] = {0};
     ::gethostname(hostname, sizeof(hostname) - 1);
     meta["host"] = hostname;
-    // How this world's bootstrap allgathers travel (docs/bootstrap.md, "Host tree").
+    // How this world's bootstrap collectives travel (docs/bootstrap.md, "Host tree").
     meta["bootstrap"] = {{"hosts", args.hosts}, {"host_index", args.host_index},
-                         {"allgather", args.hosts > 1 ? "host tree" : "job store"}};
+                         {"allgather", args.hosts > 1 ? "host tree" : "job store"},
+                         {"broadcast_barrier", args.hosts > 1 ? "host leaders" : "job store"}};
     meta["timer"] = HostTimer::get().describe();
     meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
     // NVTX: built or not, and whether ranges go anywhere (a profiler injected itself).
