@@ -77,7 +77,7 @@ if [ "${STAR:-1}" = 1 ]; then
       for routed in 0 1; do
         echo "bcbar$routed $n $per_host $(measure '*MeasureBroadcastAndBarrier' COMMBENCH_BOOTSTRAP_RANKS=$n \
           COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host" COMMBENCH_BOOTSTRAP_ROUTED=$routed)" >>"$results"
-        echo "requests$routed $n $per_host $(cat "$requests_file")" >>"$results"
+        [ -s "$requests_file" ] && echo "requests$routed $n $per_host $(cat "$requests_file")" >>"$results"
       done
     done
   done

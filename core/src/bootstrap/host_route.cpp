@@ -32,6 +32,9 @@ namespace {
 
 Millis left(const Deadline& d) { return Millis(d.remaining_ms()); }  // -1: no limit
 
+// How long, at least, a leader waits for its host's ranks to see an opened barrier.
+constexpr int64_t kSeeOpenMs = 5000;
+
 // A counter's value, or 0 when nobody has added to it yet (for timeout messages).
 int64_t counter(StoreClient& store, const std::string& key) {
   int64_t n = 0;
@@ -158,14 +161,14 @@ void HostRoute::allgather(const void* send, size_t bytes, void* recv, Millis tim
 
 void HostRoute::broadcast(void* buffer, size_t bytes, int root, Millis timeout, std::vector<int>* missing) {
   const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = sync_seq_++;  // taken first: a failed connect still keeps this rank in step
   if (!own_client_ && !leader_store_) connect(timeout, missing);
-  const uint64_t seq = sync_seq_++;
   const std::string base = fmt::format("{}/bc/{}/", prefix_, seq);
   const bool root_here = std::find(layout_.ranks.begin(), layout_.ranks.end(), root) != layout_.ranks.end();
   // The host's ranks that read the value from the leader's store: all but the leader and the root.
   const int local_readers = locals() - 1 - (root_here && root != layout_.ranks.front() ? 1 : 0);
   const auto timed_out = [&](const StoreError& e, const std::string& who) {
-    if (e.code() != StoreError::Code::Timeout) throw e;
+    if (e.code() != StoreError::Code::Timeout) throw;  // called in a handler: rethrows `e` itself
     throw StoreError(StoreError::Code::Timeout,
                      fmt::format("broadcast #{} under '{}' timed out after {} ms: {}; is it alive? (It may have "
                                  "crashed or hung, or called a different sequence of bootstrap collectives.)",
@@ -181,19 +184,26 @@ void HostRoute::broadcast(void* buffer, size_t bytes, int root, Millis timeout, 
   };
   const auto* p = static_cast<const uint8_t*>(buffer);
   if (!leader()) {
-    if (rank_ == root) {  // handed to the leader, which alone talks to the job's store
-      leader_store_->set(base + "up", Bytes(p, p + bytes));
-      return;
-    }
     Bytes value;
     try {
-      value = leader_store_->get(base + "value", left(deadline));
+      if (rank_ == root) {  // handed to the leader, which alone talks to the job's store
+        leader_store_->set(base + "up", Bytes(p, p + bytes));
+        return;
+      }
+      try {
+        value = leader_store_->get(base + "value", left(deadline));
+      } catch (const StoreError& e) {
+        // As in the star: the rank waited for is the root (its leader, if it is the one that
+        // failed, is blamed by its own agent).
+        if (e.code() == StoreError::Code::Timeout && missing) missing->push_back(root);
+        timed_out(e, fmt::format("rank {} (the first rank on this host) did not hand on root rank {}'s bytes",
+                                 layout_.ranks.front(), root));
+      }
+      if (leader_store_->add(base + "done", 1) == local_readers) leader_store_->delete_prefix(base);
     } catch (const StoreError& e) {
       if (e.code() == StoreError::Code::Connection) leader_gone(e, fmt::format("broadcast #{}", seq));
-      timed_out(e, fmt::format("rank {} (the first rank on this host) did not hand on root rank {}'s bytes",
-                               layout_.ranks.front(), root));
+      throw;
     }
-    if (leader_store_->add(base + "done", 1) == local_readers) leader_store_->delete_prefix(base);
     check_size(value);
     if (bytes > 0) std::memcpy(buffer, value.data(), bytes);
     return;
@@ -225,8 +235,8 @@ void HostRoute::broadcast(void* buffer, size_t bytes, int root, Millis timeout, 
 
 void HostRoute::barrier(Millis timeout) {
   const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = sync_seq_++;  // taken first: a failed connect still keeps this rank in step
   if (!own_client_ && !leader_store_) connect(timeout, nullptr);
-  const uint64_t seq = sync_seq_++;
   const std::string base = fmt::format("{}/bar/{}/", prefix_, seq);
   const int others = locals() - 1;  // the host's ranks besides the leader
   // Waits for `key`; a timeout says what `why()` (called then) finds.
@@ -234,7 +244,6 @@ void HostRoute::barrier(Millis timeout) {
     try {
       store.get(base + key, limit);
     } catch (const StoreError& e) {
-      if (e.code() == StoreError::Code::Connection && !leader()) leader_gone(e, fmt::format("barrier #{}", seq));
       if (e.code() != StoreError::Code::Timeout) throw;
       throw StoreError(StoreError::Code::Timeout,
                        fmt::format("barrier #{} under '{}' timed out after {} ms: {}", seq, prefix_,
@@ -243,14 +252,19 @@ void HostRoute::barrier(Millis timeout) {
     }
   };
   if (!leader()) {
-    if (leader_store_->add(base + "arrived", 1) == others) leader_store_->set(base + "here", {});
-    wait(*leader_store_, "open", left(deadline), [&] {
-      return fmt::format("rank {} (the first rank on this host) did not open it; ranks on this or other hosts are "
-                         "slow, hung or dead, or called a different sequence of bootstrap collectives",
-                         layout_.ranks.front());
-    });
-    // The last to leave tells the leader, which may then end with its store (Bootstrap::close).
-    if (leader_store_->add(base + "done", 1) == others) leader_store_->set(base + "read", {});
+    try {
+      if (leader_store_->add(base + "arrived", 1) == others) leader_store_->set(base + "here", {});
+      wait(*leader_store_, "open", left(deadline), [&] {
+        return fmt::format("rank {} (the first rank on this host) did not open it; ranks on this or other hosts "
+                           "are slow, hung or dead, or called a different sequence of bootstrap collectives",
+                           layout_.ranks.front());
+      });
+      // The last to leave tells the leader, which may then end with its store (Bootstrap::close).
+      if (leader_store_->add(base + "done", 1) == others) leader_store_->set(base + "read", {});
+    } catch (const StoreError& e) {
+      if (e.code() == StoreError::Code::Connection) leader_gone(e, fmt::format("barrier #{}", seq));
+      throw;
+    }
     return;
   }
   if (others > 0)
@@ -269,7 +283,10 @@ void HostRoute::barrier(Millis timeout) {
   if (job_store_.add(base + "done", 1) == layout_.hosts) job_store_.delete_prefix(base);
   if (others == 0) return;
   own_->set(base + "open", {});
-  wait(*own_client_, "read", left(deadline), [&] {
+  // The barrier has opened: the host's ranks only have to see it. A deadline that ran out while
+  // the leaders met still leaves them a moment, rather than failing a barrier that succeeded.
+  const int64_t rest = deadline.remaining_ms();
+  wait(*own_client_, "read", Millis(rest < 0 ? -1 : std::max<int64_t>(rest, kSeeOpenMs)), [&] {
     return fmt::format("the barrier opened, but only {} of the other {} ranks of host {} saw it open before the "
                        "deadline; they are slow, hung or dead",
                        counter(*own_client_, base + "done"), others, layout_.index);

@@ -54,8 +54,6 @@ class HostRoute {
   bool leader() const { return rank_ == layout_.ranks.front(); }
   int locals() const { return static_cast<int>(layout_.ranks.size()); }
   void connect(Millis timeout, std::vector<int>* missing);
-  // This rank's client of its host's store (the leader's own client, or its client of the leader's).
-  StoreClient& host_store() { return own_client_ ? *own_client_ : *leader_store_; }
   [[noreturn]] void leader_gone(const StoreError& e, const std::string& during) const;
   Bytes gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
                     std::vector<int>* missing);
