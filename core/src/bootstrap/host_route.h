@@ -43,7 +43,7 @@ class HostRoute {
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout, std::vector<int>* missing);
   // `root`'s bytes to every rank: the root's leader puts them in the job's store, the other
   // leaders read them there, and each host's ranks read them from their leader. `missing` gets
-  // the root when a leader waited for it in vain.
+  // the root when this rank waited for it (or for its bytes) in vain.
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout, std::vector<int>* missing);
   // The host's ranks meet at their leader, the leaders on the job's store. A leader returns only
   // once its host's ranks have all seen the barrier open, so that after the last barrier
