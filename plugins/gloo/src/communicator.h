@@ -34,9 +34,9 @@ struct cb_comm {
 
 namespace commbench::gloo_backend {
 
-// Collective: agrees on a key prefix through the host, publishes and reads the TCP addresses
-// through the host's key/value store, and connects the full mesh. `timeout_ms` bounds the
-// rendezvous (negative: no limit); ops later use the timeout_ms option.
+// Collective: exchanges the TCP pair addresses in one bootstrap allgather and connects the full
+// mesh (full_mesh.h). `timeout_ms` bounds the rendezvous (negative: no limit); ops later use the
+// timeout_ms option.
 std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeout_ms);
 
 // Best effort, local: closes every connection so peers blocked on this rank fail fast

@@ -47,20 +47,25 @@ const cb_host_services& InProcessHost::services(
   };
   s.bootstrap_allgather = [](void* ctx, const void* send, size_t bytes, void* recv, int32_t timeout_ms) {
     Endpoint& self = endpoint(ctx);
+    self.host->count("bootstrap_allgather");
     return self.host->allgather(self, send, bytes, recv, timeout_ms);
   };
   s.bootstrap_broadcast = [](void* ctx, void* buffer, size_t bytes, int32_t root, int32_t timeout_ms) {
     Endpoint& self = endpoint(ctx);
+    self.host->count("bootstrap_broadcast");
     return self.host->broadcast(self, buffer, bytes, root, timeout_ms);
   };
   s.bootstrap_barrier = [](void* ctx, int32_t timeout_ms) {
     Endpoint& self = endpoint(ctx);
+    self.host->count("bootstrap_barrier");
     return self.host->allgather(self, nullptr, 0, nullptr, timeout_ms);
   };
   s.kv_set = [](void* ctx, const char* key, const void* value, size_t length, int32_t) {
+    endpoint(ctx).host->count("kv_set");
     return endpoint(ctx).host->kv_set(key, value, length);
   };
   s.kv_get = [](void* ctx, const char* key, void* value, size_t capacity, size_t* length, int32_t timeout_ms) {
+    endpoint(ctx).host->count("kv_get");
     return endpoint(ctx).host->kv_get(key, value, capacity, length, timeout_ms);
   };
 
@@ -72,6 +77,16 @@ const cb_host_services& InProcessHost::services(
 std::vector<std::string> InProcessHost::warnings() const {
   std::lock_guard lock(mutex_);
   return warnings_;
+}
+
+std::map<std::string, int> InProcessHost::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
+}
+
+void InProcessHost::count(const char* service) {
+  std::lock_guard lock(mutex_);
+  ++calls_[service];
 }
 
 void InProcessHost::log(int rank, cb_log_level level, const char* message) {

@@ -30,6 +30,10 @@ class InProcessHost {
   // Messages the plugin logged at WARN or ERROR, prefixed with the rank.
   std::vector<std::string> warnings() const;
 
+  // How often the plugin called each bootstrap service, all ranks together, by its field name
+  // in cb_host_services ("kv_get", "bootstrap_allgather", ...).
+  std::map<std::string, int> calls() const;
+
  private:
   struct Endpoint;  // one rank's view: owns its cb_host_services and options
 
@@ -39,6 +43,7 @@ class InProcessHost {
   cb_status allgather(Endpoint& self, const void* send, size_t bytes, void* recv, int32_t timeout_ms);
   cb_status broadcast(Endpoint& self, void* buffer, size_t bytes, int32_t root, int32_t timeout_ms);
   void log(int rank, cb_log_level level, const char* message);
+  void count(const char* service);
 
   static Endpoint& endpoint(void* ctx);
 
@@ -47,6 +52,7 @@ class InProcessHost {
   std::condition_variable changed_;
   std::map<std::string, std::vector<char>> store_;
   std::vector<std::string> warnings_;
+  std::map<std::string, int> calls_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
 };
 
