@@ -36,10 +36,11 @@ class Reader {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       const auto b = static_cast<unsigned char>(take(1)[0]);
+      if (shift == 63 && (b & 0x7e) != 0) malformed("a number beyond 64 bits");
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) return v;
     }
-    malformed("a number longer than 64 bits");
+    malformed("a number of more than ten bytes");
   }
 
   std::span<const char> take(uint64_t n) {
@@ -79,7 +80,8 @@ std::vector<char> pack_addresses(const std::vector<std::vector<char>>& addresses
   for (const auto& a : addresses) {
     if (a.size() > kMaxAddressBytes)
       fail(CB_ERR_INTERNAL, "a Gloo pair address of " + std::to_string(a.size()) + " bytes: more than the " +
-                                std::to_string(kMaxAddressBytes) + " the full-mesh connect can pass on");
+                                std::to_string(kMaxAddressBytes) + " the full-mesh connect can pass on; this libgloo "
+                                "is not one the plugin was built for: rebuild the plugin against it");
     runs.clear();
     uint64_t count = 0;
     size_t previous_end = 0;

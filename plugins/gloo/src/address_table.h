@@ -1,11 +1,11 @@
-// One rank's pair addresses, packed for the bootstrap allgather of the full-mesh connect
+// One rank's pair addresses, packed for the full-mesh connect's bootstrap allgather
 // (full_mesh.cpp). gloo's own connect publishes a rank's world - 1 addresses under one store key
 // and has every rank read every key: world - 1 reads of world - 1 addresses each, so world³
-// addresses through the job's store (280 MB at 128 ranks). One allgather of packed lists moves
-// world² instead, through the hosts' leaders when the job spans hosts. A rank's addresses differ
-// from each other in a few bytes (a port or a sequence number), so each is packed as the byte
-// runs where it differs from the first: about 6 bytes instead of gloo's 136. The bytes stay
-// opaque: nothing here depends on how a transport lays its address out.
+// addresses through the job's store (281 MB at 128 ranks). Allgathering packed lists moves each
+// rank world lists instead, through the hosts' leaders when the job spans hosts. A rank's
+// addresses differ from each other in a few bytes (a port or a sequence number), so each is
+// packed as the byte runs where it differs from the first: about 7 bytes instead of gloo's 136.
+// The bytes stay opaque: nothing here depends on how a transport lays its address out.
 #pragma once
 
 #include <cstddef>

@@ -1,21 +1,16 @@
 #include "full_mesh.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include <gloo/transport/context.h>
 #include <gloo/transport/pair.h>
-#include <gloo/transport/tcp/address.h>
 
+#include "address_exchange.h"
 #include "address_table.h"
 #include "errors.h"
+#include "tcp_address.h"
 
 namespace commbench::gloo_backend {
 namespace {
@@ -32,50 +27,6 @@ class MeshContext final : public gloo::Context {
   }
 };
 
-class Deadline {
- public:
-  explicit Deadline(int32_t timeout_ms)
-      : timeout_ms_(timeout_ms), end_(std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0))) {}
-
-  int32_t remaining_ms() const {
-    if (timeout_ms_ < 0) return -1;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end_ - std::chrono::steady_clock::now());
-    return static_cast<int32_t>(std::clamp<int64_t>(left.count(), 0, std::numeric_limits<int32_t>::max()));
-  }
-  int32_t timeout_ms() const { return timeout_ms_; }
-
- private:
-  int32_t timeout_ms_;
-  std::chrono::steady_clock::time_point end_;
-};
-
-}  // namespace
-
-std::vector<char> clean_tcp_address(const std::vector<char>& bytes) {
-  const gloo::transport::tcp::Address address(bytes);
-  const sockaddr_storage& raw = address.getSockaddr();
-  sockaddr_storage clean{};
-  size_t length = sizeof(clean);
-  if (raw.ss_family == AF_INET) length = sizeof(sockaddr_in);
-  if (raw.ss_family == AF_INET6) length = sizeof(sockaddr_in6);
-  std::memcpy(&clean, &raw, length);
-  return gloo::transport::tcp::Address(clean, address.getSeq()).bytes();
-}
-
-namespace {
-
-void allgather(const cb_host_services& host, const void* send, size_t bytes, void* recv, const Deadline& deadline,
-               const char* what) {
-  const cb_status status = host.bootstrap_allgather(host.ctx, send, bytes, recv, deadline.remaining_ms());
-  if (status == CB_ERR_TIMEOUT)
-    fail(CB_ERR_TIMEOUT, std::string("rendezvous timed out (comm_create timeout ") +
-                             std::to_string(deadline.timeout_ms()) + " ms) in the bootstrap allgather of " + what +
-                             ": some rank did not reach comm_create; the bootstrap's message in this rank's log says which");
-  if (status != CB_OK)
-    fail(status, std::string("the bootstrap allgather of ") + what + " failed with status " +
-                     std::to_string(static_cast<int>(status)));
-}
-
 }  // namespace
 
 FullMesh connect_full_mesh(const cb_host_services& host, const std::shared_ptr<gloo::transport::Device>& device,
@@ -85,43 +36,35 @@ FullMesh connect_full_mesh(const cb_host_services& host, const std::shared_ptr<g
   auto context = std::make_shared<MeshContext>(rank, world);
   context->setTimeout(op_timeout);
   std::shared_ptr<gloo::transport::Context> transport = device->createContext(rank, world);
-  transport->setTimeout(op_timeout);  // the pairs copy it when created
+  transport->setTimeout(op_timeout);  // the pairs copy it when created: before the first one
 
   FullMesh mesh;
   std::vector<std::vector<char>> addresses(static_cast<size_t>(world));
-  for (int peer = 0; peer < world; ++peer)
-    if (peer != rank) {
-      addresses[static_cast<size_t>(peer)] = clean_tcp_address(transport->createPair(peer)->address().bytes());
-      mesh.address_bytes += addresses[static_cast<size_t>(peer)].size();
-    }
-  std::vector<char> packed = pack_addresses(addresses);
-
-  // Lists differ in length (a differing byte more or less): lengths first, then every list
-  // padded to the longest.
-  const uint64_t length = packed.size();
-  std::vector<uint64_t> lengths(static_cast<size_t>(world));
-  allgather(host, &length, sizeof(length), lengths.data(), deadline, "the lengths of the ranks' Gloo address lists");
-  const uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
-  // A list is a few bytes per peer; a length far beyond that is a different build, not memory to ask for.
-  const uint64_t bound = 4096 + static_cast<uint64_t>(world) * 1024;
-  if (longest > bound)
-    fail(CB_ERR_INTERNAL, "a rank published a Gloo address list of " + std::to_string(longest) +
-                              " bytes, more than " + std::to_string(bound) + " for " + std::to_string(world) +
-                              " ranks: its plugin is a different build than this rank's; use one build on every rank");
-  packed.resize(static_cast<size_t>(longest));
-  std::vector<char> table(static_cast<size_t>(longest) * static_cast<size_t>(world));
-  allgather(host, packed.data(), packed.size(), table.data(), deadline, "the ranks' Gloo addresses");
+  size_t address_size = 0;
+  for (int peer = 0; peer < world; ++peer) {
+    if (peer == rank) continue;
+    auto& pair = transport->createPair(peer);
+    pair->setLocalRank(std::max(host.local_rank, 0));  // as gloo's connect does
+    auto& address = addresses[static_cast<size_t>(peer)] = clean_tcp_address(pair->address().bytes());
+    address_size = address.size();
+    mesh.address_bytes += address.size();
+  }
+  const AddressLists lists = exchange_address_lists(host, pack_addresses(addresses), deadline);
 
   // Rank order on every rank, as gloo's own connect.
   for (int peer = 0; peer < world; ++peer) {
     if (peer == rank) continue;
-    const std::span<const char> list(table.data() + static_cast<size_t>(peer) * longest,
-                                     static_cast<size_t>(lengths[static_cast<size_t>(peer)]));
-    transport->getPair(peer)->connect(unpack_address(list, rank, peer));
+    const std::vector<char> address = unpack_address(lists.list(peer), rank, peer);
+    if (address.size() != address_size)
+      fail(CB_ERR_INTERNAL, "rank " + std::to_string(peer) + " published a Gloo address of " +
+                                std::to_string(address.size()) + " bytes for rank " + std::to_string(rank) +
+                                ", whose own are " + std::to_string(address_size) +
+                                ": the two run different builds of gloo or of this plugin; use one build on every rank");
+    transport->getPair(peer)->connect(address);
   }
   context->adopt(device, std::move(transport));
   mesh.context = std::move(context);
-  mesh.list_bytes = static_cast<size_t>(longest);
+  mesh.list_bytes = lists.stride;
   return mesh;
 }
 

@@ -1,10 +1,9 @@
-// The full-mesh connect of a communicator, with the addresses exchanged by one bootstrap
+// The full-mesh connect of a communicator, with the addresses exchanged through the bootstrap's
 // allgather (address_table.h says why not through gloo's store-based connectFullMesh).
 #pragma once
 
 #include <chrono>
 #include <memory>
-#include <vector>
 
 #include <gloo/context.h>
 #include <gloo/transport/device.h>
@@ -12,12 +11,6 @@
 #include "commbench/backend.h"
 
 namespace commbench::gloo_backend {
-
-// gloo's TCP address copies a whole sockaddr_storage, whose bytes past the socket address are
-// whatever was on the stack (pointers of the process among them). The same address with those
-// bytes zeroed: they neither travel nor defeat the packing (address_table.h), and the peer reads
-// only the socket address and the sequence number.
-std::vector<char> clean_tcp_address(const std::vector<char>& bytes);
 
 struct FullMesh {
   std::shared_ptr<gloo::Context> context;
