@@ -1,6 +1,7 @@
-// Each rank's clock against rank 0's, estimated NTP-style through the bootstrap store: rank r
-// reads its timer (t1), posts a ping, rank 0 answers with its own timer (t2), rank r reads its
-// timer again when the answer arrives (t4). Rank 0's clock read happened between t1 and t4, so
+// Each rank's clock against rank 0's, estimated NTP-style through the bootstrap store by the
+// lowest rank of each host (ranks of a host share its CLOCK_MONOTONIC: the others add their own
+// timer's offset to it, read directly): the leader reads its timer (t1), posts a ping, rank 0
+// answers with its own timer (t2), the leader reads its timer again when the answer arrives (t4). Rank 0's clock read happened between t1 and t4, so
 //   offset = t2 - (t1 + t4) / 2   is within   +-(t4 - t1) / 2   of the truth,
 // whatever the store's latency or asymmetry. Of `rounds` round trips the shortest is kept (its
 // bound is the tightest). Done at the start and at the end of every execution; the two give the
@@ -31,7 +32,8 @@ struct ClockEstimate {
 void to_json(nlohmann::json& j, const ClockEstimate& e);
 void from_json(const nlohmann::json& j, ClockEstimate& e);
 
-// Round trips per rank: fewer at large worlds, where rank 0 answers every rank in turn.
+// Round trips per host leader: fewer at large worlds, where rank 0 answers every other host's
+// leader in turn.
 int clock_rounds(int world_size);
 
 // Collective over the execution's ranks; `label` ("start", "end") keeps the two estimates' keys

@@ -27,7 +27,8 @@ nlohmann::json clock_record(int rounds, const std::vector<ClockEstimate>& start,
     ranks.push_back(std::move(j));
   }
   return {{"timeline", "rank 0's timer, ns (CLOCK_MONOTONIC of rank 0's host)"},
-          {"method", "round trips through the bootstrap store, the shortest of each rank's kept"},
+          {"method", "round trips through the bootstrap store by each host's lowest rank, the shortest kept; "
+                     "the host's other ranks add their timer's offset to the host clock"},
           {"rounds", rounds},
           {"ranks", std::move(ranks)}};
 }
