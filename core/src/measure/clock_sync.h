@@ -18,12 +18,14 @@
 
 namespace commbench {
 
+class HostTimer;
+
 struct ClockEstimate {
   int rank = 0;
   std::string host;
   int64_t offset_ns = 0;  // rank 0's timer minus this rank's, at at_ns
-  int64_t rtt_ns = 0;     // of the kept round trip; the offset is good to +-rtt_ns/2
-  int64_t at_ns = 0;      // this rank's timer at the kept round trip's midpoint
+  int64_t rtt_ns = 0;     // the offset is good to +-rtt_ns/2 (a leader: its kept round trip)
+  int64_t at_ns = 0;      // this rank's timer when the offset held (a leader: the round trip's midpoint)
   // CLOCK_REALTIME minus the timer on this rank, read together: maps a host's wall-clock
   // timestamps (telemetry.csv) onto its timer, and from there onto rank 0's.
   int64_t unix_minus_timer_ns = 0;
@@ -31,6 +33,25 @@ struct ClockEstimate {
 
 void to_json(nlohmann::json& j, const ClockEstimate& e);
 void from_json(const nlohmann::json& j, ClockEstimate& e);
+
+// One rank's timer against its host's CLOCK_MONOTONIC, read together.
+struct HostClockRead {
+  int64_t timer_minus_monotonic_ns = 0;
+  int64_t width_ns = 0;      // of the tightest read: the difference is good to +-width_ns/2
+  int64_t monotonic_ns = 0;  // when it was read, on the host clock
+  bool exact = false;        // the timer is CLOCK_MONOTONIC itself: the difference is 0 forever
+};
+
+// Reads `timer` against CLOCK_MONOTONIC: the tightest of a few reads of the clock between two
+// of the timer.
+HostClockRead read_host_clock(const HostTimer& timer);
+
+// The estimate of a rank that shares its host leader's CLOCK_MONOTONIC: the leader's offset plus
+// the leader's timer minus this rank's, with the bound widened by both reads and by how far
+// the two timers can drift apart between the reads and the leader's round trip (calibrated
+// counters drift against the slewed host clock). `own` carries the rank, host and wall clock.
+ClockEstimate estimate_from_leader(const ClockEstimate& leader, const HostClockRead& leader_read,
+                                   ClockEstimate own, const HostClockRead& own_read);
 
 // Round trips per host leader: fewer at large worlds, where rank 0 answers every other host's
 // leader in turn.

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "common/host_identity.h"
+
 namespace commbench {
 namespace {
 
@@ -32,12 +34,8 @@ std::string get(const std::array<char, N>& a) {
 
 DeviceIdentity identity_of(const GpuDevice* gpu) {
   DeviceIdentity id;
-  char host[256] = {0};
-  ::gethostname(host, sizeof(host) - 1);
-  put(id.host, host);
-  std::string boot;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-  put(id.boot, boot);
+  put(id.host, host_name());
+  put(id.boot, kernel_boot_id());
   if (gpu) put(id.bus, gpu->pci_bus_id());
   return id;
 }
