@@ -1,10 +1,7 @@
 #include "worker/gpu_sharing.h"
 
-#include <unistd.h>
-
 #include <array>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
