@@ -47,10 +47,14 @@ class KeyRecordingClient : public StoreClient {
   std::vector<std::string>& keys_;
 };
 
-TEST(ClockSync, RanksOnRankZerosHostTakeItsClockWithoutARoundTrip) {
-  constexpr int kWorld = 4;
+// 80 ranks is past the 64 measuring leaders where rounds drop to 3: with one host there are
+// none, so the rounds stay at 8.
+class ClockSyncOneHost : public ::testing::TestWithParam<int> {};
+
+TEST_P(ClockSyncOneHost, RanksOnRankZerosHostTakeItsClockWithoutARoundTrip) {
+  const int kWorld = GetParam();
   auto server = start_server();
-  std::vector<std::vector<ClockEstimate>> got(kWorld);
+  std::vector<ClockOffsets> got(kWorld);
   std::vector<std::string> errors(kWorld);
   std::mutex mutex;
   std::vector<std::string> keys;
@@ -60,7 +64,7 @@ TEST(ClockSync, RanksOnRankZerosHostTakeItsClockWithoutARoundTrip) {
       try {
         KeyRecordingClient client(connect_to(*server), mutex, keys);
         Bootstrap bootstrap(client, "exec0", r, kWorld);
-        got[static_cast<size_t>(r)] = estimate_clock_offsets(bootstrap, "start", 8, Millis(20000));
+        got[static_cast<size_t>(r)] = estimate_clock_offsets(bootstrap, "start", Millis(20000));
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();
       }
@@ -69,7 +73,8 @@ TEST(ClockSync, RanksOnRankZerosHostTakeItsClockWithoutARoundTrip) {
   for (const std::string& key : keys) EXPECT_EQ(key.find("/clock/"), std::string::npos) << "a round trip: " << key;
   for (int r = 0; r < kWorld; ++r) {
     ASSERT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
-    const auto& all = got[static_cast<size_t>(r)];
+    EXPECT_EQ(got[static_cast<size_t>(r)].rounds, 8) << "rank " << r << ": rounds follow the hosts, not the ranks";
+    const auto& all = got[static_cast<size_t>(r)].ranks;
     ASSERT_EQ(all.size(), static_cast<size_t>(kWorld));
     for (int peer = 0; peer < kWorld; ++peer) {
       const ClockEstimate& e = all[static_cast<size_t>(peer)];
@@ -80,6 +85,14 @@ TEST(ClockSync, RanksOnRankZerosHostTakeItsClockWithoutARoundTrip) {
       if (peer == 0) EXPECT_EQ(e.rtt_ns, 0);
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, ClockSyncOneHost, ::testing::Values(4, 80));
+
+TEST(ClockSync, RoundsDropOnlyPastSixtyFourMeasuringLeaders) {
+  EXPECT_EQ(clock_rounds(0), 8);
+  EXPECT_EQ(clock_rounds(64), 8);
+  EXPECT_EQ(clock_rounds(65), 3);
 }
 
 // Made-up clocks: the leader's timer runs 5 s ahead of the host clock, this rank's 2 s behind,

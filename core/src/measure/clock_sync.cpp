@@ -109,10 +109,9 @@ ClockEstimate estimate_from_leader(const ClockEstimate& leader, const HostClockR
   return own;
 }
 
-int clock_rounds(int world_size) { return world_size <= 64 ? 8 : 3; }
+int clock_rounds(int measuring_leaders) { return measuring_leaders <= 64 ? 8 : 3; }
 
-std::vector<ClockEstimate> estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label,
-                                                  int rounds, Millis timeout) {
+ClockOffsets estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label, Millis timeout) {
   const HostTimer& timer = HostTimer::get();
   const auto deadline = Deadline::after(timeout);
   StoreClient& store = bootstrap.store();
@@ -131,13 +130,17 @@ std::vector<ClockEstimate> estimate_clock_offsets(Bootstrap& bootstrap, const st
   std::vector<std::array<char, 320>> identities(static_cast<size_t>(world));
   bootstrap.allgather(identity.data(), identity.size(), identities.data(), Millis(deadline.remaining_ms()));
   std::vector<int> leader(static_cast<size_t>(world));
+  int measuring_leaders = 0;  // every group's leader but rank 0's group's
   {
     std::map<std::string, int> lowest;
     for (int r = 0; r < world; ++r) {
       const auto& id = identities[static_cast<size_t>(r)];
       leader[static_cast<size_t>(r)] = lowest.try_emplace(std::string(id.data(), strnlen(id.data(), id.size())), r).first->second;
+      if (r > 0 && leader[static_cast<size_t>(r)] == r) ++measuring_leaders;
     }
   }
+  // The same on every rank: every rank has the same table.
+  const int rounds = clock_rounds(measuring_leaders);
   // Read close together on every rank of a host: they all leave the allgather at once.
   const HostClockRead read = read_host_clock(timer);
 
@@ -195,11 +198,11 @@ std::vector<ClockEstimate> estimate_clock_offsets(Bootstrap& bootstrap, const st
     const Wire& w = all[static_cast<size_t>(r)];
     return HostClockRead{w.timer_minus_monotonic_ns, w.read_width_ns, w.read_at_monotonic_ns, w.read_exact != 0};
   };
-  std::vector<ClockEstimate> out;
-  out.reserve(all.size());
+  ClockOffsets out{rounds, {}};
+  out.ranks.reserve(all.size());
   for (int r = 0; r < world; ++r) {
     const int l = leader[static_cast<size_t>(r)];
-    out.push_back(l == r ? estimate_of(r) : estimate_from_leader(estimate_of(l), read_of(l), estimate_of(r), read_of(r)));
+    out.ranks.push_back(l == r ? estimate_of(r) : estimate_from_leader(estimate_of(l), read_of(l), estimate_of(r), read_of(r)));
   }
   return out;
 }

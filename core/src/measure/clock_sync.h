@@ -53,13 +53,18 @@ HostClockRead read_host_clock(const HostTimer& timer);
 ClockEstimate estimate_from_leader(const ClockEstimate& leader, const HostClockRead& leader_read,
                                    ClockEstimate own, const HostClockRead& own_read);
 
-// Round trips per host leader: fewer at large worlds, where rank 0 answers every other host's
-// leader in turn.
-int clock_rounds(int world_size);
+// Round trips per host leader, by the number of leaders that measure against rank 0: fewer when
+// there are many, since rank 0 answers them in turn. The ranks behind a leader cost nothing, so
+// a job of 1,024 ranks on 8 hosts gets as many rounds as one of 8 ranks on 8 hosts.
+int clock_rounds(int measuring_leaders);
+
+struct ClockOffsets {
+  int rounds = 0;                    // per leader, as clock_rounds chose them
+  std::vector<ClockEstimate> ranks;  // rank order; rank 0's is offset 0, rtt 0
+};
 
 // Collective over the execution's ranks; `label` ("start", "end") keeps the two estimates' keys
-// apart. Returns every rank's estimate (rank order) on every rank; rank 0's is offset 0, rtt 0.
-std::vector<ClockEstimate> estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label,
-                                                  int rounds, Millis timeout);
+// apart. Every rank returns every rank's estimate.
+ClockOffsets estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label, Millis timeout);
 
 }  // namespace commbench

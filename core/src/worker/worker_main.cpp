@@ -169,13 +169,12 @@ int worker_main(int argc, char** argv) {
     // 0's agent records both with the execution and aligns the logs and traces with them.
     phase = "clock estimate";
     out.phase(phase);
-    const int rounds = clock_rounds(args.world);
-    std::vector<ClockEstimate> clock_start;
+    ClockOffsets clock_start;
     {
       TraceScope t(tr, TracePhase::ClockSync);
-      clock_start = estimate_clock_offsets(bootstrap, "start", rounds, Millis(ms_until(deadline)));
+      clock_start = estimate_clock_offsets(bootstrap, "start", Millis(ms_until(deadline)));
     }
-    if (args.rank == 0) out.send({{"type", "clock"}, {"rounds", rounds}, {"start", clock_start}});
+    if (args.rank == 0) out.send({{"type", "clock"}, {"rounds", clock_start.rounds}, {"start", clock_start.ranks}});
     phase = "load plugin";
     out.phase(phase);
     static const LoadedPlugin plugin = load_plugin(args.plugin);
@@ -350,9 +349,9 @@ int worker_main(int argc, char** argv) {
     out.phase(phase);
     {
       TraceScope t(tr, TracePhase::ClockSync);
-      const auto clock_end = estimate_clock_offsets(bootstrap, "end", rounds, Millis(ms_until(deadline)));
+      const ClockOffsets clock_end = estimate_clock_offsets(bootstrap, "end", Millis(ms_until(deadline)));
       if (args.rank == 0)
-        out.send({{"type", "clock"}, {"rounds", rounds}, {"start", clock_start}, {"end", clock_end}});
+        out.send({{"type", "clock"}, {"rounds", clock_end.rounds}, {"start", clock_start.ranks}, {"end", clock_end.ranks}});
     }
     tr.flush();
     // The metadata again, completed: the host's peak RSS, and on a GPU telemetry at the end and
