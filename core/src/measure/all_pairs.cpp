@@ -240,6 +240,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     for (size_t k = 0; k < configs.size(); ++k) mine[k] = transfer(env, configs[k], cases[configs[k].size_index], bufs);
     for (size_t k = 0; k < configs.size(); ++k) traced(TracePhase::Transfer, configs[k], rep, mine[k]);
     trace.flush();
+    settle_backend(env);
     env.bootstrap.allgather(mine.data(), mine.size() * sizeof(Interval), everyone.data(),
                             Millis(remaining_ms(env)));
     if (rank != 0) continue;
@@ -258,7 +259,10 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     sink.transfers(log);
   }
 
-  if (e.check) checked_pass(CheckStage::AfterTiming);
+  if (e.check) {
+    checked_pass(CheckStage::AfterTiming);
+    settle_backend(env);
+  }
   std::vector<ByteCheck> all_wrong(configs.size() * static_cast<size_t>(world));
   env.bootstrap.allgather(wrong.data(), wrong.size() * sizeof(ByteCheck), all_wrong.data(),
                           Millis(remaining_ms(env)));

@@ -124,6 +124,10 @@ void sync_start(CaseEnvironment& env) {
   }
 }
 
+void settle_backend(CaseEnvironment& env) {
+  if (env.caps.ops & CB_BIT(CB_OP_BARRIER)) sync_start(env);
+}
+
 CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   CaseRecord r;
   r.experiment = e.experiment;
@@ -181,7 +185,10 @@ int decide_iterations(CaseEnvironment& env, double warm_total_us, int warm_count
     const double want = per_op > 0 ? std::ceil(e.min_time_s * 1e6 / per_op) : e.max_iterations;
     iters = static_cast<int32_t>(std::clamp<double>(want, e.iterations, e.max_iterations));
   }
-  if (e.min_time_s > 0) env.bootstrap.broadcast(&iters, sizeof(iters), 0, Millis(remaining_ms(env)));
+  if (e.min_time_s > 0) {
+    settle_backend(env);
+    env.bootstrap.broadcast(&iters, sizeof(iters), 0, Millis(remaining_ms(env)));
+  }
   return iters;
 }
 
@@ -303,6 +310,7 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
   const auto began = std::chrono::steady_clock::now();
   for (;;) {
     std::vector<double> mine = measure_round(env, exec, iters, case_name);
+    settle_backend(env);  // after the clock stopped: not part of any sample
     mine.resize(static_cast<size_t>(iters), 0.0);
     std::vector<double> everyone(mine.size() * static_cast<size_t>(world));
     env.bootstrap.allgather(mine.data(), mine.size() * sizeof(double), everyone.data(),
@@ -423,6 +431,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
         TraceScope t(trace, TracePhase::Check);
         NvtxPhase n(case_name, "check");
         record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
+        settle_backend(env);
       }
       mine.iterations = measured.iterations;
     } catch (const PluginError& err) {

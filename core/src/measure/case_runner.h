@@ -43,6 +43,13 @@ nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c);
 int32_t remaining_ms(const CaseEnvironment& env);
 // Synchronised start: the backend's own barrier when it has one (cheapest), else the store's.
 void sync_start(CaseEnvironment& env);
+// Before the ranks leave the backend for a wait of the core's own (a bootstrap collective): the
+// backend's barrier, where it has one. A backend that progresses only inside its calls (UCX)
+// can owe a peer a message for an op that has completed here, such as a rendezvous's
+// acknowledgement that the peer's send waits for, and would never send it while this rank sits
+// in the bootstrap. In the barrier every rank progresses until all have arrived, so every op
+// before it has completed everywhere. Collective: every rank calls it at the same point.
+void settle_backend(CaseEnvironment& env);
 
 // A record with the case's identity filled in (no outcome yet).
 CaseRecord make_case_record(const Execution& e, const CaseSpec& c);

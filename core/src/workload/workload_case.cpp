@@ -179,6 +179,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
     my_comm.push_back(timed(StepMode::CommOnly));
   }
   if (held) keep_fuller(*held, memory_now(env.gpu));
+  settle_backend(env);  // the last step's ops complete everywhere before the bootstrap's allgathers
   const std::vector<double> step = slowest_per_step(env, my_step);
   const std::vector<double> comp = slowest_per_step(env, my_comp);
   const std::vector<double> comm = slowest_per_step(env, my_comm);

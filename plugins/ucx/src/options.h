@@ -121,6 +121,8 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.small_message_bytes = v.bytes; }},
     {"ring_threshold", CB_OPTION_BYTES, "4MiB", "bytes per rank from which auto picks the pipelined ring",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.ring_bytes = v.bytes; }},
+    {"ring_segment", CB_OPTION_BYTES, "0", "the ring's pipeline segment; 0: whole blocks",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.segment_bytes = v.bytes; }},
     {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "300000", .doc = "limit of every op and wait",
      .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.timeout = std::chrono::milliseconds(v.integer); },
      .min = 1, .max = INT32_MAX},

@@ -74,11 +74,7 @@ struct AlgorithmChoice {
   // sets one threshold for every op; unset, each op has its own (small_message_bytes()).
   std::optional<size_t> small_message_bytes;
   size_t ring_bytes = 4 * 1024 * 1024;
-  // The ring's pipeline segment (0: whole blocks). Not a user option, only the in-memory channel
-  // tests set it: over UCX, 256 KiB segments hung a 64 MiB allreduce at 4 ranks in 3 of 6 runs
-  // waiting and 3 of 4 polling (a segment's send never completed), whole blocks in none of 8.
-  // Not a wait cycle of the algorithm: it completes when every send waits for its receiver
-  // (the in-memory channel's rendezvous mode). Cause not found (docs/backends/ucx.md).
+  // The ring's pipeline segment (option ring_segment; 0: whole blocks, one message per block).
   size_t segment_bytes = 0;
 };
 
