@@ -89,10 +89,22 @@ TEST_P(ClockSyncOneHost, RanksOnRankZerosHostTakeItsClockWithoutARoundTrip) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, ClockSyncOneHost, ::testing::Values(4, 80));
 
-TEST(ClockSync, RoundsDropOnlyPastSixtyFourMeasuringLeaders) {
-  EXPECT_EQ(clock_rounds(0), 8);
-  EXPECT_EQ(clock_rounds(64), 8);
-  EXPECT_EQ(clock_rounds(65), 3);
+// Made-up identity tables: `groups` clock groups of `per_group` ranks, dealt round-robin so that
+// a group's ranks are not adjacent.
+std::vector<std::string> identities(int groups, int per_group) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < groups * per_group; ++i) ids.push_back("node" + std::to_string(i % groups) + "\nboot-id\n0 0");
+  return ids;
+}
+
+TEST(ClockSync, RoundsDropOnlyPastSixtyFourLeadersBesidesRankZerosGroup) {
+  const auto leader = clock_group_leaders(identities(3, 4));
+  EXPECT_EQ(leader, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(measuring_leaders(leader), 2);  // rank 0's group measures nothing
+  EXPECT_EQ(measuring_leaders(clock_group_leaders(identities(1, 80))), 0);
+  // 65 groups: 64 leaders ping rank 0, 8 rounds each; one group more and the rounds drop.
+  EXPECT_EQ(clock_rounds(measuring_leaders(clock_group_leaders(identities(65, 2)))), 8);
+  EXPECT_EQ(clock_rounds(measuring_leaders(clock_group_leaders(identities(66, 2)))), 3);
 }
 
 // Made-up clocks: the leader's timer runs 5 s ahead of the host clock, this rank's 2 s behind,

@@ -238,9 +238,9 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   for (int rep = 0; rep < reps; ++rep) {
     sink.progress(fmt::format("all_pairs repetition {}/{} ({} transfers)", rep + 1, reps, configs.size()));
     for (size_t k = 0; k < configs.size(); ++k) mine[k] = transfer(env, configs[k], cases[configs[k].size_index], bufs);
+    settle_backend(env);  // before anything slow: the last transfer's peer may still wait on us
     for (size_t k = 0; k < configs.size(); ++k) traced(TracePhase::Transfer, configs[k], rep, mine[k]);
     trace.flush();
-    settle_backend(env);
     env.bootstrap.allgather(mine.data(), mine.size() * sizeof(Interval), everyone.data(),
                             Millis(remaining_ms(env)));
     if (rank != 0) continue;

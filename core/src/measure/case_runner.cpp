@@ -55,11 +55,16 @@ CheckResult checked_iteration(CaseEnvironment& env, CaseBuffers& buffers, OpExec
 
 // The steady-state check (issue 12 §5, as nccl-tests): after the timed iterations, outside the
 // timed region, from a synchronised start as the timed iterations had.
+// Ends with the backend settled (settle_backend) before the check, which can take long on big
+// buffers while a peer's op still waits for this rank.
 CheckResult check_after_timing(CaseEnvironment& env, CaseBuffers& buffers, OpExecutor& exec,
                                const CheckContext& cc) {
   sync_start(env);
   exec.resynchronise();
-  return checked_iteration(env, buffers, exec, cc, true);
+  buffers.prepare_check(cc);
+  exec.run_once(remaining_ms(env));
+  settle_backend(env);
+  return buffers.check(cc);
 }
 
 // Host memory CaseBuffers takes when the backend works on host memory (plain or the pinned
@@ -431,11 +436,13 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
         TraceScope t(trace, TracePhase::Check);
         NvtxPhase n(case_name, "check");
         record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
-        settle_backend(env);
       }
       mine.iterations = measured.iterations;
     } catch (const PluginError& err) {
       // Only "this case is not implemented" is survivable; the same args fail on every rank.
+      // No settle_backend here: if only some ranks were refused, the others would wait in the
+      // barrier for the timeout. Refusals mostly come at a case's first post, before any op
+      // ran; a later one (a stream-ordered backend refusing graph capture) leaves this gap.
       if (err.status() != CB_ERR_UNIMPLEMENTED) throw;
       mine = outcome(kUnsupported, e.check);
       if (reason.empty()) reason = err.what();

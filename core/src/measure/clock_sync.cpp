@@ -111,6 +111,20 @@ ClockEstimate estimate_from_leader(const ClockEstimate& leader, const HostClockR
 
 int clock_rounds(int measuring_leaders) { return measuring_leaders <= 64 ? 8 : 3; }
 
+std::vector<int> clock_group_leaders(const std::vector<std::string>& identities) {
+  std::vector<int> leader(identities.size());
+  std::map<std::string, int> lowest;
+  for (size_t r = 0; r < identities.size(); ++r)
+    leader[r] = lowest.try_emplace(identities[r], static_cast<int>(r)).first->second;
+  return leader;
+}
+
+int measuring_leaders(const std::vector<int>& leader) {
+  int n = 0;
+  for (size_t r = 1; r < leader.size(); ++r) n += leader[r] == static_cast<int>(r);  // rank 0's group's leader is 0
+  return n;
+}
+
 ClockOffsets estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label, Millis timeout) {
   const HostTimer& timer = HostTimer::get();
   const auto deadline = Deadline::after(timeout);
@@ -129,18 +143,12 @@ ClockOffsets estimate_clock_offsets(Bootstrap& bootstrap, const std::string& lab
   std::memcpy(identity.data(), own_identity.data(), std::min(own_identity.size(), identity.size() - 1));
   std::vector<std::array<char, 320>> identities(static_cast<size_t>(world));
   bootstrap.allgather(identity.data(), identity.size(), identities.data(), Millis(deadline.remaining_ms()));
-  std::vector<int> leader(static_cast<size_t>(world));
-  int measuring_leaders = 0;  // every group's leader but rank 0's group's
-  {
-    std::map<std::string, int> lowest;
-    for (int r = 0; r < world; ++r) {
-      const auto& id = identities[static_cast<size_t>(r)];
-      leader[static_cast<size_t>(r)] = lowest.try_emplace(std::string(id.data(), strnlen(id.data(), id.size())), r).first->second;
-      if (r > 0 && leader[static_cast<size_t>(r)] == r) ++measuring_leaders;
-    }
-  }
+  std::vector<std::string> names;
+  names.reserve(identities.size());
+  for (const auto& id : identities) names.emplace_back(id.data(), strnlen(id.data(), id.size()));
+  const std::vector<int> leader = clock_group_leaders(names);
   // The same on every rank: every rank has the same table.
-  const int rounds = clock_rounds(measuring_leaders);
+  const int rounds = clock_rounds(measuring_leaders(leader));
   // Read close together on every rank of a host: they all leave the allgather at once.
   const HostClockRead read = read_host_clock(timer);
 

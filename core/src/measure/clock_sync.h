@@ -57,6 +57,11 @@ ClockEstimate estimate_from_leader(const ClockEstimate& leader, const HostClockR
 // there are many, since rank 0 answers them in turn. The ranks behind a leader cost nothing, so
 // a job of 1,024 ranks on 8 hosts gets as many rounds as one of 8 ranks on 8 hosts.
 int clock_rounds(int measuring_leaders);
+// Each rank's clock group leader (the lowest rank with the same identity: host name, boot id,
+// time namespace), in rank order.
+std::vector<int> clock_group_leaders(const std::vector<std::string>& identities);
+// The leaders that measure against rank 0: every group's leader but rank 0's group's.
+int measuring_leaders(const std::vector<int>& leader);
 
 struct ClockOffsets {
   int rounds = 0;                    // per leader, as clock_rounds chose them

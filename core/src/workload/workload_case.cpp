@@ -178,8 +178,8 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
     my_comp.push_back(timed(StepMode::ComputeOnly));
     my_comm.push_back(timed(StepMode::CommOnly));
   }
-  if (held) keep_fuller(*held, memory_now(env.gpu));
   settle_backend(env);  // the last step's ops complete everywhere before the bootstrap's allgathers
+  if (held) keep_fuller(*held, memory_now(env.gpu));
   const std::vector<double> step = slowest_per_step(env, my_step);
   const std::vector<double> comp = slowest_per_step(env, my_comp);
   const std::vector<double> comm = slowest_per_step(env, my_comm);
