@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "../unit/test_common.h"
 #include "bootstrap/store.h"
 #include "job_harness.h"
 #include "process_watch.h"
@@ -208,11 +209,13 @@ ops = ["allreduce"]
 sizes = ["4KiB"]
 iterations = 2
 )");
-  // Two tasks that say they are on different hosts, with the user's token and MASTER_ADDR=0.0.0.0.
+  // Two tasks that say they are on different hosts, with the user's token and MASTER_ADDR=0.0.0.0,
+  // on a port that was free (a port picked from the pid fell in the ephemeral range and was taken
+  // once in CI).
   const std::string cmd = fmt::format(
       "bash -c 'for r in 0 1; do RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=0.0.0.0 "
       "MASTER_PORT={} COMMBENCH_JOB_TOKEN=0123456789abcdef {} run {} -o {} --quiet > {}/task-$r.log 2>&1 & done; wait'",
-      20000 + ::getpid() % 20000, COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), dir.path().string());
+      test::free_port(), COMMBENCH_BIN, file.string(), (dir.path() / "out").string(), dir.path().string());
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const std::string task0 = read_text(dir.path() / "task-0.log");
   EXPECT_NE(task0.find("listens on every interface (MASTER_ADDR=0.0.0.0)"), std::string::npos) << task0;
