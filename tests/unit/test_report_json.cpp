@@ -43,6 +43,7 @@ CaseRecord every_field_set() {
   r.algbw_gbps = 12.5;
   r.busbw_gbps = 10.9375;
   r.msg_rate_mps = 2.5;
+  r.timed_page_faults = 17;
   r.wrong = 17;
   r.rank_mean_us = {1.0, 1.5, 2.0};
   r.samples_us = {0.5, 1.0, 1.5, 3.0};
@@ -88,6 +89,7 @@ void expect_equal(const CaseRecord& a, const CaseRecord& b) {
   EXPECT_EQ(a.busbw_gbps, b.busbw_gbps);
   EXPECT_EQ(a.msg_rate_mps, b.msg_rate_mps);
   EXPECT_EQ(a.wrong, b.wrong);
+  EXPECT_EQ(a.timed_page_faults, b.timed_page_faults);
   EXPECT_EQ(a.rank_mean_us, b.rank_mean_us);
   EXPECT_EQ(a.samples_us, b.samples_us);
 }
@@ -114,7 +116,7 @@ TEST(ReportCaseJson, KeysAreTheStructFieldNames) {
       "root",       "status",     "reason",     "timing",  "warmup",       "iterations",
       "time_us",    "algbw_gbps", "busbw_gbps", "wrong",   "rank_mean_us", "samples_us",
       "src",        "dst",        "msg_rate_mps", "method", "rank_aggregation", "total_bytes",
-      "target_cv",  "cv_reached"};
+      "target_cv",  "cv_reached", "timed_page_faults"};
   std::set<std::string> keys;
   for (auto& [k, v] : j.items()) keys.insert(k);
   EXPECT_EQ(keys, expected);
@@ -129,6 +131,7 @@ TEST(ReportCaseJson, MissingFieldsKeepDefaultsAndUnknownKeysAreIgnored) {
   EXPECT_EQ(r.bytes, 64u);
   EXPECT_EQ(r.status, "ok");  // the struct's default
   EXPECT_EQ(r.wrong, -1);
+  EXPECT_EQ(r.timed_page_faults, -1);  // not measured: absent, as in files written before it existed
   EXPECT_EQ(r.timing, "host");
 }
 

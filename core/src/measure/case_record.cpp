@@ -58,6 +58,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["busbw_gbps"] = r.busbw_gbps;
   j["msg_rate_mps"] = r.msg_rate_mps;
   if (r.host_us_per_op > 0) j["host_us_per_op"] = r.host_us_per_op;
+  if (r.timed_page_faults >= 0) j["timed_page_faults"] = r.timed_page_faults;
   j["wrong"] = r.wrong;
   if (r.first_wrong) j["first_wrong"] = wrong_element_json<Json>(*r.first_wrong);
   if (!r.telemetry.is_null()) j["telemetry"] = Json(r.telemetry);  // absent: telemetry off
@@ -112,6 +113,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "staging", r.staging);
   read_field(j, "oversubscribe_gpu", r.oversubscribe_gpu);
   read_field(j, "host_us_per_op", r.host_us_per_op);
+  read_field(j, "timed_page_faults", r.timed_page_faults);
   read_field(j, "telemetry", r.telemetry);
   read_field(j, "workload", r.workload);
   read_field(j, "warmup", r.warmup);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/prime.h"
 #include "errors.h"
 
 namespace commbench::ucx_backend {
@@ -73,7 +74,18 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
   comm->memory = std::make_unique<MemoryRegistry>(backend.context, o.registration, backend.supports_cuda());
   comm->tags = std::make_unique<TagEngine>(*comm->worker, *comm->endpoints, *comm->memory, comm->rank);
   comm->channel = std::make_unique<UcpChannel>(*comm->tags, comm->rank, comm->size);
-  if (comm->size <= o.eager_endpoints_up_to) comm->endpoints->connect_all(comm->rank);
+  if (comm->size <= o.eager_endpoints_up_to) {
+    comm->endpoints->connect_all(comm->rank);
+    // The first eager messages to a peer otherwise page-fault into its receive buffers, in the
+    // sender's and in the receiver's process, inside the first small-message cases' timed loops.
+    comm->channel->begin(deadline);
+    try {
+      prime_peers(*comm->channel, o.prime_messages, kPrimeMessageBytes);
+    } catch (...) {
+      comm->channel->abandon();
+      throw;
+    }
+  }
   // A barrier over UCX proves every rank can reach its neighbours before anything is timed,
   // so a transport that cannot connect fails here, named, instead of in the first case.
   run_on_channel(*comm, CB_OP_BARRIER, CollectiveArgs{}, deadline);

@@ -49,6 +49,9 @@ struct UcxOptions {
   // Endpoints to every peer at communicator creation; otherwise on first use. Default: eager
   // up to this many ranks, lazy above (wire-up to thousands of peers costs memory and time).
   int eager_endpoints_up_to = 64;
+  // Eager messages sent to every peer at communicator creation (with eager endpoints), so that
+  // UCX's shared-memory receive buffers are mapped before the first timed op; 0: none.
+  int prime_messages = 256;
   AlgorithmChoice algorithms;
   std::chrono::milliseconds timeout{300000};  // every op and wait
 };
@@ -106,6 +109,11 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      .doc = "connect to every peer at communicator creation up to this many ranks, else on first use",
      .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.eager_endpoints_up_to = static_cast<int>(v.integer); },
      .min = 0, .max = INT32_MAX},
+    {.name = "prime_messages", .type = CB_OPTION_INT, .default_value = "256",
+     .doc = "eager messages of 8000 B sent to every peer at communicator creation (endpoints connected eagerly), "
+            "so shared-memory receive buffers are mapped before anything is timed; 0: none",
+     .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.prime_messages = static_cast<int>(v.integer); },
+     .min = 0, .max = 4096},
     {"allreduce_algorithm", CB_OPTION_CHOICE, "auto", "forced allreduce algorithm (auto: by message size)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.allreduce = parse_forced_algorithm(v.key, v.text); },
      kAllreduceChoices.data()},
