@@ -65,11 +65,15 @@ timeout = "5min"
     if (backend.expected_unsupported(c)) {
       EXPECT_EQ(c["status"], "unsupported") << c.dump();
       EXPECT_FALSE(c["reason"].get<std::string>().empty());
+      EXPECT_FALSE(c.contains("timed_page_faults")) << c.dump();  // nothing was timed
       ++unsupported;
       continue;
     }
     EXPECT_EQ(c["status"], "ok") << c.dump();
     if (c["op"] != "barrier") EXPECT_EQ(c["wrong"], 0) << c.dump();
+    // Counted for op cases; all_pairs times transfers of its own (docs/output.md).
+    EXPECT_EQ(c.contains("timed_page_faults"), c["op"] != "all_pairs") << c.dump();
+    if (c.contains("timed_page_faults")) EXPECT_GE(c["timed_page_faults"].get<int64_t>(), 0) << c.dump();
     pairs += c["op"] == "all_pairs";
     ++measured;
   }

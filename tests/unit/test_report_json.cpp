@@ -43,7 +43,7 @@ CaseRecord every_field_set() {
   r.algbw_gbps = 12.5;
   r.busbw_gbps = 10.9375;
   r.msg_rate_mps = 2.5;
-  r.timed_page_faults = 17;
+  r.timed_page_faults = 23;
   r.wrong = 17;
   r.rank_mean_us = {1.0, 1.5, 2.0};
   r.samples_us = {0.5, 1.0, 1.5, 3.0};

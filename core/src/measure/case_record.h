@@ -74,9 +74,9 @@ struct CaseRecord {
   double msg_rate_mps = 0;    // windowed p2p patterns: millions of messages per second; else 0
   double host_us_per_op = 0;  // batch on CUDA events: rank 0's host time to enqueue one iteration
                               // (the op and its event), µs; 0 (absent in JSON): not measured
-  // The most page faults any rank's measuring thread took during its timed rounds (getrusage,
-  // RUSAGE_THREAD): each costs microseconds, tens on some VMs, so a case that has them measured
-  // memory being mapped as well as the library. -1 (absent in JSON): not measured (not ok).
+  // The most page faults any rank's measuring thread took inside its timed loops
+  // (measure/page_faults.h). -1 (absent in JSON): not measured: unsupported or skipped cases,
+  // all_pairs and workload records, or a rank that could not read its count.
   int64_t timed_page_faults = -1;
   int64_t wrong = -1;         // mismatched elements over all ranks (per rank, the larger of
                               // its two checked iterations); -1 = not checked; > 0 = "failed"

@@ -4,8 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
-
-#include <sys/resource.h>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -32,16 +31,9 @@ struct RankOutcome {
   int32_t unused = 0;
   uint64_t first_index = 0;
   double first_expected = 0, first_got = 0;
-  int64_t timed_page_faults = 0;  // this rank's measuring thread, during its timed rounds
+  int64_t timed_page_faults = 0;  // OpExecutor::timed_page_faults
 };
-
-// Page faults (minor and major) this thread has taken so far. Per thread: the plugin's and the
-// worker's other threads do not run the timed loop.
-int64_t thread_page_faults() {
-  rusage u{};
-  if (getrusage(RUSAGE_THREAD, &u) != 0) return 0;
-  return static_cast<int64_t>(u.ru_minflt) + static_cast<int64_t>(u.ru_majflt);
-}
+static_assert(std::is_trivially_copyable_v<RankOutcome>, "allgathered as raw bytes");
 
 RankOutcome outcome(int32_t status, bool checked) { return RankOutcome{status, 0, checked ? 0 : -1, -1}; }
 
@@ -299,7 +291,7 @@ std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int it
     // Outside the op's own clock reads; off, one predictable branch between iterations.
     if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
     const int64_t t0 = trace.now();
-    samples.push_back(exec.run_once(remaining_ms(env)));
+    samples.push_back(exec.run_timed_once(remaining_ms(env)));
     if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
     if (nvtx_on) nvtx::pop();
   }
@@ -313,7 +305,6 @@ struct Measured {
   SampleSummary summary;
   int iterations = 0;
   bool cv_reached = false;
-  int64_t page_faults = 0;  // this rank's, in its timed rounds
 };
 
 // Rounds of `iters` iterations: one, or with target_cv as many as it takes for the CV of the
@@ -326,9 +317,7 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
   m.per_rank.resize(static_cast<size_t>(world));
   const auto began = std::chrono::steady_clock::now();
   for (;;) {
-    const int64_t faults_before = thread_page_faults();
     std::vector<double> mine = measure_round(env, exec, iters, case_name);
-    m.page_faults += thread_page_faults() - faults_before;
     settle_backend(env);  // after the clock stopped: not part of any sample
     mine.resize(static_cast<size_t>(iters), 0.0);
     std::vector<double> everyone(mine.size() * static_cast<size_t>(world));
@@ -452,7 +441,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
         record_check(mine, CheckStage::AfterTiming, check_after_timing(env, buffers, exec, cc));
       }
       mine.iterations = measured.iterations;
-      mine.timed_page_faults = measured.page_faults;
+      mine.timed_page_faults = exec.timed_page_faults();
     } catch (const PluginError& err) {
       // Only "this case is not implemented" is survivable; the same args fail on every rank.
       // No settle_backend here: if only some ranks were refused, the others would wait in the
@@ -499,8 +488,10 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   rec.busbw_gbps = bw.busbw_gbps;
   rec.msg_rate_mps = message_rate_mps(spec.op, world, rec.time_us.mean);
   rec.host_us_per_op = host_us_per_op;
-  rec.timed_page_faults = 0;
-  for (const RankOutcome& o : all) rec.timed_page_faults = std::max(rec.timed_page_faults, o.timed_page_faults);
+  rec.timed_page_faults = 0;  // the most of any rank; not measured (-1) if any rank could not read it
+  for (const RankOutcome& o : all)
+    rec.timed_page_faults = o.timed_page_faults < 0 || rec.timed_page_faults < 0
+                                ? -1 : std::max(rec.timed_page_faults, o.timed_page_faults);
   if (e.check) {
     rec.wrong = 0;
     for (int r = 0; r < world; ++r) {

@@ -1,5 +1,7 @@
 #include "measure/op_executor.h"
 
+#include "measure/page_faults.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -215,6 +217,7 @@ std::vector<double> OpExecutor::run_back_to_back(int n, int32_t timeout_ms) {
     // each one's host span too (it is synchronous), read outside its events.
     double previous = keep_times_ ? timer.now_us() : 0.0;
     if (keep_times_) times_.us.resize(static_cast<size_t>(n));
+    PageFaultSpan faults(timed_page_faults_);
     for (int i = 0; i < n; ++i) {
       out[static_cast<size_t>(i)] = run_once(timeout_ms);
       if (keep_times_) {
@@ -228,6 +231,7 @@ std::vector<double> OpExecutor::run_back_to_back(int n, int32_t timeout_ms) {
   // Host clocks: consecutive completion times. The gap between one iteration's completion and
   // the next one's post (request release, loop) belongs to the back-to-back stream, as in the
   // reference tools' elapsed / N. Scaled after the loop (the trace keeps the whole iterations).
+  PageFaultSpan faults(timed_page_faults_);
   double previous = timer.now_us();
   for (int i = 0; i < n; ++i) {
     run_once(timeout_ms);
@@ -239,6 +243,11 @@ std::vector<double> OpExecutor::run_back_to_back(int n, int32_t timeout_ms) {
   const double scale = sample_scale();
   for (double& v : out) v *= scale;
   return out;
+}
+
+double OpExecutor::run_timed_once(int32_t timeout_ms) {
+  PageFaultSpan faults(timed_page_faults_);
+  return run_once(timeout_ms);
 }
 
 std::vector<double> OpExecutor::events_after_each(int n, int32_t timeout_ms) {
@@ -255,6 +264,7 @@ std::vector<double> OpExecutor::events_after_each(int n, int32_t timeout_ms) {
   RequestSet reqs(session_);
   reqs.reserve(enqueue ? 1 : static_cast<size_t>(n));
   const HostTimer& timer = HostTimer::get();
+  PageFaultSpan faults(timed_page_faults_);
   const double t0 = timer.now_us();
   gpu.record_event(0, false);
   for (int i = 0; i < n; ++i) {
@@ -340,6 +350,7 @@ std::vector<double> OpExecutor::run_graph(int n, int32_t timeout_ms,
   rt.check(inst, "cudaGraphInstantiate");
   try {
     before_launch();
+    PageFaultSpan faults(timed_page_faults_);
     rt.check(rt.GraphLaunch(instance, gpu.stream()), "cudaGraphLaunch");
     wait_for_stream(gpu, timeout_ms);
   } catch (...) {

@@ -81,6 +81,11 @@ class OpExecutor {
   // one iteration (the op and its event), mean over the batches so far; 0 when not measured.
   // Where it exceeds the GPU's time per op, the host, not the GPU, sets the pace.
   double host_us_per_op() const { return host_batches_ ? host_us_sum_ / host_batches_ : 0.0; }
+  // timing = "per_iteration": run_once, its page faults counted as timed.
+  double run_timed_once(int32_t timeout_ms);
+  // Page faults this thread took inside the timed loops so far (run_back_to_back, run_graph's
+  // launch, run_timed_once), not in their setup; -1 when they could not be read.
+  int64_t timed_page_faults() const { return timed_page_faults_; }
   // Batch runs of point-to-point patterns report one rank's clock, as OSU does: the initiator
   // (pingpong, unidir_bw and bidir_bw: the first peer; msg_rate: rank 0). -1 for the others.
   int reporting_rank() const;
@@ -132,6 +137,7 @@ class OpExecutor {
   IterationTimes times_;
   double host_us_sum_ = 0;
   int host_batches_ = 0;
+  int64_t timed_page_faults_ = 0;
   double op_us_estimate_ = 0;  // the fastest run_once so far (warm-up, checks), µs; 0: none yet
 };
 

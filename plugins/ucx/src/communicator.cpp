@@ -50,14 +50,27 @@ std::vector<std::vector<unsigned char>> exchange_addresses(const cb_host_service
 
 }  // namespace
 
-void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Clock::time_point deadline) {
+namespace {
+
+// One collective's worth of traffic on the channel: a new sequence number, and whatever a
+// failure left posted dropped.
+template <class Body>
+void with_channel(cb_comm& comm, Clock::time_point deadline, Body&& body) {
   comm.channel->begin(deadline);
   try {
-    run_collective(*comm.channel, op, args, comm.backend.options.algorithms, comm.scratch);
+    body(*comm.channel);
   } catch (...) {
     comm.channel->abandon();
     throw;
   }
+}
+
+}  // namespace
+
+void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Clock::time_point deadline) {
+  with_channel(comm, deadline, [&](Channel& ch) {
+    run_collective(ch, op, args, comm.backend.options.algorithms, comm.scratch);
+  });
 }
 
 std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeout_ms) {
@@ -78,13 +91,7 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
     comm->endpoints->connect_all(comm->rank);
     // The first eager messages to a peer otherwise page-fault into its receive buffers, in the
     // sender's and in the receiver's process, inside the first small-message cases' timed loops.
-    comm->channel->begin(deadline);
-    try {
-      prime_peers(*comm->channel, o.prime_messages, kPrimeMessageBytes);
-    } catch (...) {
-      comm->channel->abandon();
-      throw;
-    }
+    with_channel(*comm, deadline, [&](Channel& ch) { prime_peers(ch, o.prime_messages, kPrimeMessageBytes); });
   }
   // A barrier over UCX proves every rank can reach its neighbours before anything is timed,
   // so a transport that cannot connect fails here, named, instead of in the first case.

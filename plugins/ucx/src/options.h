@@ -113,7 +113,7 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      .doc = "eager messages of 8000 B sent to every peer at communicator creation (endpoints connected eagerly), "
             "so shared-memory receive buffers are mapped before anything is timed; 0: none",
      .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.prime_messages = static_cast<int>(v.integer); },
-     .min = 0, .max = 4096},
+     .min = 0, .max = kChannelSteps},
     {"allreduce_algorithm", CB_OPTION_CHOICE, "auto", "forced allreduce algorithm (auto: by message size)",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.allreduce = parse_forced_algorithm(v.key, v.text); },
      kAllreduceChoices.data()},

@@ -15,6 +15,8 @@
 
 #include <ucp/api/ucp.h>
 
+#include "collectives/channel.h"
+
 namespace commbench::ucx_backend {
 
 inline constexpr ucp_tag_t kFullTagMask = ~ucp_tag_t{0};
@@ -26,7 +28,7 @@ inline ucp_tag_t user_tag(uint32_t tag, int src) {
 
 inline ucp_tag_t collective_tag(uint32_t sequence, uint32_t step, int src) {
   return (ucp_tag_t{1} << 63) | (static_cast<ucp_tag_t>(sequence & 0x7FFFFu) << 44) |
-         (static_cast<ucp_tag_t>(step & 0xFFFu) << 32) | static_cast<uint32_t>(src);
+         (static_cast<ucp_tag_t>(step % kChannelSteps) << 32) | static_cast<uint32_t>(src);
 }
 
 }  // namespace commbench::ucx_backend

@@ -11,6 +11,9 @@
 
 namespace commbench::ucx_backend {
 
+// Steps are told apart modulo this (the bits the tags keep, tags.h).
+inline constexpr uint32_t kChannelSteps = 4096;
+
 class Channel {
  public:
   // A transfer posted since the last wait_all(): its position in post order.
@@ -24,8 +27,7 @@ class Channel {
   // the same two ranks (any value; the channel also separates consecutive collectives). The
   // buffer stays the transfer's until wait() of its ticket or wait_all() returns: a send's may
   // be read and a receive's written at any moment before. A receive must name the exact size
-  // sent. Two transfers in flight between the same pair must not share a step (mod 4096, the
-  // bits the tags keep).
+  // sent. Two transfers in flight between the same pair must not share a step (mod kChannelSteps).
   virtual Ticket post_send(int peer, uint32_t step, const void* buf, size_t bytes) = 0;
   virtual Ticket post_recv(int peer, uint32_t step, void* buf, size_t bytes) = 0;
 

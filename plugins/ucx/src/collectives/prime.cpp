@@ -11,9 +11,9 @@ namespace commbench::ucx_backend {
 void prime_peers(Channel& ch, int messages, size_t bytes) {
   const int n = ch.size(), r = ch.rank();
   if (n < 2 || messages <= 0 || bytes == 0) return;
-  if (messages > 4096)
-    sdk::fail(CB_ERR_INVALID_ARGUMENT, "priming with " + std::to_string(messages) +
-                                           " messages per peer: at most 4096 (the channel's steps)");
+  if (static_cast<uint32_t>(messages) > kChannelSteps)
+    sdk::fail(CB_ERR_INVALID_ARGUMENT, "priming with " + std::to_string(messages) + " messages per peer: at most " +
+                                           std::to_string(kChannelSteps) + " (the channel's steps)");
   // The contents do not matter; each receive gets its own slot, as the channel requires.
   const std::vector<unsigned char> out(bytes, 0);
   std::vector<unsigned char> in(bytes * static_cast<size_t>(messages));

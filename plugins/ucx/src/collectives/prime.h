@@ -15,7 +15,7 @@ inline constexpr size_t kPrimeMessageBytes = 8000;
 // Every rank sends `messages` messages of `bytes` to every other rank and receives as many from
 // each, one peer distance at a time (rank r sends to r + d and receives from r - d), so that
 // at most `messages` are in flight per pair. A no-op for one rank or zero messages. Must run on
-// every rank with the same arguments; `messages` at most 4096 (the channel's step bits).
+// every rank with the same arguments; `messages` at most kChannelSteps.
 void prime_peers(Channel& ch, int messages, size_t bytes);
 
 }  // namespace commbench::ucx_backend
