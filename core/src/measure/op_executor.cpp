@@ -1,10 +1,10 @@
 #include "measure/op_executor.h"
 
-#include "measure/page_faults.h"
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
+
+#include "measure/page_faults.h"
 
 namespace commbench {
 namespace {
@@ -231,13 +231,15 @@ std::vector<double> OpExecutor::run_back_to_back(int n, int32_t timeout_ms) {
   // Host clocks: consecutive completion times. The gap between one iteration's completion and
   // the next one's post (request release, loop) belongs to the back-to-back stream, as in the
   // reference tools' elapsed / N. Scaled after the loop (the trace keeps the whole iterations).
-  PageFaultSpan faults(timed_page_faults_);
-  double previous = timer.now_us();
-  for (int i = 0; i < n; ++i) {
-    run_once(timeout_ms);
-    const double now = timer.now_us();
-    out[static_cast<size_t>(i)] = now - previous;
-    previous = now;
+  {
+    PageFaultSpan faults(timed_page_faults_);  // the loop only: not the trace's copy below
+    double previous = timer.now_us();
+    for (int i = 0; i < n; ++i) {
+      run_once(timeout_ms);
+      const double now = timer.now_us();
+      out[static_cast<size_t>(i)] = now - previous;
+      previous = now;
+    }
   }
   if (keep_times_) times_.us = out;
   const double scale = sample_scale();
@@ -264,18 +266,20 @@ std::vector<double> OpExecutor::events_after_each(int n, int32_t timeout_ms) {
   RequestSet reqs(session_);
   reqs.reserve(enqueue ? 1 : static_cast<size_t>(n));
   const HostTimer& timer = HostTimer::get();
-  PageFaultSpan faults(timed_page_faults_);
-  const double t0 = timer.now_us();
-  gpu.record_event(0, false);
-  for (int i = 0; i < n; ++i) {
-    if (enqueue && i + 1 < n) session_.enqueue(args);
-    else reqs.post(args);
-    if ((i + 1) % group == 0 || i + 1 == n) gpu.record_event(static_cast<size_t>(i / group) + 1, false);
+  {
+    PageFaultSpan faults(timed_page_faults_);  // posts and waits; not the samples' vectors after
+    const double t0 = timer.now_us();
+    gpu.record_event(0, false);
+    for (int i = 0; i < n; ++i) {
+      if (enqueue && i + 1 < n) session_.enqueue(args);
+      else reqs.post(args);
+      if ((i + 1) % group == 0 || i + 1 == n) gpu.record_event(static_cast<size_t>(i / group) + 1, false);
+    }
+    host_us_sum_ += (timer.now_us() - t0) / n;
+    ++host_batches_;
+    reqs.wait(timeout_ms);
+    wait_for_event(gpu, static_cast<size_t>(groups), timeout_ms);  // the last event is after the last op
   }
-  host_us_sum_ += (timer.now_us() - t0) / n;
-  ++host_batches_;
-  reqs.wait(timeout_ms);
-  wait_for_event(gpu, static_cast<size_t>(groups), timeout_ms);  // the last event is after the last op
   return group_samples(n, group);
 }
 
