@@ -4,6 +4,8 @@
 // died with "load of value 63, which is not a valid value for type 'cb_op'".
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -137,3 +139,44 @@ TEST(SdkEnumRanges, AMemoryTypeFromANewerHostIsRefusedByMemAlloc) {
 }
 
 }  // namespace
+
+// The check that count × dtype size × world size fits in size_t, at its exact boundary (post
+// uses a world of 2): f64 × 2 ranks is 16 bytes per element.
+TEST(SdkOpArgs, ACountWhoseBuffersOverflowTheAddressSpaceIsRefusedAtTheExactBoundary) {
+  double buffer[2] = {0, 0};
+  cb_op_args a = raw_args(CB_OP_ALLGATHER, CB_DTYPE_F64, CB_REDOP_SUM, CB_MEM_HOST, buffer);
+  a.count = SIZE_MAX / 16;  // 16 × count <= SIZE_MAX: accepted (post touches no buffer)
+  EXPECT_EQ(post(a).first, CB_OK);
+  for (size_t count : {SIZE_MAX / 16 + 1, SIZE_MAX / 8 + 1, SIZE_MAX}) {
+    a.count = count;
+    auto [status, message] = post(a);
+    EXPECT_EQ(status, CB_ERR_INVALID_ARGUMENT) << count;
+    EXPECT_NE(message.find("overflows the address space"), std::string::npos) << message;
+  }
+}
+
+// A newer host's longer struct is read up to the fields this header knows; one shorter than
+// ABI 1.0's is refused, not read.
+TEST(SdkOpArgs, ANewerHostsLongerStructIsReadAndAShortOneRefused) {
+  double buffer[2] = {0, 0};
+  struct Newer {
+    cb_op_args known;
+    uint64_t added[4];
+  } newer{};
+  newer.known = raw_args(CB_OP_SEND, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer);
+  newer.known.peer = 1;
+  newer.known.tag = 77;
+  newer.known.struct_size = sizeof(Newer);
+  for (uint64_t& v : newer.added) v = ~uint64_t{0};
+  const cb_op_args a = sdk::read_op_args(newer.known);
+  EXPECT_EQ(a.tag, 77u);
+  EXPECT_EQ(a.peer, 1);
+  EXPECT_EQ(a.sendbuf, buffer);
+  newer.known.struct_size = offsetof(cb_op_args, tag);  // ends before `tag`
+  try {
+    sdk::read_op_args(newer.known);
+    FAIL() << "a struct without tag was read";
+  } catch (const sdk::PluginError& e) {
+    EXPECT_EQ(e.code(), CB_ERR_INVALID_ARGUMENT);
+  }
+}

@@ -300,9 +300,10 @@ typedef struct cb_backend_api {
 
   /* ---- 1.1 */
   /* Optional: post, wait and release in one call, no request object. The core uses it for the
-   * ops it completes one at a time (pingpong, the synchronising exchanges) where the request
-   * bookkeeping would be part of a sub-microsecond measurement. Same semantics and errors as
-   * post followed by wait(timeout_ms). */
+   * ops it completes one at a time (pingpong, the synchronising exchanges) and for the timed
+   * collectives of a backend that is not stream-ordered, where the request bookkeeping would be
+   * part of a sub-microsecond measurement. Same semantics and errors as post followed by
+   * wait(timeout_ms). */
   cb_error* (*complete)(cb_comm* comm, const cb_op_args* args, int32_t timeout_ms);
 
   /* ---- 1.2 */

@@ -110,12 +110,7 @@ bool WorkerProcess::read_lines(std::vector<std::string>& lines) {
   for (;;) {
     const ssize_t n = ::read(result_fd_, buf, sizeof(buf));
     if (n > 0) {
-      partial_.append(buf, static_cast<size_t>(n));
-      size_t pos;
-      while ((pos = partial_.find('\n')) != std::string::npos) {
-        lines.push_back(partial_.substr(0, pos));
-        partial_.erase(0, pos + 1);
-      }
+      partial_.feed(std::string_view(buf, static_cast<size_t>(n)), lines);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

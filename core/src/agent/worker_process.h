@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "agent/line_buffer.h"
+
 namespace commbench {
 
 struct WorkerLaunch {
@@ -53,7 +55,7 @@ class WorkerProcess {
 
   pid_t pid_ = -1;
   int result_fd_ = -1;
-  std::string partial_;
+  LineBuffer partial_;
   bool exited_ = false;
   int status_ = 0;
 };

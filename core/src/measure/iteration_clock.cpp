@@ -46,7 +46,7 @@ void IterationClock::start() {
     gpu_->rt().check(gpu_->rt().EventRecord(gpu_->event(0), gpu_->stream()), "cudaEventRecord");
     return;
   }
-  t0_ = timer_.now_us();
+  if (!unread_) t0_ = timer_.now_us();
 }
 
 void IterationClock::posted() {
@@ -55,11 +55,11 @@ void IterationClock::posted() {
 }
 
 double IterationClock::stop(int32_t timeout_ms) {
-  if (method_ == TimingMethod::Host) return timer_.now_us() - t0_;
+  if (method_ == TimingMethod::Host) return unread_ ? 0.0 : timer_.now_us() - t0_;
   const cuda::Runtime& rt = gpu_->rt();
   if (method_ == TimingMethod::HostStreamSync) {
     gpu_->synchronize();
-    return timer_.now_us() - t0_;
+    return unread_ ? 0.0 : timer_.now_us() - t0_;
   }
   wait_for_event(*gpu_, 1, timeout_ms);
   const cuda::Event end = gpu_->event(1);

@@ -37,6 +37,7 @@ class BackendSession {
   // the stream says). Where the plugin has no enqueue, post + release: only for callers that then
   // synchronise on the stream themselves (OpExecutor's event-timed batch and graph capture).
   bool has_enqueue() const { return api_.enqueue != nullptr; }
+  bool has_complete() const { return api_.complete != nullptr; }
   void enqueue(const cb_op_args& args) {
     if (api_.enqueue) check(api_.enqueue(comm_, &args), "enqueue");
     else release(post(args));

@@ -40,6 +40,7 @@ struct GlooTraits {
   static std::unique_ptr<cb_request> post(cb_comm& comm, const cb_op_args& args) { return post_op(comm, args); }
   static bool test(cb_request& r) { return test_request(r); }
   static void wait(cb_request& r, int32_t timeout_ms) { wait_request(r, timeout_ms); }
+  static void complete(cb_comm& comm, const cb_op_args& args, int32_t timeout_ms) { complete_op(comm, args, timeout_ms); }
   // Closes every connection (peers blocked on this rank fail at once); the SDK frees the
   // communicator even if closing throws: nothing is called on it afterwards (docs/plugin-abi.md §4).
   static void abort_communicator(std::unique_ptr<cb_comm> comm) { commbench::gloo_backend::abort_communicator(*comm); }

@@ -55,7 +55,7 @@ namespace {
 // One collective's worth of traffic on the channel: a new sequence number, and whatever a
 // failure left posted dropped.
 template <class Body>
-void with_channel(cb_comm& comm, Clock::time_point deadline, Body&& body) {
+void with_channel(cb_comm& comm, Deadline deadline, Body&& body) {
   comm.channel->begin(deadline);
   try {
     body(*comm.channel);
@@ -67,7 +67,7 @@ void with_channel(cb_comm& comm, Clock::time_point deadline, Body&& body) {
 
 }  // namespace
 
-void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Clock::time_point deadline) {
+void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Deadline deadline) {
   with_channel(comm, deadline, [&](Channel& ch) {
     run_collective(ch, op, args, comm.backend.options.algorithms, comm.scratch);
   });

@@ -32,9 +32,9 @@ struct cb_comm {
   std::chrono::milliseconds op_limit{0};
 
   explicit cb_comm(cb_backend& b) : backend(b), op_limit(b.options.timeout) {}
-  commbench::ucx_backend::Clock::time_point op_deadline() const {
-    return commbench::ucx_backend::Clock::now() + op_limit;
-  }
+  // Counted from the collective's first look at the clock, not read here: on a VM a clock read
+  // costs as much as a small shared-memory message (worker.h, Deadline).
+  commbench::ucx_backend::Deadline op_deadline() const { return commbench::ucx_backend::Deadline::after(op_limit); }
 };
 
 namespace commbench::ucx_backend {
@@ -46,6 +46,6 @@ void destroy_communicator(std::unique_ptr<cb_comm> comm);
 void abort_communicator(std::unique_ptr<cb_comm> comm);
 
 // Runs one collective through the channel (used by post and for the internal barriers).
-void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Clock::time_point deadline);
+void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Deadline deadline);
 
 }  // namespace commbench::ucx_backend

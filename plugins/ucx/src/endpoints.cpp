@@ -61,6 +61,7 @@ void Endpoints::close_all(bool force, Clock::time_point deadline) {
     ep = nullptr;
     if (UCS_PTR_IS_PTR(r)) pending.push_back(r);
   }
+  Deadline until = deadline;
   worker_.progress_until(
       [&] {
         for (void*& r : pending) {
@@ -73,7 +74,7 @@ void Endpoints::close_all(bool force, Clock::time_point deadline) {
           if (r != nullptr) return false;
         return true;
       },
-      deadline);
+      until);
   // Closes still pending at the deadline are released; UCX finishes them with the worker.
   for (void* r : pending)
     if (r != nullptr) ucp_request_free(r);

@@ -32,6 +32,17 @@ void start_transfer(cb_comm& comm, const cb_op_args& a, Transfer& t) {
   else comm.tags->start_recv(t, a.peer, user_tag(tag, a.peer), a.recvbuf, bytes);
 }
 
+CollectiveArgs collective_args(const cb_op_args& a) {
+  CollectiveArgs args;
+  args.sendbuf = a.sendbuf;
+  args.recvbuf = a.recvbuf;
+  args.count = a.count;
+  args.dtype = a.dtype;
+  args.redop = a.redop;
+  args.root = a.root;
+  return args;
+}
+
 Deadline deadline_for(const cb_comm& comm, int32_t timeout_ms) {
   return Deadline::after(timeout_ms < 0 ? Clock::duration(comm.backend.options.timeout)
                                         : Clock::duration(std::chrono::milliseconds(timeout_ms)));
@@ -46,14 +57,7 @@ std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& given) {
   if (a.op == CB_OP_SEND || a.op == CB_OP_RECV) {
     start_transfer(comm, a, request->transfer);
   } else {
-    CollectiveArgs args;
-    args.sendbuf = a.sendbuf;
-    args.recvbuf = a.recvbuf;
-    args.count = a.count;
-    args.dtype = a.dtype;
-    args.redop = a.redop;
-    args.root = a.root;
-    run_on_channel(comm, a.op, args, comm.op_deadline());
+    run_on_channel(comm, a.op, collective_args(a), comm.op_deadline());
     request->transfer.status = UCS_OK;
   }
   return request;
@@ -66,7 +70,8 @@ bool test_request(cb_request& request) {
     if (!request.comm->tags->poll(t)) {
       if (request.comm->endpoints->peer_status(t.peer) == UCS_OK) return false;
       // The peer failed: wait_all with an expired deadline reports it and releases the request.
-      request.comm->tags->wait_all(std::span<Transfer>(&t, 1), Clock::now());
+      Deadline now = Clock::now();
+      request.comm->tags->wait_all(std::span<Transfer>(&t, 1), now);
     }
   }
   request.comm->tags->check(t);
@@ -76,19 +81,21 @@ bool test_request(cb_request& request) {
 void wait_request(cb_request& request, int32_t timeout_ms) {
   Transfer& t = request.transfer;
   if (!t.done()) {
-    request.comm->tags->wait_all(std::span<Transfer>(&t, 1), deadline_for(*request.comm, timeout_ms));
+    Deadline deadline = deadline_for(*request.comm, timeout_ms);
+    request.comm->tags->wait_all(std::span<Transfer>(&t, 1), deadline);
     return;
   }
   request.comm->tags->check(t);
 }
 
 void complete_op(cb_comm& comm, const cb_op_args& given, int32_t timeout_ms) {
-  if (given.struct_size >= sdk::kOpArgsMinSize && !sdk::is_point_to_point(given.op)) {
-    wait_request(*post_op(comm, given), timeout_ms);  // collectives run inside post anyway
+  const cb_op_args a = validate(comm, given);
+  if (!sdk::is_point_to_point(a.op)) {
+    // Exactly as post runs it (bounded by the per-op limit, as post + wait is), without the request.
+    run_on_channel(comm, a.op, collective_args(a), comm.op_deadline());
     return;
   }
   // The request-free path of a single send or receive: the transfer lives on this stack.
-  const cb_op_args a = validate(comm, given);
   Transfer t;
   struct Discard {  // a receive still posted must not outlive the call (its buffer may go)
     TagEngine& tags;
@@ -96,8 +103,12 @@ void complete_op(cb_comm& comm, const cb_op_args& given, int32_t timeout_ms) {
     ~Discard() { tags.discard(t); }
   } discard{*comm.tags, t};
   start_transfer(comm, a, t);
-  if (t.done()) comm.tags->check(t);
-  else comm.tags->wait_all(std::span<Transfer>(&t, 1), deadline_for(comm, timeout_ms));
+  if (t.done()) {
+    comm.tags->check(t);
+    return;
+  }
+  Deadline deadline = deadline_for(comm, timeout_ms);
+  comm.tags->wait_all(std::span<Transfer>(&t, 1), deadline);
 }
 
 }  // namespace commbench::ucx_backend

@@ -83,7 +83,8 @@ void TagEngine::discard(Transfer& t) {
   if (t.is_recv && !poll(t)) {
     // A posted receive would otherwise write into a buffer the core is about to free.
     ucp_request_cancel(worker_.get(), t.request);
-    worker_.progress_until([&] { return poll(t); }, Clock::now() + std::chrono::milliseconds(100));
+    Deadline briefly = Deadline::after(std::chrono::milliseconds(100));
+    worker_.progress_until([&] { return poll(t); }, briefly);
   }
   if (t.request != nullptr) finish(t, UCS_ERR_CANCELED);
 }
@@ -112,7 +113,7 @@ void TagEngine::fail_pending(std::span<Transfer> transfers, bool timed_out) {
   fail(CB_ERR_INTERNAL, what + " did not complete");
 }
 
-void TagEngine::wait_all(std::span<Transfer> transfers, Deadline deadline) {
+void TagEngine::wait_all(std::span<Transfer> transfers, Deadline& deadline) {
   bool peer_failed = false;
   const bool all_done = worker_.progress_until(
       [&] {

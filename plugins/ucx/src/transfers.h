@@ -38,8 +38,9 @@ class TagEngine {
   // Throws PluginError if a finished transfer failed or a receive got the wrong size.
   void check(const Transfer& t) const;
   // Progresses until every transfer is done, a peer of a pending one fails, or the deadline;
-  // throws then (after cancelling what is still posted), else checks each one.
-  void wait_all(std::span<Transfer> transfers, Deadline deadline);
+  // throws then (after cancelling what is still posted), else checks each one. Waits that share
+  // `deadline` share its clock (a collective's waits: worker.h, Deadline).
+  void wait_all(std::span<Transfer> transfers, Deadline& deadline);
   // Cancels a receive still posted and releases UCP's request; safe on any transfer.
   void discard(Transfer& t);
 

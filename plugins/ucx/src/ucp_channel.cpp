@@ -7,7 +7,7 @@ namespace commbench::ucx_backend {
 
 UcpChannel::~UcpChannel() { abandon(); }
 
-void UcpChannel::begin(Clock::time_point deadline) {
+void UcpChannel::begin(Deadline deadline) {
   abandon();
   ++sequence_;
   deadline_ = deadline;

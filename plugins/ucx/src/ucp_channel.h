@@ -19,8 +19,9 @@ class UcpChannel final : public Channel {
   }
   ~UcpChannel() override;
 
-  // Starts a collective: new sequence number, and the deadline its waits share.
-  void begin(Clock::time_point deadline);
+  // Starts a collective: new sequence number, and the deadline its waits share (one clock for
+  // all of them: a timeout counts from the first wait that looks at the clock).
+  void begin(Deadline deadline);
   // Drops whatever a failed collective left posted.
   void abandon();
 
@@ -36,7 +37,7 @@ class UcpChannel final : public Channel {
   int rank_;
   int size_;
   uint32_t sequence_ = 0;
-  Clock::time_point deadline_{};
+  Deadline deadline_ = Clock::time_point{};
   std::vector<Transfer> pending_;
 };
 

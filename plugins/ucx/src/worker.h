@@ -58,9 +58,10 @@ class Worker {
   bool progress() { return ucp_worker_progress(worker_) != 0; }
 
   // Progresses until done() is true or the deadline passes; returns done(). Inline: it is
-  // the latency-critical loop of every small message.
+  // the latency-critical loop of every small message. The deadline is the caller's, so that
+  // once a wait has started its clock the next wait on the same deadline keeps it.
   template <class Done>
-  bool progress_until(Done&& done, Deadline deadline) {
+  bool progress_until(Done&& done, Deadline& deadline) {
     for (unsigned rounds = 0;;) {
       // done() after every progress call: a completed receive is acted on without another
       // round over every transport first.

@@ -1,6 +1,6 @@
-// The ABI's `complete` (1.1), through every SDK plugin built here: the gloo plugin gets the SDK's
-// composed post + wait, the ucx plugin its own request-free path. Both must deliver the same
-// data as post/wait and fail the same way (a timeout is a timeout, named after the op).
+// The ABI's `complete` (1.1), through every SDK plugin built here: both plugins have their own
+// request-free path (the core times every collective of theirs through it). Both must deliver
+// the same data as post/wait and fail the same way (a timeout is a timeout, named after the op).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -82,6 +82,37 @@ TEST_P(Complete, AMessageNeverSentTimesOutNamingTheOp) {
                                " ms; 200 were asked for");
     const Status aborted = s.abort_comm();
     if (!aborted.ok()) throw std::runtime_error("comm_abort after the timeout: " + aborted.message);
+  });
+  EXPECT_TRUE(failures.empty()) << join_lines(failures);
+}
+
+// Collectives through complete, as the core times them: every rank's result checked, in and out
+// of place, at sizes either side of the algorithms' thresholds; a NULL buffer refused.
+TEST_P(Complete, CollectivesDeliverTheReducedAndGatheredData) {
+  const auto failures = run_ranks(GetParam(), 3, test_options(), [&](RankSession& s) {
+    RankChecks checks(s.rank());
+    const int n = 3, r = s.rank();
+    for (size_t count : {size_t{1}, size_t{1000}, size_t{70000}}) {
+      const std::string at = std::to_string(count) + " elements";
+      std::vector<int64_t> in(count), out(count, -1);
+      for (size_t i = 0; i < count; ++i) in[i] = (r + 1) * 1000003 + static_cast<int64_t>(i);
+      auto expected_sum = [&](size_t i) { return int64_t{(1 + 2 + 3) * 1000003} + 3 * static_cast<int64_t>(i); };
+      checks.expect(s.complete(make_args(CB_OP_ALLREDUCE, in.data(), out.data(), count, CB_DTYPE_INT64)).ok(), at + " allreduce");
+      checks.expect(out.front() == expected_sum(0) && out.back() == expected_sum(count - 1), at + " allreduce result");
+      std::vector<int64_t> inplace = in;
+      checks.expect(s.complete(make_args(CB_OP_ALLREDUCE, inplace.data(), inplace.data(), count, CB_DTYPE_INT64)).ok(),
+                    at + " allreduce in place");
+      checks.expect(inplace == out, at + " allreduce in place result");
+      std::vector<int64_t> gathered(count * n, -1);
+      checks.expect(s.complete(make_args(CB_OP_ALLGATHER, in.data(), gathered.data(), count, CB_DTYPE_INT64)).ok(), at + " allgather");
+      for (int k = 0; k < n; ++k)
+        checks.expect(gathered[k * count] == (k + 1) * 1000003 && gathered[k * count + count - 1] == (k + 1) * 1000003 + static_cast<int64_t>(count - 1),
+                      at + " allgather block " + std::to_string(k));
+    }
+    int64_t value = 1;
+    const Status null_recv = s.complete(make_args(CB_OP_ALLREDUCE, &value, nullptr, 1, CB_DTYPE_INT64));
+    checks.expect(null_recv.code == CB_ERR_INVALID_ARGUMENT, "NULL recvbuf: " + null_recv.message);
+    checks.finish();
   });
   EXPECT_TRUE(failures.empty()) << join_lines(failures);
 }

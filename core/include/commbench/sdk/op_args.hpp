@@ -67,7 +67,12 @@ inline cb_op_args read_op_args(const cb_op_args& given) {
     fail(CB_ERR_INVALID_ARGUMENT, "cb_op_args.struct_size is " + std::to_string(given.struct_size) + ", smaller than ABI 1.0's " +
                                       std::to_string(kOpArgsMinSize) + ": fill it with CB_STRUCT_SIZE(cb_op_args, tag)");
   cb_op_args a{};
-  std::memcpy(&a, &given, std::min(given.struct_size, sizeof(a)));
+  // ABI 1.0's struct (the smallest accepted, checked above) holds every field this header knows,
+  // so that is what is copied, with a fixed size the compiler inlines: this runs on every op. A
+  // newer host's longer struct is read as far as this header knows it.
+  static_assert(sizeof(cb_op_args) - kOpArgsMinSize < alignof(cb_op_args),
+                "cb_op_args has a field after `tag`: copy min(struct_size, its end) here");
+  std::memcpy(&a, &given, kOpArgsMinSize);
   const auto op = abi_enum<cb_op>(abi_value(a.op), CB_OP_COUNT_V1);
   if (!op) fail(CB_ERR_UNIMPLEMENTED, "op " + std::to_string(abi_value(a.op)) + " is not supported by this plugin (a newer host?)");
   if (!abi_enum<cb_mem>(abi_value(a.mem_type), CB_MEM_COUNT_V1))
@@ -133,7 +138,9 @@ inline void require_valid(const cb_op_args& a, int rank, int world_size) {
     fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(a.op)) + ": peer " + std::to_string(a.peer) +
                                       " is not a rank of 0.." + std::to_string(world_size - 1));
   if (a.op == CB_OP_BARRIER || a.count == 0) return;
-  if (a.count > SIZE_MAX / dtype_size(a.dtype) / static_cast<size_t>(world_size))
+  size_t bytes = 0;  // multiplied, not divided: two divisions per op were a measurable part of a small op
+  if (__builtin_mul_overflow(a.count, dtype_size(a.dtype), &bytes) ||
+      __builtin_mul_overflow(bytes, static_cast<size_t>(world_size), &bytes))
     fail(CB_ERR_INVALID_ARGUMENT, std::string(op_name(a.op)) + ": count " + std::to_string(a.count) +
                                       " overflows the address space");
   const bool root = rank == a.root;

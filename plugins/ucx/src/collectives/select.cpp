@@ -39,7 +39,7 @@ Algorithm checked(cb_op op, Algorithm forced) {
 // ring_bytes, else the ring.
 Algorithm by_size(cb_op op, Algorithm forced, Algorithm small, Algorithm mid, size_t bytes,
                   const AlgorithmChoice& c) {
-  if (checked(op, forced) != Algorithm::kAuto) return forced;
+  if (forced != Algorithm::kAuto) return checked(op, forced);  // auto needs no check: it runs per op
   if (bytes < small_message_bytes(op, c)) return small;
   return bytes < c.ring_bytes ? mid : Algorithm::kRing;
 }
