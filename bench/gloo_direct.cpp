@@ -4,7 +4,8 @@
 // Timed, per size, as a user's loop: 5 untimed allreduces, one gloo barrier (as nccl-tests and
 // OSU start their timed loops: without it each rank's clock would also count how long it waited
 // for the others in the first op, up to 1/iters of the result), then the host clock around
-// `iters` ring allreduces of f32 with gloo's own sum, back to back, options built per call as any
+// `iters` ring allreduces of f32 with gloo's own sum (built at -O3: bench/CMakeLists.txt) on
+// page-aligned buffers as commbench's, back to back, options built per call as any
 // caller builds them, no tag (every call on gloo's default), no clock read inside the loop; per
 // rank (t1 - t0) / iters. bench/gloo_minimal_loop.cpp is the bare loop (no barrier), and
 // run_gloo_bench.sh shows the two agree at 1 KiB (issue 25 §1 timed an earlier version, with a
@@ -48,6 +49,25 @@
 extern char** environ;
 
 namespace {
+
+// Zero-filled floats on whole pages of their own: the kind of host buffer commbench allocates
+// (aligned_alloc of whole pages), so that both sides of the comparison reduce in the same kind.
+class PageBuffer {
+ public:
+  explicit PageBuffer(size_t bytes) : bytes_((bytes + 4095) / 4096 * 4096 + (bytes == 0 ? 4096 : 0)) {
+    ptr_ = static_cast<float*>(std::aligned_alloc(4096, bytes_));
+    if (ptr_ == nullptr) throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes");
+    std::memset(ptr_, 0, bytes_);
+  }
+  ~PageBuffer() { std::free(ptr_); }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  float* data() { return ptr_; }
+
+ private:
+  size_t bytes_;
+  float* ptr_;
+};
 
 struct Args {
   int rank = -1;  // -1: spawn all ranks
@@ -157,8 +177,11 @@ class Bench {
 
   void run_size(size_t bytes) {
     const size_t count = bytes / sizeof(float);
-    std::vector<float> send(count), recv(count);
-    for (size_t i = 0; i < count; ++i) send[i] = static_cast<float>((args_.rank + i) % 3 + 1);
+    // Page-aligned, as commbench allocates its host buffers (and OSU its own), so that where the
+    // buffers sit is not one more difference between the two sides (docs/performance.md, "The
+    // reference's own reduction").
+    PageBuffer send(bytes), recv(bytes);
+    for (size_t i = 0; i < count; ++i) send.data()[i] = static_cast<float>((args_.rank + i) % 3 + 1);
 
     float* input = args_.in_place ? nullptr : send.data();
     for (int i = 0; i < args_.warmup; ++i) allreduce(input, recv.data(), count);

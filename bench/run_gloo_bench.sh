@@ -11,7 +11,8 @@
 # 3. The host cost per op, without a network: 1 rank (gloo copies locally and returns), 4 bytes,
 #    commbench against the minimal loop, in microseconds.
 # Prints per case each side's median over rounds, the median of the per-round ratios and their
-# min..max; the raw samples are kept in $OUT (default: a temporary directory, removed).
+# min..max, and for part 2 the geometric mean of every round's ratio from 1 MiB with a 95 %
+# bootstrap interval over cases and rounds; the raw samples are kept in $OUT (default: a temporary directory, removed).
 #
 # Usage: [WORLDS="2 4"] [PLACEMENTS="in out"] [SIZES="1024 ... 67108864"] [OUT=dir]
 #        [RUN_AS="nice -n -10" | RUN_AS="chrt -f 10"] bench/run_gloo_bench.sh [build-dir] [rounds]
@@ -131,7 +132,7 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 python3 - "$csv" <<'PY'
-import csv, statistics, sys
+import csv, math, random, statistics, sys
 t = {}
 for r in csv.DictReader(open(sys.argv[1])):
     t[(r["part"], r["side"], int(r["world"]), r["placement"], int(r["bytes"]), int(r["round"]))] = float(r["time_us"])
@@ -154,6 +155,26 @@ def table(part, a, b, target_from=None, title=""):
 table("reference", "direct", "minimal", title="1. the reference: bench/gloo_direct / bench/gloo_minimal_loop (2 ranks, 1 KiB)")
 table("harness", "commbench", "direct", target_from=1 << 20,
       title="2. commbench (batch mean) / bench/gloo_direct; target <= 1.02 at 1-64 MiB")
+# Pooled over every paired round from 1 MiB: single cases scatter by more than the target on a
+# small shared machine, an average over all of them does not. Geometric mean of the ratios; the
+# 95 % interval is a two-level bootstrap (cases resampled with replacement, then each drawn case's
+# rounds), since rounds of one case share that case's offset and are not independent draws. Fixed
+# seed: the same data prints the same interval.
+by_case = {}
+for (pt, side, w, p, s, r) in t:
+    if pt == "harness" and side == "commbench" and s >= 1 << 20:
+        by_case.setdefault((w, p, s), []).append(
+            math.log(t[("harness", "commbench", w, p, s, r)] / t[("harness", "direct", w, p, s, r)]))
+if by_case:
+    cases = list(by_case.values())
+    logs = [x for c in cases for x in c]
+    rng = random.Random(25)
+    boot = sorted(statistics.fmean([x for c in rng.choices(cases, k=len(cases)) for x in rng.choices(c, k=len(c))])
+                  for _ in range(5000))
+    lo, hi = math.exp(boot[int(0.025 * len(boot))]), math.exp(boot[int(0.975 * len(boot)) - 1])
+    print("   pooled over %d paired rounds of %d case(s) from 1 MiB: geometric mean %.3f, 95%% bootstrap interval "
+          "%.3f..%.3f (cases, then rounds, resampled); %d rounds above 1" % (
+              len(logs), len(cases), math.exp(statistics.fmean(logs)), lo, hi, sum(x > 0 for x in logs)))
 keys = table("host_cost", "commbench", "minimal", title="3. host cost per op, 1 rank, 4 bytes (no network)")
 for (w, p, s) in keys:
     diff = [t[("host_cost", "commbench", w, p, s, r)] - t[("host_cost", "minimal", w, p, s, r)] for r in rounds]

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <latch>
 #include <set>
@@ -214,6 +215,14 @@ void prefault_heap(size_t bytes) {
   for (void* b : blocks) std::free(b);
 }
 
+// The calling thread's CPU time (user and system): a simulated host's agent is one thread, and
+// its work is what a real host would spend on its own cores.
+std::chrono::nanoseconds thread_cpu_time() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 // Run by hand (bench/run_bootstrap_scale.sh): commbench_unit_tests --gtest_also_run_disabled_tests
 //   --gtest_filter='*MeasureHostTreeAllgather'; COMMBENCH_BOOTSTRAP_RANKS (default 16384) ranks,
 //   COMMBENCH_BOOTSTRAP_RANKS_PER_HOST (default 8) per simulated host. Timed from the moment every
@@ -249,7 +258,13 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
   // When each host finished each phase: started its store, connected, rendezvous, allgather.
   constexpr int kPhases = 4;
   std::vector<std::array<std::chrono::steady_clock::time_point, kPhases>> phase_end(static_cast<size_t>(hosts));
+  // Each host's own work while the clock runs: its agent thread's CPU time, and its store's
+  // serving thread's (read again once every host is done, since a store serves the hosts below
+  // it after its own host has the table). On a cluster each host spends this on its own cores.
+  std::vector<std::chrono::nanoseconds> agent_cpu(static_cast<size_t>(hosts));
+  std::vector<std::chrono::nanoseconds> store_cpu_at_start(static_cast<size_t>(hosts));
   std::latch agents_up(hosts);
+  store_cpu_at_start[0] = job_store->cpu_time();
   for (int h = 0; h < hosts; ++h) {
     threads.emplace_back([&, h] {
       auto& ends = phase_end[static_cast<size_t>(h)];
@@ -260,6 +275,11 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
         // A host's agent and its store exist before its job starts: the clock starts when every
         // simulated host has one (2,048 threads and servers take seconds to create here).
         agents_up.arrive_and_wait();
+        // Host 0's store is the job's, which the other hosts reach as soon as the latch opens:
+        // its reading was taken before any thread started. No one knows the other hosts'
+        // stores before their own rendezvous.
+        if (h > 0) store_cpu_at_start[static_cast<size_t>(h)] = own->cpu_time();
+        const auto cpu_start = thread_cpu_time();
         auto client = connect_to(*job_store);
         ends[1] = std::chrono::steady_clock::now();
         HostAgentExchange x(*client, h == 0 ? *job_store : *own, "127.0.0.1", "m", h, hosts, "");
@@ -272,6 +292,7 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
         }
         const auto table = x.allgather(mine, 60s);
         ends[3] = std::chrono::steady_clock::now();
+        agent_cpu[static_cast<size_t>(h)] = thread_cpu_time() - cpu_start;
         // Checked once this host's clock has stopped; then freed, as a real host's copy would
         // not share this process's memory with 2,047 others.
         if (*table == expected) ++correct;
@@ -281,6 +302,14 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
     });
   }
   for (auto& t : threads) t.join();
+  std::vector<double> host_cpu_ms(static_cast<size_t>(hosts));
+  for (int h = 0; h < hosts; ++h) {
+    const auto i = static_cast<size_t>(h);
+    const StoreServer& host_store = h == 0 ? *job_store : *stores[i];
+    // A store whose thread ended early reads zero: count none of its work rather than less.
+    const auto served = std::max(host_store.cpu_time() - store_cpu_at_start[i], std::chrono::nanoseconds{0});
+    host_cpu_ms[i] = std::chrono::duration<double, std::milli>(agent_cpu[i] + served).count();
+  }
   auto start = phase_end[0][0];
   for (const auto& ends : phase_end) start = std::max(start, ends[0]);
   auto finished = start;
@@ -295,6 +324,17 @@ TEST(HostAgentExchange, DISABLED_MeasureHostTreeAllgather) {
               world, hosts, per_host, elapsed.count());
   std::printf("  memory %s before the clock; %ld page faults from start-up to the end\n",
               prefault ? "faulted in" : "not faulted in", after.ru_minflt - before.ru_minflt);
+  {
+    const auto busiest = std::max_element(host_cpu_ms.begin(), host_cpu_ms.end());
+    std::vector<double> sorted = host_cpu_ms;
+    std::nth_element(sorted.begin(), sorted.begin() + hosts / 2, sorted.end());
+    double all = 0;
+    for (double ms : host_cpu_ms) all += ms;
+    std::printf("  per-host CPU (agent + its store): busiest host %lld %.2f ms, host 0 %.2f ms, "
+                "median %.2f ms, all hosts %.1f ms\n",
+                static_cast<long long>(busiest - host_cpu_ms.begin()), *busiest, host_cpu_ms[0],
+                sorted[static_cast<size_t>(hosts / 2)], all);
+  }
   const char* names[kPhases] = {"stores started", "connected", "rendezvous", "allgather"};
   for (int p = 1; p < kPhases; ++p) {
     auto last = start;

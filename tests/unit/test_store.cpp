@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
+#include <ctime>
 #include <future>
 #include <set>
 #include <thread>
@@ -39,6 +41,34 @@ TEST(Store, SetGetOverwrite) {
   EXPECT_EQ(server->key_count(), 2u);
   EXPECT_NE(server->port(), 0);
   EXPECT_EQ(server->host(), "127.0.0.1");
+}
+
+// The bootstrap bench charges each simulated host its store's CPU: it must be that one thread's,
+// growing with the work it serves, bounded by the wall time, and zero once stopped.
+TEST(Store, CpuTimeIsTheServingThreadsOwn) {
+  auto server = start_server();
+  auto client = connect_to(*server);
+  client->set("big", Bytes(4 << 20, 7));
+  const auto before = server->cpu_time();
+  const auto wall_start = Clock::now();
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(client->get("big", 5s).size(), size_t{4} << 20);
+  const auto served = server->cpu_time() - before;
+  const auto wall = Clock::now() - wall_start;
+  EXPECT_GT(served, 0ns) << "80 MiB of replies cost the serving thread no CPU";
+  EXPECT_LE(served, wall + 10ms) << "one thread cannot use more CPU than the time that passed";
+  // The caller's own work is not the server's: 50 ms of this thread's CPU with no requests.
+  const auto idle_before = server->cpu_time();
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  const auto spin_until = std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec) + 50ms;
+  volatile uint64_t sink = 0;
+  while (std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec) < spin_until) {
+    for (int i = 0; i < 10000; ++i) sink = sink + static_cast<uint64_t>(i);
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  }
+  EXPECT_LT(server->cpu_time() - idle_before, 5ms) << "the caller's CPU was counted as the server's";
+  server->stop();
+  EXPECT_EQ(server->cpu_time(), 0ns);
 }
 
 TEST(Store, GetWaitsForALaterSet) {

@@ -75,6 +75,10 @@ class StoreServer {
   virtual size_t key_count() const = 0;
   // Unparsed input held over all connections (for tests: the limits of StoreServerOptions).
   virtual size_t buffered_input_bytes() const = 0;
+  // CPU time the serving thread has used so far, for benches and tests (what a simulated host's
+  // store costs its host: bench/run_bootstrap_scale.sh). Thread-safe; zero once stop() has begun
+  // or the thread has ended.
+  virtual std::chrono::nanoseconds cpu_time() const = 0;
 };
 
 // Not thread-safe: one thread at a time per client (each worker thread or rank connects its

@@ -4,6 +4,7 @@
 // next is parsed only after the previous reply is fully written), which bounds every buffer:
 // input by max_message_bytes + 4 (4 KiB + 4 before the client authenticated), output by one
 // reply; all input together by max_buffered_bytes plus one message.
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -14,8 +15,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -54,6 +57,7 @@ class TcpStoreServer final : public StoreServer {
   std::string host() const override { return opts_.bind_host; }
   size_t key_count() const override { return key_count_.load(std::memory_order_relaxed); }
   size_t buffered_input_bytes() const override { return buffered_seen_.load(std::memory_order_relaxed); }
+  std::chrono::nanoseconds cpu_time() const override;
   void stop() override;
   void set_shared(const std::string& key, std::shared_ptr<const Bytes> value) override;
 
@@ -106,6 +110,9 @@ class TcpStoreServer final : public StoreServer {
   std::atomic<bool> stopping_{false};
   std::once_flag stop_once_;
   std::thread thread_;
+  // thread_'s CPU clock, taken once at start: cpu_time() must not touch thread_'s handle, which
+  // stop() may be joining at that moment. Once the thread is gone the clock reads fail (zero).
+  std::optional<clockid_t> loop_clock_;
   std::mutex local_sets_mutex_;
   std::vector<std::pair<std::string, StoreState::Value>> local_sets_;  // set() by the host, for the loop
 
@@ -151,6 +158,14 @@ TcpStoreServer::TcpStoreServer(const StoreServerOptions& opts)
   ev.data.u64 = kWakeId;
   ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &ev);
   thread_ = std::thread([this] { run(); });
+  clockid_t clock{};
+  if (::pthread_getcpuclockid(thread_.native_handle(), &clock) == 0) loop_clock_ = clock;
+}
+
+std::chrono::nanoseconds TcpStoreServer::cpu_time() const {
+  timespec ts{};
+  if (stopping_.load() || !loop_clock_ || ::clock_gettime(*loop_clock_, &ts) != 0) return {};
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
 void TcpStoreServer::stop() {
