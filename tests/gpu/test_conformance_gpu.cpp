@@ -26,9 +26,10 @@ int max_world() { return real_gpu_mode() ? std::min(4, visible_gpus()) : 4; }
 // ladder's logic is proven on host memory by the integration tests.
 CommandResult conformance(const JobDir& dir, const std::string& plugin, const std::vector<std::string>& args,
                           const std::string& env = "") {
-  std::string cmd = fmt::format("cd {} && env {} {} conformance {} -P {}{}", shell_quote(dir.path().string()), env,
-                                shell_quote(commbench_bin()), shell_quote(plugin), shell_quote(plugin_dir()),
-                                real_gpu_mode() ? "" : " --max-bytes 256KiB");
+  // A failing run keeps its ranks' logs under $TMPDIR: in the test's folder, removed with it.
+  std::string cmd = fmt::format("cd {0} && env TMPDIR={0} {1} {2} conformance {3} -P {4}{5}",
+                                shell_quote(dir.path().string()), env, shell_quote(commbench_bin()),
+                                shell_quote(plugin), shell_quote(plugin_dir()), real_gpu_mode() ? "" : " --max-bytes 256KiB");
   for (const auto& a : args) cmd += " " + shell_quote(a);
   return run_shell(cmd);
 }

@@ -59,7 +59,13 @@ const std::string& plugin_dir() {
 }
 
 CommandResult run_commbench(const std::vector<std::string>& args, const fs::path& cwd) {
-  std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(commbench_bin());
+  std::string cmd = "cd " + quote(cwd.string()) + " && ";
+  // A conformance run that fails keeps its ranks' logs in a new folder under $TMPDIR, by design;
+  // the tests that make it fail on purpose would leave one in /tmp per run. Unless a test chose a
+  // TMPDIR itself, those folders go to the test's own folder, which is removed with it.
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (!args.empty() && args[0] == "conformance" && !(tmpdir && *tmpdir)) cmd += "TMPDIR=" + quote(cwd.string()) + " ";
+  cmd += quote(commbench_bin());
   for (const auto& a : args) cmd += " " + quote(a);
   return run_shell(cmd);
 }
