@@ -10,11 +10,15 @@
 #    WORLDS x PLACEMENTS x 1 KiB-64 MiB. Target: median per-round ratio <= 1.02 at 1-64 MiB.
 # 3. The host cost per op, without a network: 1 rank (gloo copies locally and returns), 4 bytes,
 #    commbench against the minimal loop, in microseconds.
+# With AA=1, also part 2's cases with bench/gloo_direct on both sides (an A/A comparison, in the
+# same schedule): what the same target gives for two identical programs on this machine, i.e.
+# how much of a per-case ratio is the machine's scatter between processes. It doubles the time.
 # Prints per case each side's median over rounds, the median of the per-round ratios and their
-# min..max, and for part 2 the geometric mean of every round's ratio from 1 MiB with a 95 %
-# bootstrap interval over cases and rounds; the raw samples are kept in $OUT (default: a temporary directory, removed).
+# min..max; for part 2 (and 2b) the geometric mean of every round's ratio from 1 MiB with a 95 %
+# bootstrap interval over cases and rounds, and how many case medians are above 1.02. The raw
+# samples are kept in $OUT (default: a temporary directory, removed).
 #
-# Usage: [WORLDS="2 4"] [PLACEMENTS="in out"] [SIZES="1024 ... 67108864"] [OUT=dir]
+# Usage: [WORLDS="2 4"] [PLACEMENTS="in out"] [SIZES="1024 ... 67108864"] [OUT=dir] [AA=1]
 #        [RUN_AS="nice -n -10" | RUN_AS="chrt -f 10"] bench/run_gloo_bench.sh [build-dir] [rounds]
 # RUN_AS prefixes every process of both sides. On a machine busy with other work, Gloo's threads
 # wait a scheduler slice (milliseconds) at each wake-up, which then decides every number: a 1 MiB
@@ -67,14 +71,17 @@ run_minimal() {  # part world placement bytes iters round
   rm -rf "$store"
 }
 
-run_direct() {  # part world placement bytes iters round
-  local part=$1 world=$2 placement=$3 bytes=$4 iters=$5 round=$6
+run_direct() {  # part world placement bytes iters round [side]
+  local part=$1 world=$2 placement=$3 bytes=$4 iters=$5 round=$6 side=${7:-direct}
   local line
   line=$("${run_as[@]}" "$direct" --world "$world" --store "$work/direct-store" --sizes "$bytes" \
     --warmup "$warmup" --iters "$iters" --placement "$placement")
-  record "$part" direct "$world" "$placement" "$bytes" "$round" \
+  record "$part" "$side" "$world" "$placement" "$bytes" "$round" \
     "$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["avg_us"])' "$line")"
 }
+
+# The A/A side: the same program again, recorded under its own name.
+run_direct2() { run_direct "$@" direct2; }
 
 run_commbench() {  # part world placement bytes iters round
   local part=$1 world=$2 placement=$3 bytes=$4 iters=$5 round=$6
@@ -125,6 +132,9 @@ for ((round = 1; round <= rounds; round++)); do
     for placement in "${placements[@]}"; do
       for bytes in "${sizes[@]}"; do
         pair harness commbench direct "$world" "$placement" "$bytes" "$(iters_for "$bytes")" "$round"
+        if [ "${AA:-0}" = 1 ]; then
+          pair aa direct2 direct "$world" "$placement" "$bytes" "$(iters_for "$bytes")" "$round"
+        fi
       done
     done
   done
@@ -160,21 +170,30 @@ table("harness", "commbench", "direct", target_from=1 << 20,
 # 95 % interval is a two-level bootstrap (cases resampled with replacement, then each drawn case's
 # rounds), since rounds of one case share that case's offset and are not independent draws. Fixed
 # seed: the same data prints the same interval.
-by_case = {}
-for (pt, side, w, p, s, r) in t:
-    if pt == "harness" and side == "commbench" and s >= 1 << 20:
-        by_case.setdefault((w, p, s), []).append(
-            math.log(t[("harness", "commbench", w, p, s, r)] / t[("harness", "direct", w, p, s, r)]))
-if by_case:
+def pooled(part, a, b):
+    by_case = {}
+    for (pt, side, w, p, s, r) in t:
+        if pt == part and side == a and s >= 1 << 20:
+            by_case.setdefault((w, p, s), []).append(math.log(t[(part, a, w, p, s, r)] / t[(part, b, w, p, s, r)]))
+    if not by_case:
+        return
     cases = list(by_case.values())
     logs = [x for c in cases for x in c]
     rng = random.Random(25)
     boot = sorted(statistics.fmean([x for c in rng.choices(cases, k=len(cases)) for x in rng.choices(c, k=len(c))])
                   for _ in range(5000))
     lo, hi = math.exp(boot[int(0.025 * len(boot))]), math.exp(boot[int(0.975 * len(boot)) - 1])
+    over = sum(statistics.median([math.exp(x) for x in c]) > 1.02 for c in cases)
     print("   pooled over %d paired rounds of %d case(s) from 1 MiB: geometric mean %.3f, 95%% bootstrap interval "
           "%.3f..%.3f (cases, then rounds, resampled); %d rounds above 1" % (
               len(logs), len(cases), math.exp(statistics.fmean(logs)), lo, hi, sum(x > 0 for x in logs)))
+    print("   %d of %d case medians above 1.02" % (over, len(cases)))
+
+pooled("harness", "commbench", "direct")
+if any(k[0] == "aa" for k in t):
+    table("aa", "direct2", "direct", target_from=1 << 20,
+          title="2b. A/A: bench/gloo_direct against itself, same schedule (the machine's scatter between processes)")
+    pooled("aa", "direct2", "direct")
 keys = table("host_cost", "commbench", "minimal", title="3. host cost per op, 1 rank, 4 bytes (no network)")
 for (w, p, s) in keys:
     diff = [t[("host_cost", "commbench", w, p, s, r)] - t[("host_cost", "minimal", w, p, s, r)] for r in rounds]

@@ -211,7 +211,7 @@ iterations = 2
   EXPECT_TRUE(schemes["ring"] == "UCX's default (auto: get_zcopy for host memory)" ||
               schemes["ring"].starts_with("UCX_RNDV_SCHEME="))
       << schemes["ring"];
-  EXPECT_EQ(thresholds["ring"], "unset (allreduce 131072, reducescatter 65536)");
+  EXPECT_EQ(thresholds["ring"], "unset (allreduce 65536, reducescatter 65536)");
   EXPECT_EQ(thresholds["auto-threshold"], "1024");
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <commbench/sdk/dtypes.hpp>
+#include <commbench/sdk/host_reduce.hpp>
 #include <commbench/sdk/op_args.hpp>
 
 #include "store_backend.h"

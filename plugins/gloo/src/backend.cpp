@@ -3,6 +3,7 @@
 #include <gloo/config.h>
 #include <gloo/transport/tcp/device.h>
 
+#include "commbench/sdk/host_reduce.hpp"
 #include "commbench/sdk/host_services.hpp"
 #include "errors.h"
 
@@ -53,6 +54,7 @@ void emit_metadata(const cb_backend& backend,
   emit(ctx, "iface", o.iface.c_str());
   emit(ctx, "allreduce_algorithm", std::string(algorithm_name(o.allreduce_algorithm)).c_str());
   emit(ctx, "timeout_ms", std::to_string(o.timeout.count()).c_str());
+  emit(ctx, "host_reduction", sdk::reduce_kernel_name(sdk::ReduceIsa::Baseline));
   if (backend.device) emit(ctx, "device", backend.device->str().c_str());
 }
 

@@ -1,6 +1,7 @@
 #include "reduction.h"
 
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/host_reduce.hpp"
 #include "errors.h"
 
 namespace commbench::gloo_backend {
@@ -8,7 +9,7 @@ namespace {
 
 template <class T, cb_dtype D, cb_redop R>
 void reduce_in_place(T* accumulator, const T* other, size_t n) {
-  sdk::reduce(D, R, accumulator, accumulator, other, n);
+  sdk::reduce(D, R, accumulator, accumulator, other, n, sdk::ReduceIsa::Baseline);
 }
 
 template <class T, cb_dtype D>
@@ -36,7 +37,7 @@ const gloo::ReductionFunction<T>* legacy_for_dtype(cb_redop redop) {
 
 gloo::AllreduceOptions::Func reduce_function(cb_dtype dtype, cb_redop redop) {
   return [dtype, redop](void* dst, const void* a, const void* b, size_t n) {
-    sdk::reduce(dtype, redop, dst, a, b, n);
+    sdk::reduce(dtype, redop, dst, a, b, n, sdk::ReduceIsa::Baseline);
   };
 }
 

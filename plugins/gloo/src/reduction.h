@@ -1,6 +1,9 @@
 // Elementwise reductions handed to gloo, for every reducible dtype × {sum, prod, min, max}.
 // Both flavours compute with commbench::sdk::reduce, so f16/bf16 (which gloo's own templates
-// do not cover) reduce exactly like the core's reference check expects.
+// do not cover) reduce exactly like the core's reference check expects. They use the baseline
+// ISA (SSE2 on x86-64 unless built for more), not AVX2 chosen at run time: gloo::sum<T> compiled
+// into a Release build of a Gloo user is such a loop, and a faster kernel here would report a
+// faster Gloo than its users run.
 #pragma once
 
 #include <cstdint>

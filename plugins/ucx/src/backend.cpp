@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "commbench/sdk/host_reduce.hpp"
 #include "commbench/sdk/host_services.hpp"
 #include "errors.h"
 
@@ -191,6 +192,7 @@ void emit_metadata(const cb_backend& backend,
           : "unset (allreduce " + std::to_string(small_message_bytes(CB_OP_ALLREDUCE, o.algorithms)) +
                 ", reducescatter " + std::to_string(small_message_bytes(CB_OP_REDUCESCATTER, o.algorithms)) + ")");
   put("ring_threshold", std::to_string(o.algorithms.ring_bytes));
+  put("host_reduction", sdk::reduce_kernel_name(sdk::ReduceIsa::Widest));
   put("ring_segment", std::to_string(o.algorithms.segment_bytes));
   put("timeout_ms", std::to_string(o.timeout.count()));
   put("memory_types", backend.supports_cuda()

@@ -125,7 +125,7 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      kReducescatterChoices.data()},
     {"small_message_threshold", CB_OPTION_BYTES, "",
      "bytes per rank from which auto leaves the latency-bound algorithms (recursive doubling, pairwise), for every op; "
-     "unset: 128 KiB for allreduce, 64 KiB for reducescatter",
+     "unset: 64 KiB for allreduce and reducescatter",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.small_message_bytes = v.bytes; }},
     {"ring_threshold", CB_OPTION_BYTES, "4MiB", "bytes per rank from which auto picks the pipelined ring",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.ring_bytes = v.bytes; }},

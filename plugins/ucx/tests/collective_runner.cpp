@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/host_reduce.hpp"
 #include "memory_channel.h"
 #include "test_util.h"
 

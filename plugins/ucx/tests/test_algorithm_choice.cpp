@@ -20,15 +20,15 @@ using test::MemoryFabric;
 using test::str;
 
 TEST(Choice, AutoSwitchesAtTheThresholds) {
-  AlgorithmChoice c;  // unset: 128 KiB for allreduce, 64 KiB for reducescatter; 4 MiB
+  AlgorithmChoice c;  // unset: 64 KiB for allreduce and reducescatter; 4 MiB
   const size_t ring = c.ring_bytes;
-  EXPECT_EQ(small_message_bytes(CB_OP_ALLREDUCE, c), 131072u);
+  EXPECT_EQ(small_message_bytes(CB_OP_ALLREDUCE, c), 65536u);
   EXPECT_EQ(small_message_bytes(CB_OP_REDUCESCATTER, c), 65536u);
   EXPECT_EQ(small_message_bytes(CB_OP_ALLGATHER, c), 65536u);  // both of its tiers run recursive doubling
   for (int world : {2, 4, 8}) {
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRecursiveDoubling);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131071, world, c), Algorithm::kRecursiveDoubling);
-    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131072, world, c), Algorithm::kRabenseifner);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 0, world, c), Algorithm::kRecursiveDoubling);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65535, world, c), Algorithm::kRecursiveDoubling);
+    EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, world, c), Algorithm::kRabenseifner);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring - 1, world, c), Algorithm::kRabenseifner);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, ring, world, c), Algorithm::kRing);
     EXPECT_EQ(chosen_algorithm(CB_OP_ALLGATHER, 65535, world, c), Algorithm::kRecursiveDoubling);
@@ -48,17 +48,18 @@ TEST(Choice, AutoSwitchesAtTheThresholds) {
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 4096, 5, c), Algorithm::kRabenseifner);
   EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 8192, 5, c), Algorithm::kRing);
   EXPECT_EQ(algorithm_name(chosen_algorithm(CB_OP_ALLREDUCE, 8193, 5, c)), "ring");
-  // Set to the former single default, 64 KiB runs Rabenseifner again (the A/B's old mode).
-  c.small_message_bytes = 65536;
+  // Set to allreduce's former default (128 KiB, until 2026-11-29), 64 KiB runs recursive
+  // doubling again, for every op.
+  c.small_message_bytes = 131072;
   c.ring_bytes = 4 << 20;
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 4, c), Algorithm::kRabenseifner);
-  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, 4, c), Algorithm::kRecursiveHalving);
-  // Unset, with only the ring threshold lowered below allreduce's own: the small tier still
-  // runs up to its threshold, the ring from there (no mid tier).
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 4, c), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, 4, c), Algorithm::kPairwise);
+  // Unset, with only the ring threshold lowered below the ops' own: the small tier still runs
+  // up to its threshold, the ring from there (no mid tier).
   c.small_message_bytes.reset();
-  c.ring_bytes = 65536;
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 100000, 4, c), Algorithm::kRecursiveDoubling);
-  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 131072, 4, c), Algorithm::kRing);
+  c.ring_bytes = 32768;
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 50000, 4, c), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(chosen_algorithm(CB_OP_ALLREDUCE, 65536, 4, c), Algorithm::kRing);
   EXPECT_EQ(chosen_algorithm(CB_OP_REDUCESCATTER, 65536, 4, c), Algorithm::kRing);
   c.small_message_bytes = 4096;
   c.ring_bytes = 8192;

@@ -37,6 +37,7 @@
 
 #include "commbench/backend.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/host_reduce.hpp"
 #include "commbench/sdk/plugin_entry.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 #include "commbench/sdk/plugin_options.hpp"

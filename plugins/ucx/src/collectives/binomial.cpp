@@ -4,6 +4,7 @@
 
 #include "blocks.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/host_reduce.hpp"
 
 namespace commbench::ucx_backend {
 

@@ -8,6 +8,7 @@
 
 #include "blocks.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/host_reduce.hpp"
 #include "fold.h"
 
 namespace commbench::ucx_backend {

@@ -23,6 +23,7 @@
 
 #include "blocks.h"
 #include "commbench/sdk/dtypes.hpp"
+#include "commbench/sdk/host_reduce.hpp"
 #include "commbench/sdk/plugin_error.hpp"
 
 namespace commbench::ucx_backend {

@@ -79,11 +79,13 @@ struct AlgorithmChoice {
 };
 
 // auto's small-message thresholds where the option is unset, measured on one node with forced
-// algorithms alternating in one job (docs/performance-ucx-mpi.md, "A threshold per op"): recursive
-// doubling took 0.49-0.90x Rabenseifner's time at 64 KiB in 7 of 8 world and placement medians,
-// and was slower at 2 ranks in place at 128 KiB; pairwise did not beat recursive halving at
-// 64 KiB.
-inline constexpr size_t kAllreduceSmallMessageBytes = 128 * 1024;
+// algorithms alternating in one job (docs/performance-ucx-mpi.md, "A threshold per op" and "In
+// place from 64 KiB"). Allreduce: recursive doubling was slower than Rabenseifner in place at
+// 64 KiB (1.02-1.07x its time at 2 ranks, 1.15-1.17x at 4, 3,000 ops a case) and at 128 KiB; out
+// of place it stays faster, but there the peer reads an input no op rewrites, from its own cache,
+// and Rabenseifner is still above Open MPI. Reducescatter: pairwise did not beat recursive halving
+// at 64 KiB.
+inline constexpr size_t kAllreduceSmallMessageBytes = 64 * 1024;
 inline constexpr size_t kReducescatterSmallMessageBytes = 64 * 1024;
 
 // The small-message threshold auto applies to `op`: the option's, else the op's own.
