@@ -87,6 +87,24 @@ TEST(StoreSecurity, AOneHostLaunchBindsLoopbackWhateverMasterAddrSays) {
   EXPECT_EQ(try_client(*g0, "guess"), "rejected");
 }
 
+TEST(StoreSecurity, TheHostTokenFileIsGoneOnceEveryAgentHasJoined) {
+  const int port = free_port();
+  const HostTokenFile where(fmt::format("port-{}", port));  // names the file, writes nothing
+  AgentGroupOptions o0, o1;
+  o0.launch = one_host_launch(0, 2, port);
+  o1.launch = one_host_launch(1, 2, port);
+  o0.join_timeout = o1.join_timeout = 20000ms;
+  // Agent 1 starts first and must find the file; agent 0 writes it before its store opens.
+  auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
+  std::this_thread::sleep_for(200ms);
+  const auto g0 = AgentGroup::create(o0);
+  const auto g1 = other.get();
+  ASSERT_EQ(g1->token(), g0->token()) << "agent 1 read the token from the file";
+  // Both groups are alive (the job runs): a launch killed from here on leaves nothing behind.
+  EXPECT_FALSE(std::filesystem::exists(where.path())) << where.path() << " outlived the agents' meeting";
+  EXPECT_EQ(try_client(*g0, g0->token()), "") << "the store still lets the job's token in";
+}
+
 TEST(StoreSecurity, AStaleTokenFileOfAnEarlierLaunchIsReplaced) {
   const int port = free_port();
   {

@@ -241,7 +241,11 @@ void AgentGroup::join(Millis timeout) {
   std::string place;
   try {
     client_->set(fmt::format("agents/join/name/{}", rank()), bytes_of(me));
-    if (rank() == 0) map_hosts(timeout);
+    if (rank() == 0) {
+      map_hosts(timeout);
+      // Every agent has set its name, so every agent holds an authenticated connection.
+      if (token_file_) token_file_->withdraw();
+    }
     // Agent 0 answers once every name is in, or says why not: a little longer than its own wait.
     place = string_of(client_->get(place_key, timeout + Millis(5000)));
   } catch (const LaunchError&) {

@@ -76,8 +76,11 @@ std::string generate_job_token() {
 HostTokenFile::HostTokenFile(const std::string& job_key)
     : path_(private_dir() / fmt::format("store-{}.token", safe_name(job_key))) {}
 
-HostTokenFile::~HostTokenFile() {
+HostTokenFile::~HostTokenFile() { withdraw(); }
+
+void HostTokenFile::withdraw() {
   if (written_) ::unlink(path_.c_str());
+  written_ = false;
 }
 
 void HostTokenFile::publish(const std::string& token) {

@@ -35,6 +35,10 @@ class HostTokenFile {
   const std::filesystem::path& path() const { return path_; }
   // Agent 0: writes `token` (replacing a stale file of an earlier launch).
   void publish(const std::string& token);
+  // Agent 0, once every agent of the launch has joined its store: removes the file it wrote.
+  // Nobody reads it after that (workers get the token in their environment), so the token
+  // stays on disk only while agents are joining, and a launch killed later leaves no file.
+  void withdraw();
   // The others: the token in the file, waiting until `deadline` for it to appear; "" if it
   // did not. A file that is there may be stale (an earlier launch on the same port): the caller
   // retries when the store rejects the token.
