@@ -18,7 +18,7 @@
 # bootstrap interval over cases and rounds, and how many case medians are above 1.02. The raw
 # samples are kept in $OUT (default: a temporary directory, removed).
 #
-# Usage: [WORLDS="2 4"] [PLACEMENTS="in out"] [SIZES="1024 ... 67108864"] [OUT=dir] [AA=1]
+# Usage: [WORLDS="2 4"] [PLACEMENTS="in out"] [SIZES="1024 ... 67108864"] [OUT=dir] [AA=1] [ITERS_SCALE=n]
 #        [RUN_AS="nice -n -10" | RUN_AS="chrt -f 10"] bench/run_gloo_bench.sh [build-dir] [rounds]
 # RUN_AS prefixes every process of both sides. On a machine busy with other work, Gloo's threads
 # wait a scheduler slice (milliseconds) at each wake-up, which then decides every number: a 1 MiB
@@ -38,6 +38,7 @@ warmup=5
 for tool in "$bin" "$direct" "$minimal"; do
   [ -x "$tool" ] || { echo "run_gloo_bench.sh: $tool is missing; build the commbench, gloo_direct and gloo_minimal_loop targets" >&2; exit 2; }
 done
+[[ ${ITERS_SCALE:-1} =~ ^[1-9][0-9]*$ ]] || { echo "run_gloo_bench.sh: ITERS_SCALE=${ITERS_SCALE}: expected a whole number from 1" >&2; exit 2; }
 read -r -a run_as <<<"${RUN_AS:-}"
 if [ -n "${OUT:-}" ]; then work=$OUT; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 csv=$work/samples.csv
@@ -45,13 +46,15 @@ echo "part,side,world,placement,bytes,round,time_us" >"$csv"
 
 # About 0.1-1 s per case on an idle 2-vCPU VM (a 1 KiB op: ~0.3 ms at 2 ranks, ~1 ms at 4; load
 # makes it up to 10x slower).
+# ITERS_SCALE multiplies the counts from 1 MiB: this VM's speed wanders by +-15 % over fractions
+# of a second even within one process, and a longer case averages more of that out.
 iters_for() {
-  local b=$1
+  local b=$1 scale=${ITERS_SCALE:-1}
   if ((b <= 262144)); then echo "${ITERS_SMALL:-300}"
-  elif ((b <= 1048576)); then echo 300
-  elif ((b <= 4194304)); then echo 100
-  elif ((b <= 16777216)); then echo 40
-  else echo 15; fi
+  elif ((b <= 1048576)); then echo $((300 * scale))
+  elif ((b <= 4194304)); then echo $((100 * scale))
+  elif ((b <= 16777216)); then echo $((40 * scale))
+  else echo $((15 * scale)); fi
 }
 
 record() { echo "$1,$2,$3,$4,$5,$6,$7" >>"$csv"; }

@@ -90,15 +90,20 @@ TEST(StoreSecurity, AOneHostLaunchBindsLoopbackWhateverMasterAddrSays) {
 TEST(StoreSecurity, TheHostTokenFileIsGoneOnceEveryAgentHasJoined) {
   const int port = free_port();
   const HostTokenFile where(fmt::format("port-{}", port));  // names the file, writes nothing
+  std::filesystem::remove(where.path());                     // whatever an earlier launch left
   AgentGroupOptions o0, o1;
   o0.launch = one_host_launch(0, 2, port);
   o1.launch = one_host_launch(1, 2, port);
   o0.join_timeout = o1.join_timeout = 20000ms;
-  // Agent 1 starts first and must find the file; agent 0 writes it before its store opens.
-  auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
-  std::this_thread::sleep_for(200ms);
-  const auto g0 = AgentGroup::create(o0);
-  const auto g1 = other.get();
+  // Agent 0 publishes the token, then waits in the meeting for agent 1: the file must appear
+  // (which also proves this test looks at the right path) before agent 1 starts.
+  auto first = std::async(std::launch::async, [&] { return AgentGroup::create(o0); });
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (!std::filesystem::exists(where.path()) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(std::filesystem::exists(where.path())) << "agent 0 did not share its token through " << where.path();
+  const auto g1 = AgentGroup::create(o1);
+  const auto g0 = first.get();
   ASSERT_EQ(g1->token(), g0->token()) << "agent 1 read the token from the file";
   // Both groups are alive (the job runs): a launch killed from here on leaves nothing behind.
   EXPECT_FALSE(std::filesystem::exists(where.path())) << where.path() << " outlived the agents' meeting";

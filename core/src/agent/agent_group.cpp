@@ -243,7 +243,7 @@ void AgentGroup::join(Millis timeout) {
     client_->set(fmt::format("agents/join/name/{}", rank()), bytes_of(me));
     if (rank() == 0) {
       map_hosts(timeout);
-      // Every agent has set its name, so every agent holds an authenticated connection.
+      // Every agent has set its name, so each is connected with the token: nobody reads the file again.
       if (token_file_) token_file_->withdraw();
     }
     // Agent 0 answers once every name is in, or says why not: a little longer than its own wait.

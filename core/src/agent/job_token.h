@@ -28,7 +28,7 @@ std::string generate_job_token();
 class HostTokenFile {
  public:
   explicit HostTokenFile(const std::string& job_key);
-  ~HostTokenFile();  // agent 0 removes the file it wrote
+  ~HostTokenFile();  // agent 0 removes the file it wrote, unless withdrawn already
   HostTokenFile(const HostTokenFile&) = delete;
   HostTokenFile& operator=(const HostTokenFile&) = delete;
 
