@@ -180,3 +180,56 @@ TEST(SdkOpArgs, ANewerHostsLongerStructIsReadAndAShortOneRefused) {
     EXPECT_EQ(e.code(), CB_ERR_INVALID_ARGUMENT);
   }
 }
+
+// sdk::CheckedArgsCache: each distinct struct is checked once, the answer is the check's own,
+// and a struct the check refuses is refused every time.
+TEST(SdkOpArgs, TheCacheChecksEachDistinctStructOnceAndAnswersAsTheCheckDid) {
+  double buffer[2] = {0, 0};
+  cb_op_args send = raw_args(CB_OP_SEND, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer);
+  send.peer = 1;
+  cb_op_args recv = send;
+  recv.op = CB_OP_RECV;
+  int checks = 0;
+  auto check = [&](const cb_op_args& g) {
+    ++checks;
+    return sdk::checked_op_args(g, 0, 2, every_capability());
+  };
+  sdk::CheckedArgsCache<2> cache;
+  for (int i = 0; i < 10; ++i) {  // a ping-pong rank: one send, one receive, over and over
+    EXPECT_EQ(cache.get(send, check).op, CB_OP_SEND);
+    EXPECT_EQ(cache.get(recv, check).op, CB_OP_RECV);
+  }
+  EXPECT_EQ(checks, 2);
+  const cb_op_args direct = sdk::checked_op_args(recv, 0, 2, every_capability());
+  EXPECT_EQ(std::memcmp(&cache.get(recv, check), &direct, sizeof direct), 0) << "the check's own result";
+  cb_op_args other = send;
+  other.tag = 9;  // one field differs: checked again
+  EXPECT_EQ(cache.get(other, check).tag, 9u);
+  EXPECT_EQ(checks, 3);
+  cache.get(send, check);  // the oldest entry (send) made room for `other`: checked again
+  EXPECT_EQ(checks, 4);
+}
+
+TEST(SdkOpArgs, TheCacheNeverRemembersAStructTheCheckRefused) {
+  double buffer[2] = {0, 0};
+  cb_op_args good = raw_args(CB_OP_SEND, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer);
+  good.peer = 1;
+  cb_op_args bad = good;
+  bad.peer = 5;  // not a rank of a 2-rank world
+  cb_op_args short_struct = good;
+  short_struct.struct_size = offsetof(cb_op_args, tag);
+  int checks = 0;
+  auto check = [&](const cb_op_args& g) {
+    ++checks;
+    return sdk::checked_op_args(g, 0, 2, every_capability());
+  };
+  sdk::CheckedArgsCache<2> cache;
+  cache.get(good, check);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THROW(cache.get(bad, check), sdk::PluginError);
+    EXPECT_THROW(cache.get(short_struct, check), sdk::PluginError);
+  }
+  EXPECT_EQ(checks, 7) << "every refused struct is checked again";
+  cache.get(good, check);
+  EXPECT_EQ(checks, 7) << "the refusals did not displace the accepted struct";
+}

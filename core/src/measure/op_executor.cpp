@@ -43,9 +43,9 @@ class RequestSet {
 OpExecutor::OpExecutor(BackendSession& session, const Execution& exec, const CaseSpec& spec,
                        int rank, const OpBuffers& buffers, const ExecutorSetup& setup)
     : session_(session), exec_(exec), spec_(spec), rank_(rank), buf_(buffers), setup_(setup),
-      clock_(setup.timing, setup.gpu) {}
+      base_(make_base_args()), clock_(setup.timing, setup.gpu) {}
 
-cb_op_args OpExecutor::base_args() const {
+cb_op_args OpExecutor::make_base_args() const {
   cb_op_args a{};
   a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
   a.op = op_info(spec_.op).abi_op;
@@ -116,20 +116,23 @@ double OpExecutor::pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t 
     reqs.wait(timeout_ms);
     return clock_.stop(timeout_ms) / 2;
   }
-  // The pong's receive is posted before the clock starts: on shared memory the pong can be back
-  // before a receive posted after the ping would be, and that bookkeeping would be timed as
-  // latency.
-  PostedRequest pong(session_, recv);
-  clock_.start();
   if (setup_.stream_ordered) {
+    // Both on the stream before the clock starts: the pong's receive must not wait behind the ping.
+    PostedRequest pong(session_, recv);
+    clock_.start();
     PostedRequest ping(session_, send);
     clock_.posted();
     ping.wait(timeout_ms);
-  } else {
-    post_and_wait(send, timeout_ms);
-    clock_.posted();
+    pong.wait(timeout_ms);
+    return clock_.stop(timeout_ms) / 2;
   }
-  pong.wait(timeout_ms);
+  // Host: send, then receive, as ucx_perftest and osu_latency do. The pong's receive is posted
+  // while the ping is in flight, off the round trip's critical path; posted before the ping, it
+  // sat between one pong's arrival and the next ping, and back-to-back round trips (batch) timed it.
+  clock_.start();
+  post_and_wait(send, timeout_ms);
+  clock_.posted();
+  post_and_wait(recv, timeout_ms);
   return clock_.stop(timeout_ms) / 2;  // half round trip, on the initiator's clock
 }
 

@@ -123,7 +123,8 @@ class OpExecutor {
   void group_start() { if (setup_.group_p2p) session_.group_start(); }
   void group_end() { if (setup_.group_p2p) session_.group_end(); }
   void post_and_wait(const cb_op_args& args, int32_t timeout_ms);
-  cb_op_args base_args() const;
+  cb_op_args make_base_args() const;
+  const cb_op_args& base_args() const { return base_; }
 
   BackendSession& session_;
   const Execution& exec_;
@@ -131,6 +132,7 @@ class OpExecutor {
   int rank_;
   OpBuffers buf_;
   ExecutorSetup setup_;
+  cb_op_args base_;  // every op's arguments before the pattern's changes: built once, not per op
   IterationClock clock_;
   bool in_step_ = false;  // pingpong: the peers already exchanged since the last barrier
   bool keep_times_ = false;

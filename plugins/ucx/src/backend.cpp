@@ -162,6 +162,7 @@ std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   check_ucs("ucp_context_query", ucp_context_query(backend->context, &attr));
   backend->memory_types = attr.memory_types;
+  backend->capabilities = runtime_capabilities(*backend);
   return backend;
 }
 

@@ -15,6 +15,7 @@ struct cb_backend {
   commbench::ucx_backend::UcxOptions options;
   ucp_context_h context = nullptr;
   uint64_t memory_types = 0;  // UCS_BIT(ucs_memory_type_t) the context supports
+  cb_capabilities capabilities{};  // runtime_capabilities(), computed once: every op is checked against it
   commbench::ucx_backend::ProgressMode progress = commbench::ucx_backend::ProgressMode::kPolling;
   std::string progress_reason;  // why, when chosen automatically
   std::string net_devices;      // the network devices UCX may use, and why (metadata)

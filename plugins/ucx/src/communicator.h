@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "backend.h"
+#include "commbench/sdk/op_args.hpp"
 #include "collectives/collectives.h"
 #include "endpoints.h"
 #include "memory.h"
@@ -25,6 +26,7 @@ struct cb_comm {
   std::unique_ptr<commbench::ucx_backend::TagEngine> tags;
   std::unique_ptr<commbench::ucx_backend::UcpChannel> channel;
   commbench::ucx_backend::Scratch scratch;
+  commbench::sdk::CheckedArgsCache<> checked_args;  // post.cpp's validate: the same few ops, checked once
 
   // The option `timeout_ms`, never longer than comm_create's timeout (docs/plugin-abi.md §4,
   // "Deadlines"): a collective run inside post whose peer never arrives ends within the time the

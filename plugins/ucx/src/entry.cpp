@@ -26,7 +26,7 @@ struct UcxTraits {
     return commbench::sdk::error_from_standard_exception(what);
   }
   static cb_capabilities capabilities(const cb_backend* backend) {
-    return backend != nullptr ? runtime_capabilities(*backend) : static_capabilities();
+    return backend != nullptr ? backend->capabilities : static_capabilities();
   }
   static std::unique_ptr<cb_backend> create_backend(const cb_host_services& host) {
     return commbench::ucx_backend::create_backend(host);

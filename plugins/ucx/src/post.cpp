@@ -13,8 +13,8 @@ namespace commbench::ucx_backend {
 namespace {
 
 // The SDK's checks against what this process advertises, then the ucx plugin's own limits.
-cb_op_args validate(const cb_comm& comm, const cb_op_args& given) {
-  const cb_op_args a = sdk::checked_op_args(given, comm.rank, comm.size, runtime_capabilities(comm.backend));
+cb_op_args check_args(const cb_comm& comm, const cb_op_args& given) {
+  const cb_op_args a = sdk::checked_op_args(given, comm.rank, comm.size, comm.backend.capabilities);
   if (a.mem_type == CB_MEM_CUDA && !sdk::is_point_to_point(a.op))
     fail(CB_ERR_UNIMPLEMENTED, "collectives on cuda memory are not implemented by the ucx plugin "
                                "(its reductions run on the host); send/recv are");
@@ -22,6 +22,12 @@ cb_op_args validate(const cb_comm& comm, const cb_op_args& given) {
     fail(CB_ERR_INVALID_ARGUMENT, "tag " + std::to_string(a.tag) + " is above the largest the ucx "
                                   "plugin carries (2^31-1)");
   return a;
+}
+
+// check_args, once per distinct struct (sdk::CheckedArgsCache): rank, size, capabilities and the
+// tag limit are fixed for the communicator's life.
+const cb_op_args& validate(cb_comm& comm, const cb_op_args& given) {
+  return comm.checked_args.get(given, [&](const cb_op_args& g) { return check_args(comm, g); });
 }
 
 // Starts a validated send or receive.
