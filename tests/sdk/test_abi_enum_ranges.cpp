@@ -201,7 +201,15 @@ TEST(SdkOpArgs, TheCacheChecksEachDistinctStructOnceAndAnswersAsTheCheckDid) {
   }
   EXPECT_EQ(checks, 2);
   const cb_op_args direct = sdk::checked_op_args(recv, 0, 2, every_capability());
-  EXPECT_EQ(std::memcmp(&cache.get(recv, check), &direct, sizeof direct), 0) << "the check's own result";
+  const cb_op_args cached = cache.get(recv, check);
+  EXPECT_EQ(cached.op, direct.op);  // the check's own result, field by field
+  EXPECT_EQ(cached.peer, direct.peer);
+  EXPECT_EQ(cached.count, direct.count);
+  EXPECT_EQ(cached.dtype, direct.dtype);
+  EXPECT_EQ(cached.redop, direct.redop);  // read_op_args sets an unused reduce op to 0
+  EXPECT_EQ(cached.sendbuf, direct.sendbuf);
+  EXPECT_EQ(cached.recvbuf, direct.recvbuf);
+  EXPECT_EQ(cached.tag, direct.tag);
   cb_op_args other = send;
   other.tag = 9;  // one field differs: checked again
   EXPECT_EQ(cache.get(other, check).tag, 9u);
@@ -212,11 +220,13 @@ TEST(SdkOpArgs, TheCacheChecksEachDistinctStructOnceAndAnswersAsTheCheckDid) {
 
 TEST(SdkOpArgs, TheCacheNeverRemembersAStructTheCheckRefused) {
   double buffer[2] = {0, 0};
-  cb_op_args good = raw_args(CB_OP_SEND, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer);
-  good.peer = 1;
-  cb_op_args bad = good;
+  cb_op_args send = raw_args(CB_OP_SEND, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer);
+  send.peer = 1;
+  cb_op_args recv = send;
+  recv.op = CB_OP_RECV;
+  cb_op_args bad = send;
   bad.peer = 5;  // not a rank of a 2-rank world
-  cb_op_args short_struct = good;
+  cb_op_args short_struct = send;
   short_struct.struct_size = offsetof(cb_op_args, tag);
   int checks = 0;
   auto check = [&](const cb_op_args& g) {
@@ -224,12 +234,14 @@ TEST(SdkOpArgs, TheCacheNeverRemembersAStructTheCheckRefused) {
     return sdk::checked_op_args(g, 0, 2, every_capability());
   };
   sdk::CheckedArgsCache<2> cache;
-  cache.get(good, check);
+  cache.get(send, check);  // both entries hold accepted structs
+  cache.get(recv, check);
   for (int i = 0; i < 3; ++i) {
     EXPECT_THROW(cache.get(bad, check), sdk::PluginError);
     EXPECT_THROW(cache.get(short_struct, check), sdk::PluginError);
   }
-  EXPECT_EQ(checks, 7) << "every refused struct is checked again";
-  cache.get(good, check);
-  EXPECT_EQ(checks, 7) << "the refusals did not displace the accepted struct";
+  EXPECT_EQ(checks, 8) << "every refused struct is checked again";
+  EXPECT_EQ(cache.get(send, check).op, CB_OP_SEND);
+  EXPECT_EQ(cache.get(recv, check).op, CB_OP_RECV);
+  EXPECT_EQ(checks, 8) << "the refusals displaced neither accepted struct";
 }

@@ -117,7 +117,8 @@ double OpExecutor::pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t 
     return clock_.stop(timeout_ms) / 2;
   }
   if (setup_.stream_ordered) {
-    // Both on the stream before the clock starts: the pong's receive must not wait behind the ping.
+    // Ungrouped stream-ordered backend (none in the tree): the pong's receive goes on the stream
+    // before the clock starts, the ping after it.
     PostedRequest pong(session_, recv);
     clock_.start();
     PostedRequest ping(session_, send);

@@ -26,7 +26,7 @@ cb_op_args check_args(const cb_comm& comm, const cb_op_args& given) {
 
 // check_args, once per distinct struct (sdk::CheckedArgsCache): rank, size, capabilities and the
 // tag limit are fixed for the communicator's life.
-const cb_op_args& validate(cb_comm& comm, const cb_op_args& given) {
+cb_op_args validate(cb_comm& comm, const cb_op_args& given) {
   return comm.checked_args.get(given, [&](const cb_op_args& g) { return check_args(comm, g); });
 }
 
