@@ -23,6 +23,22 @@ std::vector<std::string> lines_of(const std::filesystem::path& p) {
   return lines;
 }
 
+// Runs an experiment named `name` made of `runs` ([[run]] tables), expecting every case to be ok
+// and right; returns how many were, per run.
+std::map<std::string, int> correct_cases_per_run(JobDir& dir, const std::string& name, const std::string& runs) {
+  const auto file = dir.write(name + ".toml", "name = \"" + name + "\"\n" + runs);
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, int> ok;
+  if (r.exit_code != 0) return ok;
+  for (const auto& c : dir.records()) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["wrong"], 0) << c.dump();
+    if (c["status"] == "ok" && c["wrong"] == 0) ++ok[c["run"].get<std::string>()];
+  }
+  return ok;
+}
+
 TEST(Ucx, AllPairsOnFourRanksGivesEveryPairMatricesAndTheExecutionLog) {
   REQUIRE_PLUGINS("ucx");
   JobDir dir;
@@ -178,15 +194,7 @@ iterations = 2
 [run.options.ucx]
 {}
 )", name, options);
-  const auto file = dir.write("variants.toml", "name = \"variants\"\n" + runs);
-  const CommandResult r = dir.run(file, {"--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::map<std::string, int> ok_per_run;
-  for (const auto& c : dir.records()) {
-    EXPECT_EQ(c["status"], "ok") << c.dump();
-    EXPECT_EQ(c["wrong"], 0) << c.dump();
-    ++ok_per_run[c["run"]];
-  }
+  const std::map<std::string, int> ok_per_run = correct_cases_per_run(dir, "variants", runs);
   ASSERT_EQ(ok_per_run.size(), variants.size());
   for (const auto& [run, n] : ok_per_run) EXPECT_GT(n, 100) << run;
   // What ran is in the execution metadata.
@@ -213,6 +221,48 @@ iterations = 2
       << schemes["ring"];
   EXPECT_EQ(thresholds["ring"], "unset (allreduce 65536, reducescatter 65536)");
   EXPECT_EQ(thresholds["auto-threshold"], "1024");
+}
+
+// Allreduce sends the data it wrote eagerly up to allreduce_eager_up_to (UCP fast completion:
+// collectives/eager_sends.h): results must be the same with it, without it, over TCP and with
+// UCX's threshold set by hand, at the sizes where it changes the protocol (8-64 KiB).
+TEST(Ucx, AllreduceIsCorrectWithAndWithoutEagerSendsOfWhatItWrote) {
+  REQUIRE_PLUGINS("ucx");
+  JobDir dir;
+  std::string runs;
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"default", ""},
+      {"off", "allreduce_eager_up_to = \"0\""},
+      {"tcp", "transports = \"tcp\""},
+      {"recursive", "allreduce_algorithm = \"recursive_doubling\"\nallreduce_eager_up_to = \"1MiB\""},
+      {"set-threshold", "rndv_thresh = \"8KiB\""},
+  };
+  for (const auto& [name, options] : variants)
+    runs += fmt::format(R"(
+[[run]]
+name = "{}"
+backend = "ucx"
+world_sizes = [2, 3, 4]
+ops = ["allreduce"]
+dtypes = ["f32", "bf16"]
+redops = ["sum", "max"]
+sizes = ["8KiB", "32KiB", "64KiB", "96KiB"]
+placement = ["out_of_place", "in_place"]
+warmup = 1
+iterations = 3
+[run.options.ucx]
+{}
+)", name, options);
+  std::map<std::string, int> ok_per_run = correct_cases_per_run(dir, "eager", runs);
+  // 3 worlds x 2 dtypes x 2 redops x 4 sizes x 2 placements
+  for (const auto& [name, options] : variants) EXPECT_EQ(ok_per_run[name], 3 * 2 * 2 * 4 * 2) << name;
+  std::map<std::string, std::string> eager;  // run -> rank 0's metadata
+  for (const auto& e : dir.records("execution"))
+    eager[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("allreduce_eager_up_to", "(none)");
+  EXPECT_EQ(eager["default"], "65536");
+  EXPECT_EQ(eager["off"], "0");
+  EXPECT_EQ(eager["recursive"], "1048576");
+  EXPECT_EQ(eager["set-threshold"], "65536 (no effect: rndv_thresh decides every send)");
 }
 
 // A rendezvous leaves its receiver an acknowledgement to send after the data arrived (its

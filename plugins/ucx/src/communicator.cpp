@@ -55,8 +55,8 @@ namespace {
 // One collective's worth of traffic on the channel: a new sequence number, and whatever a
 // failure left posted dropped.
 template <class Body>
-void with_channel(cb_comm& comm, Deadline deadline, Body&& body) {
-  comm.channel->begin(deadline);
+void with_channel(cb_comm& comm, Deadline deadline, Body&& body, EagerSends eager = {}) {
+  comm.channel->begin(deadline, eager);
   try {
     body(*comm.channel);
   } catch (...) {
@@ -68,9 +68,10 @@ void with_channel(cb_comm& comm, Deadline deadline, Body&& body) {
 }  // namespace
 
 void run_on_channel(cb_comm& comm, cb_op op, const CollectiveArgs& args, Deadline deadline) {
-  with_channel(comm, deadline, [&](Channel& ch) {
-    run_collective(ch, op, args, comm.backend.options.algorithms, comm.scratch);
-  });
+  const UcxOptions& o = comm.backend.options;
+  with_channel(
+      comm, deadline, [&](Channel& ch) { run_collective(ch, op, args, o.algorithms, comm.scratch); },
+      eager_sends_for(op, args, o.allreduce_eager_up_to));
 }
 
 std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeout_ms) {

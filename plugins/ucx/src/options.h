@@ -53,6 +53,9 @@ struct UcxOptions {
   // UCX's shared-memory receive buffers are mapped before the first timed op; 0: none.
   int prime_messages = 256;
   AlgorithmChoice algorithms;
+  // Allreduce sends of data this rank wrote, up to this many bytes, ask for fast completion
+  // (eager over shared memory; collectives/eager_sends.h); 0: UCX's choice for every message.
+  size_t allreduce_eager_up_to = 64 * 1024;
   std::chrono::milliseconds timeout{300000};  // every op and wait
 };
 
@@ -131,6 +134,10 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.ring_bytes = v.bytes; }},
     {"ring_segment", CB_OPTION_BYTES, "0", "the ring's pipeline segment; 0: whole blocks",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.segment_bytes = v.bytes; }},
+    {"allreduce_eager_up_to", CB_OPTION_BYTES, "64KiB",
+     "allreduce messages up to this size that carry data this rank wrote (in place, or reduced in the op) "
+     "are sent eagerly (UCP fast completion), not read by the peer; 0: UCX's choice for every message",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.allreduce_eager_up_to = v.bytes; }},
     {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "300000", .doc = "limit of every op and wait",
      .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.timeout = std::chrono::milliseconds(v.integer); },
      .min = 1, .max = INT32_MAX},

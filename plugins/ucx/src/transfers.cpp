@@ -22,11 +22,13 @@ std::string describe(const Transfer& t) {
 
 }  // namespace
 
-void TagEngine::start_send(Transfer& t, int peer, ucp_tag_t tag, const void* buf, size_t bytes) {
+void TagEngine::start_send(Transfer& t, int peer, ucp_tag_t tag, const void* buf, size_t bytes,
+                           bool fast_completion) {
   t = Transfer{nullptr, UCS_INPROGRESS, peer, false, bytes, {}};
   const ucs_status_t failed = endpoints_.peer_status(peer);
   if (failed != UCS_OK) fail_ucs(describe(t), failed, "this peer's endpoint failed earlier");
   ucp_request_param_t p = params_for(memory_.find(buf, bytes));
+  if (fast_completion) p.op_attr_mask |= UCP_OP_ATTR_FLAG_FAST_CMPL;
   const ucs_status_ptr_t r = ucp_tag_send_nbx(endpoints_.get(peer), buf, bytes, tag, &p);
   if (r == nullptr) finish(t, UCS_OK);
   else if (UCS_PTR_IS_ERR(r)) fail_ucs(describe(t), UCS_PTR_STATUS(r));

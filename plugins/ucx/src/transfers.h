@@ -30,7 +30,10 @@ class TagEngine {
   TagEngine(Worker& worker, Endpoints& endpoints, MemoryRegistry& memory, int rank)
       : worker_(worker), endpoints_(endpoints), memory_(memory), rank_(rank) {}
 
-  void start_send(Transfer& t, int peer, ucp_tag_t tag, const void* buf, size_t bytes);
+  // `fast_completion`: UCP_OP_ATTR_FLAG_FAST_CMPL, which sends eagerly up to UCX's local
+  // rendezvous threshold (collectives/eager_sends.h says when and why).
+  void start_send(Transfer& t, int peer, ucp_tag_t tag, const void* buf, size_t bytes,
+                  bool fast_completion = false);
   void start_recv(Transfer& t, int peer, ucp_tag_t tag, void* buf, size_t bytes);
 
   // Records completion if UCX has finished the transfer (no progress call); true when done.

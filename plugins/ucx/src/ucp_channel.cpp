@@ -7,10 +7,11 @@ namespace commbench::ucx_backend {
 
 UcpChannel::~UcpChannel() { abandon(); }
 
-void UcpChannel::begin(Deadline deadline) {
+void UcpChannel::begin(Deadline deadline, EagerSends eager) {
   abandon();
   ++sequence_;
   deadline_ = deadline;
+  eager_ = eager;
 }
 
 void UcpChannel::abandon() {
@@ -20,7 +21,7 @@ void UcpChannel::abandon() {
 
 Channel::Ticket UcpChannel::post_send(int peer, uint32_t step, const void* buf, size_t bytes) {
   Transfer& t = pending_.emplace_back();
-  tags_.start_send(t, peer, collective_tag(sequence_, step, rank_), buf, bytes);
+  tags_.start_send(t, peer, collective_tag(sequence_, step, rank_), buf, bytes, eager_.applies(buf, bytes));
   return pending_.size() - 1;
 }
 

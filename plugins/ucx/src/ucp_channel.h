@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/channel.h"
+#include "collectives/eager_sends.h"
 #include "transfers.h"
 
 namespace commbench::ucx_backend {
@@ -19,9 +20,10 @@ class UcpChannel final : public Channel {
   }
   ~UcpChannel() override;
 
-  // Starts a collective: new sequence number, and the deadline its waits share (one clock for
-  // all of them: a timeout counts from the first wait that looks at the clock).
-  void begin(Deadline deadline);
+  // Starts a collective: new sequence number, the deadline its waits share (one clock for all of
+  // them: a timeout counts from the first wait that looks at the clock), and which of its sends
+  // ask UCX for fast completion (eager_sends.h).
+  void begin(Deadline deadline, EagerSends eager = {});
   // Drops whatever a failed collective left posted.
   void abandon();
 
@@ -38,6 +40,7 @@ class UcpChannel final : public Channel {
   int size_;
   uint32_t sequence_ = 0;
   Deadline deadline_ = Clock::time_point{};
+  EagerSends eager_;
   std::vector<Transfer> pending_;
 };
 
