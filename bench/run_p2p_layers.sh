@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Where a small message's latency goes, layer by layer (issue 25 §1: UCX p2p against
+# ucx_perftest). Four ping-pongs of the same sizes, 2 ranks on this host, in rotating order each
+# round:
+#   perftest  ucx_perftest tag_lat (UCX's own tool; its p50 is over its last 2,048 iterations)
+#   ucp       bench/ucp_pingpong.c: the plainest UCP loop, using UCX as the UCX plugin does
+#   plugin    bench/plugin_pingpong.c: the UCX plugin through commbench's C ABI (`complete`),
+#             no commbench core
+#   commbench a whole commbench job: pingpong, method batch (agents, workers, core, plugin)
+# Prints each one's p50 half round trip (median over rounds) and the median per-round ratio of
+# each layer to the one below it, with min..max: what UCX's tool does differently from a plain
+# loop, what the plugin adds to UCX, and what the core adds to the plugin.
+#
+# Needs ucx_perftest (ucx-utils), mpicc/mpirun (openmpi-bin, libopenmpi-dev: bootstrap of the two
+# C programs only, outside their timed loops) and libucx-dev; x86-64 (the C programs read the TSC).
+# Usage: [SIZES="8 64 4096"] [ITERS=10000] bench/run_p2p_layers.sh [build-dir] [rounds]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+rounds=${2:-9}
+bin=$build/bin/commbench
+plugin=$build/lib/commbench/plugins/libcommbench_backend_ucx.so
+for tool in ucx_perftest mpicc mpirun; do
+  command -v "$tool" >/dev/null || {
+    echo "run_p2p_layers.sh: $tool not found (apt-get install ucx-utils openmpi-bin libopenmpi-dev)" >&2
+    exit 2
+  }
+done
+[ -x "$bin" ] && [ -f "$plugin" ] || { echo "$bin or $plugin not found: build first (scripts/build.sh)" >&2; exit 2; }
+read -r -a sizes <<<"${SIZES:-8 64 4096}"
+for s in "${sizes[@]}"; do
+  [[ "$s" =~ ^[1-9][0-9]*$ ]] || { echo "run_p2p_layers.sh: SIZES: '$s' is not a byte count" >&2; exit 2; }
+done
+iters=${ITERS:-10000}
+[[ "$iters" =~ ^[1-9][0-9]*$ ]] || { echo "run_p2p_layers.sh: ITERS=$iters: expected a positive integer" >&2; exit 2; }
+work=$(mktemp -d)
+port=$((20000 + RANDOM % 20000))
+trap 'rm -rf "$work"; pkill -f "ucx_perftest -p $port" 2>/dev/null || true' EXIT
+mpicc -O2 -I"$root/bench" -o "$work/ucp_pingpong" "$root/bench/ucp_pingpong.c" -lucp -lucs
+mpicc -O2 -I"$root/bench" -I"$root/core/include" -o "$work/plugin_pingpong" "$root/bench/plugin_pingpong.c" -ldl
+mpi=(mpirun --allow-run-as-root --bind-to none --mca btl self,vader -np 2)  # unbound, as the others run
+
+cat >"$work/pingpong.toml" <<TOML
+name = "p2p-layers"
+[[run]]
+name = "lat"
+backend = "ucx"
+world_size = 2
+ops = ["pingpong"]
+sizes = [$(IFS=,; echo "${sizes[*]}")]
+dtype = "uint8"
+check = false
+warmup = 1000
+iterations = $iters
+TOML
+
+run_layer() {  # layer round -> "layer round bytes p50_us" lines
+  local layer=$1 round=$2 s v
+  case $layer in
+    perftest)
+      for s in "${sizes[@]}"; do
+        ucx_perftest -p "$port" >/dev/null 2>&1 &
+        local server=$! tries
+        v=""
+        for tries in 1 2 3 4 5 6 7 8 9 10; do
+          sleep 0.2
+          v=$(ucx_perftest localhost -p "$port" -t tag_lat -s "$s" -n "$iters" -w 1000 2>/dev/null | awk '/^Final:/ {print $3}')
+          [ -n "$v" ] && break
+        done
+        wait "$server" 2>/dev/null || true
+        [ -n "$v" ] || { echo "ucx_perftest -s $s failed" >&2; exit 1; }
+        echo "perftest $round $s $v"
+      done ;;
+    ucp | plugin)
+      for s in "${sizes[@]}"; do
+        if [ "$layer" = ucp ]; then v=$("${mpi[@]}" "$work/ucp_pingpong" "$s" "$iters" | awk '/^p50_us/ {print $2}')
+        else v=$("${mpi[@]}" "$work/plugin_pingpong" "$plugin" "$s" "$iters" | awk '/^p50_us/ {print $2}'); fi
+        [ -n "$v" ] || { echo "$layer ping-pong of $s bytes failed" >&2; exit 1; }
+        echo "$layer $round $s $v"
+      done ;;
+    commbench)
+      rm -rf "$work/out"
+      "$bin" run "$work/pingpong.toml" -o "$work/out" --quiet >/dev/null
+      python3 - "$work/out" "$round" <<'PY'
+import glob, json, sys
+for line in open(glob.glob(sys.argv[1] + "/*/results.jsonl")[0]):
+    j = json.loads(line)
+    if j.get("type") == "case" and j["status"] == "ok":
+        print("commbench %s %d %r" % (sys.argv[2], j["bytes"], j["time_us"]["p50"]))
+PY
+      ;;
+  esac
+}
+
+layers=(perftest ucp plugin commbench)
+for ((round = 0; round < rounds; round++)); do
+  echo "round $((round + 1))/$rounds" >&2
+  for ((k = 0; k < ${#layers[@]}; k++)); do
+    run_layer "${layers[$(((round + k) % ${#layers[@]}))]}" "$round"
+  done
+done >"$work/samples.txt"
+
+python3 - "$work/samples.txt" "$rounds" <<'PY'
+import statistics, sys
+from collections import defaultdict
+v = defaultdict(dict)
+for line in open(sys.argv[1]):
+    layer, rnd, size, us = line.split()
+    v[(layer, int(size))][int(rnd)] = float(us)
+print("p50 half round trip (us), median over rounds; ratios: median of per-round ratios (min..max)")
+print(f"{'bytes':>7} {'perftest':>9} {'ucp':>7} {'plugin':>7} {'commbench':>10}   "
+      f"{'ucp/perftest':>19} {'plugin/ucp':>19} {'commbench/plugin':>19} {'commbench/perftest':>19}")
+def ratio(a, b, size):
+    rs = sorted(set(v[(a, size)]) & set(v[(b, size)]))
+    q = [v[(a, size)][r] / v[(b, size)][r] for r in rs]
+    return f"{statistics.median(q):.3f} ({min(q):.2f}..{max(q):.2f})"
+for size in sorted({s for _, s in v}):
+    med = {l: statistics.median(v[(l, size)].values()) for l in ("perftest", "ucp", "plugin", "commbench")}
+    print(f"{size:>7} {med['perftest']:>9.3f} {med['ucp']:>7.3f} {med['plugin']:>7.3f} {med['commbench']:>10.3f}   "
+          f"{ratio('ucp','perftest',size):>19} {ratio('plugin','ucp',size):>19} "
+          f"{ratio('commbench','plugin',size):>19} {ratio('commbench','perftest',size):>19}")
+print(f"{sys.argv[2]} rounds, order rotating each round")
+PY
