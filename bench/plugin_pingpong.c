@@ -69,15 +69,17 @@ static void recv_message(void* ctx) {
 
 int main(int argc, char** argv) {
   const int rank = pingpong_start(&argc, &argv, 3, "plugin_pingpong PLUGIN.so BYTES ITERATIONS");
-  const size_t bytes = (size_t)atoll(argv[2]);
-  const int iters = atoi(argv[3]);
+  const size_t bytes = (size_t)pingpong_count(argv[2], "BYTES");
+  const int iters = (int)pingpong_count(argv[3], "ITERATIONS");
   void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (library == NULL) {
     fprintf(stderr, "plugin_pingpong: %s\n", dlerror());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const cb_backend_api* (*entry)(void) = (const cb_backend_api* (*)(void))dlsym(library, "commbench_backend_v1");
-  if (entry == NULL || (api = entry()) == NULL || api->complete == NULL) {
+  /* `complete` is ABI 1.1: read only where the plugin's table is that long (backend.h). */
+  if (entry == NULL || (api = entry()) == NULL || api->struct_size < CB_STRUCT_SIZE(cb_backend_api, complete) ||
+      api->complete == NULL) {
     fprintf(stderr, "plugin_pingpong: %s is not a commbench plugin with `complete` (ABI 1.1)\n", argv[1]);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
   } else {
     send = aligned_alloc(4096, alloc);
     recv = aligned_alloc(4096, alloc);
+    if (send == NULL || recv == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
   }
   memset(send, 0, alloc);
   memset(recv, 0, alloc);

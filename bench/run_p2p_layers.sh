@@ -14,10 +14,12 @@
 # Needs ucx_perftest (ucx-utils), mpicc/mpirun (openmpi-bin, libopenmpi-dev: bootstrap of the two
 # C programs only, outside their timed loops) and libucx-dev; x86-64 (the C programs read the TSC).
 # Usage: [SIZES="8 64 4096"] [ITERS=10000] bench/run_p2p_layers.sh [build-dir] [rounds]
+# The order rotates each round, so rounds that are a multiple of 4 give each layer each place
+# in the order equally often (default 8).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
-rounds=${2:-9}
+rounds=${2:-8}
 bin=$build/bin/commbench
 plugin=$build/lib/commbench/plugins/libcommbench_backend_ucx.so
 for tool in ucx_perftest mpicc mpirun; do
@@ -33,12 +35,15 @@ for s in "${sizes[@]}"; do
 done
 iters=${ITERS:-10000}
 [[ "$iters" =~ ^[1-9][0-9]*$ ]] || { echo "run_p2p_layers.sh: ITERS=$iters: expected a positive integer" >&2; exit 2; }
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run_p2p_layers.sh: rounds '$rounds': expected a positive integer" >&2; exit 2; }
 work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
-trap 'rm -rf "$work"; pkill -f "ucx_perftest -p $port" 2>/dev/null || true' EXIT
+server=""  # the ucx_perftest server in flight, killed by its pid on any exit
+trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 mpicc -O2 -I"$root/bench" -o "$work/ucp_pingpong" "$root/bench/ucp_pingpong.c" -lucp -lucs
 mpicc -O2 -I"$root/bench" -I"$root/core/include" -o "$work/plugin_pingpong" "$root/bench/plugin_pingpong.c" -ldl
-mpi=(mpirun --allow-run-as-root --bind-to none --mca btl self,vader -np 2)  # unbound, as the others run
+# Unbound, as the other layers run; --oversubscribe so that a 1-CPU host still runs 2 ranks.
+mpi=(timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2)
 
 cat >"$work/pingpong.toml" <<TOML
 name = "p2p-layers"
@@ -59,34 +64,50 @@ run_layer() {  # layer round -> "layer round bytes p50_us" lines
   case $layer in
     perftest)
       for s in "${sizes[@]}"; do
-        ucx_perftest -p "$port" >/dev/null 2>&1 &
-        local server=$! tries
+        timeout 120 ucx_perftest -p "$port" >/dev/null 2>&1 &
+        server=$!
+        local tries
         v=""
-        for tries in 1 2 3 4 5 6 7 8 9 10; do
+        for tries in 1 2 3 4 5 6 7 8 9 10; do  # the client retries until the server listens
           sleep 0.2
-          v=$(ucx_perftest localhost -p "$port" -t tag_lat -s "$s" -n "$iters" -w 1000 2>/dev/null | awk '/^Final:/ {print $3}')
+          v=$(timeout 60 ucx_perftest localhost -p "$port" -t tag_lat -s "$s" -n "$iters" -w 1000 2>/dev/null |
+              awk '/^Final:/ {print $3}' || true)
           [ -n "$v" ] && break
         done
+        kill "$server" 2>/dev/null || true
         wait "$server" 2>/dev/null || true
-        [ -n "$v" ] || { echo "ucx_perftest -s $s failed" >&2; exit 1; }
+        server=""
+        [ -n "$v" ] || { echo "run_p2p_layers.sh: ucx_perftest tag_lat -s $s gave no result" >&2; exit 1; }
         echo "perftest $round $s $v"
       done ;;
     ucp | plugin)
       for s in "${sizes[@]}"; do
-        if [ "$layer" = ucp ]; then v=$("${mpi[@]}" "$work/ucp_pingpong" "$s" "$iters" | awk '/^p50_us/ {print $2}')
-        else v=$("${mpi[@]}" "$work/plugin_pingpong" "$plugin" "$s" "$iters" | awk '/^p50_us/ {print $2}'); fi
-        [ -n "$v" ] || { echo "$layer ping-pong of $s bytes failed" >&2; exit 1; }
+        local cmd=("$work/ucp_pingpong" "$s" "$iters")
+        [ "$layer" = plugin ] && cmd=("$work/plugin_pingpong" "$plugin" "$s" "$iters")
+        if ! v=$("${mpi[@]}" "${cmd[@]}" 2>"$work/$layer.err" | awk '/^p50_us/ {print $2}') || [ -z "$v" ]; then
+          echo "run_p2p_layers.sh: the $layer ping-pong of $s bytes failed:" >&2
+          tail -5 "$work/$layer.err" >&2
+          exit 1
+        fi
         echo "$layer $round $s $v"
       done ;;
     commbench)
       rm -rf "$work/out"
-      "$bin" run "$work/pingpong.toml" -o "$work/out" --quiet >/dev/null
-      python3 - "$work/out" "$round" <<'PY'
+      "$bin" run "$work/pingpong.toml" -o "$work/out" --quiet >/dev/null ||
+        { echo "run_p2p_layers.sh: the commbench job failed (exit $?)" >&2; exit 1; }
+      python3 - "$work/out" "$round" "${sizes[@]}" <<'PY'
 import glob, json, sys
-for line in open(glob.glob(sys.argv[1] + "/*/results.jsonl")[0]):
-    j = json.loads(line)
-    if j.get("type") == "case" and j["status"] == "ok":
-        print("commbench %s %d %r" % (sys.argv[2], j["bytes"], j["time_us"]["p50"]))
+found = {}
+for path in glob.glob(sys.argv[1] + "/*/results.jsonl"):
+    for line in open(path):
+        j = json.loads(line)
+        if j.get("type") == "case" and j["status"] == "ok":
+            found[j["bytes"]] = j["time_us"]["p50"]
+missing = [s for s in sys.argv[3:] if int(s) not in found]
+if missing:
+    sys.exit("run_p2p_layers.sh: the commbench job has no ok case for %s bytes" % ", ".join(missing))
+for size, p50 in sorted(found.items()):
+    print("commbench %s %d %r" % (sys.argv[2], size, p50))
 PY
       ;;
   esac

@@ -68,8 +68,8 @@ static void recv_message(void* ctx) {
 
 int main(int argc, char** argv) {
   const int rank = pingpong_start(&argc, &argv, 2, "ucp_pingpong BYTES ITERATIONS");
-  const size_t bytes = (size_t)atoll(argv[1]);
-  const int iters = atoi(argv[2]);
+  const size_t bytes = (size_t)pingpong_count(argv[1], "BYTES");
+  const int iters = (int)pingpong_count(argv[2], "ITERATIONS");
 
   ucp_config_t* config;
   check(ucp_config_read(NULL, NULL, &config), "ucp_config_read");
@@ -101,8 +101,14 @@ int main(int argc, char** argv) {
   ep_params.address = (const ucp_address_t*)peer_address;
   ucp_ep_h ep;
   check(ucp_ep_create(worker, &ep_params, &ep), "ucp_ep_create");
+  ucp_worker_release_address(worker, address);
 
-  struct Side side = {worker, ep, calloc(1, bytes + 1), calloc(1, bytes + 1), bytes};
+  /* Page-aligned, as the plugin's buffers are (the core rounds them to pages). */
+  const size_t alloc = (bytes + 4095) / 4096 * 4096;
+  struct Side side = {worker, ep, aligned_alloc(4096, alloc), aligned_alloc(4096, alloc), bytes};
+  if (side.send == NULL || side.recv == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+  memset(side.send, 0, alloc);
+  memset(side.recv, 0, alloc);
   pingpong_loop(rank, iters, send_message, recv_message, &side);
   /* Endpoint, worker and context go with the process: nothing of theirs is timed. */
   MPI_Finalize();

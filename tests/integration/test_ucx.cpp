@@ -228,6 +228,8 @@ iterations = 2
 // UCX's threshold set by hand, at the sizes where it changes the protocol (8-64 KiB).
 TEST(Ucx, AllreduceIsCorrectWithAndWithoutEagerSendsOfWhatItWrote) {
   REQUIRE_PLUGINS("ucx");
+  if (const char* t = std::getenv("UCX_RNDV_THRESH"); t && *t)
+    GTEST_SKIP() << "UCX_RNDV_THRESH=" << t << " is set: the metadata checked here assumes UCX's own threshold";
   JobDir dir;
   std::string runs;
   const std::vector<std::pair<std::string, std::string>> variants = {
@@ -262,7 +264,8 @@ iterations = 3
   EXPECT_EQ(eager["default"], "65536");
   EXPECT_EQ(eager["off"], "0");
   EXPECT_EQ(eager["recursive"], "1048576");
-  EXPECT_EQ(eager["set-threshold"], "65536 (no effect: rndv_thresh decides every send)");
+  EXPECT_EQ(eager["set-threshold"],
+            "65536 (no protocol change: rndv_thresh decides eager or rendezvous for these sends too)");
 }
 
 // A rendezvous leaves its receiver an acknowledgement to send after the data arrived (its

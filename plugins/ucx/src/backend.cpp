@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstdlib>
+#include <strings.h>
 #include <string_view>
 
 #include "commbench/sdk/host_reduce.hpp"
@@ -195,13 +196,13 @@ void emit_metadata(const cb_backend& backend,
   put("ring_threshold", std::to_string(o.algorithms.ring_bytes));
   put("host_reduction", sdk::reduce_kernel_name(sdk::ReduceIsa::Widest));
   put("ring_segment", std::to_string(o.algorithms.segment_bytes));
-  // Given a rendezvous threshold (the option, else UCX_RNDV_THRESH), UCX uses it for
-  // fast-completion sends too.
+  // Given a rendezvous threshold (the option, else UCX_RNDV_THRESH; UCX reads "auto" in any
+  // case), protocol v1 uses it for fast-completion sends too: they change no protocol.
   const char* env_thresh = std::getenv("UCX_RNDV_THRESH");
   const std::string thresh = !o.rndv_thresh.empty() ? o.rndv_thresh : env_thresh ? env_thresh : "";
   std::string eager = std::to_string(o.allreduce_eager_up_to);
-  if (o.allreduce_eager_up_to > 0 && !thresh.empty() && thresh != "auto")
-    eager += " (no effect: rndv_thresh decides every send)";
+  if (o.allreduce_eager_up_to > 0 && !thresh.empty() && strcasecmp(thresh.c_str(), "auto") != 0)
+    eager += " (no protocol change: rndv_thresh decides eager or rendezvous for these sends too)";
   put("allreduce_eager_up_to", eager);
   put("timeout_ms", std::to_string(o.timeout.count()));
   put("memory_types", backend.supports_cuda()

@@ -136,7 +136,7 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      [](UcxOptions& o, const sdk::OptionValue& v) { o.algorithms.segment_bytes = v.bytes; }},
     {"allreduce_eager_up_to", CB_OPTION_BYTES, "64KiB",
      "allreduce messages up to this size that carry data this rank wrote (in place, or reduced in the op) "
-     "are sent eagerly (UCP fast completion), not read by the peer; 0: UCX's choice for every message",
+     "ask UCX for fast completion (protocol v1: eager, not read by the peer); 0: UCX's choice for every message",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.allreduce_eager_up_to = v.bytes; }},
     {.name = "timeout_ms", .type = CB_OPTION_INT, .default_value = "300000", .doc = "limit of every op and wait",
      .apply = [](UcxOptions& o, const sdk::OptionValue& v) { o.timeout = std::chrono::milliseconds(v.integer); },

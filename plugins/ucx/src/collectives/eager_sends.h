@@ -1,6 +1,9 @@
-// Which sends of a collective ask UCX to complete them fast (UCP_OP_ATTR_FLAG_FAST_CMPL), which
-// makes UCX send a message eagerly, through its shared-memory queues, up to its "local"
-// rendezvous threshold (UCX_RNDV_SEND_NBR_THRESH, 256 KiB) instead of by rendezvous.
+// Which sends of a collective ask UCX to complete them fast (UCP_OP_ATTR_FLAG_FAST_CMPL). In UCX
+// 1.13's protocol v1 (its default before 1.16) that sends a message eagerly, through the
+// shared-memory queues, up to the "local" rendezvous threshold (UCX_RNDV_SEND_NBR_THRESH,
+// 256 KiB, which also becomes the flagged sends' threshold above it), instead of by rendezvous;
+// a rendezvous threshold set by the user applies to them too. Protocol v2 weighs the flag in its
+// cost model instead (measured here: v1 only).
 //
 // Why: over shared memory UCX's rendezvous is one read of the sender's buffer by the receiver
 // (CMA). When this rank has just written that buffer (an in-place allreduce sends what the last
