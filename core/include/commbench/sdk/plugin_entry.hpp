@@ -59,6 +59,18 @@ struct EntryPoints {
       return Traits::translate(context);
     }
   }
+  // guarded() for an op: the op's name (label_of) is looked up only on failure, too.
+  template <class Body>
+  static cb_error* guarded_op(const cb_op_args* args, const char* fallback, Body&& body) noexcept {
+    try {
+      body();
+      return nullptr;
+    } catch (...) {
+      char context[64];
+      std::snprintf(context, sizeof(context), "%s %s", Traits::name, label_of(args, fallback));
+      return Traits::translate(context);
+    }
+  }
 
   static cb_status error_code(const cb_error* error) { return error != nullptr ? error->code : CB_OK; }
   static const char* error_message(const cb_error* error) {
@@ -107,7 +119,7 @@ struct EntryPoints {
   }
 
   static cb_error* post(cb_comm* comm, const cb_op_args* args, cb_request** out) {
-    return guarded(label_of(args, "post"), [&] {
+    return guarded_op(args, "post", [&] {
       require_argument(comm, "comm");
       require_argument(args, "args");
       require_argument(out, "out");
@@ -135,7 +147,7 @@ struct EntryPoints {
   // `static void complete(cb_comm&, const cb_op_args&, int32_t timeout_ms)` for a faster path;
   // otherwise its post and wait are composed here.
   static cb_error* complete(cb_comm* comm, const cb_op_args* args, int32_t timeout_ms) {
-    return guarded(label_of(args, "complete"), [&] {
+    return guarded_op(args, "complete", [&] {
       require_argument(comm, "comm");
       require_argument(args, "args");
       if constexpr (requires { Traits::complete(*comm, *args, timeout_ms); }) {
@@ -148,7 +160,7 @@ struct EntryPoints {
 
   // 1.3: a stream-ordered op enqueued with no request (the stream says when it completed).
   static cb_error* enqueue(cb_comm* comm, const cb_op_args* args) {
-    return guarded(label_of(args, "enqueue"), [&] {
+    return guarded_op(args, "enqueue", [&] {
       require_argument(comm, "comm");
       require_argument(args, "args");
       if constexpr (requires { Traits::enqueue(*comm, *args); }) Traits::enqueue(*comm, *args);
