@@ -285,7 +285,7 @@ struct EntryPoints {
 
   // Errors of post/complete are named after the op ("gloo recv: ..."), when args say which.
   // The op is read as an integer first (abi_value): a newer host's op must not be loaded as a cb_op.
-  static const char* label_of(const cb_op_args* args, const char* fallback) {
+  static const char* label_of(const cb_op_args* args, const char* fallback) noexcept {
     if (args == nullptr || args->struct_size < CB_STRUCT_SIZE(cb_op_args, op)) return fallback;
     const auto op = abi_enum<cb_op>(abi_value(args->op), CB_OP_COUNT_V1);
     return op ? op_name(*op).data() : fallback;
