@@ -245,3 +245,38 @@ TEST(SdkOpArgs, TheCacheNeverRemembersAStructTheCheckRefused) {
   EXPECT_EQ(cache.get(recv, check).op, CB_OP_RECV);
   EXPECT_EQ(checks, 8) << "the refusals displaced neither accepted struct";
 }
+
+// The cache's key is every byte read_op_args reads (ABI 1.0's struct, up to and including `tag`),
+// compared in overlapping 16-byte pieces: a struct that differs from a remembered one in any one
+// of those bytes is checked again, and a difference past the key (the padding after `tag`) is not
+// one. The check here accepts anything, so that every byte can be changed.
+TEST(SdkOpArgs, TheCacheTellsApartStructsThatDifferInAnyOneByteOfTheKey) {
+  double buffer[2] = {0, 0};
+  cb_op_args base = raw_args(CB_OP_SEND, CB_DTYPE_F32, CB_REDOP_SUM, CB_MEM_HOST, buffer);
+  base.peer = 1;
+  int checks = 0;
+  auto accept = [&](const cb_op_args& g) {
+    ++checks;
+    return g;
+  };
+  for (size_t at = 0; at < sdk::kOpArgsMinSize; ++at) {
+    sdk::CheckedArgsCache<2> cache;
+    cache.get(base, accept);
+    cb_op_args changed = base;
+    reinterpret_cast<unsigned char*>(&changed)[at] ^= 0x10;
+    checks = 0;
+    const cb_op_args& got = cache.get(changed, accept);
+    EXPECT_EQ(checks, 1) << "a struct differing at byte " << at << " was answered from the cache";
+    EXPECT_EQ(std::memcmp(&got, &changed, sdk::kOpArgsMinSize), 0) << "byte " << at;
+    cache.get(base, accept);
+    EXPECT_EQ(checks, 1) << "the original struct was displaced by one that differs at byte " << at;
+  }
+  sdk::CheckedArgsCache<2> cache;
+  checks = 0;
+  cache.get(base, accept);
+  cb_op_args padded = base;
+  for (size_t at = sdk::kOpArgsMinSize; at < sizeof(cb_op_args); ++at)
+    reinterpret_cast<unsigned char*>(&padded)[at] ^= 0xFF;
+  cache.get(padded, accept);
+  EXPECT_EQ(checks, 1) << "bytes after `tag` are not part of the key";
+}

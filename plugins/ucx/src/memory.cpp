@@ -56,8 +56,7 @@ void MemoryRegistry::release(cb_mem /*type*/, void* ptr) {
   regions_.erase(it);
 }
 
-ucp_mem_h MemoryRegistry::find(const void* ptr, size_t bytes) const {
-  if (!registration_ || regions_.empty()) return nullptr;
+ucp_mem_h MemoryRegistry::find_region(const void* ptr, size_t bytes) const {
   const char* p = static_cast<const char*>(ptr);
   auto it = regions_.upper_bound(p);
   if (it == regions_.begin()) return nullptr;

@@ -22,10 +22,14 @@ class MemoryRegistry {
 
   void* allocate(cb_mem type, size_t bytes);
   void release(cb_mem type, void* ptr);
-  // The handle of the registered region that holds [ptr, ptr+bytes), or nullptr.
-  ucp_mem_h find(const void* ptr, size_t bytes) const;
+  // The handle of the registered region that holds [ptr, ptr+bytes), or nullptr. Inline up to
+  // the lookup: every message asks, and with registration off (the default) that is all.
+  ucp_mem_h find(const void* ptr, size_t bytes) const {
+    return registration_ && !regions_.empty() ? find_region(ptr, bytes) : nullptr;
+  }
 
  private:
+  ucp_mem_h find_region(const void* ptr, size_t bytes) const;
   struct Region {
     size_t length;
     ucp_mem_h handle;  // nullptr: plain host memory from aligned_alloc

@@ -26,12 +26,13 @@ cb_op_args check_args(const cb_comm& comm, const cb_op_args& given) {
 
 // check_args, once per distinct struct (sdk::CheckedArgsCache): rank, size, capabilities and the
 // tag limit are fixed for the communicator's life.
-cb_op_args validate(cb_comm& comm, const cb_op_args& given) {
+// The reference is valid until the next validate.
+const cb_op_args& validate(cb_comm& comm, const cb_op_args& given) {
   return comm.checked_args.get(given, [&](const cb_op_args& g) { return check_args(comm, g); });
 }
 
 // Starts a validated send or receive.
-void start_transfer(cb_comm& comm, const cb_op_args& a, Transfer& t) {
+[[gnu::always_inline]] inline void start_transfer(cb_comm& comm, const cb_op_args& a, Transfer& t) {
   const size_t bytes = a.count * sdk::dtype_size(a.dtype);
   const uint32_t tag = a.tag;
   if (a.op == CB_OP_SEND) comm.tags->start_send(t, a.peer, user_tag(tag, comm.rank), a.sendbuf, bytes);
@@ -57,7 +58,7 @@ Deadline deadline_for(const cb_comm& comm, int32_t timeout_ms) {
 }  // namespace
 
 std::unique_ptr<cb_request> post_op(cb_comm& comm, const cb_op_args& given) {
-  const cb_op_args a = validate(comm, given);
+  const cb_op_args& a = validate(comm, given);
   auto request = std::make_unique<cb_request>();
   request->comm = &comm;
   if (a.op == CB_OP_SEND || a.op == CB_OP_RECV) {
@@ -95,7 +96,7 @@ void wait_request(cb_request& request, int32_t timeout_ms) {
 }
 
 void complete_op(cb_comm& comm, const cb_op_args& given, int32_t timeout_ms) {
-  const cb_op_args a = validate(comm, given);
+  const cb_op_args& a = validate(comm, given);
   if (!sdk::is_point_to_point(a.op)) {
     // Exactly as post runs it (bounded by the per-op limit, as post + wait is), without the request.
     run_on_channel(comm, a.op, collective_args(a), comm.op_deadline());

@@ -61,7 +61,7 @@ class Worker {
   // the latency-critical loop of every small message. The deadline is the caller's, so that
   // once a wait has started its clock the next wait on the same deadline keeps it.
   template <class Done>
-  bool progress_until(Done&& done, Deadline& deadline) {
+  [[gnu::always_inline]] bool progress_until(Done&& done, Deadline& deadline) {
     for (unsigned rounds = 0;;) {
       // done() after every progress call: a completed receive is acted on without another
       // round over every transport first.
