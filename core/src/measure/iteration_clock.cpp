@@ -41,7 +41,7 @@ IterationClock::IterationClock(TimingMethod method, GpuDevice* gpu)
   if (method_ != TimingMethod::Host && !gpu_) method_ = TimingMethod::Host;
 }
 
-void IterationClock::start() {
+void IterationClock::start_stream_ordered() {
   if (method_ == TimingMethod::CudaEvent) {
     gpu_->rt().check(gpu_->rt().EventRecord(gpu_->event(0), gpu_->stream()), "cudaEventRecord");
     return;
@@ -49,13 +49,11 @@ void IterationClock::start() {
   if (!unread_) t0_ = timer_.now_us();
 }
 
-void IterationClock::posted() {
-  if (method_ == TimingMethod::CudaEvent)
-    gpu_->rt().check(gpu_->rt().EventRecord(gpu_->event(1), gpu_->stream()), "cudaEventRecord");
+void IterationClock::posted_stream_ordered() {
+  gpu_->rt().check(gpu_->rt().EventRecord(gpu_->event(1), gpu_->stream()), "cudaEventRecord");
 }
 
-double IterationClock::stop(int32_t timeout_ms) {
-  if (method_ == TimingMethod::Host) return unread_ ? 0.0 : timer_.now_us() - t0_;
+double IterationClock::stop_stream_ordered(int32_t timeout_ms) {
   const cuda::Runtime& rt = gpu_->rt();
   if (method_ == TimingMethod::HostStreamSync) {
     gpu_->synchronize();

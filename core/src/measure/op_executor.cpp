@@ -43,7 +43,7 @@ class RequestSet {
 OpExecutor::OpExecutor(BackendSession& session, const Execution& exec, const CaseSpec& spec,
                        int rank, const OpBuffers& buffers, const ExecutorSetup& setup)
     : session_(session), exec_(exec), spec_(spec), rank_(rank), buf_(buffers), setup_(setup),
-      base_(make_base_args()), clock_(setup.timing, setup.gpu) {}
+      base_(make_base_args()), pingpong_(make_pingpong_args()), clock_(setup.timing, setup.gpu) {}
 
 cb_op_args OpExecutor::make_base_args() const {
   cb_op_args a{};
@@ -102,7 +102,16 @@ double OpExecutor::windowed(int peer, bool send, bool recv, bool ack_from_receiv
   return clock_.stop(timeout_ms);
 }
 
-double OpExecutor::pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t timeout_ms) {
+OpExecutor::PeerArgs OpExecutor::make_pingpong_args() const {
+  PeerArgs p{base_, base_};
+  p.send.op = CB_OP_SEND;
+  p.recv.op = CB_OP_RECV;
+  if (spec_.op == OpKind::PingPong && exec_.peers.size() >= 2)
+    p.send.peer = p.recv.peer = rank_ == exec_.peers[0] ? exec_.peers[1] : exec_.peers[0];
+  return p;
+}
+
+double OpExecutor::pingpong_initiator(const cb_op_args& send, const cb_op_args& recv, int32_t timeout_ms) {
   if (setup_.group_p2p) {
     // GPU send/recv block the stream until matched: the ping and the pong's receive go in one
     // group (the responder receives, then sends, so the pong still follows the ping).
@@ -409,7 +418,23 @@ int OpExecutor::event_group(int n) const {
   return static_cast<int>(std::clamp(std::ceil(kEventSpanUs / op_us_estimate_), 1.0, static_cast<double>(std::max(n, 1))));
 }
 
+double OpExecutor::pingpong_iteration(int32_t timeout_ms) {
+  const int a = exec_.peers[0], b = exec_.peers[1];
+  if (rank_ != a && rank_ != b) return 0;
+  // After a barrier, an untimed 1-byte exchange first: the ranks leave the barrier
+  // microseconds apart, and without it that skew would be part of a sub-microsecond round
+  // trip. After it (and after every round trip) the responder is already waiting when the
+  // timed ping leaves.
+  if (!in_step_) pingpong_sync(pingpong_.send.peer, rank_ == a, timeout_ms);
+  in_step_ = true;
+  if (rank_ == a) return pingpong_initiator(pingpong_.send, pingpong_.recv, timeout_ms);
+  post_and_wait(pingpong_.recv, timeout_ms);
+  post_and_wait(pingpong_.send, timeout_ms);
+  return 0;  // the responder's clock would also count the synchronising exchange
+}
+
 double OpExecutor::run_one_iteration(int32_t timeout_ms) {
+  if (spec_.op == OpKind::PingPong) return pingpong_iteration(timeout_ms);
   const int world = exec_.world_size;
   const int a = exec_.peers[0], b = exec_.peers[1];
   cb_op_args send = base_args();
@@ -418,21 +443,6 @@ double OpExecutor::run_one_iteration(int32_t timeout_ms) {
   recv.op = CB_OP_RECV;
 
   switch (spec_.op) {
-    case OpKind::PingPong: {
-      if (rank_ != a && rank_ != b) return 0;
-      const int peer = rank_ == a ? b : a;
-      send.peer = recv.peer = peer;
-      // After a barrier, an untimed 1-byte exchange first: the ranks leave the barrier
-      // microseconds apart, and without it that skew would be part of a sub-microsecond round
-      // trip. After it (and after every round trip) the responder is already waiting when the
-      // timed ping leaves.
-      if (!in_step_) pingpong_sync(peer, rank_ == a, timeout_ms);
-      in_step_ = true;
-      if (rank_ == a) return pingpong_initiator(send, recv, timeout_ms);
-      post_and_wait(recv, timeout_ms);
-      post_and_wait(send, timeout_ms);
-      return 0;  // the responder's clock would also count the synchronising exchange
-    }
     case OpKind::UnidirBw: {
       if (rank_ != a && rank_ != b) return 0;
       const int window = exec_.window > 0 ? exec_.window : 1;

@@ -118,13 +118,18 @@ class OpExecutor {
   // n samples from the events closing groups of `group` iterations: each its group's span / size.
   std::vector<double> group_samples(int n, int group) const;
   double run_one_iteration(int32_t timeout_ms);
-  double pingpong_initiator(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
+  double pingpong_iteration(int32_t timeout_ms);
+  double pingpong_initiator(const cb_op_args& send, const cb_op_args& recv, int32_t timeout_ms);
   double ring(cb_op_args send, cb_op_args recv, int32_t timeout_ms);
   void group_start() { if (setup_.group_p2p) session_.group_start(); }
   void group_end() { if (setup_.group_p2p) session_.group_end(); }
   void post_and_wait(const cb_op_args& args, int32_t timeout_ms);
   cb_op_args make_base_args() const;
   const cb_op_args& base_args() const { return base_; }
+  struct PeerArgs {
+    cb_op_args send, recv;
+  };
+  PeerArgs make_pingpong_args() const;
 
   BackendSession& session_;
   const Execution& exec_;
@@ -133,6 +138,7 @@ class OpExecutor {
   OpBuffers buf_;
   ExecutorSetup setup_;
   cb_op_args base_;  // every op's arguments before the pattern's changes: built once, not per op
+  PeerArgs pingpong_;  // pingpong's send and receive, built once: a round trip is sub-microsecond
   IterationClock clock_;
   bool in_step_ = false;  // pingpong: the peers already exchanged since the last barrier
   bool keep_times_ = false;

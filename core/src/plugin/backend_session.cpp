@@ -56,11 +56,7 @@ void BackendSession::free(cb_mem mem, void* ptr) {
   std::free(ptr);
 }
 
-void BackendSession::complete(const cb_op_args& args, int32_t timeout_ms) {
-  if (api_.complete != nullptr) {
-    check(api_.complete(comm_, &args, timeout_ms), "complete");
-    return;
-  }
+void BackendSession::post_wait_release(const cb_op_args& args, int32_t timeout_ms) {
   cb_request* req = post(args);
   try {
     wait(req, timeout_ms);

@@ -31,8 +31,12 @@ class BackendSession {
   void wait(cb_request* req, int32_t timeout_ms);
   bool test(cb_request* req);  // true once complete; drives progress where the backend needs it
   void release(cb_request* req) { api_.request_free(req); }
-  // post, wait, release: one op to completion (the request is released on every path).
-  void complete(const cb_op_args& args, int32_t timeout_ms);
+  // One op to completion: the ABI's `complete` where the plugin has it (inline: the timed loops'
+  // only call per op), else post, wait, release (the request released on every path).
+  void complete(const cb_op_args& args, int32_t timeout_ms) {
+    if (api_.complete != nullptr) [[likely]] check(api_.complete(comm_, &args, timeout_ms), "complete");
+    else post_wait_release(args, timeout_ms);
+  }
   // ABI 1.3, stream-ordered backends: the op on args.stream with no request (completion is what
   // the stream says). Where the plugin has no enqueue, post + release: only for callers that then
   // synchronise on the stream themselves (OpExecutor's event-timed batch and graph capture).
@@ -59,6 +63,7 @@ class BackendSession {
   const cb_backend_api& api() const { return api_; }
 
  private:
+  void post_wait_release(const cb_op_args& args, int32_t timeout_ms);
   void check(cb_error* err, const char* what) const { commbench::check(api_, err, what); }
   const cb_backend_api& api_;
   cb_backend* backend_ = nullptr;

@@ -38,8 +38,7 @@ cb_status plugin_error_status(const cb_backend_api& api, const cb_error* error, 
   return known && *known != CB_OK ? *known : CB_ERR_INTERNAL;
 }
 
-void check(const cb_backend_api& api, cb_error* error, const char* what) {
-  if (error == nullptr) return;
+void throw_plugin_error(const cb_backend_api& api, cb_error* error, const char* what) {
   int32_t raw = 0;
   const cb_status status = plugin_error_status(api, error, &raw);
   const char* text = api.error_message(error);

@@ -42,9 +42,15 @@ class PluginError : public std::runtime_error {
 // An unknown code, or CB_OK on an error, is CB_ERR_INTERNAL; `raw` gets the plugin's number.
 cb_status plugin_error_status(const cb_backend_api& api, const cb_error* error, int32_t* raw = nullptr);
 
+// Consumes a non-NULL error (error_destroy) and throws PluginError with `what` as the operation.
+[[noreturn, gnu::cold]] void throw_plugin_error(const cb_backend_api& api, cb_error* error, const char* what);
+
 // No-op when `error` is NULL. Otherwise consumes the error (error_destroy) and throws PluginError
-// with `what` as the operation, e.g. check(api, api.init(&host, &backend), "init").
-void check(const cb_backend_api& api, cb_error* error, const char* what);
+// with `what` as the operation, e.g. check(api, api.init(&host, &backend), "init"). Inline: every
+// timed op passes here.
+inline void check(const cb_backend_api& api, cb_error* error, const char* what) {
+  if (error != nullptr) [[unlikely]] throw_plugin_error(api, error, what);
+}
 
 // The plugin's capabilities: a zeroed struct with struct_size set to this build's size, so a
 // plugin built against an older minor fills only the fields it knows and the rest read as 0.
