@@ -281,3 +281,45 @@ TEST(Bootstrap, DISABLED_MeasureRendezvousAndAllgather) {
 
 }  // namespace
 }  // namespace commbench
+
+namespace commbench {
+namespace {
+
+// A byte pattern that changes with the rank and with the offset at every scale, so that a slice
+// put back at the wrong offset, or taken from the wrong rank, is caught.
+uint8_t big_block_byte(int rank, size_t i) {
+  return static_cast<uint8_t>(((i * 2654435761u) >> 13) ^ (i >> 20) ^ static_cast<size_t>(rank * 131));
+}
+
+// Larger than the store's message limit (64 MiB): 3 ranks × 23 MiB is a 69 MiB table, and the
+// broadcast is 70 MiB. Both used to fail ("the reply would be … over the store's limit"); now they
+// run as slices under Bootstrap::kSliceBudget and leave nothing behind.
+TEST(BootstrapSlices, AnAllgatherOrABroadcastLargerThanTheStoresLimitArrivesWhole) {
+  auto server = start_server();
+  constexpr int kWorld = 3;
+  constexpr size_t kBytes = (23u << 20) + 5;  // not a multiple of the slice
+  constexpr size_t kBroadcast = (70u << 20) + 3;
+  static_assert(kWorld * kBytes > (64u << 20) && kBroadcast > (64u << 20));
+  std::atomic<int> checked{0};
+  auto error = run_ranks(*server, kWorld, "job/big", [&](Bootstrap& b) {
+    std::vector<uint8_t> mine(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) mine[i] = big_block_byte(b.rank(), i);
+    std::vector<uint8_t> all(kBytes * kWorld);
+    b.allgather(mine.data(), kBytes, all.data(), 60s);
+    for (int r = 0; r < kWorld; ++r)
+      for (size_t i = 0; i < kBytes; ++i)
+        ASSERT_EQ(all[r * kBytes + i], big_block_byte(r, i)) << "block of rank " << r << ", byte " << i;
+    std::vector<uint8_t> value(kBroadcast, 0);
+    if (b.rank() == 1)
+      for (size_t i = 0; i < kBroadcast; ++i) value[i] = big_block_byte(7, i);
+    b.broadcast(value.data(), kBroadcast, 1, 60s);
+    for (size_t i = 0; i < kBroadcast; ++i) ASSERT_EQ(value[i], big_block_byte(7, i)) << "byte " << i;
+    ++checked;
+  });
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(checked.load(), kWorld);
+  EXPECT_EQ(server->key_count(), 0u);
+}
+
+}  // namespace
+}  // namespace commbench

@@ -7,8 +7,10 @@
 // keys behind; the agent deletes the run's whole prefix when the run ends.
 #include "bootstrap/collectives.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,6 +64,22 @@ std::string Bootstrap::next_key(const char* what) {
 }
 
 void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis timeout) {
+  const size_t world = static_cast<size_t>(world_size_);
+  if (bytes <= kSliceBudget / world) return allgather_one(send, bytes, recv, timeout);
+  // Slices of each rank's block; every rank passes the same `bytes`, so all cut alike.
+  const auto deadline = Deadline::after(timeout);
+  const size_t slice = std::max<size_t>(1, kSliceBudget / world);
+  std::vector<uint8_t> table(world * slice);
+  const auto* in = static_cast<const uint8_t*>(send);
+  auto* out = static_cast<uint8_t*>(recv);
+  for (size_t at = 0; at < bytes; at += slice) {
+    const size_t n = std::min(slice, bytes - at);
+    allgather_one(in + at, n, table.data(), remaining(deadline));
+    for (size_t r = 0; r < world; ++r) std::memcpy(out + r * bytes + at, table.data() + r * n, n);
+  }
+}
+
+void Bootstrap::allgather_one(const void* send, size_t bytes, void* recv, Millis timeout) {
   const auto deadline = Deadline::after(timeout);
   const uint64_t seq = seq_;  // for messages; next_key() advances it
   const std::string base = next_key("ag");
@@ -115,6 +133,14 @@ void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) 
     throw std::invalid_argument(fmt::format(
         "bootstrap broadcast: root {} is outside a world of {} ranks", root, world_size_));
   }
+  if (bytes <= kSliceBudget) return broadcast_one(buffer, bytes, root, timeout);
+  const auto deadline = Deadline::after(timeout);
+  auto* p = static_cast<uint8_t*>(buffer);
+  for (size_t at = 0; at < bytes; at += kSliceBudget)
+    broadcast_one(p + at, std::min(kSliceBudget, bytes - at), root, remaining(deadline));
+}
+
+void Bootstrap::broadcast_one(void* buffer, size_t bytes, int root, Millis timeout) {
   const uint64_t seq = seq_;  // for messages; next_key() advances it
   const std::string base = next_key("bc");
   if (world_size_ == 1) return;

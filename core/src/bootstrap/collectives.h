@@ -29,7 +29,11 @@ class Bootstrap {
   // reads from it. Nothing to do otherwise.
   void close(Millis timeout);
 
-  // `recv` gets world_size * bytes, rank order.
+  // `recv` gets world_size * bytes, rank order. Any size: an allgather whose table
+  // (world_size * bytes) or a broadcast whose buffer is larger than kSliceBudget runs as several
+  // of slices, each under it, so that no value and no reply nears the store's message limit
+  // (64 MiB by default: a 2-rank job's 5 million samples, or 1,000 at 8,192 ranks).
+  static constexpr size_t kSliceBudget = 16u << 20;
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
   void barrier(Millis timeout);
@@ -48,6 +52,8 @@ class Bootstrap {
 
  private:
   std::string next_key(const char* what);
+  void allgather_one(const void* send, size_t bytes, void* recv, Millis timeout);
+  void broadcast_one(void* buffer, size_t bytes, int root, Millis timeout);
   StoreClient& store_;
   std::string prefix_;
   int rank_;
