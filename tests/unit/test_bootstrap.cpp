@@ -321,5 +321,46 @@ TEST(BootstrapSlices, AnAllgatherOrABroadcastLargerThanTheStoresLimitArrivesWhol
   EXPECT_EQ(server->key_count(), 0u);
 }
 
+// Ranks that pass different sizes to a sliced collective fail, every one of them, with the sizes
+// named: they neither drift out of step (one rank's later slices matched against another's
+// next collective) nor succeed with part of a block. Before the first slice carried the total,
+// a rank that passed 8 MiB at 2 ranks (one slice) took the other's first 8 MiB of 24 and returned,
+// and a receiver that passed 16 MiB took the first 16 MiB of a 20 MiB broadcast.
+TEST(BootstrapSlices, RanksThatPassDifferentSizesAllFailWithTheSizesNamed) {
+  auto server = start_server();
+  struct Case {
+    const char* what;
+    size_t bytes[2];
+    bool broadcast;
+  };
+  const Case cases[] = {
+      {"both sliced", {(8u << 20) + 8, 24u << 20}, false},
+      {"one sliced, one not (8 MiB is one slice at 2 ranks)", {8u << 20, 24u << 20}, false},
+      {"broadcast, both sliced", {(20u << 20), (16u << 20) + 8}, true},
+      {"broadcast, the receiver not sliced", {(20u << 20), 16u << 20}, true},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    std::string messages[2];
+    run_ranks(*server, 2, "job/mismatch" + std::to_string(n++), [&](Bootstrap& b) {
+      const size_t bytes = c.bytes[b.rank()];
+      std::vector<uint8_t> mine(bytes, 1), all(2 * bytes);
+      try {
+        if (c.broadcast) b.broadcast(mine.data(), bytes, 0, 20s);
+        else b.allgather(mine.data(), bytes, all.data(), 20s);
+        messages[b.rank()] = "(no error)";
+      } catch (const StoreError& e) {
+        messages[b.rank()] = e.what();
+        EXPECT_EQ(e.code(), StoreError::Code::Protocol) << c.what << ", rank " << b.rank() << ": " << e.what();
+      }
+    });
+    for (int r = 0; r < 2; ++r) {
+      if (c.broadcast && r == 0) continue;  // the root writes and returns: only receivers compare
+      EXPECT_NE(messages[r].find("every rank must pass the same size"), std::string::npos)
+          << c.what << ", rank " << r << ": " << messages[r];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commbench

@@ -63,19 +63,59 @@ std::string Bootstrap::next_key(const char* what) {
   return fmt::format("{}/{}/{}/", prefix_, what, seq_++);
 }
 
+namespace {
+
+// A sliced collective's first piece starts with the caller's total size, so that ranks that
+// passed different sizes fail with both named instead of cutting different slices and drifting
+// out of step. A rank that did not slice (a smaller size) fails the piece's size check: the
+// first piece is always larger than anything the unsliced path sends.
+constexpr size_t kTotalBytes = sizeof(uint64_t);
+
+// A slice's failure, said in terms of the whole collective.
+[[noreturn]] void rethrow_for_slice(const StoreError& e, const char* what, size_t slice, size_t slices,
+                                    size_t bytes, Millis timeout) {
+  throw StoreError(e.code(),
+                   fmt::format("{} (slice {} of {} of a {}-byte {}, {} ms for all of them)", e.what(),
+                               slice + 1, slices, bytes, what, timeout.count()),
+                   e.missing_keys());
+}
+
+}  // namespace
+
 void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis timeout) {
   const size_t world = static_cast<size_t>(world_size_);
-  if (bytes <= kSliceBudget / world) return allgather_one(send, bytes, recv, timeout);
-  // Slices of each rank's block; every rank passes the same `bytes`, so all cut alike.
+  if (world == 1 || bytes <= kSliceBudget / world) return allgather_one(send, bytes, recv, timeout);
   const auto deadline = Deadline::after(timeout);
-  const size_t slice = std::max<size_t>(1, kSliceBudget / world);
-  std::vector<uint8_t> table(world * slice);
+  const uint64_t seq = seq_;
+  const size_t slice = std::max<size_t>(1, kSliceBudget / world);  // < bytes
+  const size_t slices = (bytes + slice - 1) / slice;
   const auto* in = static_cast<const uint8_t*>(send);
   auto* out = static_cast<uint8_t*>(recv);
-  for (size_t at = 0; at < bytes; at += slice) {
+  std::vector<uint8_t> piece(kTotalBytes + slice), table(world * (kTotalBytes + slice));
+  for (size_t k = 0, at = 0; k < slices; ++k, at += slice) {
     const size_t n = std::min(slice, bytes - at);
-    allgather_one(in + at, n, table.data(), remaining(deadline));
-    for (size_t r = 0; r < world; ++r) std::memcpy(out + r * bytes + at, table.data() + r * n, n);
+    const size_t head = k == 0 ? kTotalBytes : 0;
+    const uint64_t total = bytes;
+    std::memcpy(piece.data(), &total, head);
+    std::memcpy(piece.data() + head, in + at, n);
+    try {
+      allgather_one(piece.data(), head + n, table.data(), remaining(deadline));
+    } catch (const StoreError& e) {
+      rethrow_for_slice(e, "allgather", k, slices, bytes, timeout);
+    }
+    for (size_t r = 0; r < world; ++r) {
+      const uint8_t* block = table.data() + r * (head + n);
+      if (head > 0) {
+        uint64_t theirs = 0;
+        std::memcpy(&theirs, block, kTotalBytes);
+        if (theirs != total)
+          throw StoreError(StoreError::Code::Protocol,
+                           fmt::format("allgather #{} under '{}': rank {} contributed {} bytes, rank {} "
+                                       "{}; every rank must pass the same size",
+                                       seq, prefix_, r, theirs, rank_, bytes));
+      }
+      std::memcpy(out + r * bytes + at, block + head, n);
+    }
   }
 }
 
@@ -133,11 +173,33 @@ void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) 
     throw std::invalid_argument(fmt::format(
         "bootstrap broadcast: root {} is outside a world of {} ranks", root, world_size_));
   }
-  if (bytes <= kSliceBudget) return broadcast_one(buffer, bytes, root, timeout);
+  if (world_size_ == 1 || bytes <= kSliceBudget) return broadcast_one(buffer, bytes, root, timeout);
   const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = seq_;
+  const size_t slices = (bytes + kSliceBudget - 1) / kSliceBudget;
   auto* p = static_cast<uint8_t*>(buffer);
-  for (size_t at = 0; at < bytes; at += kSliceBudget)
-    broadcast_one(p + at, std::min(kSliceBudget, bytes - at), root, remaining(deadline));
+  std::vector<uint8_t> first(kTotalBytes + kSliceBudget);
+  const uint64_t total = bytes;
+  std::memcpy(first.data(), &total, kTotalBytes);
+  if (rank_ == root) std::memcpy(first.data() + kTotalBytes, p, kSliceBudget);
+  for (size_t k = 0, at = 0; k < slices; ++k, at += kSliceBudget) {
+    const size_t n = std::min(kSliceBudget, bytes - at);
+    try {
+      if (k == 0) broadcast_one(first.data(), first.size(), root, remaining(deadline));
+      else broadcast_one(p + at, n, root, remaining(deadline));
+    } catch (const StoreError& e) {
+      rethrow_for_slice(e, "broadcast", k, slices, bytes, timeout);
+    }
+    if (k > 0) continue;
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, first.data(), kTotalBytes);
+    if (theirs != total)
+      throw StoreError(StoreError::Code::Protocol,
+                       fmt::format("broadcast #{} under '{}': root rank {} sent {} bytes, rank {} "
+                                   "expects {}; every rank must pass the same size",
+                                   seq, prefix_, root, theirs, rank_, bytes));
+    if (rank_ != root) std::memcpy(p, first.data() + kTotalBytes, kSliceBudget);
+  }
 }
 
 void Bootstrap::broadcast_one(void* buffer, size_t bytes, int root, Millis timeout) {
