@@ -324,8 +324,9 @@ TEST(BootstrapSlices, AnAllgatherOrABroadcastLargerThanTheStoresLimitArrivesWhol
 // Ranks that pass different sizes to a sliced collective fail, every one of them, with the sizes
 // named: they neither drift out of step (one rank's later slices matched against another's
 // next collective) nor succeed with part of a block. Before the first slice carried the total,
-// a rank that passed 8 MiB at 2 ranks (one slice) took the other's first 8 MiB of 24 and returned,
-// and a receiver that passed 16 MiB took the first 16 MiB of a 20 MiB broadcast.
+// a rank whose slices were a leading part of another's (16 MiB against 24 MiB at 2 ranks, or 8 MiB,
+// one slice) returned with part of the other's block while the other timed out blaming it, and
+// a broadcast's receiver that passed 32 MiB (or 16) took the first part of a 40 MiB (or 20) one.
 TEST(BootstrapSlices, RanksThatPassDifferentSizesAllFailWithTheSizesNamed) {
   auto server = start_server();
   struct Case {
@@ -334,9 +335,9 @@ TEST(BootstrapSlices, RanksThatPassDifferentSizesAllFailWithTheSizesNamed) {
     bool broadcast;
   };
   const Case cases[] = {
-      {"both sliced", {(8u << 20) + 8, 24u << 20}, false},
+      {"both sliced, one's slices a leading part of the other's", {16u << 20, 24u << 20}, false},
       {"one sliced, one not (8 MiB is one slice at 2 ranks)", {8u << 20, 24u << 20}, false},
-      {"broadcast, both sliced", {(20u << 20), (16u << 20) + 8}, true},
+      {"broadcast, both sliced, the receiver's slices a leading part", {40u << 20, 32u << 20}, true},
       {"broadcast, the receiver not sliced", {(20u << 20), 16u << 20}, true},
   };
   int n = 0;
@@ -358,6 +359,11 @@ TEST(BootstrapSlices, RanksThatPassDifferentSizesAllFailWithTheSizesNamed) {
       if (c.broadcast && r == 0) continue;  // the root writes and returns: only receivers compare
       EXPECT_NE(messages[r].find("every rank must pass the same size"), std::string::npos)
           << c.what << ", rank " << r << ": " << messages[r];
+      const bool both_sliced = c.bytes[1 - r] > (c.broadcast ? Bootstrap::kSliceBudget : Bootstrap::kSliceBudget / 2) &&
+                               c.bytes[r] > (c.broadcast ? Bootstrap::kSliceBudget : Bootstrap::kSliceBudget / 2);
+      if (both_sliced)  // the other rank's total, not a slice's size
+        EXPECT_NE(messages[r].find(std::to_string(c.bytes[1 - r])), std::string::npos)
+            << c.what << ", rank " << r << ": " << messages[r];
     }
   }
 }

@@ -75,8 +75,10 @@ constexpr size_t kTotalBytes = sizeof(uint64_t);
 [[noreturn]] void rethrow_for_slice(const StoreError& e, const char* what, size_t slice, size_t slices,
                                     size_t bytes, Millis timeout) {
   throw StoreError(e.code(),
-                   fmt::format("{} (slice {} of {} of a {}-byte {}, {} ms for all of them)", e.what(),
-                               slice + 1, slices, bytes, what, timeout.count()),
+                   fmt::format("{} (slice {} of {} of a {}-byte {}, {})", e.what(), slice + 1, slices,
+                               bytes, what,
+                               timeout.count() < 0 ? std::string("no time limit")
+                                                   : fmt::format("{} ms for all of them", timeout.count())),
                    e.missing_keys());
 }
 

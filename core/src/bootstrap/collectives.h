@@ -31,9 +31,10 @@ class Bootstrap {
 
   // `recv` gets world_size * bytes, rank order. Any size: an allgather whose table
   // (world_size * bytes) or a broadcast whose buffer is larger than kSliceBudget runs as several
-  // of slices of at most that (the first carries the caller's total, so that ranks that passed
-  // different sizes fail alike), and no value or reply nears the store's message limit (64 MiB
-  // by default: a 2-rank job's 5 million samples, or 1,100 at 8,192 ranks).
+  // of slices of at most that (the first also carries the caller's total, 8 bytes, so that ranks
+  // that passed different sizes fail: every rank of an allgather, every receiver of a broadcast),
+  // and no value or reply nears the store's message limit (64 MiB by default: a 2-rank job's
+  // 5 million samples, or 1,100 at 8,192 ranks).
   static constexpr size_t kSliceBudget = 16u << 20;
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
