@@ -28,6 +28,7 @@ namespace commbench::gloo_backend {
 namespace {
 
 using gloo::transport::tcp::Address;
+using test::FakeBootstrap;
 
 std::shared_ptr<gloo::transport::Device> loopback_device() {
   gloo::transport::tcp::attr attr("127.0.0.1");

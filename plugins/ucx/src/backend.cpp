@@ -8,6 +8,7 @@
 
 #include "commbench/sdk/host_reduce.hpp"
 #include "commbench/sdk/host_services.hpp"
+#include "capabilities.h"
 #include "errors.h"
 
 cb_backend::~cb_backend() {
