@@ -23,9 +23,15 @@
 #        Each tree run also reports the busiest simulated host's own CPU time (its agent's and
 #        its store's threads): one machine's wall time adds up every host's work (N² / PER_HOST
 #        bytes in all), while on a cluster each host spends its share on its own cores.
+#  samples N = 256 .. 4096, with SAMPLES=1: a case's samples collected as the workers collect
+#        them, SAMPLE_BYTES per rank (default 800: 100 iterations), through a gather to rank 0
+#        against an allgather (what they did before 2026-11-29; up to 1024), alternating in each
+#        run, on N threads and one store; the clock runs from a barrier until the last rank
+#        returns.
 # docs/scaling.md discusses the numbers.
-# Usage: [PER_HOST=8] [STAR=1] [TREE=1] [PREFAULT=1|0] bench/run_bootstrap_scale.sh [build-dir] [runs]
-# (STAR=0 skips the star and job rows, TREE=0 the tree's.)
+# Usage: [PER_HOST=8] [STAR=1] [TREE=1] [PREFAULT=1|0] [SAMPLES=0|1] [SAMPLE_BYTES=800]
+#        bench/run_bootstrap_scale.sh [build-dir] [runs]
+# (STAR=0 skips the star and job rows, TREE=0 the tree's; SAMPLES=1 adds the samples rows.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -88,6 +94,18 @@ if [ "${STAR:-1}" = 1 ]; then
     done
   done
 fi
+if [ "${SAMPLES:-0}" = 1 ]; then
+  for ((i = 0; i < runs; i++)); do
+    for n in 256 512 1024 2048 4096; do
+      # The allgather stops at 1024: its N² bytes take minutes beyond (about 40 s at 2048).
+      for g in 0 1; do
+        ((g == 0 && n > 1024)) && continue
+        echo "samples$g $n 1 $(measure '*MeasureSampleCollection' COMMBENCH_BOOTSTRAP_RANKS=$n \
+          COMMBENCH_SAMPLE_BYTES="${SAMPLE_BYTES:-800}" COMMBENCH_GATHER=$g)" >>"$results"
+      done
+    done
+  done
+fi
 # Alternating sizes within each run, so a slow spell of the machine hits every size alike.
 tree_env=()
 [ "${PREFAULT:-1}" = 1 ] && tree_env=(COMMBENCH_BOOTSTRAP_PREFAULT=1)
@@ -123,7 +141,7 @@ for p in "$per_host" 16 32; do
   [ -n "$t" ] && echo "fresh 16384 $p $t" >>"$results"
 done
 
-python3 - "$results" "$per_host" "${PREFAULT:-1}" <<'PY'
+python3 - "$results" "$per_host" "${PREFAULT:-1}" "${SAMPLE_BYTES:-800}" <<'PY'
 import collections, math, statistics, sys
 rows = collections.defaultdict(list)
 failed = []
@@ -151,7 +169,7 @@ def table(kind, title):
         med[k] = statistics.median(v)
         half = (kind, k[1] // 2, k[2])
         growth = f"{med[k] / med[half]:.2f}" if half in med else "-"
-        per = "-" if kind in ("star", "bcbar0") else k[2]
+        per = "-" if kind in ("star", "bcbar0", "samples0", "samples1") else k[2]
         print(f"{k[1]:>6} {per:>8} {med[k]:>10.1f} {min(v):>7.0f}..{max(v):<7.0f} {growth:>9}")
     return med
 
@@ -176,6 +194,15 @@ for n in (1024, 2048, 4096):
         sa, sb = statistics.median(rows[qa]), statistics.median(rows[qb])
         print(f"{n} ranks: requests to the job's store (whole run) star {sa:.0f}, routed {sb:.0f}: {sa / sb:.1f}x fewer "
               f"(one machine's cores serve every store alike, so only a cluster turns this into time)")
+sample_bytes = int(sys.argv[4])
+s_ag = table("samples0", f"samples: an allgather of {sample_bytes} B per rank, every rank its own client of one store")
+s_g = table("samples1", f"samples: a gather of {sample_bytes} B per rank to rank 0, same runs")
+for n in (256, 512, 1024):
+    a, b = ("samples0", n, 1), ("samples1", n, 1)
+    if a in s_ag and b in s_g:
+        print(f"{n} ranks: gather {s_g[b]:.0f} ms, allgather {s_ag[a]:.0f} ms: allgather / gather = "
+              f"{s_ag[a] / s_g[b]:.1f}; tables held: {n * n * sample_bytes / 2**20:.0f} MiB over all ranks "
+              f"against {n * sample_bytes / 2**20:.1f} MiB at rank 0")
 tree = table("tree", "tree: one agent per host, binomial tree of agent stores" +
              (" (hosts' memory faulted in before the clock)" if prefault else ""))
 cold = table("cold", "the tree at 16384 ranks without faulting the memory in first (this VM's page faults)")

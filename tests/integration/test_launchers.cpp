@@ -360,6 +360,7 @@ TEST(Launchers, ThreeHostsOverNetworkNamespacesMatchALocalRun) {
     EXPECT_EQ(m["bootstrap"]["hosts"], world == 6 ? 3 : 1) << e.dump();
     EXPECT_EQ(m["bootstrap"]["allgather"], world == 6 ? "host tree" : "job store") << e.dump();
     EXPECT_EQ(m["bootstrap"]["broadcast_barrier"], world == 6 ? "host leaders" : "job store") << e.dump();
+    EXPECT_EQ(m["bootstrap"]["gather"], world == 6 ? "host leaders" : "job store") << e.dump();
   }
 }
 
@@ -395,6 +396,7 @@ TEST(Launchers, RanksDealtRoundRobinOverThreeHostsGatherThroughTheHostTree) {
       EXPECT_EQ(e["bootstrap"]["host_index"], r % 3) << "rank " << r << ": " << e.dump();
       EXPECT_EQ(e["bootstrap"]["allgather"], "host tree") << "rank " << r << ": " << e.dump();
       EXPECT_EQ(e["bootstrap"]["broadcast_barrier"], "host leaders") << "rank " << r << ": " << e.dump();
+      EXPECT_EQ(e["bootstrap"]["gather"], "host leaders") << "rank " << r << ": " << e.dump();
       ++seen;
     }
     EXPECT_EQ(seen, r < 2 ? 6u : r < 4 ? 4u : 2u) << "rank " << r << " takes part in every world that holds it";

@@ -279,6 +279,44 @@ TEST(Bootstrap, DISABLED_MeasureRendezvousAndAllgather) {
               elapsed.count());
 }
 
+// Run by hand (bench/run_bootstrap_scale.sh, SAMPLES=1): what a case's samples cost to collect,
+// through an allgather (every rank receives every rank's block) or a gather to rank 0. The ranks
+// connect and meet at a barrier first; the clock runs from rank 0 leaving that barrier until the
+// last rank returns (the root, for a gather). COMMBENCH_BOOTSTRAP_RANKS (default 1024),
+// COMMBENCH_SAMPLE_BYTES per rank (default 800: 100 samples), COMMBENCH_GATHER=1 for the gather.
+TEST(Bootstrap, DISABLED_MeasureSampleCollection) {
+  const char* ranks_env = std::getenv("COMMBENCH_BOOTSTRAP_RANKS");
+  const char* bytes_env = std::getenv("COMMBENCH_SAMPLE_BYTES");
+  const char* gather_env = std::getenv("COMMBENCH_GATHER");
+  const int world = ranks_env ? std::atoi(ranks_env) : 1024;
+  const size_t bytes = bytes_env ? std::strtoull(bytes_env, nullptr, 10) : 800;
+  const bool gather = gather_env && std::string(gather_env) == "1";
+  auto server = start_server();
+  std::atomic<int64_t> start_ns{0}, last_ns{0};
+  std::atomic<size_t> held{0};
+  auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  auto error = run_ranks(*server, world, "measure", [&](Bootstrap& b) {
+    auto mine = block_for(b.rank(), 0, bytes);
+    b.barrier(60s);
+    if (b.rank() == 0) start_ns = now_ns();
+    const bool receives = !gather || b.rank() == 0;
+    std::vector<uint8_t> all(receives ? bytes * static_cast<size_t>(world) : 0);
+    if (gather) b.gather(mine.data(), bytes, all.data(), 0, 120s);
+    else b.allgather(mine.data(), bytes, all.data(), 120s);
+    const int64_t t = now_ns();
+    for (int64_t prev = last_ns.load(); t > prev && !last_ns.compare_exchange_weak(prev, t);) {
+    }
+    if (receives) ASSERT_EQ(0, std::memcmp(all.data() + (world - 1) * bytes, block_for(world - 1, 0, bytes).data(), bytes));
+    held += all.size();
+  });
+  EXPECT_EQ(error, "");
+  std::printf("%d ranks: %s of %zu B per rank took %.1f ms; ranks held %zu bytes of tables in all\n", world,
+              gather ? "gather" : "allgather", bytes, static_cast<double>(last_ns - start_ns) / 1e6, held.load());
+}
+
 }  // namespace
 }  // namespace commbench
 
@@ -366,6 +404,146 @@ TEST(BootstrapSlices, RanksThatPassDifferentSizesAllFailWithTheSizesNamed) {
             << c.what << ", rank " << r << ": " << messages[r];
     }
   }
+}
+
+}  // namespace
+}  // namespace commbench
+
+namespace commbench {
+namespace {
+
+using namespace test;
+
+// Every root in turn, sizes from 0 to 4 KB, worlds of 1 to 8: the root's table holds every rank's
+// block in rank order, the other ranks' buffers are not touched (a gather writes nothing there),
+// and the root's deletes leave the store empty.
+TEST(BootstrapGather, EveryRanksBlockReachesTheRootAloneAndNothingIsLeft) {
+  for (int world : {1, 2, 3, 5, 8}) {
+    auto server = start_server();
+    std::atomic<int> tables{0};
+    auto error = run_ranks(*server, world, "job/g" + std::to_string(world), [&](Bootstrap& b) {
+      int round = 0;
+      for (size_t bytes : {size_t{24}, size_t{0}, size_t{1}, size_t{4096}})
+        for (int root = 0; root < world; ++root, ++round) {
+          const auto mine = block_for(b.rank(), round, bytes);
+          std::vector<uint8_t> all(bytes * static_cast<size_t>(world) + 1, 0xEE);  // a guard byte past it
+          b.gather(mine.data(), bytes, all.data(), root, 5s);
+          if (b.rank() != root) {
+            ASSERT_EQ(std::count(all.begin(), all.end(), 0xEE), static_cast<long>(all.size()))
+                << "rank " << b.rank() << " is not the root " << root << " but its buffer was written";
+            continue;
+          }
+          for (int r = 0; r < world; ++r) {
+            const auto want = block_for(r, round, bytes);
+            ASSERT_TRUE(std::equal(want.begin(), want.end(), all.begin() + static_cast<long>(r * bytes)))
+                << "world " << world << ", root " << root << ", " << bytes << " B: block of rank " << r;
+          }
+          ASSERT_EQ(all.back(), 0xEE) << "written past the table";
+          ++tables;
+        }
+      b.barrier(5s);  // the last gather's root has read (and deleted) before the keys are counted
+    });
+    EXPECT_EQ(error, "") << "world " << world;
+    EXPECT_EQ(tables.load(), 4 * world) << "world " << world;
+    EXPECT_EQ(server->key_count(), 0u) << "world " << world;
+  }
+}
+
+// A gather's other ranks hand on their block and go on: they do not wait for the root, which is
+// what keeps a case's samples from costing an allgather (every rank waiting for every block).
+TEST(BootstrapGather, TheOtherRanksReturnWithoutWaitingForTheRoot) {
+  auto server = start_server();
+  auto client = connect_to(*server);
+  Bootstrap b(*client, "p", 1, 3);
+  const uint32_t v = 7;
+  EXPECT_NO_THROW(b.gather(&v, sizeof(v), nullptr, 0, 100ms));
+  EXPECT_EQ(server->key_count(), 1u) << "rank 1's block waits in the store for the root";
+  EXPECT_THROW(b.gather(&v, sizeof(v), nullptr, 3, 100ms), std::invalid_argument);
+  EXPECT_THROW(b.gather(&v, sizeof(v), nullptr, -1, 100ms), std::invalid_argument);
+}
+
+TEST(BootstrapGather, ARootTimeoutNamesAndRecordsTheRanksThatNeverSent) {
+  auto server = start_server();
+  std::string message;
+  std::vector<int> missing;
+  std::thread rank1([&] {
+    auto client = connect_to(*server);
+    Bootstrap b(*client, "run", 1, 4);
+    uint8_t v = 1;
+    b.gather(&v, 1, nullptr, 0, 5s);
+  });
+  auto client = connect_to(*server);
+  Bootstrap b(*client, "run", 0, 4);
+  b.record_missing_ranks_in(&missing);
+  uint8_t v = 0, all[4];
+  try {
+    b.gather(&v, 1, all, 0, 300ms);
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), StoreError::Code::Timeout);
+    message = e.what();
+  }
+  rank1.join();
+  EXPECT_NE(message.find("gather #0"), std::string::npos) << message;
+  EXPECT_NE(message.find("ranks 2, 3 have not arrived"), std::string::npos) << message;
+  EXPECT_NE(message.find("300 ms"), std::string::npos) << message;
+  EXPECT_EQ(missing, (std::vector<int>{2, 3}));
+}
+
+// Sliced (3 ranks × 23 MiB is over the store's 64 MiB reply limit) and unsliced, the root refuses
+// a rank that passed another size, naming both sizes; the other ranks cannot know and do not fail.
+TEST(BootstrapGather, TheRootRefusesARankThatPassedAnotherSize) {
+  struct Case {
+    const char* what;
+    size_t bytes[3];
+  };
+  const Case cases[] = {
+      {"unsliced", {8, 8, 16}},
+      {"both sliced", {23u << 20, 23u << 20, 24u << 20}},
+      {"the root sliced, rank 2 not", {23u << 20, 23u << 20, 8}},
+      {"the root not sliced, rank 2 sliced", {8, 8, 23u << 20}},
+  };
+  for (const Case& c : cases) {
+    auto server = start_server();
+    std::string messages[3];
+    run_ranks(*server, 3, "job/mismatch", [&](Bootstrap& b) {
+      const size_t bytes = c.bytes[b.rank()];
+      std::vector<uint8_t> mine(bytes, 1), all(b.rank() == 0 ? 3 * bytes : 0);
+      try {
+        b.gather(mine.data(), bytes, all.data(), 0, 20s);
+        messages[b.rank()] = "(no error)";
+      } catch (const StoreError& e) {
+        messages[b.rank()] = e.what();
+        EXPECT_EQ(e.code(), StoreError::Code::Protocol) << c.what << ": " << e.what();
+      }
+    });
+    EXPECT_NE(messages[0].find("every rank must pass the same size"), std::string::npos) << c.what << ": " << messages[0];
+    EXPECT_NE(messages[0].find("rank 2 contributed"), std::string::npos) << c.what << ": " << messages[0];
+    EXPECT_EQ(messages[1], "(no error)") << c.what;
+    if (c.bytes[0] > Bootstrap::kSliceBudget / 3 && c.bytes[2] > Bootstrap::kSliceBudget / 3)  // the total, not a slice's
+      EXPECT_NE(messages[0].find(std::to_string(c.bytes[2]) + " bytes"), std::string::npos) << c.what << ": " << messages[0];
+  }
+}
+
+TEST(BootstrapGather, AGatherLargerThanTheStoresLimitArrivesWhole) {
+  auto server = start_server();
+  constexpr int kWorld = 3;
+  constexpr size_t kBytes = (23u << 20) + 5;
+  static_assert(kWorld * kBytes > (64u << 20));
+  std::atomic<int> checked{0};
+  auto error = run_ranks(*server, kWorld, "job/big", [&](Bootstrap& b) {
+    std::vector<uint8_t> mine(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) mine[i] = big_block_byte(b.rank(), i);
+    std::vector<uint8_t> all(b.rank() == 2 ? kBytes * kWorld : 0);
+    b.gather(mine.data(), kBytes, all.data(), 2, 60s);
+    if (b.rank() != 2) return;
+    for (int r = 0; r < kWorld; ++r)
+      for (size_t i = 0; i < kBytes; ++i)
+        ASSERT_EQ(all[r * kBytes + i], big_block_byte(r, i)) << "block of rank " << r << ", byte " << i;
+    ++checked;
+  });
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(checked.load(), 1);
+  EXPECT_EQ(server->key_count(), 0u);
 }
 
 }  // namespace

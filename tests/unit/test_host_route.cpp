@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -151,30 +152,41 @@ TEST(HostRoute, OneRankPerHostAndManyHostsAlsoWork) {
   for (int r = 0; r < kWorld; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
 }
 
-TEST(HostRoute, ARankThatNeverArrivesIsNamedByItsHostsFirstRank) {
+// Hosts {0,2} and {1,3}; rank 2 never calls. `collective(b, r)` on the others, with a 1.5 s
+// timeout; each rank's error, and the ranks that rank 0 recorded as missing.
+struct WithoutRank2 {
+  std::vector<std::string> errors;
+  std::vector<int> missing_at_rank0;
+};
+WithoutRank2 run_without_rank_2(const std::function<void(Bootstrap&, int, Millis)>& collective) {
   auto job = start_server(nullptr, "t");
   std::mutex m;
-  std::vector<int> missing_at_rank0;
-  // Hosts {0,2} and {1,3}; rank 2 never calls.
-  auto errors = run_ranks(
+  WithoutRank2 out;
+  out.errors = run_ranks(
       *job, "t", 4, [](int r) { return r % 2; },
       [&](Bootstrap& b, int r) {
         std::vector<int> missing;
         b.record_missing_ranks_in(&missing);
-        int x = r, all[4];
         try {
-          b.allgather(&x, sizeof(x), all, std::chrono::milliseconds(1500));
+          collective(b, r, std::chrono::milliseconds(1500));
         } catch (...) {
-          if (r == 0) {
-            std::lock_guard<std::mutex> lock(m);
-            missing_at_rank0 = missing;
-          }
+          std::lock_guard<std::mutex> lock(m);
+          if (r == 0) out.missing_at_rank0 = missing;
           throw;
         }
       },
       /*absent=*/2);
+  return out;
+}
+
+TEST(HostRoute, ARankThatNeverArrivesIsNamedByItsHostsFirstRank) {
+  const auto run = run_without_rank_2([](Bootstrap& b, int r, Millis timeout) {
+    int x = r, all[4];
+    b.allgather(&x, sizeof(x), all, timeout);
+  });
+  const auto& errors = run.errors;
   EXPECT_NE(errors[0].find("rank 2 has not arrived"), std::string::npos) << errors[0];
-  EXPECT_EQ(missing_at_rank0, std::vector<int>{2});
+  EXPECT_EQ(run.missing_at_rank0, std::vector<int>{2});
   EXPECT_NE(errors[1], "") << "nobody gets a table without rank 2's block";
   EXPECT_NE(errors[3], "");
 }
@@ -230,6 +242,70 @@ TEST(HostRoute, BroadcastsAndBarriersReachEveryRankThroughItsHostsLeader) {
   for (int r = 0; r < kWorld; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
   for (int r = 3; r < kWorld; ++r) EXPECT_EQ(job_calls[static_cast<size_t>(r)], 1) << "rank " << r;
   EXPECT_EQ(job->key_count(), 3u) << "the leaders' addresses only: every broadcast and barrier cleaned up";
+}
+
+// A gather through the hosts (hosts {0,3,6}, {1,4}, {2,5}), every root in turn, leaders and the
+// others alike, sizes from 0 B to 100 KB: the root's table holds every block in rank order, the
+// other ranks' buffers are untouched, a host's other ranks speak to the job's store only to find
+// their leader and, when they are the root, to read the hosts' blocks (two requests); and the
+// root's delete leaves nothing behind.
+TEST(HostRoute, AGatherReachesItsRootAloneThroughTheHostsLeaders) {
+  const std::string token = "host-route-token";
+  auto job = start_server(nullptr, token);
+  constexpr int kWorld = 7;
+  const std::vector<size_t> sizes{8, 0, 100000};
+  std::vector<int> job_calls;
+  auto errors = run_ranks(
+      *job, token, kWorld, [](int r) { return r % 3; },
+      [&](Bootstrap& b, int r) {
+        int round = 0;
+        for (size_t n : sizes)
+          for (int root = 0; root < kWorld; ++root, ++round) {
+            const Bytes mine = block_of(r, round, n);
+            Bytes all(n * kWorld + 1, 0xEE);  // a guard byte past the table
+            b.gather(mine.data(), n, all.data(), root, std::chrono::milliseconds(10000));
+            if (round == 4) {  // other collectives interleave
+              int everyone[kWorld], v = r;
+              b.allgather(&v, sizeof(v), everyone, std::chrono::milliseconds(10000));
+              ASSERT_EQ(everyone[kWorld - 1], kWorld - 1);
+            }
+            if (r != root) {
+              ASSERT_EQ(std::count(all.begin(), all.end(), 0xEE), static_cast<long>(all.size()))
+                  << "rank " << r << " is not the root " << root << " but its buffer was written";
+              continue;
+            }
+            for (int from = 0; from < kWorld; ++from) {
+              const Bytes want = block_of(from, round, n);
+              ASSERT_TRUE(std::equal(want.begin(), want.end(), all.begin() + static_cast<long>(from * n)))
+                  << "root " << root << ", " << n << " B: block of rank " << from;
+            }
+            ASSERT_EQ(all.back(), 0xEE) << "written past the table";
+          }
+        b.barrier(std::chrono::milliseconds(10000));  // the last root has read before keys are counted
+      },
+      -1, &job_calls);
+  for (int r = 0; r < kWorld; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
+  for (int r = 3; r < kWorld; ++r)
+    EXPECT_EQ(job_calls[static_cast<size_t>(r)], 1 + 2 * static_cast<int>(sizes.size())) << "rank " << r;
+  EXPECT_EQ(job->key_count(), 3u) << "the leaders' addresses only: every gather cleaned up";
+}
+
+// A gather whose rank never arrives: its leader names it, and the root names the host whose
+// blocks never came (hosts {0,2} and {1,3}; rank 2 never calls; the root, rank 3, is on the other
+// host and not its leader).
+TEST(HostRoute, AGatherWithoutARankNamesItAtItsLeaderAndItsHostAtTheRoot) {
+  const auto run = run_without_rank_2([](Bootstrap& b, int r, Millis timeout) {
+    int x = r, all[4];
+    b.gather(&x, sizeof(x), all, 3, timeout);
+    // Not to the closing barrier, which would wait for rank 2 too.
+    throw std::runtime_error("gather returned");
+  });
+  const auto& errors = run.errors;
+  EXPECT_NE(errors[0].find("host gather"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("rank 2 has not arrived"), std::string::npos) << errors[0];
+  EXPECT_EQ(run.missing_at_rank0, std::vector<int>{2});
+  EXPECT_NE(errors[3].find("host 0 has not sent its ranks' blocks"), std::string::npos) << errors[3];
+  EXPECT_EQ(errors[1], "gather returned") << "rank 1 handed its block on and has nothing to wait for";
 }
 
 // Nobody leaves a barrier before the last rank has entered it, wherever that rank is: a host's

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -85,15 +86,30 @@ constexpr size_t kTotalBytes = sizeof(uint64_t);
 }  // namespace
 
 void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis timeout) {
+  in_slices("allgather", send, bytes, recv, timeout,
+            [&](const void* s, size_t n, void* r, Millis t) { allgather_one(s, n, r, t); });
+}
+
+void Bootstrap::gather(const void* send, size_t bytes, void* recv, int root, Millis timeout) {
+  if (root < 0 || root >= world_size_) {
+    throw std::invalid_argument(fmt::format(
+        "bootstrap gather: root {} is outside a world of {} ranks", root, world_size_));
+  }
+  in_slices("gather", send, bytes, rank_ == root ? recv : nullptr, timeout,
+            [&](const void* s, size_t n, void* r, Millis t) { gather_one(s, n, r, root, t); });
+}
+
+void Bootstrap::in_slices(const char* what, const void* send, size_t bytes, void* recv, Millis timeout,
+                          const std::function<void(const void*, size_t, void*, Millis)>& one) {
   const size_t world = static_cast<size_t>(world_size_);
-  if (world == 1 || bytes <= kSliceBudget / world) return allgather_one(send, bytes, recv, timeout);
+  if (world == 1 || bytes <= kSliceBudget / world) return one(send, bytes, recv, timeout);
   const auto deadline = Deadline::after(timeout);
   const uint64_t seq = seq_;
   const size_t slice = std::max<size_t>(1, kSliceBudget / world);  // < bytes
   const size_t slices = (bytes + slice - 1) / slice;
   const auto* in = static_cast<const uint8_t*>(send);
   auto* out = static_cast<uint8_t*>(recv);
-  std::vector<uint8_t> piece(kTotalBytes + slice), table(world * (kTotalBytes + slice));
+  std::vector<uint8_t> piece(kTotalBytes + slice), table(out ? world * (kTotalBytes + slice) : 0);
   for (size_t k = 0, at = 0; k < slices; ++k, at += slice) {
     const size_t n = std::min(slice, bytes - at);
     const size_t head = k == 0 ? kTotalBytes : 0;
@@ -101,10 +117,11 @@ void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis tim
     std::memcpy(piece.data(), &total, head);
     std::memcpy(piece.data() + head, in + at, n);
     try {
-      allgather_one(piece.data(), head + n, table.data(), remaining(deadline));
+      one(piece.data(), head + n, out ? table.data() : nullptr, remaining(deadline));
     } catch (const StoreError& e) {
-      rethrow_for_slice(e, "allgather", k, slices, bytes, timeout);
+      rethrow_for_slice(e, what, k, slices, bytes, timeout);
     }
+    if (!out) continue;  // a gather's other ranks
     for (size_t r = 0; r < world; ++r) {
       const uint8_t* block = table.data() + r * (head + n);
       if (head > 0) {
@@ -112,9 +129,9 @@ void Bootstrap::allgather(const void* send, size_t bytes, void* recv, Millis tim
         std::memcpy(&theirs, block, kTotalBytes);
         if (theirs != total)
           throw StoreError(StoreError::Code::Protocol,
-                           fmt::format("allgather #{} under '{}': rank {} contributed {} bytes, rank {} "
+                           fmt::format("{} #{} under '{}': rank {} contributed {} bytes, rank {} "
                                        "{}; every rank must pass the same size",
-                                       seq, prefix_, r, theirs, rank_, bytes));
+                                       what, seq, prefix_, r, theirs, rank_, bytes));
       }
       std::memcpy(out + r * bytes + at, block + head, n);
     }
@@ -134,19 +151,49 @@ void Bootstrap::allgather_one(const void* send, size_t bytes, void* recv, Millis
     return;
   }
   store_.set(base + std::to_string(rank_), to_bytes(send, bytes));
-  std::vector<std::string> keys(static_cast<size_t>(world_size_));
-  for (int r = 0; r < world_size_; ++r) keys[static_cast<size_t>(r)] = base + std::to_string(r);
+  read_blocks("allgather", seq, base, -1, bytes, recv, timeout, deadline);
+  finish_reading(store_, base, world_size_);
+}
 
+void Bootstrap::gather_one(const void* send, size_t bytes, void* recv, int root, Millis timeout) {
+  const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = seq_;  // for messages; next_key() advances it
+  const std::string base = next_key("ga");
+  if (world_size_ == 1) {
+    if (bytes > 0) std::memmove(recv, send, bytes);
+    return;
+  }
+  if (route_) {
+    route_->gather(send, bytes, recv, root, remaining(deadline), missing_out_);
+    return;
+  }
+  // The other ranks write and go on; the root, the only reader, deletes: N blocks through the
+  // store once, where an allgather sends each of them to every rank.
+  if (rank_ != root) return store_.set(base + std::to_string(rank_), to_bytes(send, bytes));
+  read_blocks("gather", seq, base, root, bytes, recv, timeout, deadline);
+  if (bytes > 0) std::memcpy(static_cast<uint8_t*>(recv) + static_cast<size_t>(root) * bytes, send, bytes);
+  store_.delete_prefix(base);
+}
+
+void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& base, int skip, size_t bytes,
+                            void* recv, Millis timeout, const Deadline& deadline) {
+  std::vector<std::string> keys;
+  std::vector<size_t> ranks;
+  for (int r = 0; r < world_size_; ++r)
+    if (r != skip) {
+      keys.push_back(base + std::to_string(r));
+      ranks.push_back(static_cast<size_t>(r));
+    }
   auto* out = static_cast<uint8_t*>(recv);
-  auto copy_block = [&](size_t r, const uint8_t* data, size_t size) {
+  auto copy_block = [&](size_t i, const uint8_t* data, size_t size) {
     if (size != bytes) {
       throw StoreError(
           StoreError::Code::Protocol,
-          fmt::format("allgather #{} under '{}': rank {} contributed {} bytes, rank {} "
+          fmt::format("{} #{} under '{}': rank {} contributed {} bytes, rank {} "
                       "{}; every rank must pass the same size",
-                      seq, prefix_, r, size, rank_, bytes));
+                      what, seq, prefix_, ranks[i], size, rank_, bytes));
     }
-    if (bytes > 0) std::memcpy(out + r * bytes, data, bytes);
+    if (bytes > 0) std::memcpy(out + ranks[i] * bytes, data, bytes);
   };
   try {
     store_.multi_get_each(keys, remaining(deadline), copy_block);
@@ -161,13 +208,12 @@ void Bootstrap::allgather_one(const void* send, size_t bytes, void* recv, Millis
       }
     throw StoreError(
         StoreError::Code::Timeout,
-        fmt::format("allgather #{} under '{}' timed out after {} ms: {} not arrived; is it alive? "
+        fmt::format("{} #{} under '{}' timed out after {} ms: {} not arrived; is it alive? "
                     "(It may have crashed or hung, or called a different sequence of bootstrap "
                     "collectives.)",
-                    seq, prefix_, timeout.count(), describe_missing(e.missing_keys(), "rank")),
+                    what, seq, prefix_, timeout.count(), describe_missing(e.missing_keys(), "rank")),
         e.missing_keys());
   }
-  finish_reading(store_, base, world_size_);
 }
 
 void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) {

@@ -3,10 +3,12 @@
 // per-instance sequence number, so concurrent runs or repeated calls never collide.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bootstrap/deadline.h"
 #include "bootstrap/host_route.h"
 #include "bootstrap/store.h"
 
@@ -37,6 +39,13 @@ class Bootstrap {
   // 5 million samples, or 1,100 at 8,192 ranks).
   static constexpr size_t kSliceBudget = 16u << 20;
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout);
+  // Every rank's `bytes` to `root` alone: `recv` (world_size * bytes, rank order) is written on
+  // the root only and may be null elsewhere. For what only one rank reads (the samples): the store
+  // carries each block once, where an allgather hands each to every rank (N² blocks), and only
+  // the root holds the table. The other ranks return once their block is in the store (routed
+  // through hosts: in their host's first rank's), without waiting for the root, so ranks that
+  // passed different sizes fail at the root only. Sliced as allgather is.
+  void gather(const void* send, size_t bytes, void* recv, int root, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
   void barrier(Millis timeout);
   // Run-scoped key/value (plugins' kv_set/kv_get): keys are prefixed, values opaque.
@@ -54,7 +63,16 @@ class Bootstrap {
 
  private:
   std::string next_key(const char* what);
+  // Runs `one` once, or as slices when world_size * bytes is over kSliceBudget; `recv` null: this
+  // rank receives nothing (a gather's other ranks).
+  void in_slices(const char* what, const void* send, size_t bytes, void* recv, Millis timeout,
+                 const std::function<void(const void*, size_t, void*, Millis)>& one);
   void allgather_one(const void* send, size_t bytes, void* recv, Millis timeout);
+  void gather_one(const void* send, size_t bytes, void* recv, int root, Millis timeout);
+  // Reads every rank's "<base><rank>" but `skip`'s into its place in `recv`; a timeout names the
+  // ranks that never wrote theirs (and records them, see record_missing_ranks_in).
+  void read_blocks(const char* what, uint64_t seq, const std::string& base, int skip, size_t bytes, void* recv,
+                   Millis timeout, const Deadline& deadline);
   void broadcast_one(void* buffer, size_t bytes, int root, Millis timeout);
   StoreClient& store_;
   std::string prefix_;

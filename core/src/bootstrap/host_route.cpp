@@ -4,6 +4,9 @@
 //                                                  reads and deletes them
 //                     "<prefix>/hag/<seq>/table"   the rank-ordered table, and its "done"
 //                                                  counter: the last reader deletes both
+//                     "<prefix>/gl/<seq>/<rank>"   a gather's blocks from the host's other ranks
+//   job store:       "<prefix>/ga/<seq>/<host>"   a gather's blocks of one host, from its leader;
+//                                                  the root reads and deletes them
 //   either store:     "<prefix>/bc/<seq>/value"    a broadcast's bytes (the job's store: for the
 //                                                  leaders; a leader's: for its host's ranks), and
 //                     "<prefix>/bc/<seq>/up"       from a root that is not its host's leader, to it
@@ -122,9 +125,9 @@ void HostRoute::allgather(const void* send, size_t bytes, void* recv, Millis tim
   const std::string local = fmt::format("{}/loc/{}/", prefix_, seq);
   const size_t table_bytes = bytes * static_cast<size_t>(world_);
   if (leader()) {
-    const Bytes blocks = gather_host(local, send, bytes, left(deadline), missing);
-    const auto table = exchange_->allgather(blocks, left(deadline),
-                                            [&](Bytes gathered) { return put_in_rank_order(gathered, bytes); });
+    const Bytes blocks = gather_host(local, send, bytes, left(deadline), missing, "allgather");
+    const auto table = exchange_->allgather(
+        blocks, left(deadline), [&](Bytes gathered) { return put_in_rank_order(gathered, bytes, "allgather"); });
     if (table->size() != table_bytes)
       throw StoreError(StoreError::Code::Protocol,
                        fmt::format("host allgather #{} under '{}': the table has {} bytes, {} ranks × {} "
@@ -157,6 +160,48 @@ void HostRoute::allgather(const void* send, size_t bytes, void* recv, Millis tim
   const int readers = HostAgentExchange::readers(layout_.index, layout_.hosts,
                                                  static_cast<int>(layout_.ranks.size()) - 1);
   if (leader_store_->add(base + "done", 1) == readers) leader_store_->delete_prefix(base);
+}
+
+void HostRoute::gather(const void* send, size_t bytes, void* recv, int root, Millis timeout,
+                       std::vector<int>* missing) {
+  const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = gather_seq_++;  // taken first: a failed connect still keeps this rank in step
+  if (!own_client_ && !leader_store_) connect(timeout, missing);
+  const std::string local = fmt::format("{}/gl/{}/", prefix_, seq);
+  const std::string base = fmt::format("{}/ga/{}/", prefix_, seq);
+  if (!leader()) {
+    const auto* p = static_cast<const uint8_t*>(send);
+    try {
+      leader_store_->set(local + std::to_string(rank_), Bytes(p, p + bytes));
+    } catch (const StoreError& e) {
+      if (e.code() == StoreError::Code::Connection) leader_gone(e, fmt::format("gather #{}", seq));
+      throw;
+    }
+  } else {
+    job_store_.set(base + std::to_string(layout_.index), gather_host(local, send, bytes, left(deadline), missing, "gather"));
+  }
+  if (rank_ != root) return;
+  // Each host's blocks, as gather_host laid them out, one after another: put_in_rank_order's input.
+  Bytes gathered;
+  std::vector<std::string> keys;
+  for (int h = 0; h < layout_.hosts; ++h) keys.push_back(base + std::to_string(h));
+  try {
+    job_store_.multi_get_each(keys, left(deadline), [&](size_t, const uint8_t* data, size_t size) {
+      gathered.insert(gathered.end(), data, data + size);
+    });
+  } catch (const StoreError& e) {
+    if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+    throw StoreError(StoreError::Code::Timeout,
+                     fmt::format("gather #{} under '{}' timed out after {} ms at root rank {}: {} not sent its "
+                                 "ranks' blocks (a host's first rank sends them once all its ranks have); a rank "
+                                 "there may have crashed or hung, or called a different sequence of bootstrap "
+                                 "collectives",
+                                 seq, prefix_, timeout.count(), rank_, describe_missing(e.missing_keys(), "host")),
+                     e.missing_keys());
+  }
+  job_store_.delete_prefix(base);
+  const Bytes table = put_in_rank_order(gathered, bytes, "gather");
+  if (!table.empty()) std::memcpy(recv, table.data(), table.size());
 }
 
 void HostRoute::broadcast(void* buffer, size_t bytes, int root, Millis timeout, std::vector<int>* missing) {
@@ -302,7 +347,7 @@ void HostRoute::leader_gone(const StoreError& e, const std::string& during) cons
 }
 
 Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
-                             std::vector<int>* missing) {
+                             std::vector<int>* missing, const char* what) {
   const auto count = layout_.ranks.size();
   Bytes blocks;
   blocks.reserve(12 + 4 * count + bytes * count);
@@ -318,9 +363,9 @@ Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t 
     own_client_->multi_get_each(keys, timeout, [&](size_t i, const uint8_t* data, size_t size) {
       if (size != bytes)
         throw StoreError(StoreError::Code::Protocol,
-                         fmt::format("host allgather under '{}': rank {} contributed {} bytes, rank {} {}; "
+                         fmt::format("host {} under '{}': rank {} contributed {} bytes, rank {} {}; "
                                      "every rank must pass the same size",
-                                     prefix_, layout_.ranks[i + 1], size, rank_, bytes));
+                                     what, prefix_, layout_.ranks[i + 1], size, rank_, bytes));
       w.raw(data, size);
     });
   } catch (const StoreError& e) {
@@ -328,26 +373,27 @@ Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t 
     if (missing)
       for (const std::string& key : e.missing_keys()) missing->push_back(std::stoi(key.substr(key.rfind('/') + 1)));
     throw StoreError(StoreError::Code::Timeout,
-                     fmt::format("host allgather under '{}' timed out after {} ms on host {}: {} not arrived; "
+                     fmt::format("host {} under '{}' timed out after {} ms on host {}: {} not arrived; "
                                  "is it alive? (It may have crashed or hung, or called a different sequence "
                                  "of bootstrap collectives.)",
-                                 prefix_, timeout.count(), layout_.index, describe_missing(e.missing_keys(), "rank")),
+                                 what, prefix_, timeout.count(), layout_.index,
+                                 describe_missing(e.missing_keys(), "rank")),
                      e.missing_keys());
   }
   own_client_->delete_prefix(local);
   return blocks;
 }
 
-Bytes HostRoute::put_in_rank_order(const Bytes& gathered, size_t bytes) const {
+Bytes HostRoute::put_in_rank_order(const Bytes& gathered, size_t bytes, const char* what) const {
   Bytes table(bytes * static_cast<size_t>(world_));
   std::vector<bool> seen(static_cast<size_t>(world_), false);
   size_t placed = 0;
   wire::ByteReader in(gathered);
-  auto malformed = [&](const std::string& what) {
+  auto malformed = [&](const std::string& problem) {
     return StoreError(StoreError::Code::Protocol,
-                      fmt::format("host allgather under '{}': the hosts' blocks do not add up to one block "
+                      fmt::format("host {} under '{}': the hosts' blocks do not add up to one block "
                                   "per rank ({}); do all hosts run the same commbench?",
-                                  prefix_, what));
+                                  what, prefix_, problem));
   };
   while (!in.at_end()) {
     uint32_t count = 0;
@@ -361,9 +407,9 @@ Bytes HostRoute::put_in_rank_order(const Bytes& gathered, size_t bytes) const {
     }
     if (size != bytes)
       throw StoreError(StoreError::Code::Protocol,
-                       fmt::format("host allgather under '{}': the host of rank {} contributed {}-byte blocks, "
+                       fmt::format("host {} under '{}': the host of rank {} contributed {}-byte blocks, "
                                    "rank {} {}; every rank must pass the same size",
-                                   prefix_, ranks.front(), size, rank_, bytes));
+                                   what, prefix_, ranks.front(), size, rank_, bytes));
     if (bytes > 0 && in.remaining() / bytes < count) throw malformed("a host sent fewer bytes than its ranks need");
     for (uint32_t r : ranks) {
       std::span<const uint8_t> block;

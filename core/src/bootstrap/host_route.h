@@ -41,6 +41,11 @@ class HostRoute {
   // Every rank of the world calls it, with the same `bytes`; `recv` gets world × bytes in rank
   // order. `missing`, when given, receives the ranks of this host that never sent their block.
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout, std::vector<int>* missing);
+  // Every rank's block to `root` alone (`recv`, world × bytes in rank order, is written on the root
+  // only): the host's ranks hand their blocks to their leader, each leader puts its host's blocks
+  // in the job's store as one key, and the root reads those H keys. The other ranks return once
+  // their block is handed on; a leader, once it holds its host's. `missing`: as for allgather.
+  void gather(const void* send, size_t bytes, void* recv, int root, Millis timeout, std::vector<int>* missing);
   // `root`'s bytes to every rank: the root's leader puts them in the job's store, the other
   // leaders read them there, and each host's ranks read them from their leader. `missing` gets
   // the root when this rank waited for it (or for its bytes) in vain.
@@ -55,9 +60,10 @@ class HostRoute {
   int locals() const { return static_cast<int>(layout_.ranks.size()); }
   void connect(Millis timeout, std::vector<int>* missing);
   [[noreturn]] void leader_gone(const StoreError& e, const std::string& during) const;
+  // `what`: "allgather" or "gather", for messages.
   Bytes gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
-                    std::vector<int>* missing);
-  Bytes put_in_rank_order(const Bytes& gathered, size_t bytes) const;
+                    std::vector<int>* missing, const char* what);
+  Bytes put_in_rank_order(const Bytes& gathered, size_t bytes, const char* what) const;
 
   StoreClient& job_store_;
   std::string prefix_;
@@ -67,6 +73,7 @@ class HostRoute {
   std::string token_;
   uint64_t seq_ = 0;  // allgathers: in step with the exchange's own count, which names the tables
   uint64_t sync_seq_ = 0;  // broadcasts and barriers
+  uint64_t gather_seq_ = 0;  // gathers
   // The leader's store and its own client of it (to read its host's blocks); the exchange.
   std::unique_ptr<StoreServer> own_;
   std::unique_ptr<StoreClient> own_client_;

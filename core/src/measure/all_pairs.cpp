@@ -232,7 +232,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   trace.flush();
 
   const int reps = std::max(1, e.iterations);
-  std::vector<Interval> mine(configs.size()), everyone(configs.size() * static_cast<size_t>(world));
+  std::vector<Interval> mine(configs.size()), everyone(rank == 0 ? configs.size() * static_cast<size_t>(world) : 0);
   std::vector<std::vector<double>> samples_us(rank == 0 ? configs.size() : 0);
   std::vector<std::vector<double>> rank_sum_us(rank == 0 ? configs.size() : 0, std::vector<double>(2, 0.0));
   for (int rep = 0; rep < reps; ++rep) {
@@ -241,8 +241,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     settle_backend(env);  // before anything slow: the last transfer's peer may still wait on us
     for (size_t k = 0; k < configs.size(); ++k) traced(TracePhase::Transfer, configs[k], rep, mine[k]);
     trace.flush();
-    env.bootstrap.allgather(mine.data(), mine.size() * sizeof(Interval), everyone.data(),
-                            Millis(remaining_ms(env)));
+    env.bootstrap.gather(mine.data(), mine.size() * sizeof(Interval), everyone.data(), 0, Millis(remaining_ms(env)));
     if (rank != 0) continue;
     std::vector<TransferLogEntry> log;
     log.reserve(configs.size());
@@ -263,9 +262,8 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     checked_pass(CheckStage::AfterTiming);
     settle_backend(env);
   }
-  std::vector<ByteCheck> all_wrong(configs.size() * static_cast<size_t>(world));
-  env.bootstrap.allgather(wrong.data(), wrong.size() * sizeof(ByteCheck), all_wrong.data(),
-                          Millis(remaining_ms(env)));
+  std::vector<ByteCheck> all_wrong(rank == 0 ? configs.size() * static_cast<size_t>(world) : 0);
+  env.bootstrap.gather(wrong.data(), wrong.size() * sizeof(ByteCheck), all_wrong.data(), 0, Millis(remaining_ms(env)));
   if (rank != 0) return;
   // Records in (size, src, dst) order: the order people read matrices in.
   std::vector<size_t> order(configs.size());

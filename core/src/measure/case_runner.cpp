@@ -22,7 +22,7 @@ namespace {
 
 enum LocalStatus : int32_t { kOk = 0, kUnsupported = 1, kDoesNotFit = 2 };
 
-// What every rank contributes at the end of a case; fixed layout for the bootstrap allgather.
+// What every rank contributes at the end of a case; fixed layout for the bootstrap gather.
 struct RankOutcome {
   int32_t status;
   int32_t iterations;
@@ -33,7 +33,7 @@ struct RankOutcome {
   double first_expected = 0, first_got = 0;
   int64_t timed_page_faults = 0;  // OpExecutor::timed_page_faults
 };
-static_assert(std::is_trivially_copyable_v<RankOutcome>, "allgathered as raw bytes");
+static_assert(std::is_trivially_copyable_v<RankOutcome>, "gathered as raw bytes");
 
 RankOutcome outcome(int32_t status, bool checked) { return RankOutcome{status, 0, checked ? 0 : -1, -1}; }
 
@@ -320,9 +320,9 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
     std::vector<double> mine = measure_round(env, exec, iters, case_name);
     settle_backend(env);  // after the clock stopped: not part of any sample
     mine.resize(static_cast<size_t>(iters), 0.0);
-    std::vector<double> everyone(mine.size() * static_cast<size_t>(world));
-    env.bootstrap.allgather(mine.data(), mine.size() * sizeof(double), everyone.data(),
-                            Millis(remaining_ms(env)));
+    // To rank 0 alone: it aggregates, and the others need not hold world × iters samples.
+    std::vector<double> everyone(rank == 0 ? mine.size() * static_cast<size_t>(world) : 0);
+    env.bootstrap.gather(mine.data(), mine.size() * sizeof(double), everyone.data(), 0, Millis(remaining_ms(env)));
     m.iterations += iters;
     int32_t again = 0;
     if (rank == 0) {
@@ -453,9 +453,10 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
     }
   }
 
-  // Everybody reports, so a case unsupported on one rank is unsupported for the record.
-  std::vector<RankOutcome> all(static_cast<size_t>(world));
-  env.bootstrap.allgather(&mine, sizeof(mine), all.data(), Millis(remaining_ms(env)));
+  // Everybody reports to rank 0, so a case unsupported on one rank is unsupported for the record.
+  std::vector<RankOutcome> all(rank == 0 ? static_cast<size_t>(world) : 0);
+  env.bootstrap.gather(&mine, sizeof(mine), all.data(), 0, Millis(remaining_ms(env)));
+  if (rank != 0) return std::nullopt;
   bool any_unsupported = false, too_big = false;
   int iters = all[0].iterations;
   for (const auto& o : all) {
@@ -463,7 +464,6 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
     too_big |= o.status == kDoesNotFit;
     if (o.status == kOk && o.iterations != iters) any_unsupported = true;  // cannot happen; be safe
   }
-  if (rank != 0) return std::nullopt;
 
   if (too_big) {
     rec.status = "skipped";

@@ -240,7 +240,8 @@ int worker_main(int argc, char** argv) {
     // How this world's bootstrap collectives travel (docs/bootstrap.md, "Host tree").
     meta["bootstrap"] = {{"hosts", args.hosts}, {"host_index", args.host_index},
                          {"allgather", args.hosts > 1 ? "host tree" : "job store"},
-                         {"broadcast_barrier", args.hosts > 1 ? "host leaders" : "job store"}};
+                         {"broadcast_barrier", args.hosts > 1 ? "host leaders" : "job store"},
+                         {"gather", args.hosts > 1 ? "host leaders" : "job store"}};
     meta["timer"] = HostTimer::get().describe();
     meta["timer_resolution_ns"] = HostTimer::get().resolution_ns();
     // NVTX: built or not, and whether ranges go anywhere (a profiler injected itself).

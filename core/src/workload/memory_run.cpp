@@ -150,8 +150,8 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
   mine.status = m.status == "ok" ? 0 : m.status == "failed" ? 1 : 2;
   std::strncpy(mine.reason, m.reason.c_str(), sizeof(mine.reason) - 1);
 
-  std::vector<RankMemoryFigures> all(static_cast<size_t>(bootstrap.world_size()));
-  bootstrap.allgather(&mine, sizeof(mine), all.data(), timeout);
+  std::vector<RankMemoryFigures> all(bootstrap.rank() == 0 ? static_cast<size_t>(bootstrap.world_size()) : 0);
+  bootstrap.gather(&mine, sizeof(mine), all.data(), 0, timeout);
   if (bootstrap.rank() != 0) return {};
 
   // The largest figure over ranks (the smallest free memory): the rank that runs out first.

@@ -50,9 +50,11 @@ class StepFlatBuffers {
 // Each rank's `mine` to rank 0; per step the largest (complete on rank 0 only).
 std::vector<double> slowest_per_step(CaseEnvironment& env, const std::vector<double>& mine) {
   const int world = env.exec.world_size;
-  std::vector<double> all(mine.size() * static_cast<size_t>(world));
-  env.bootstrap.allgather(mine.data(), mine.size() * sizeof(double), all.data(), Millis(remaining_ms(env)));
+  const bool root = env.bootstrap.rank() == 0;
+  std::vector<double> all(root ? mine.size() * static_cast<size_t>(world) : 0);
+  env.bootstrap.gather(mine.data(), mine.size() * sizeof(double), all.data(), 0, Millis(remaining_ms(env)));
   std::vector<double> out(mine.size(), 0);
+  if (!root) return out;
   for (int r = 0; r < world; ++r)
     for (size_t i = 0; i < mine.size(); ++i) out[i] = std::max(out[i], all[static_cast<size_t>(r) * mine.size() + i]);
   return out;
