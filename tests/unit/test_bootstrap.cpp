@@ -1,6 +1,7 @@
 // Bootstrap collectives with one thread per rank, each with its own client over real sockets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -472,6 +473,7 @@ TEST(BootstrapGather, ARootTimeoutNamesAndRecordsTheRanksThatNeverSent) {
     uint8_t v = 1;
     b.gather(&v, 1, nullptr, 0, 5s);
   });
+  rank1.join();  // it does not wait for the root: its block is in the store before the root looks
   auto client = connect_to(*server);
   Bootstrap b(*client, "run", 0, 4);
   b.record_missing_ranks_in(&missing);
@@ -482,7 +484,6 @@ TEST(BootstrapGather, ARootTimeoutNamesAndRecordsTheRanksThatNeverSent) {
     EXPECT_EQ(e.code(), StoreError::Code::Timeout);
     message = e.what();
   }
-  rank1.join();
   EXPECT_NE(message.find("gather #0"), std::string::npos) << message;
   EXPECT_NE(message.find("ranks 2, 3 have not arrived"), std::string::npos) << message;
   EXPECT_NE(message.find("300 ms"), std::string::npos) << message;
@@ -490,7 +491,8 @@ TEST(BootstrapGather, ARootTimeoutNamesAndRecordsTheRanksThatNeverSent) {
 }
 
 // Sliced (3 ranks × 23 MiB is over the store's 64 MiB reply limit) and unsliced, the root refuses
-// a rank that passed another size, naming both sizes; the other ranks cannot know and do not fail.
+// a rank that passed another size, naming both sizes. The other ranks cannot know: unsliced they
+// return; sliced they wait for the root between slices, and time out naming the slice.
 TEST(BootstrapGather, TheRootRefusesARankThatPassedAnotherSize) {
   struct Case {
     const char* what;
@@ -505,35 +507,79 @@ TEST(BootstrapGather, TheRootRefusesARankThatPassedAnotherSize) {
   for (const Case& c : cases) {
     auto server = start_server();
     std::string messages[3];
+    StoreError::Code codes[3]{};
     run_ranks(*server, 3, "job/mismatch", [&](Bootstrap& b) {
       const size_t bytes = c.bytes[b.rank()];
       std::vector<uint8_t> mine(bytes, 1), all(b.rank() == 0 ? 3 * bytes : 0);
       try {
-        b.gather(mine.data(), bytes, all.data(), 0, 20s);
+        b.gather(mine.data(), bytes, all.data(), 0, 3s);
         messages[b.rank()] = "(no error)";
       } catch (const StoreError& e) {
         messages[b.rank()] = e.what();
-        EXPECT_EQ(e.code(), StoreError::Code::Protocol) << c.what << ": " << e.what();
+        codes[b.rank()] = e.code();
       }
     });
+    EXPECT_EQ(codes[0], StoreError::Code::Protocol) << c.what << ": " << messages[0];
     EXPECT_NE(messages[0].find("every rank must pass the same size"), std::string::npos) << c.what << ": " << messages[0];
     EXPECT_NE(messages[0].find("rank 2 contributed"), std::string::npos) << c.what << ": " << messages[0];
-    EXPECT_EQ(messages[1], "(no error)") << c.what;
     if (c.bytes[0] > Bootstrap::kSliceBudget / 3 && c.bytes[2] > Bootstrap::kSliceBudget / 3)  // the total, not a slice's
       EXPECT_NE(messages[0].find(std::to_string(c.bytes[2]) + " bytes"), std::string::npos) << c.what << ": " << messages[0];
+    for (int r = 1; r < 3; ++r) {
+      if (c.bytes[r] <= Bootstrap::kSliceBudget / 3) {
+        EXPECT_EQ(messages[r], "(no error)") << c.what << ", rank " << r;
+        continue;
+      }
+      EXPECT_EQ(codes[r], StoreError::Code::Timeout) << c.what << ", rank " << r << ": " << messages[r];
+      EXPECT_NE(messages[r].find("slice 1 of"), std::string::npos) << c.what << ", rank " << r << ": " << messages[r];
+    }
   }
 }
 
-TEST(BootstrapGather, AGatherLargerThanTheStoresLimitArrivesWhole) {
+// "Did any rank fail, and which first?": every rank gets the same answer, the lowest rank that
+// said true (or -1), whatever the pattern, and nothing is left in the store.
+TEST(BootstrapGather, EveryRankLearnsTheLowestRankThatSaidTrue) {
+  for (int world : {1, 2, 5}) {
+    auto server = start_server();
+    const std::vector<std::vector<int>> patterns{{}, {world - 1}, {0}, {1, world - 1}, {}};
+    std::vector<std::vector<int>> answers(static_cast<size_t>(world));
+    auto error = run_ranks(*server, world, "job/first", [&](Bootstrap& b) {
+      for (const auto& says_true : patterns) {
+        const bool mine = std::find(says_true.begin(), says_true.end(), b.rank()) != says_true.end();
+        answers[static_cast<size_t>(b.rank())].push_back(b.first_rank_that(mine, 5s));
+      }
+      b.barrier(5s);
+    });
+    EXPECT_EQ(error, "") << "world " << world;
+    std::vector<int> want;
+    for (const auto& says_true : patterns) {
+      int lowest = -1;
+      for (int r : says_true)
+        if (r < world && (lowest < 0 || r < lowest)) lowest = r;
+      want.push_back(lowest);
+    }
+    for (int r = 0; r < world; ++r) EXPECT_EQ(answers[static_cast<size_t>(r)], want) << "world " << world << ", rank " << r;
+    EXPECT_EQ(server->key_count(), 0u) << "world " << world;
+  }
+}
+
+// 3 ranks × 23 MiB: 5 slices. The root comes late, and meanwhile the others have stored one slice
+// each and wait for it between slices, rather than putting all five in the store (115 MB here;
+// N × a rank's samples in a large job).
+TEST(BootstrapGather, AGatherLargerThanTheStoresLimitArrivesWholeOneSliceAtATime) {
   auto server = start_server();
   constexpr int kWorld = 3;
   constexpr size_t kBytes = (23u << 20) + 5;
   static_assert(kWorld * kBytes > (64u << 20));
   std::atomic<int> checked{0};
+  size_t keys_when_the_root_came = 0;
   auto error = run_ranks(*server, kWorld, "job/big", [&](Bootstrap& b) {
     std::vector<uint8_t> mine(kBytes);
     for (size_t i = 0; i < kBytes; ++i) mine[i] = big_block_byte(b.rank(), i);
     std::vector<uint8_t> all(b.rank() == 2 ? kBytes * kWorld : 0);
+    if (b.rank() == 2) {
+      std::this_thread::sleep_for(500ms);
+      keys_when_the_root_came = server->key_count();
+    }
     b.gather(mine.data(), kBytes, all.data(), 2, 60s);
     if (b.rank() != 2) return;
     for (int r = 0; r < kWorld; ++r)
@@ -543,6 +589,9 @@ TEST(BootstrapGather, AGatherLargerThanTheStoresLimitArrivesWhole) {
   });
   EXPECT_EQ(error, "");
   EXPECT_EQ(checked.load(), 1);
+  // The two others' first slices and the barrier's counter; unpaced it was their ten slices.
+  EXPECT_LE(keys_when_the_root_came, 3u);
+  EXPECT_GE(keys_when_the_root_came, 2u);
   EXPECT_EQ(server->key_count(), 0u);
 }
 

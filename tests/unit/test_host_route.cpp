@@ -152,13 +152,14 @@ TEST(HostRoute, OneRankPerHostAndManyHostsAlsoWork) {
   for (int r = 0; r < kWorld; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
 }
 
-// Hosts {0,2} and {1,3}; rank 2 never calls. `collective(b, r)` on the others, with a 1.5 s
-// timeout; each rank's error, and the ranks that rank 0 recorded as missing.
+// Hosts {0,2} and {1,3}; rank 2 never calls. `collective(b, r, timeout)` on the others; each
+// rank's error, and the ranks that rank 0 recorded as missing.
 struct WithoutRank2 {
   std::vector<std::string> errors;
   std::vector<int> missing_at_rank0;
 };
-WithoutRank2 run_without_rank_2(const std::function<void(Bootstrap&, int, Millis)>& collective) {
+WithoutRank2 run_without_rank_2(const std::function<void(Bootstrap&, int, Millis)>& collective,
+                                Millis timeout = std::chrono::milliseconds(1500)) {
   auto job = start_server(nullptr, "t");
   std::mutex m;
   WithoutRank2 out;
@@ -168,7 +169,7 @@ WithoutRank2 run_without_rank_2(const std::function<void(Bootstrap&, int, Millis
         std::vector<int> missing;
         b.record_missing_ranks_in(&missing);
         try {
-          collective(b, r, std::chrono::milliseconds(1500));
+          collective(b, r, timeout);
         } catch (...) {
           std::lock_guard<std::mutex> lock(m);
           if (r == 0) out.missing_at_rank0 = missing;
@@ -299,7 +300,7 @@ TEST(HostRoute, AGatherWithoutARankNamesItAtItsLeaderAndItsHostAtTheRoot) {
     b.gather(&x, sizeof(x), all, 3, timeout);
     // Not to the closing barrier, which would wait for rank 2 too.
     throw std::runtime_error("gather returned");
-  });
+  }, std::chrono::milliseconds(4000));  // rank 1 must meet rank 3 and store its host's blob well within it
   const auto& errors = run.errors;
   EXPECT_NE(errors[0].find("host gather"), std::string::npos) << errors[0];
   EXPECT_NE(errors[0].find("rank 2 has not arrived"), std::string::npos) << errors[0];

@@ -95,12 +95,13 @@ void Bootstrap::gather(const void* send, size_t bytes, void* recv, int root, Mil
     throw std::invalid_argument(fmt::format(
         "bootstrap gather: root {} is outside a world of {} ranks", root, world_size_));
   }
-  in_slices("gather", send, bytes, rank_ == root ? recv : nullptr, timeout,
-            [&](const void* s, size_t n, void* r, Millis t) { gather_one(s, n, r, root, t); });
+  in_slices("gather", send, bytes, rank_ == root ? recv : nullptr, timeout, [&](const void* s, size_t n, void* r, Millis t) {
+    gather_one(s, n, r, root, t);
+  }, /*paced=*/true);
 }
 
 void Bootstrap::in_slices(const char* what, const void* send, size_t bytes, void* recv, Millis timeout,
-                          const std::function<void(const void*, size_t, void*, Millis)>& one) {
+                          const std::function<void(const void*, size_t, void*, Millis)>& one, bool paced) {
   const size_t world = static_cast<size_t>(world_size_);
   if (world == 1 || bytes <= kSliceBudget / world) return one(send, bytes, recv, timeout);
   const auto deadline = Deadline::after(timeout);
@@ -121,8 +122,7 @@ void Bootstrap::in_slices(const char* what, const void* send, size_t bytes, void
     } catch (const StoreError& e) {
       rethrow_for_slice(e, what, k, slices, bytes, timeout);
     }
-    if (!out) continue;  // a gather's other ranks
-    for (size_t r = 0; r < world; ++r) {
+    for (size_t r = 0; out && r < world; ++r) {  // not on a gather's other ranks
       const uint8_t* block = table.data() + r * (head + n);
       if (head > 0) {
         uint64_t theirs = 0;
@@ -134,6 +134,14 @@ void Bootstrap::in_slices(const char* what, const void* send, size_t bytes, void
                                        what, seq, prefix_, r, theirs, rank_, bytes));
       }
       std::memcpy(out + r * bytes + at, block + head, n);
+    }
+    // After the root's check: a root that refused the sizes leaves the others waiting here, and
+    // they time out naming the slice.
+    if (!paced || k + 1 == slices) continue;
+    try {
+      barrier(remaining(deadline));
+    } catch (const StoreError& e) {
+      rethrow_for_slice(e, what, k, slices, bytes, timeout);
     }
   }
 }
@@ -214,6 +222,18 @@ void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& b
                     what, seq, prefix_, timeout.count(), describe_missing(e.missing_keys(), "rank")),
         e.missing_keys());
   }
+}
+
+int Bootstrap::first_rank_that(bool mine, Millis timeout) {
+  const auto deadline = Deadline::after(timeout);
+  const uint8_t flag = mine ? 1 : 0;
+  std::vector<uint8_t> flags(rank_ == 0 ? static_cast<size_t>(world_size_) : 0);
+  gather(&flag, 1, flags.data(), 0, remaining(deadline));
+  int32_t first = -1;
+  for (size_t r = 0; r < flags.size() && first < 0; ++r)
+    if (flags[r]) first = static_cast<int32_t>(r);
+  broadcast(&first, sizeof(first), 0, remaining(deadline));
+  return first;
 }
 
 void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) {

@@ -40,13 +40,20 @@ class Bootstrap {
   static constexpr size_t kSliceBudget = 16u << 20;
   void allgather(const void* send, size_t bytes, void* recv, Millis timeout);
   // Every rank's `bytes` to `root` alone: `recv` (world_size * bytes, rank order) is written on
-  // the root only and may be null elsewhere. For what only one rank reads (the samples): the store
-  // carries each block once, where an allgather hands each to every rank (N² blocks), and only
-  // the root holds the table. The other ranks return once their block is in the store (routed
-  // through hosts: in their host's first rank's), without waiting for the root, so ranks that
-  // passed different sizes fail at the root only. Sliced as allgather is.
+  // the root only and may be null elsewhere. For what only one rank reads (the samples): each
+  // block travels to the root once (routed through hosts: by way of its host's first rank), where
+  // an allgather hands each to every rank (N² blocks), and only the root holds the table. The
+  // other ranks return once their block is stored, without waiting for the root (a host's first
+  // rank, once it holds its host's blocks), so a rank that passed another size is refused by the
+  // root (routed: by its host's first rank, and the root then times out naming that host). Sliced
+  // as allgather is, with a barrier between slices so that the store holds one slice at a time.
+  // Callers that need the ranks to leave together add a barrier.
   void gather(const void* send, size_t bytes, void* recv, int root, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
+  // Every rank learns the lowest rank that passed true, or -1: "did any rank fail?" in O(world)
+  // store work (a gather of flags to rank 0, then a broadcast), where an allgather of the flags
+  // moves world² of them. Costs two collectives' round trips instead of one.
+  int first_rank_that(bool mine, Millis timeout);
   void barrier(Millis timeout);
   // Run-scoped key/value (plugins' kv_set/kv_get): keys are prefixed, values opaque.
   void kv_set(const std::string& key, const Bytes& value);
@@ -55,8 +62,9 @@ class Bootstrap {
   StoreClient& store() { return store_; }
   const std::string& prefix() const { return prefix_; }
 
-  // Where to record the ranks the last collective waited for in vain: filled when an allgather
-  // or a broadcast times out with ranks missing, cleared when a collective starts. The worker
+  // Where to record the ranks the last collective waited for in vain: filled when an allgather,
+  // a gather or a broadcast times out with ranks missing (a routed gather's root knows only the
+  // hosts that are missing, and records none), cleared when a collective starts. The worker
   // reports them with its error, so the agent blames the rank that never arrived, not the ones
   // that gave up waiting for it (agent/execution_monitor.cpp).
   void record_missing_ranks_in(std::vector<int>* out) { missing_out_ = out; }
@@ -64,9 +72,10 @@ class Bootstrap {
  private:
   std::string next_key(const char* what);
   // Runs `one` once, or as slices when world_size * bytes is over kSliceBudget; `recv` null: this
-  // rank receives nothing (a gather's other ranks).
+  // rank receives nothing (a gather's other ranks). `paced`: a barrier between slices, for a
+  // gather, whose other ranks would otherwise store every slice at once (N × bytes in the store).
   void in_slices(const char* what, const void* send, size_t bytes, void* recv, Millis timeout,
-                 const std::function<void(const void*, size_t, void*, Millis)>& one);
+                 const std::function<void(const void*, size_t, void*, Millis)>& one, bool paced = false);
   void allgather_one(const void* send, size_t bytes, void* recv, Millis timeout);
   void gather_one(const void* send, size_t bytes, void* recv, int root, Millis timeout);
   // Reads every rank's "<base><rank>" but `skip`'s into its place in `recv`; a timeout names the

@@ -186,17 +186,15 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
     alloc_error = err.what();
   }
-  int32_t allocated = alloc_error.empty() ? 1 : 0;
-  std::vector<int32_t> all_allocated(static_cast<size_t>(world));
-  env.bootstrap.allgather(&allocated, sizeof(allocated), all_allocated.data(), Millis(remaining_ms(env)));
-  for (int r = 0; r < world; ++r) {
-    if (all_allocated[static_cast<size_t>(r)]) continue;
+  const int short_rank = env.bootstrap.first_rank_that(!alloc_error.empty(), Millis(remaining_ms(env)));
+  if (short_rank >= 0) {
     if (rank == 0)
       for (const CaseSpec& c : cases) {
         CaseRecord rec = make_case_record(e, c);
         rec.status = "skipped";
         rec.reason = "does not fit in memory: " +
-                     (alloc_error.empty() ? fmt::format("rank {} could not allocate the sweep's buffers", r) : alloc_error);
+                     (alloc_error.empty() ? fmt::format("rank {} could not allocate the sweep's buffers", short_rank)
+                                          : alloc_error);
         sink.record(std::move(rec));
       }
     return;

@@ -380,14 +380,12 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
         reason = err.plugin() == cuda::kErrorSource ? err.operation() + ": " + err.plugin_message() : err.what();
       }
     }
-    std::vector<int32_t> everyone_allocated(static_cast<size_t>(world));
-    env.bootstrap.allgather(&allocated, sizeof(allocated), everyone_allocated.data(), Millis(remaining_ms(env)));
-    for (int r = 0; r < world && mine.status == kOk; ++r)
-      if (!everyone_allocated[static_cast<size_t>(r)]) {
-        mine.status = kDoesNotFit;
-        if (reason.empty()) reason = fmt::format("rank {} could not allocate this case's buffers", r);
-        owned.reset();
-      }
+    const int short_rank = env.bootstrap.first_rank_that(allocated == 0, Millis(remaining_ms(env)));
+    if (short_rank >= 0 && mine.status == kOk) {
+      mine.status = kDoesNotFit;
+      if (reason.empty()) reason = fmt::format("rank {} could not allocate this case's buffers", short_rank);
+      owned.reset();
+    }
   }
   if (reason.empty()) {
     try {
@@ -454,8 +452,13 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   }
 
   // Everybody reports to rank 0, so a case unsupported on one rank is unsupported for the record.
+  // The buffers go first, and the ranks leave together: the gather lets the others go on at once,
+  // and the next case's memory check (or a footprint's free-memory reading) must not run while
+  // another rank of the host still holds this case's buffers.
+  owned.reset();
   std::vector<RankOutcome> all(rank == 0 ? static_cast<size_t>(world) : 0);
   env.bootstrap.gather(&mine, sizeof(mine), all.data(), 0, Millis(remaining_ms(env)));
+  env.bootstrap.barrier(Millis(remaining_ms(env)));
   if (rank != 0) return std::nullopt;
   bool any_unsupported = false, too_big = false;
   int iters = all[0].iterations;

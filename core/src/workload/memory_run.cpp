@@ -152,6 +152,10 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
 
   std::vector<RankMemoryFigures> all(bootstrap.rank() == 0 ? static_cast<size_t>(bootstrap.world_size()) : 0);
   bootstrap.gather(&mine, sizeof(mine), all.data(), 0, timeout);
+  // The ranks leave a batch size together, as they measured it: the gather lets the others go on
+  // at once, and a host's or a device's free memory must not be read while another rank already
+  // holds the next batch size's buffers.
+  bootstrap.barrier(timeout);
   if (bootstrap.rank() != 0) return {};
 
   // The largest figure over ranks (the smallest free memory): the rank that runs out first.

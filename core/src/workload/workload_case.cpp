@@ -99,14 +99,12 @@ StepComputeChoice make_step_compute(CaseEnvironment& env) {
   const cuda::Blas* blas = env.gpu ? cuda::Blas::get(&why) : nullptr;
   // Every rank of a cuda-memory run takes part, so that all decide alike (a rank that skipped
   // this collective would pair the others' allgather with its next one).
-  const int mine = env.gpu && blas ? 1 : 0;
-  std::vector<int> all(static_cast<size_t>(env.exec.world_size));
-  env.bootstrap.allgather(&mine, sizeof mine, all.data(), Millis(remaining_ms(env)));
-  for (size_t r = 0; r < all.size(); ++r)
-    if (!all[r]) {
-      out.unusable = mine ? fmt::format("cuBLAS or the GPU is not usable on rank {}", r) : why;
-      return out;
-    }
+  const bool mine = env.gpu && blas;
+  const int unusable_rank = env.bootstrap.first_rank_that(!mine, Millis(remaining_ms(env)));
+  if (unusable_rank >= 0) {
+    out.unusable = mine ? fmt::format("cuBLAS or the GPU is not usable on rank {}", unusable_rank) : why;
+    return out;
+  }
   const bool stream_ordered = (env.caps.flags & CB_CAP_STREAM_ORDERED) != 0;
   out.compute = std::make_unique<GpuCompute>(*env.gpu, *blas, stream_ordered ? env.gpu->stream() : nullptr);
   return out;
