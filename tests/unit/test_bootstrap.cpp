@@ -562,6 +562,36 @@ TEST(BootstrapGather, EveryRankLearnsTheLowestRankThatSaidTrue) {
   }
 }
 
+// A rank that never comes is named by every rank that waited, not only by rank 0: the others
+// wait for rank 0's answer and would otherwise blame rank 0, whose answer never came (the agent
+// blames the first rank named that has no error of its own).
+TEST(BootstrapGather, ARankMissingFromFirstRankThatIsNamedByEveryRank) {
+  auto server = start_server();
+  std::string messages[2];
+  std::vector<int> missing[2];
+  StoreError::Code codes[2]{};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      auto client = connect_to(*server);
+      Bootstrap b(*client, "run", r, 3);  // rank 2 never comes
+      b.record_missing_ranks_in(&missing[r]);
+      try {
+        b.first_rank_that(false, 400ms);
+        messages[r] = "(no error)";
+      } catch (const StoreError& e) {
+        messages[r] = e.what();
+        codes[r] = e.code();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(codes[r], StoreError::Code::Timeout) << "rank " << r << ": " << messages[r];
+    EXPECT_NE(messages[r].find("rank 2 has not arrived"), std::string::npos) << "rank " << r << ": " << messages[r];
+    EXPECT_EQ(missing[r], std::vector<int>{2}) << "rank " << r << ": " << messages[r];
+  }
+}
+
 // 3 ranks × 23 MiB: 5 slices. The root comes late, and meanwhile the others have stored one slice
 // each and wait for it between slices, rather than putting all five in the store (115 MB here;
 // N × a rank's samples in a large job).
@@ -576,8 +606,9 @@ TEST(BootstrapGather, AGatherLargerThanTheStoresLimitArrivesWholeOneSliceAtATime
     std::vector<uint8_t> mine(kBytes);
     for (size_t i = 0; i < kBytes; ++i) mine[i] = big_block_byte(b.rank(), i);
     std::vector<uint8_t> all(b.rank() == 2 ? kBytes * kWorld : 0);
-    if (b.rank() == 2) {
-      std::this_thread::sleep_for(500ms);
+    if (b.rank() == 2) {  // once the others' first slices are in, and a while later
+      for (int i = 0; i < 1000 && server->key_count() < 2; ++i) std::this_thread::sleep_for(10ms);
+      std::this_thread::sleep_for(300ms);
       keys_when_the_root_came = server->key_count();
     }
     b.gather(mine.data(), kBytes, all.data(), 2, 60s);

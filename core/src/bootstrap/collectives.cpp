@@ -224,16 +224,47 @@ void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& b
   }
 }
 
+namespace {
+// What rank 0 broadcasts when its gather timed out: kGaveUp, or kGaveUpOn - r when it knows that
+// rank r never arrived. The others then fail naming r (as the allgather this replaces did)
+// instead of blaming rank 0 for a broadcast that never came.
+constexpr int32_t kGaveUp = -2;
+constexpr int32_t kGaveUpOn = -3;
+constexpr Millis kVerdictGrace{1000};
+}  // namespace
+
 int Bootstrap::first_rank_that(bool mine, Millis timeout) {
   const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = seq_;
   const uint8_t flag = mine ? 1 : 0;
   std::vector<uint8_t> flags(rank_ == 0 ? static_cast<size_t>(world_size_) : 0);
-  gather(&flag, 1, flags.data(), 0, remaining(deadline));
+  try {
+    gather(&flag, 1, flags.data(), 0, remaining(deadline));
+  } catch (const StoreError& e) {
+    if (rank_ != 0 || e.code() != StoreError::Code::Timeout) throw;
+    int32_t verdict = missing_out_ && !missing_out_->empty() ? kGaveUpOn - missing_out_->front() : kGaveUp;
+    const std::vector<int> missing = missing_out_ ? *missing_out_ : std::vector<int>{};
+    try {
+      broadcast(&verdict, sizeof(verdict), 0, Millis(1000));  // the root only stores it
+    } catch (const StoreError&) {
+    }
+    if (missing_out_) *missing_out_ = missing;  // the broadcast cleared the list
+    throw;
+  }
   int32_t first = -1;
   for (size_t r = 0; r < flags.size() && first < 0; ++r)
     if (flags[r]) first = static_cast<int32_t>(r);
-  broadcast(&first, sizeof(first), 0, remaining(deadline));
-  return first;
+  // The others wait a little past the deadline, which rank 0's gather shares: its verdict, sent
+  // when that gather timed out, then still arrives (the agent's own backstop is 1.5 s later).
+  broadcast(&first, sizeof(first), 0,
+            rank_ == 0 || deadline.unlimited() ? remaining(deadline) : Millis(deadline.extended(kVerdictGrace).remaining_ms()));
+  if (first >= -1) return first;
+  const int absent = kGaveUpOn - first;  // for kGaveUp: -1, nobody named
+  if (absent >= 0 && missing_out_) missing_out_->push_back(absent);
+  throw StoreError(StoreError::Code::Timeout,
+                   fmt::format("gather #{} under '{}' timed out at rank 0{}; is it alive? (It may have crashed or "
+                               "hung, or called a different sequence of bootstrap collectives.)",
+                               seq, prefix_, absent >= 0 ? fmt::format(": rank {} has not arrived", absent) : ""));
 }
 
 void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) {

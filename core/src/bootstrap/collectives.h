@@ -45,14 +45,18 @@ class Bootstrap {
   // an allgather hands each to every rank (N² blocks), and only the root holds the table. The
   // other ranks return once their block is stored, without waiting for the root (a host's first
   // rank, once it holds its host's blocks), so a rank that passed another size is refused by the
-  // root (routed: by its host's first rank, and the root then times out naming that host). Sliced
-  // as allgather is, with a barrier between slices so that the store holds one slice at a time.
-  // Callers that need the ranks to leave together add a barrier.
+  // root (routed: when its block's size differs from its host's first rank's, by that rank, and
+  // the root then times out naming the host). Sliced as allgather is, with a barrier between
+  // slices (a K-slice gather takes 2K-1 sequence numbers) so that the store holds one slice at a
+  // time; the other ranks wait at those barriers. Callers that need the ranks to leave together
+  // add a barrier.
   void gather(const void* send, size_t bytes, void* recv, int root, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
   // Every rank learns the lowest rank that passed true, or -1: "did any rank fail?" in O(world)
   // store work (a gather of flags to rank 0, then a broadcast), where an allgather of the flags
-  // moves world² of them. Costs two collectives' round trips instead of one.
+  // moves world² of them. Costs two collectives' round trips instead of one. When rank 0's gather
+  // times out it still broadcasts that, with the first rank it missed, and every rank fails
+  // naming (and recording) that rank rather than rank 0.
   int first_rank_that(bool mine, Millis timeout);
   void barrier(Millis timeout);
   // Run-scoped key/value (plugins' kv_set/kv_get): keys are prefixed, values opaque.

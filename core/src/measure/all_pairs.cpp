@@ -260,8 +260,11 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     checked_pass(CheckStage::AfterTiming);
     settle_backend(env);
   }
+  // As at the end of a case (case_runner.cpp): the buffers go first and the ranks leave together.
+  owned.reset();
   std::vector<ByteCheck> all_wrong(rank == 0 ? configs.size() * static_cast<size_t>(world) : 0);
   env.bootstrap.gather(wrong.data(), wrong.size() * sizeof(ByteCheck), all_wrong.data(), 0, Millis(remaining_ms(env)));
+  env.bootstrap.barrier(Millis(remaining_ms(env)));
   if (rank != 0) return;
   // Records in (size, src, dst) order: the order people read matrices in.
   std::vector<size_t> order(configs.size());

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/deadline.h"
 #include "commbench/sdk/dtypes.hpp"
 #include "plugin/plugin_error.h"
 
@@ -61,7 +62,7 @@ class MemoryBuffers {
   std::vector<std::unique_ptr<std::byte[]>> host_;
 };
 
-// One rank's figures, gathered to rank 0 (fixed layout for Bootstrap::allgather).
+// One rank's figures, gathered to rank 0 (fixed layout for Bootstrap::gather).
 struct RankMemoryFigures {
   uint64_t rss_before_comm, rss_after_comm, rss_before_buffers, rss_after_buffers, rss_after_workload, rss_peak;
   uint64_t dev_total, dev_free_before_comm, dev_free_after_comm, dev_free_before_buffers, dev_free_after_buffers,
@@ -151,11 +152,12 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
   std::strncpy(mine.reason, m.reason.c_str(), sizeof(mine.reason) - 1);
 
   std::vector<RankMemoryFigures> all(bootstrap.rank() == 0 ? static_cast<size_t>(bootstrap.world_size()) : 0);
-  bootstrap.gather(&mine, sizeof(mine), all.data(), 0, timeout);
+  const auto deadline = Deadline::after(timeout);
+  bootstrap.gather(&mine, sizeof(mine), all.data(), 0, Millis(deadline.remaining_ms()));
   // The ranks leave a batch size together, as they measured it: the gather lets the others go on
   // at once, and a host's or a device's free memory must not be read while another rank already
   // holds the next batch size's buffers.
-  bootstrap.barrier(timeout);
+  bootstrap.barrier(Millis(deadline.remaining_ms()));
   if (bootstrap.rank() != 0) return {};
 
   // The largest figure over ranks (the smallest free memory): the rank that runs out first.

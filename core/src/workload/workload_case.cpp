@@ -98,7 +98,7 @@ StepComputeChoice make_step_compute(CaseEnvironment& env) {
   std::string why = "cuda memory: " + (env.gpu_unusable.empty() ? std::string("CUDA is not available") : env.gpu_unusable);
   const cuda::Blas* blas = env.gpu ? cuda::Blas::get(&why) : nullptr;
   // Every rank of a cuda-memory run takes part, so that all decide alike (a rank that skipped
-  // this collective would pair the others' allgather with its next one).
+  // this collective would pair the others' with its next one).
   const bool mine = env.gpu && blas;
   const int unusable_rank = env.bootstrap.first_rank_that(!mine, Millis(remaining_ms(env)));
   if (unusable_rank >= 0) {
@@ -178,11 +178,12 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
     my_comp.push_back(timed(StepMode::ComputeOnly));
     my_comm.push_back(timed(StepMode::CommOnly));
   }
-  settle_backend(env);  // the last step's ops complete everywhere before the bootstrap's allgathers
+  settle_backend(env);  // the last step's ops complete everywhere before the bootstrap's gathers
   if (held) keep_fuller(*held, memory_now(env.gpu));
   const std::vector<double> step = slowest_per_step(env, my_step);
   const std::vector<double> comp = slowest_per_step(env, my_comp);
   const std::vector<double> comm = slowest_per_step(env, my_comm);
+  env.bootstrap.barrier(Millis(remaining_ms(env)));  // the ranks leave the case together, as before a gather
   if (env.bootstrap.rank() != 0) return std::nullopt;
 
   rec.iterations = e.steps;
