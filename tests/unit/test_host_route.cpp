@@ -153,10 +153,10 @@ TEST(HostRoute, OneRankPerHostAndManyHostsAlsoWork) {
 }
 
 // Hosts {0,2} and {1,3}; rank 2 never calls. `collective(b, r, timeout)` on the others; each
-// rank's error, and the ranks that rank 0 recorded as missing.
+// rank's error, and the ranks each recorded as missing.
 struct WithoutRank2 {
   std::vector<std::string> errors;
-  std::vector<int> missing_at_rank0;
+  std::vector<std::vector<int>> missing = std::vector<std::vector<int>>(4);  // what each rank recorded
 };
 WithoutRank2 run_without_rank_2(const std::function<void(Bootstrap&, int, Millis)>& collective,
                                 Millis timeout = std::chrono::milliseconds(1500)) {
@@ -172,7 +172,7 @@ WithoutRank2 run_without_rank_2(const std::function<void(Bootstrap&, int, Millis
           collective(b, r, timeout);
         } catch (...) {
           std::lock_guard<std::mutex> lock(m);
-          if (r == 0) out.missing_at_rank0 = missing;
+          out.missing[static_cast<size_t>(r)] = missing;
           throw;
         }
       },
@@ -187,7 +187,7 @@ TEST(HostRoute, ARankThatNeverArrivesIsNamedByItsHostsFirstRank) {
   });
   const auto& errors = run.errors;
   EXPECT_NE(errors[0].find("rank 2 has not arrived"), std::string::npos) << errors[0];
-  EXPECT_EQ(run.missing_at_rank0, std::vector<int>{2});
+  EXPECT_EQ(run.missing[0], std::vector<int>{2});
   EXPECT_NE(errors[1], "") << "nobody gets a table without rank 2's block";
   EXPECT_NE(errors[3], "");
 }
@@ -304,9 +304,21 @@ TEST(HostRoute, AGatherWithoutARankNamesItAtItsLeaderAndItsHostAtTheRoot) {
   const auto& errors = run.errors;
   EXPECT_NE(errors[0].find("host gather"), std::string::npos) << errors[0];
   EXPECT_NE(errors[0].find("rank 2 has not arrived"), std::string::npos) << errors[0];
-  EXPECT_EQ(run.missing_at_rank0, std::vector<int>{2});
+  EXPECT_EQ(run.missing[0], std::vector<int>{2});
   EXPECT_NE(errors[3].find("host 0 has not sent its ranks' blocks"), std::string::npos) << errors[3];
   EXPECT_EQ(errors[1], "gather returned") << "rank 1 handed its block on and has nothing to wait for";
+}
+
+// "Did any rank fail?" without rank 2 (host 0's other rank): rank 0, host 0's leader, misses it,
+// and the others, on host 1, fail naming and recording rank 2 from rank 0's verdict instead of
+// blaming rank 0 for a broadcast that never came.
+TEST(HostRoute, FirstRankThatWithoutARankNamesItOnEveryHost) {
+  const auto run = run_without_rank_2([](Bootstrap& b, int, Millis timeout) { b.first_rank_that(false, timeout); });
+  for (int r : {0, 1, 3}) {
+    EXPECT_NE(run.errors[static_cast<size_t>(r)].find("rank 2 has not arrived"), std::string::npos)
+        << "rank " << r << ": " << run.errors[static_cast<size_t>(r)];
+    EXPECT_EQ(run.missing[static_cast<size_t>(r)], std::vector<int>{2}) << "rank " << r;
+  }
 }
 
 // Nobody leaves a barrier before the last rank has entered it, wherever that rank is: a host's

@@ -238,14 +238,23 @@ int Bootstrap::first_rank_that(bool mine, Millis timeout) {
   const uint64_t seq = seq_;
   const uint8_t flag = mine ? 1 : 0;
   std::vector<uint8_t> flags(rank_ == 0 ? static_cast<size_t>(world_size_) : 0);
+  // The others wait a little past the deadline, which rank 0's gather shares: its verdict, sent
+  // when that gather timed out, then still arrives (the agent's own backstop is 1.5 s past the
+  // execution's timeout).
+  const auto verdict_wait = [&] {
+    return rank_ == 0 || deadline.unlimited() ? remaining(deadline)
+                                              : Millis(deadline.extended(kVerdictGrace).remaining_ms());
+  };
   try {
     gather(&flag, 1, flags.data(), 0, remaining(deadline));
   } catch (const StoreError& e) {
-    if (rank_ != 0 || e.code() != StoreError::Code::Timeout) throw;
-    int32_t verdict = missing_out_ && !missing_out_->empty() ? kGaveUpOn - missing_out_->front() : kGaveUp;
+    // Rank 0, and a host's leader whose host's ranks did not all come (routed), still take part
+    // in the broadcast before failing: rank 0 sends its verdict, a leader hands it to its host.
+    if (e.code() != StoreError::Code::Timeout) throw;
     const std::vector<int> missing = missing_out_ ? *missing_out_ : std::vector<int>{};
+    int32_t verdict = missing.empty() ? kGaveUp : kGaveUpOn - missing.front();
     try {
-      broadcast(&verdict, sizeof(verdict), 0, Millis(1000));  // the root only stores it
+      broadcast(&verdict, sizeof(verdict), 0, rank_ == 0 ? Millis(1000) : verdict_wait());  // rank 0 only stores it
     } catch (const StoreError&) {
     }
     if (missing_out_) *missing_out_ = missing;  // the broadcast cleared the list
@@ -254,17 +263,20 @@ int Bootstrap::first_rank_that(bool mine, Millis timeout) {
   int32_t first = -1;
   for (size_t r = 0; r < flags.size() && first < 0; ++r)
     if (flags[r]) first = static_cast<int32_t>(r);
-  // The others wait a little past the deadline, which rank 0's gather shares: its verdict, sent
-  // when that gather timed out, then still arrives (the agent's own backstop is 1.5 s later).
-  broadcast(&first, sizeof(first), 0,
-            rank_ == 0 || deadline.unlimited() ? remaining(deadline) : Millis(deadline.extended(kVerdictGrace).remaining_ms()));
+  broadcast(&first, sizeof(first), 0, verdict_wait());
   if (first >= -1) return first;
-  const int absent = kGaveUpOn - first;  // for kGaveUp: -1, nobody named
-  if (absent >= 0 && missing_out_) missing_out_->push_back(absent);
+  // kGaveUp: rank 0 knew no rank to name (routed, it knows only hosts; the leader of the rank
+  // that never came names it). A rank that came too late does not name itself.
+  const int absent = kGaveUpOn - first;
+  const bool named = absent >= 0 && absent != rank_;
+  if (named && missing_out_) missing_out_->push_back(absent);
   throw StoreError(StoreError::Code::Timeout,
                    fmt::format("gather #{} under '{}' timed out at rank 0{}; is it alive? (It may have crashed or "
                                "hung, or called a different sequence of bootstrap collectives.)",
-                               seq, prefix_, absent >= 0 ? fmt::format(": rank {} has not arrived", absent) : ""));
+                               seq, prefix_,
+                               named               ? fmt::format(": rank {} has not arrived", absent)
+                               : absent == rank_   ? ", which gave up waiting before this rank arrived"
+                                                   : ""));
 }
 
 void Bootstrap::broadcast(void* buffer, size_t bytes, int root, Millis timeout) {

@@ -55,8 +55,9 @@ class Bootstrap {
   // Every rank learns the lowest rank that passed true, or -1: "did any rank fail?" in O(world)
   // store work (a gather of flags to rank 0, then a broadcast), where an allgather of the flags
   // moves world² of them. Costs two collectives' round trips instead of one. When rank 0's gather
-  // times out it still broadcasts that, with the first rank it missed, and every rank fails
-  // naming (and recording) that rank rather than rank 0.
+  // times out it still broadcasts that, with the first rank it missed, and the others fail naming
+  // (and recording) that rank rather than rank 0 (routed, rank 0 knows only hosts: the missing
+  // rank's leader names it, and the others name nobody).
   int first_rank_that(bool mine, Millis timeout);
   void barrier(Millis timeout);
   // Run-scoped key/value (plugins' kv_set/kv_get): keys are prefixed, values opaque.

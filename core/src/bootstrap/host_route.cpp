@@ -244,7 +244,13 @@ void HostRoute::broadcast(void* buffer, size_t bytes, int root, Millis timeout, 
         timed_out(e, fmt::format("rank {} (the first rank on this host) did not hand on root rank {}'s bytes",
                                  layout_.ranks.front(), root));
       }
-      if (leader_store_->add(base + "done", 1) == local_readers) leader_store_->delete_prefix(base);
+      try {
+        if (leader_store_->add(base + "done", 1) == local_readers) leader_store_->delete_prefix(base);
+      } catch (const StoreError& e) {
+        // The value has arrived. A leader that went away since (it failed after handing the value
+        // on: first_rank_that's verdict) took its store, and these keys, with it.
+        if (e.code() != StoreError::Code::Connection) throw;
+      }
     } catch (const StoreError& e) {
       if (e.code() == StoreError::Code::Connection) leader_gone(e, fmt::format("broadcast #{}", seq));
       throw;

@@ -197,6 +197,8 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
                                           : alloc_error);
         sink.record(std::move(rec));
       }
+    owned.reset();  // as at the sweep's end: the buffers go first and the ranks leave together
+    env.bootstrap.barrier(Millis(remaining_ms(env)));
     return;
   }
   SweepBuffers& bufs = *owned;

@@ -157,33 +157,36 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
       return rec;
     }
   }
-  StepFlatBuffers buffers(env, plan.send_elements * esize, plan.recv_elements * esize);
-  const bool stream_ordered = env.gpu && (env.caps.flags & CB_CAP_STREAM_ORDERED);
-  StepRunner runner(env.session, plan, dtype, esize, env.memory.op_memory,
-                    stream_ordered ? static_cast<void*>(env.gpu->stream()) : nullptr, buffers.get(), compute,
-                    (env.caps.flags & CB_CAP_NEEDS_PROGRESS) != 0);
-
-  auto timed = [&](StepMode mode) {
-    sync_start(env);
-    const auto t0 = StepClock::now();
-    runner.run(mode, compute_s, remaining_ms(env));
-    return std::chrono::duration<double>(StepClock::now() - t0).count();
-  };
-  for (int i = 0; i < e.warmup; ++i) timed(StepMode::Full);
   // The three kinds interleaved step by step, so that a change of load on the machine (another
-  // job, frequency) falls on all three alike instead of on one phase.
+  // job, frequency) falls on all three alike instead of on one phase. In a scope of their own, so
+  // that the buffers are freed before the ranks leave the case together (as in case_runner.cpp).
   std::vector<double> my_step, my_comp, my_comm;
-  for (int i = 0; i < e.steps; ++i) {
-    my_step.push_back(timed(StepMode::Full));
-    my_comp.push_back(timed(StepMode::ComputeOnly));
-    my_comm.push_back(timed(StepMode::CommOnly));
+  {
+    StepFlatBuffers buffers(env, plan.send_elements * esize, plan.recv_elements * esize);
+    const bool stream_ordered = env.gpu && (env.caps.flags & CB_CAP_STREAM_ORDERED);
+    StepRunner runner(env.session, plan, dtype, esize, env.memory.op_memory,
+                      stream_ordered ? static_cast<void*>(env.gpu->stream()) : nullptr, buffers.get(), compute,
+                      (env.caps.flags & CB_CAP_NEEDS_PROGRESS) != 0);
+
+    auto timed = [&](StepMode mode) {
+      sync_start(env);
+      const auto t0 = StepClock::now();
+      runner.run(mode, compute_s, remaining_ms(env));
+      return std::chrono::duration<double>(StepClock::now() - t0).count();
+    };
+    for (int i = 0; i < e.warmup; ++i) timed(StepMode::Full);
+    for (int i = 0; i < e.steps; ++i) {
+      my_step.push_back(timed(StepMode::Full));
+      my_comp.push_back(timed(StepMode::ComputeOnly));
+      my_comm.push_back(timed(StepMode::CommOnly));
+    }
+    settle_backend(env);  // the last step's ops complete everywhere before the bootstrap's gathers
+    if (held) keep_fuller(*held, memory_now(env.gpu));
   }
-  settle_backend(env);  // the last step's ops complete everywhere before the bootstrap's gathers
-  if (held) keep_fuller(*held, memory_now(env.gpu));
   const std::vector<double> step = slowest_per_step(env, my_step);
   const std::vector<double> comp = slowest_per_step(env, my_comp);
   const std::vector<double> comm = slowest_per_step(env, my_comm);
-  env.bootstrap.barrier(Millis(remaining_ms(env)));  // the ranks leave the case together, as before a gather
+  env.bootstrap.barrier(Millis(remaining_ms(env)));  // the ranks leave the case together
   if (env.bootstrap.rank() != 0) return std::nullopt;
 
   rec.iterations = e.steps;
