@@ -28,10 +28,16 @@
 #        against an allgather (what they did before 2026-11-29; up to 1024), alternating in each
 #        run, on N threads and one store; the clock runs from a barrier until the last rank
 #        returns.
+#  reduce N = 1024 .. 4096, with REDUCE=1: a case's series of the slowest rank per iteration
+#        (SAMPLE_COUNT doubles per rank, default 1000), routed through PER_HOST ranks per host:
+#        reduced on the way up the hosts' tree (since 2026-11-30) against a gather of every
+#        rank's samples and the maximum taken at rank 0 (before), alternating in each run; the
+#        clock runs from a barrier until rank 0 holds the series.
 # docs/scaling.md discusses the numbers.
 # Usage: [PER_HOST=8] [STAR=1] [TREE=1] [PREFAULT=1|0] [SAMPLES=0|1] [SAMPLE_BYTES=800]
-#        bench/run_bootstrap_scale.sh [build-dir] [runs]
-# (STAR=0 skips the star and job rows, TREE=0 the tree's; SAMPLES=1 adds the samples rows.)
+#        [REDUCE=0|1] [SAMPLE_COUNT=1000] bench/run_bootstrap_scale.sh [build-dir] [runs]
+# (STAR=0 skips the star and job rows, TREE=0 the tree's; SAMPLES=1 adds the samples rows,
+# REDUCE=1 the reduce rows.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -106,6 +112,17 @@ if [ "${SAMPLES:-0}" = 1 ]; then
     done
   done
 fi
+if [ "${REDUCE:-0}" = 1 ]; then
+  for ((i = 0; i < runs; i++)); do
+    for n in 1024 2048 4096; do
+      for g in 0 1; do
+        echo "reduce$g $n $per_host $(measure '*MeasureSlowestPerIteration' COMMBENCH_BOOTSTRAP_RANKS=$n \
+          COMMBENCH_BOOTSTRAP_RANKS_PER_HOST="$per_host" COMMBENCH_SAMPLE_COUNT="${SAMPLE_COUNT:-1000}" \
+          COMMBENCH_REDUCE=$g)" >>"$results"
+      done
+    done
+  done
+fi
 # Alternating sizes within each run, so a slow spell of the machine hits every size alike.
 tree_env=()
 [ "${PREFAULT:-1}" = 1 ] && tree_env=(COMMBENCH_BOOTSTRAP_PREFAULT=1)
@@ -141,7 +158,7 @@ for p in "$per_host" 16 32; do
   [ -n "$t" ] && echo "fresh 16384 $p $t" >>"$results"
 done
 
-python3 - "$results" "$per_host" "${PREFAULT:-1}" "${SAMPLE_BYTES:-800}" <<'PY'
+python3 - "$results" "$per_host" "${PREFAULT:-1}" "${SAMPLE_BYTES:-800}" "${SAMPLE_COUNT:-1000}" <<'PY'
 import collections, math, statistics, sys
 rows = collections.defaultdict(list)
 failed = []
@@ -203,6 +220,16 @@ for n in (256, 512, 1024):
         print(f"{n} ranks: gather {s_g[b]:.0f} ms, allgather {s_ag[a]:.0f} ms: allgather / gather = "
               f"{s_ag[a] / s_g[b]:.1f}; tables held: {n * n * sample_bytes / 2**20:.0f} MiB over all ranks "
               f"against {n * sample_bytes / 2**20:.1f} MiB at rank 0")
+sample_count = int(sys.argv[5])
+r_g = table("reduce0", f"reduce: {sample_count} samples per rank gathered to rank 0, the maximum taken there "
+            f"(routed, {per_host} ranks per host)")
+r_r = table("reduce1", f"reduce: the same reduced up the hosts' tree (Max), same runs")
+for n in (1024, 2048, 4096):
+    a, b = ("reduce0", n, per_host), ("reduce1", n, per_host)
+    if a in r_g and b in r_r:
+        print(f"{n} ranks: reduction {r_r[b]:.0f} ms, gather + max {r_g[a]:.0f} ms: gather / reduction = "
+              f"{r_g[a] / r_r[b]:.1f}; rank 0 holds {sample_count * 8 / 2**10:.0f} KiB against "
+              f"{n * sample_count * 8 / 2**20:.1f} MiB")
 tree = table("tree", "tree: one agent per host, binomial tree of agent stores" +
              (" (hosts' memory faulted in before the clock)" if prefault else ""))
 cold = table("cold", "the tree at 16384 ranks without faulting the memory in first (this VM's page faults)")

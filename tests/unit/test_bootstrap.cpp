@@ -10,35 +10,13 @@
 #include <thread>
 
 #include "bootstrap/collectives.h"
+#include "test_bootstrap_ranks.h"
 #include "test_store_helpers.h"
 
 namespace commbench {
 namespace {
 
 using namespace test;
-
-// Runs body(bootstrap) on `world` threads, one rank each; returns the first failure message.
-std::string run_ranks(const StoreServer& server, int world, const std::string& prefix,
-                      const std::function<void(Bootstrap&)>& body) {
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        auto client = connect_to(server);
-        Bootstrap bootstrap(*client, prefix, r, world);
-        body(bootstrap);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = "rank " + std::to_string(r) + ": " + e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (const auto& e : errors) {
-    if (!e.empty()) return e;
-  }
-  return "";
-}
 
 // A rank- and iteration-dependent block, so a block from the wrong rank or round is caught.
 std::vector<uint8_t> block_for(int rank, int iteration, size_t bytes) {

@@ -32,6 +32,13 @@ Bytes to_bytes(const void* data, size_t bytes) {
   return Bytes(p, p + bytes);
 }
 
+// Where read_blocks puts each rank's block for a gather or an allgather: its place in the table.
+std::function<void(int, const uint8_t*)> into_table(void* recv, size_t bytes) {
+  return [out = static_cast<uint8_t*>(recv), bytes](int rank, const uint8_t* data) {
+    if (bytes > 0) std::memcpy(out + static_cast<size_t>(rank) * bytes, data, bytes);
+  };
+}
+
 // Shared tail of every collective: count this rank as a reader of `base`, and delete it when
 // this was the last reader.
 void finish_reading(StoreClient& store, const std::string& base, int readers) {
@@ -159,7 +166,7 @@ void Bootstrap::allgather_one(const void* send, size_t bytes, void* recv, Millis
     return;
   }
   store_.set(base + std::to_string(rank_), to_bytes(send, bytes));
-  read_blocks("allgather", seq, base, -1, bytes, recv, timeout, deadline);
+  read_blocks("allgather", seq, base, -1, bytes, into_table(recv, bytes), timeout, deadline);
   finish_reading(store_, base, world_size_);
 }
 
@@ -178,13 +185,64 @@ void Bootstrap::gather_one(const void* send, size_t bytes, void* recv, int root,
   // The other ranks write and go on; the root, the only reader, deletes: N blocks through the
   // store once, where an allgather sends each of them to every rank.
   if (rank_ != root) return store_.set(base + std::to_string(rank_), to_bytes(send, bytes));
-  read_blocks("gather", seq, base, root, bytes, recv, timeout, deadline);
+  read_blocks("gather", seq, base, root, bytes, into_table(recv, bytes), timeout, deadline);
   if (bytes > 0) std::memcpy(static_cast<uint8_t*>(recv) + static_cast<size_t>(root) * bytes, send, bytes);
   store_.delete_prefix(base);
 }
 
+void Bootstrap::reduce_to_rank0(const double* send, size_t count, double* recv, ReduceOp op, Millis timeout) {
+  // One store holds every rank's slice at once; a leader's store or a tree's, one per child.
+  const size_t budget = route_ ? kSliceBudget : kSliceBudget / static_cast<size_t>(world_size_);
+  const size_t per_slice = std::max<size_t>(1, budget / sizeof(double));
+  if (count <= per_slice) return reduce_one(send, count, count, recv, op, timeout);
+  const auto deadline = Deadline::after(timeout);
+  const size_t slices = (count + per_slice - 1) / per_slice;
+  for (size_t k = 0, at = 0; k < slices; ++k, at += per_slice) {
+    const size_t n = std::min(per_slice, count - at);
+    try {
+      reduce_one(send + at, n, count, rank_ == 0 ? recv + at : nullptr, op, remaining(deadline));
+      // Paced as a gather is: the others would otherwise store every slice at once.
+      if (k + 1 < slices) barrier(remaining(deadline));
+    } catch (const StoreError& e) {
+      rethrow_for_slice(e, "reduction", k, slices, count * sizeof(double), timeout);
+    }
+  }
+}
+
+void Bootstrap::reduce_one(const double* send, size_t count, uint64_t total, double* recv, ReduceOp op,
+                           Millis timeout) {
+  const auto deadline = Deadline::after(timeout);
+  const uint64_t seq = seq_;  // for messages; next_key() advances it
+  const std::string base = next_key("rd");
+  Bytes mine = partial::make(1, total, send, count);
+  if (world_size_ == 1) {
+    if (count > 0) std::memmove(recv, send, count * sizeof(double));
+    return;
+  }
+  if (route_) {
+    mine = route_->reduce(std::move(mine), op, remaining(deadline), missing_out_);
+    if (rank_ != 0) return;
+  } else {
+    if (rank_ != 0) return store_.set(base + std::to_string(rank_), mine);
+    const size_t bytes = mine.size();
+    read_blocks("reduction", seq, base, 0, bytes, [&](int r, const uint8_t* data) {
+      const std::string problem = partial::absorb(mine, data, bytes, op);
+      if (!problem.empty())
+        throw StoreError(StoreError::Code::Protocol,
+                         fmt::format("reduction #{} under '{}': rank {} sent {}", seq, prefix_, r, problem));
+    }, timeout, deadline);
+    store_.delete_prefix(base);  // rank 0 is the only reader
+  }
+  if (partial::ranks(mine) != static_cast<uint32_t>(world_size_) || partial::count(mine) != count)
+    throw StoreError(StoreError::Code::Protocol,
+                     fmt::format("reduction #{} under '{}': the result covers {} of {} ranks and holds {} values "
+                                 "of {}; do all ranks run the same commbench?",
+                                 seq, prefix_, partial::ranks(mine), world_size_, partial::count(mine), count));
+  partial::values(mine, recv);
+}
+
 void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& base, int skip, size_t bytes,
-                            void* recv, Millis timeout, const Deadline& deadline) {
+                            const BlockSink& sink, Millis timeout, const Deadline& deadline) {
   std::vector<std::string> keys;
   std::vector<size_t> ranks;
   for (int r = 0; r < world_size_; ++r)
@@ -192,8 +250,7 @@ void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& b
       keys.push_back(base + std::to_string(r));
       ranks.push_back(static_cast<size_t>(r));
     }
-  auto* out = static_cast<uint8_t*>(recv);
-  auto copy_block = [&](size_t i, const uint8_t* data, size_t size) {
+  auto check_block = [&](size_t i, const uint8_t* data, size_t size) {
     if (size != bytes) {
       throw StoreError(
           StoreError::Code::Protocol,
@@ -201,10 +258,10 @@ void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& b
                       "{}; every rank must pass the same size",
                       what, seq, prefix_, ranks[i], size, rank_, bytes));
     }
-    if (bytes > 0) std::memcpy(out + ranks[i] * bytes, data, bytes);
+    sink(static_cast<int>(ranks[i]), data);
   };
   try {
-    store_.multi_get_each(keys, remaining(deadline), copy_block);
+    store_.multi_get_each(keys, remaining(deadline), check_block);
   } catch (const StoreError& e) {
     if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
     if (missing_out_)

@@ -10,6 +10,7 @@
 
 #include "bootstrap/deadline.h"
 #include "bootstrap/host_route.h"
+#include "bootstrap/partial_reduction.h"
 #include "bootstrap/store.h"
 
 namespace commbench {
@@ -51,6 +52,18 @@ class Bootstrap {
   // time; the other ranks wait at those barriers. Callers that need the ranks to leave together
   // add a barrier.
   void gather(const void* send, size_t bytes, void* recv, int root, Millis timeout);
+  // Every rank's `count` doubles, combined element by element with `op`, to rank 0 alone (`recv`,
+  // `count` doubles, is written on rank 0 only and may be null elsewhere): what rank 0 would
+  // compute from a gather (the slowest rank in each iteration, a sum over ranks) without the
+  // world × count table. Through one store, rank 0 reads the blocks and folds each as it arrives,
+  // in rank order (a sum adds as a loop over ranks would). Routed through hosts, each host's
+  // leader folds its ranks' blocks and the leaders fold up HostAgentExchange's tree: rank 0
+  // receives ceil(log2 hosts) partials of `count` doubles, and a sum adds in the tree's order.
+  // The other ranks return once theirs is handed on. Ranks that passed different counts fail at
+  // the rank that folds them (bootstrap/partial_reduction.h), and rank 0 checks that its result
+  // covers every rank. Sliced when `count` doubles (through one store: world × count) exceed
+  // kSliceBudget, with a barrier between slices as for gather (reduce.cpp).
+  void reduce_to_rank0(const double* send, size_t count, double* recv, ReduceOp op, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
   // Every rank learns the lowest rank that passed true, or -1: "did any rank fail?" in O(world)
   // store work (a gather of flags to rank 0, then a broadcast), where an allgather of the flags
@@ -83,10 +96,13 @@ class Bootstrap {
                  const std::function<void(const void*, size_t, void*, Millis)>& one, bool paced = false);
   void allgather_one(const void* send, size_t bytes, void* recv, Millis timeout);
   void gather_one(const void* send, size_t bytes, void* recv, int root, Millis timeout);
-  // Reads every rank's "<base><rank>" but `skip`'s into its place in `recv`; a timeout names the
-  // ranks that never wrote theirs (and records them, see record_missing_ranks_in).
-  void read_blocks(const char* what, uint64_t seq, const std::string& base, int skip, size_t bytes, void* recv,
-                   Millis timeout, const Deadline& deadline);
+  // Reads every rank's "<base><rank>" but `skip`'s, in rank order, checks its size against
+  // `bytes` and hands it to `sink`; a timeout names the ranks that never wrote theirs (and records
+  // them, see record_missing_ranks_in).
+  using BlockSink = std::function<void(int rank, const uint8_t* data)>;
+  void read_blocks(const char* what, uint64_t seq, const std::string& base, int skip, size_t bytes,
+                   const BlockSink& sink, Millis timeout, const Deadline& deadline);
+  void reduce_one(const double* send, size_t count, uint64_t total, double* recv, ReduceOp op, Millis timeout);
   void broadcast_one(void* buffer, size_t bytes, int root, Millis timeout);
   StoreClient& store_;
   std::string prefix_;

@@ -5,6 +5,9 @@
 //                     "<prefix>/hag/<seq>/table"   the rank-ordered table, and its "done"
 //                                                  counter: the last reader deletes both
 //                     "<prefix>/gl/<seq>/<rank>"   a gather's blocks from the host's other ranks
+//                     "<prefix>/rl/<seq>/<rank>"   a reduction's partials from the host's other ranks
+//                                                  (host_route_reduce.cpp; the leaders' partials go
+//                                                  up the tree, bootstrap/host_tree.h)
 //   job store:       "<prefix>/ga/<seq>/<host>"   a gather's blocks of one host, from its leader;
 //                                                  the root reads and deletes them
 //   either store:     "<prefix>/bc/<seq>/value"    a broadcast's bytes (the job's store: for the
@@ -362,17 +365,26 @@ Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t 
   w.u64(bytes);
   for (int r : layout_.ranks) w.u32(static_cast<uint32_t>(r));
   w.raw(send, bytes);  // the leader is the host's first rank
-  if (count == 1) return blocks;
+  read_host_ranks(local, timeout, missing, what, [&](int r, const uint8_t* data, size_t size) {
+    if (size != bytes)
+      throw StoreError(StoreError::Code::Protocol,
+                       fmt::format("host {} under '{}': rank {} contributed {} bytes, rank {} {}; "
+                                   "every rank must pass the same size",
+                                   what, prefix_, r, size, rank_, bytes));
+    w.raw(data, size);
+  });
+  return blocks;
+}
+
+void HostRoute::read_host_ranks(const std::string& local, Millis timeout, std::vector<int>* missing,
+                                const char* what, const RankSink& sink) {
+  const auto count = layout_.ranks.size();
+  if (count == 1) return;
   std::vector<std::string> keys;
   for (size_t i = 1; i < count; ++i) keys.push_back(local + std::to_string(layout_.ranks[i]));
   try {
     own_client_->multi_get_each(keys, timeout, [&](size_t i, const uint8_t* data, size_t size) {
-      if (size != bytes)
-        throw StoreError(StoreError::Code::Protocol,
-                         fmt::format("host {} under '{}': rank {} contributed {} bytes, rank {} {}; "
-                                     "every rank must pass the same size",
-                                     what, prefix_, layout_.ranks[i + 1], size, rank_, bytes));
-      w.raw(data, size);
+      sink(layout_.ranks[i + 1], data, size);
     });
   } catch (const StoreError& e) {
     if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
@@ -387,7 +399,6 @@ Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t 
                      e.missing_keys());
   }
   own_client_->delete_prefix(local);
-  return blocks;
 }
 
 Bytes HostRoute::put_in_rank_order(const Bytes& gathered, size_t bytes, const char* what) const {

@@ -13,10 +13,12 @@
 // N), and each leader serves its host's ranks from its own store.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bootstrap/partial_reduction.h"
 #include "bootstrap/store.h"
 
 namespace commbench {
@@ -46,6 +48,12 @@ class HostRoute {
   // in the job's store as one key, and the root reads those H keys. The other ranks return once
   // their block is handed on; a leader, once it holds its host's. `missing`: as for allgather.
   void gather(const void* send, size_t bytes, void* recv, int root, Millis timeout, std::vector<int>* missing);
+  // Bootstrap::reduce_to_rank0's one slice, `partial` being this rank's (bootstrap/
+  // partial_reduction.h): the host's ranks hand theirs to their leader, which folds them into its
+  // own, and the leaders' partials go up HostAgentExchange's tree to host 0, whose leader is rank
+  // 0. Returns the whole on rank 0 and nothing elsewhere; the others return once theirs is handed
+  // on (host_route_reduce.cpp). `missing`: as for allgather.
+  Bytes reduce(Bytes partial, ReduceOp op, Millis timeout, std::vector<int>* missing);
   // `root`'s bytes to every rank: the root's leader puts them in the job's store, the other
   // leaders read them there, and each host's ranks read them from their leader. `missing` gets
   // the root when this rank waited for it (or for its bytes) in vain.
@@ -64,6 +72,12 @@ class HostRoute {
   Bytes gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
                     std::vector<int>* missing, const char* what);
   Bytes put_in_rank_order(const Bytes& gathered, size_t bytes, const char* what) const;
+  // A leader's read of what its host's other ranks put under `local` in its store, in their order,
+  // each handed to `sink`; then deletes them. A timeout names the ranks that never put theirs
+  // (and adds them to `missing`).
+  using RankSink = std::function<void(int rank, const uint8_t* data, size_t size)>;
+  void read_host_ranks(const std::string& local, Millis timeout, std::vector<int>* missing, const char* what,
+                       const RankSink& sink);
 
   StoreClient& job_store_;
   std::string prefix_;
@@ -74,6 +88,7 @@ class HostRoute {
   uint64_t seq_ = 0;  // allgathers: in step with the exchange's own count, which names the tables
   uint64_t sync_seq_ = 0;  // broadcasts and barriers
   uint64_t gather_seq_ = 0;  // gathers
+  uint64_t reduce_seq_ = 0;  // reductions
   // The leader's store and its own client of it (to read its host's blocks); the exchange.
   std::unique_ptr<StoreServer> own_;
   std::unique_ptr<StoreClient> own_client_;

@@ -3,7 +3,9 @@
 //                                               its local ranks read its tables
 //                                               ("<port> <local readers> <host>")
 //               "<prefix>/hag/<seq>/blk/<h>"    host h's blocks; host 0 reads and deletes them
-//   host h's store: "<prefix>/hag/<seq>/table"  the gathered table, for h's children
+//   host h's store: "<prefix>/hrd/<seq>/<child>"   a reduction's partial from each child; h reads
+//                                               and deletes them
+//                   "<prefix>/hag/<seq>/table"  the gathered table, for h's children
 //                   "<prefix>/hag/<seq>/done"   readers (children, local ranks) that have read
 //                                               it; the last deletes both
 // Agent addresses stay for the run; the agent deletes the run's whole prefix when it ends.
@@ -172,6 +174,34 @@ Bytes HostAgentExchange::fetch_from_parent(const std::string& base, Millis timeo
   if (parent_store_->add(base + "done", 1) == readers(parent, hosts_, parent_local_readers_))
     parent_store_->delete_prefix(base);
   return table;
+}
+
+Bytes HostAgentExchange::reduce(Bytes partial, StoreClient& own_client, const Absorb& absorb, Millis timeout) {
+  if (host_ != 0 && !parent_store_) throw std::logic_error("host exchange: reduce before rendezvous");
+  const uint64_t seq = reduce_seq_++;
+  const std::string base = fmt::format("{}/hrd/{}/", prefix_, seq);
+  const std::vector<int> children = binomial_children(host_, hosts_);
+  if (!children.empty()) {
+    std::vector<std::string> keys;
+    for (int c : children) keys.push_back(base + std::to_string(c));
+    try {
+      own_client.multi_get_each(keys, timeout, [&](size_t i, const uint8_t* data, size_t size) {
+        absorb(partial, data, size, children[i]);
+      });
+    } catch (const StoreError& e) {
+      if (e.code() != StoreError::Code::Timeout || e.missing_keys().empty()) throw;
+      throw StoreError(StoreError::Code::Timeout,
+                       fmt::format("host reduction #{} under '{}' timed out after {} ms on host {}: {} not sent "
+                                   "its partial result (it sends it once the hosts below it in the tree have "
+                                   "sent theirs); is each of their agents alive?",
+                                   seq, prefix_, timeout.count(), host_, describe_missing(e.missing_keys(), "host")),
+                       e.missing_keys());
+    }
+    own_client.delete_prefix(base);  // this host is their only reader
+  }
+  if (host_ == 0) return partial;
+  parent_store_->set(fmt::format("{}/hrd/{}/{}", prefix_, seq, host_), partial);
+  return {};
 }
 
 }  // namespace commbench

@@ -57,6 +57,15 @@ class HostAgentExchange {
   using Assemble = std::function<Bytes(Bytes gathered)>;
   std::shared_ptr<const Bytes> allgather(const Bytes& host_blocks, Millis timeout, const Assemble& assemble = {});
 
+  // The other way, toward host 0 (Bootstrap::reduce_to_rank0): this agent waits for its
+  // children's partial results in its own store (read through `own_client`), folds each into
+  // `partial` with `absorb` (which throws on one it cannot take), and puts the result in its
+  // parent's store. Returns the whole on host 0 and nothing elsewhere. No store receives more
+  // than ceil(log2 hosts) partials, and the job's store none. Throws StoreError(Timeout) naming
+  // the children that never sent theirs (each is late itself or waits for a host below it).
+  using Absorb = std::function<void(Bytes& partial, const uint8_t* data, size_t size, int child)>;
+  Bytes reduce(Bytes partial, StoreClient& own_client, const Absorb& absorb, Millis timeout);
+
   // Where the table of allgather number `seq` is kept in a host's store, and how many read it
   // there: the host's children and its local readers. Each reader ADDs 1 to done_key(); the one
   // that reaches readers() deletes the prefix (table_prefix).
@@ -86,6 +95,7 @@ class HostAgentExchange {
   std::unique_ptr<StoreClient> parent_store_;
   int parent_local_readers_ = 0;  // published by the parent with its address
   uint64_t seq_ = 0;
+  uint64_t reduce_seq_ = 0;
 };
 
 }  // namespace commbench

@@ -10,6 +10,7 @@
 
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/case_buffers.h"
+#include "measure/case_measurement.h"
 #include "measure/check_pattern.h"
 #include "measure/memory_budget.h"
 #include "measure/nvtx_ranges.h"
@@ -239,112 +240,6 @@ std::string unsupported_reason(const CaseEnvironment& env, const CaseSpec& spec)
     return "cuda memory: " + (env.gpu_unusable.empty() ? std::string("CUDA is not available") : env.gpu_unusable);
   return unsupported_reason(env.caps, spec, env.memory);
 }
-
-namespace {
-
-// This rank's samples of one round of `iters` timed iterations, laid out as the method says.
-// With trace = true every iteration is also a trace event: around it for per_iteration, from the
-// consecutive completion times for batch (nothing may run between back-to-back iterations; on a
-// GPU, the events between enqueued collectives, placed to end when the stream was seen done);
-// a graph launch is one span (the timed phase).
-std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int iters,
-                                  const std::string& case_name) {
-  TraceRecorder& trace = trace_of(env);
-  switch (env.exec.method) {
-    case MeasureMethod::Graph:
-      return exec.run_graph(iters, remaining_ms(env), [&] { sync_start(env); });
-    case MeasureMethod::Batch: {
-      sync_start(env);  // once: the timed iterations then run back to back
-      exec.resynchronise();
-      exec.settle(remaining_ms(env));
-      exec.keep_iteration_times(trace.on());
-      const int64_t t0 = trace.now();
-      std::vector<double> samples = exec.run_back_to_back(iters, remaining_ms(env));
-      if (trace.on()) {
-        // The whole iterations (not the samples: half a round trip, one message of a window,
-        // nothing for a rank that does not report), end to end.
-        const auto& it = exec.iteration_times();
-        int64_t total = 0;
-        for (double us : it.us) total += static_cast<int64_t>(us * 1e3);
-        int64_t t = it.ends_at_return ? std::max(t0, trace.now() - total) : t0;
-        for (size_t i = 0; i < it.us.size(); ++i) {
-          const int64_t end = t + static_cast<int64_t>(it.us[i] * 1e3);
-          trace.span(TracePhase::Iteration, t, end, static_cast<int>(i));
-          t = end;
-        }
-      }
-      return samples;
-    }
-    case MeasureMethod::PerIteration:
-      break;
-  }
-  const bool nvtx_on = nvtx::active();
-  std::vector<double> samples;
-  samples.reserve(static_cast<size_t>(iters));
-  const bool barrier_each = exec.barrier_each_iteration();
-  if (!barrier_each) {
-    sync_start(env);  // pingpong: once, its round trips run back to back
-    exec.resynchronise();
-  }
-  for (int i = 0; i < iters; ++i) {
-    if (barrier_each) sync_start(env);
-    // Outside the op's own clock reads; off, one predictable branch between iterations.
-    if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
-    const int64_t t0 = trace.now();
-    samples.push_back(exec.run_timed_once(remaining_ms(env)));
-    if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
-    if (nvtx_on) nvtx::pop();
-  }
-  return samples;
-}
-
-// Every rank's samples of all rounds so far (complete on rank 0 only), aggregated as the run says.
-struct Measured {
-  std::vector<std::vector<double>> per_rank;
-  AggregatedTimes times;
-  SampleSummary summary;
-  int iterations = 0;
-  bool cv_reached = false;
-};
-
-// Rounds of `iters` iterations: one, or with target_cv as many as it takes for the CV of the
-// record's series to drop below the target, capped by max_iterations and max_time. Rank 0
-// decides and tells the others (every rank must run the same number of collectives).
-Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const std::string& case_name) {
-  const Execution& e = env.exec;
-  const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
-  Measured m;
-  m.per_rank.resize(static_cast<size_t>(world));
-  const auto began = std::chrono::steady_clock::now();
-  for (;;) {
-    std::vector<double> mine = measure_round(env, exec, iters, case_name);
-    settle_backend(env);  // after the clock stopped: not part of any sample
-    mine.resize(static_cast<size_t>(iters), 0.0);
-    // To rank 0 alone: it aggregates, and the others need not hold world × iters samples.
-    std::vector<double> everyone(rank == 0 ? mine.size() * static_cast<size_t>(world) : 0);
-    env.bootstrap.gather(mine.data(), mine.size() * sizeof(double), everyone.data(), 0, Millis(remaining_ms(env)));
-    m.iterations += iters;
-    int32_t again = 0;
-    if (rank == 0) {
-      for (size_t r = 0; r < static_cast<size_t>(world); ++r) {
-        auto from = everyone.begin() + static_cast<std::ptrdiff_t>(r * static_cast<size_t>(iters));
-        m.per_rank[r].insert(m.per_rank[r].end(), from, from + iters);
-      }
-      m.times = aggregate_ranks(m.per_rank, e.method, e.rank_aggregation, exec.reporting_rank());
-      m.summary = summarize(m.times.samples_us);
-      m.cv_reached = e.target_cv > 0 && m.summary.cv < e.target_cv;
-      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      again = e.target_cv > 0 && !m.cv_reached && m.iterations + iters <= e.max_iterations &&
-              spent < e.max_time_s;
-    }
-    if (e.target_cv <= 0) break;
-    env.bootstrap.broadcast(&again, sizeof(again), 0, Millis(remaining_ms(env)));
-    if (!again) break;
-  }
-  return m;
-}
-
-}  // namespace
 
 std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   const Execution& e = env.exec;

@@ -47,16 +47,11 @@ class StepFlatBuffers {
   StepBuffers buf_;
 };
 
-// Each rank's `mine` to rank 0; per step the largest (complete on rank 0 only).
+// Per step, the largest of every rank's `mine`, on rank 0 only (reduced on the way there).
 std::vector<double> slowest_per_step(CaseEnvironment& env, const std::vector<double>& mine) {
-  const int world = env.exec.world_size;
-  const bool root = env.bootstrap.rank() == 0;
-  std::vector<double> all(root ? mine.size() * static_cast<size_t>(world) : 0);
-  env.bootstrap.gather(mine.data(), mine.size() * sizeof(double), all.data(), 0, Millis(remaining_ms(env)));
   std::vector<double> out(mine.size(), 0);
-  if (!root) return out;
-  for (int r = 0; r < world; ++r)
-    for (size_t i = 0; i < mine.size(); ++i) out[i] = std::max(out[i], all[static_cast<size_t>(r) * mine.size() + i]);
+  env.bootstrap.reduce_to_rank0(mine.data(), mine.size(), env.bootstrap.rank() == 0 ? out.data() : nullptr,
+                                ReduceOp::Max, Millis(remaining_ms(env)));
   return out;
 }
 
