@@ -202,13 +202,20 @@ max_iterations = 30
 target_cv = 0.2
 options.sleep = { sleep_us = 1000, slow_every = 2, slow_factor = 8 }
 [[run]]
+name = "spiky-max"
+iterations = 10
+max_iterations = 30
+target_cv = 0.2
+rank_aggregation = "max"
+options.sleep = { sleep_us = 1000, slow_every = 2, slow_factor = 8 }
+[[run]]
 name = "no-target"
 iterations = 10
 options.sleep = { sleep_us = 1000 }
 )", "{}")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cases = dir.records();
-  ASSERT_EQ(cases.size(), 3u);
+  ASSERT_EQ(cases.size(), 4u);
   const auto& steady = by_run(cases, "steady");
   EXPECT_EQ(steady["target_cv"], 0.2);
   EXPECT_EQ(steady["cv_reached"], true) << steady.dump();
@@ -219,10 +226,21 @@ options.sleep = { sleep_us = 1000 }
   EXPECT_EQ(spiky["iterations"], 30);  // three rounds, capped by max_iterations
   EXPECT_EQ(spiky["samples_us"].size(), 30u);
   EXPECT_GE(spiky["time_us"]["cv"].get<double>(), 0.2);
+  // max: the slowest rank's own series, fetched once after the last round, all 30 samples of it
+  // (its mean is that rank's mean), and its CV is the one the rounds were decided on.
+  const auto& spiky_max = by_run(cases, "spiky-max");
+  EXPECT_EQ(spiky_max["rank_aggregation"], "max");
+  EXPECT_EQ(spiky_max["cv_reached"], false) << spiky_max.dump();
+  EXPECT_EQ(spiky_max["iterations"], 30);
+  ASSERT_EQ(spiky_max["samples_us"].size(), 30u);
+  const auto means = spiky_max["rank_mean_us"].get<std::vector<double>>();
+  ASSERT_EQ(means.size(), 2u);
+  EXPECT_NEAR(spiky_max["time_us"]["mean"].get<double>(), std::max(means[0], means[1]), 1e-9 * means[0]);
+  EXPECT_GE(spiky_max["time_us"]["cv"].get<double>(), 0.2);
   const auto& none = by_run(cases, "no-target");
   EXPECT_FALSE(none.contains("target_cv")) << none.dump();
   EXPECT_FALSE(none.contains("cv_reached"));
-  EXPECT_NE(r.output.find("# target_cv: 2 cases with a target, 1 reached it, 1 missed it"), std::string::npos)
+  EXPECT_NE(r.output.find("# target_cv: 3 cases with a target, 1 reached it, 2 missed it"), std::string::npos)
       << r.output;
   // results.csv carries the same, the md table marks the miss.
   const std::string csv = read_text(dir.job_folder() / "results.csv");

@@ -33,8 +33,8 @@ Bytes to_bytes(const void* data, size_t bytes) {
 }
 
 // Where read_blocks puts each rank's block for a gather or an allgather: its place in the table.
-std::function<void(int, const uint8_t*)> into_table(void* recv, size_t bytes) {
-  return [out = static_cast<uint8_t*>(recv), bytes](int rank, const uint8_t* data) {
+std::function<void(int, const uint8_t*, size_t)> into_table(void* recv, size_t bytes) {
+  return [out = static_cast<uint8_t*>(recv), bytes](int rank, const uint8_t* data, size_t) {
     if (bytes > 0) std::memcpy(out + static_cast<size_t>(rank) * bytes, data, bytes);
   };
 }
@@ -220,13 +220,14 @@ void Bootstrap::reduce_one(const double* send, size_t count, uint64_t total, dou
     return;
   }
   if (route_) {
-    mine = route_->reduce(std::move(mine), op, remaining(deadline), missing_out_);
+    mine = route_->reduce(std::move(mine), op, kSliceBudget, remaining(deadline), missing_out_);
     if (rank_ != 0) return;
+    if (mine.size() < partial::kHeader)  // rank 0 leads host 0: hosts are numbered by their lowest rank
+      throw std::logic_error("bootstrap reduction: rank 0 does not lead host 0 of its execution");
   } else {
     if (rank_ != 0) return store_.set(base + std::to_string(rank_), mine);
-    const size_t bytes = mine.size();
-    read_blocks("reduction", seq, base, 0, bytes, [&](int r, const uint8_t* data) {
-      const std::string problem = partial::absorb(mine, data, bytes, op);
+    read_blocks("reduction", seq, base, 0, kAnySize, [&](int r, const uint8_t* data, size_t size) {
+      const std::string problem = partial::absorb(mine, data, size, op);
       if (!problem.empty())
         throw StoreError(StoreError::Code::Protocol,
                          fmt::format("reduction #{} under '{}': rank {} sent {}", seq, prefix_, r, problem));
@@ -251,14 +252,14 @@ void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& b
       ranks.push_back(static_cast<size_t>(r));
     }
   auto check_block = [&](size_t i, const uint8_t* data, size_t size) {
-    if (size != bytes) {
+    if (bytes != kAnySize && size != bytes) {
       throw StoreError(
           StoreError::Code::Protocol,
           fmt::format("{} #{} under '{}': rank {} contributed {} bytes, rank {} "
                       "{}; every rank must pass the same size",
                       what, seq, prefix_, ranks[i], size, rank_, bytes));
     }
-    sink(static_cast<int>(ranks[i]), data);
+    sink(static_cast<int>(ranks[i]), data, size);
   };
   try {
     store_.multi_get_each(keys, remaining(deadline), check_block);

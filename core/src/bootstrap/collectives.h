@@ -3,6 +3,7 @@
 // per-instance sequence number, so concurrent runs or repeated calls never collide.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,7 +63,7 @@ class Bootstrap {
   // The other ranks return once theirs is handed on. Ranks that passed different counts fail at
   // the rank that folds them (bootstrap/partial_reduction.h), and rank 0 checks that its result
   // covers every rank. Sliced when `count` doubles (through one store: world × count) exceed
-  // kSliceBudget, with a barrier between slices as for gather (reduce.cpp).
+  // kSliceBudget, with a barrier between slices as for gather.
   void reduce_to_rank0(const double* send, size_t count, double* recv, ReduceOp op, Millis timeout);
   void broadcast(void* buffer, size_t bytes, int root, Millis timeout);
   // Every rank learns the lowest rank that passed true, or -1: "did any rank fail?" in O(world)
@@ -97,9 +98,10 @@ class Bootstrap {
   void allgather_one(const void* send, size_t bytes, void* recv, Millis timeout);
   void gather_one(const void* send, size_t bytes, void* recv, int root, Millis timeout);
   // Reads every rank's "<base><rank>" but `skip`'s, in rank order, checks its size against
-  // `bytes` and hands it to `sink`; a timeout names the ranks that never wrote theirs (and records
-  // them, see record_missing_ranks_in).
-  using BlockSink = std::function<void(int rank, const uint8_t* data)>;
+  // `bytes` (kAnySize: the sink checks) and hands it to `sink`; a timeout names the ranks that
+  // never wrote theirs (and records them, see record_missing_ranks_in).
+  static constexpr size_t kAnySize = SIZE_MAX;
+  using BlockSink = std::function<void(int rank, const uint8_t* data, size_t size)>;
   void read_blocks(const char* what, uint64_t seq, const std::string& base, int skip, size_t bytes,
                    const BlockSink& sink, Millis timeout, const Deadline& deadline);
   void reduce_one(const double* send, size_t count, uint64_t total, double* recv, ReduceOp op, Millis timeout);

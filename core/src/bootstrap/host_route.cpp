@@ -377,13 +377,13 @@ Bytes HostRoute::gather_host(const std::string& local, const void* send, size_t 
 }
 
 void HostRoute::read_host_ranks(const std::string& local, Millis timeout, std::vector<int>* missing,
-                                const char* what, const RankSink& sink) {
+                                const char* what, const RankSink& sink, size_t per_get) {
   const auto count = layout_.ranks.size();
   if (count == 1) return;
   std::vector<std::string> keys;
   for (size_t i = 1; i < count; ++i) keys.push_back(local + std::to_string(layout_.ranks[i]));
   try {
-    own_client_->multi_get_each(keys, timeout, [&](size_t i, const uint8_t* data, size_t size) {
+    partial::read_each(*own_client_, keys, per_get, timeout, [&](size_t i, const uint8_t* data, size_t size) {
       sink(layout_.ranks[i + 1], data, size);
     });
   } catch (const StoreError& e) {

@@ -13,6 +13,7 @@
 // N), and each leader serves its host's ranks from its own store.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,7 +54,8 @@ class HostRoute {
   // own, and the leaders' partials go up HostAgentExchange's tree to host 0, whose leader is rank
   // 0. Returns the whole on rank 0 and nothing elsewhere; the others return once theirs is handed
   // on (host_route_reduce.cpp). `missing`: as for allgather.
-  Bytes reduce(Bytes partial, ReduceOp op, Millis timeout, std::vector<int>* missing);
+  // `reply_budget`: the most bytes of partials one read from a store may bring back.
+  Bytes reduce(Bytes partial, ReduceOp op, size_t reply_budget, Millis timeout, std::vector<int>* missing);
   // `root`'s bytes to every rank: the root's leader puts them in the job's store, the other
   // leaders read them there, and each host's ranks read them from their leader. `missing` gets
   // the root when this rank waited for it (or for its bytes) in vain.
@@ -72,12 +74,12 @@ class HostRoute {
   Bytes gather_host(const std::string& local, const void* send, size_t bytes, Millis timeout,
                     std::vector<int>* missing, const char* what);
   Bytes put_in_rank_order(const Bytes& gathered, size_t bytes, const char* what) const;
-  // A leader's read of what its host's other ranks put under `local` in its store, in their order,
-  // each handed to `sink`; then deletes them. A timeout names the ranks that never put theirs
-  // (and adds them to `missing`).
+  // A leader's read of what its host's other ranks put under `local` in its store, in their order
+  // and at most `per_get` values a round trip, each handed to `sink`; then deletes them. A timeout
+  // names the ranks that never put theirs (and adds them to `missing`).
   using RankSink = std::function<void(int rank, const uint8_t* data, size_t size)>;
   void read_host_ranks(const std::string& local, Millis timeout, std::vector<int>* missing, const char* what,
-                       const RankSink& sink);
+                       const RankSink& sink, size_t per_get = SIZE_MAX);
 
   StoreClient& job_store_;
   std::string prefix_;

@@ -8,7 +8,7 @@
 
 namespace commbench {
 
-Bytes HostRoute::reduce(Bytes partial, ReduceOp op, Millis timeout, std::vector<int>* missing) {
+Bytes HostRoute::reduce(Bytes partial, ReduceOp op, size_t reply_budget, Millis timeout, std::vector<int>* missing) {
   const auto deadline = Deadline::after(timeout);
   const uint64_t seq = reduce_seq_++;  // taken first: a failed connect still keeps this rank in step
   if (!own_client_ && !leader_store_) connect(timeout, missing);
@@ -28,14 +28,16 @@ Bytes HostRoute::reduce(Bytes partial, ReduceOp op, Millis timeout, std::vector<
       throw StoreError(StoreError::Code::Protocol,
                        fmt::format("host reduction #{} under '{}': {} sent {}", seq, prefix_, who, problem));
   };
-  read_host_ranks(local, Millis(deadline.remaining_ms()), missing, "reduction",
-                  [&](int r, const uint8_t* data, size_t size) { fold(partial, data, size, fmt::format("rank {}", r)); });
+  const size_t per_get = partial::per_reply(reply_budget, partial.size());
+  read_host_ranks(
+      local, Millis(deadline.remaining_ms()), missing, "reduction",
+      [&](int r, const uint8_t* data, size_t size) { fold(partial, data, size, fmt::format("rank {}", r)); }, per_get);
   return exchange_->reduce(
       std::move(partial), *own_client_,
       [&](Bytes& into, const uint8_t* data, size_t size, int child) {
         fold(into, data, size, fmt::format("host {}", child));
       },
-      Millis(deadline.remaining_ms()));
+      per_get, Millis(deadline.remaining_ms()));
 }
 
 }  // namespace commbench

@@ -18,6 +18,7 @@
 
 #include "bootstrap/deadline.h"
 #include "bootstrap/missing_keys.h"
+#include "bootstrap/partial_reduction.h"
 
 namespace commbench {
 int binomial_parent(int host) {
@@ -176,7 +177,8 @@ Bytes HostAgentExchange::fetch_from_parent(const std::string& base, Millis timeo
   return table;
 }
 
-Bytes HostAgentExchange::reduce(Bytes partial, StoreClient& own_client, const Absorb& absorb, Millis timeout) {
+Bytes HostAgentExchange::reduce(Bytes partial, StoreClient& own_client, const Absorb& absorb, size_t per_get,
+                                Millis timeout) {
   if (host_ != 0 && !parent_store_) throw std::logic_error("host exchange: reduce before rendezvous");
   const uint64_t seq = reduce_seq_++;
   const std::string base = fmt::format("{}/hrd/{}/", prefix_, seq);
@@ -185,7 +187,7 @@ Bytes HostAgentExchange::reduce(Bytes partial, StoreClient& own_client, const Ab
     std::vector<std::string> keys;
     for (int c : children) keys.push_back(base + std::to_string(c));
     try {
-      own_client.multi_get_each(keys, timeout, [&](size_t i, const uint8_t* data, size_t size) {
+      partial::read_each(own_client, keys, per_get, timeout, [&](size_t i, const uint8_t* data, size_t size) {
         absorb(partial, data, size, children[i]);
       });
     } catch (const StoreError& e) {

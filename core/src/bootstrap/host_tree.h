@@ -61,10 +61,11 @@ class HostAgentExchange {
   // children's partial results in its own store (read through `own_client`), folds each into
   // `partial` with `absorb` (which throws on one it cannot take), and puts the result in its
   // parent's store. Returns the whole on host 0 and nothing elsewhere. No store receives more
-  // than ceil(log2 hosts) partials, and the job's store none. Throws StoreError(Timeout) naming
+  // than ceil(log2 hosts) children's partials, and the job's store none. Throws StoreError(Timeout) naming
   // the children that never sent theirs (each is late itself or waits for a host below it).
   using Absorb = std::function<void(Bytes& partial, const uint8_t* data, size_t size, int child)>;
-  Bytes reduce(Bytes partial, StoreClient& own_client, const Absorb& absorb, Millis timeout);
+  // `per_get`: the most partials one read brings back (the store's reply limit).
+  Bytes reduce(Bytes partial, StoreClient& own_client, const Absorb& absorb, size_t per_get, Millis timeout);
 
   // Where the table of allgather number `seq` is kept in a host's store, and how many read it
   // there: the host's children and its local readers. Each reader ADDs 1 to done_key(); the one

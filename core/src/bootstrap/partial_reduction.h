@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/deadline.h"
 #include "bootstrap/store.h"
 
 namespace commbench {
@@ -45,7 +46,8 @@ inline void values(const Bytes& p, double* out) {
   if (p.size() > kHeader) std::memcpy(out, p.data() + kHeader, p.size() - kHeader);
 }
 
-// Folds `from` (another partial of the same slice) into `into`. "" when done; otherwise what is
+// Folds `from` (another partial of the same slice) into `into`; a maximum is the larger of the two
+// as std::max takes it (samples are times, never negative or NaN). "" when done; otherwise what is
 // wrong with `from`, for the caller to name its sender in the error it throws.
 inline std::string absorb(Bytes& into, const uint8_t* from, size_t size, ReduceOp op) {
   uint64_t theirs = 0, ours = 0;
@@ -74,6 +76,25 @@ inline std::string absorb(Bytes& into, const uint8_t* from, size_t size, ReduceO
   }
   return "";
 }
+
+// multi_get_each over `keys` in groups of at most `per_get`, so that no reply holds more than that
+// many partials: a slice's partial may be 16 MiB, and the store refuses replies over its message
+// limit (64 MiB by default), which 5 of them would pass. One deadline covers every group; a
+// timeout names the missing keys of the group it happened in.
+inline void read_each(StoreClient& store, const std::vector<std::string>& keys, size_t per_get, Millis timeout,
+                      const StoreClient::ValueSink& sink) {
+  const auto deadline = Deadline::after(timeout);
+  per_get = std::max<size_t>(1, per_get);
+  for (size_t at = 0; at < keys.size(); at += per_get) {
+    const std::vector<std::string> group(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                                         keys.begin() + static_cast<std::ptrdiff_t>(std::min(keys.size(), at + per_get)));
+    store.multi_get_each(group, Millis(deadline.remaining_ms()),
+                         [&](size_t i, const uint8_t* data, size_t size) { sink(at + i, data, size); });
+  }
+}
+
+// How many partials of `bytes` one reply may carry under `reply_budget`.
+inline size_t per_reply(size_t reply_budget, size_t bytes) { return std::max<size_t>(1, reply_budget / std::max<size_t>(1, bytes)); }
 
 }  // namespace partial
 }  // namespace commbench

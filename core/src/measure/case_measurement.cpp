@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <numeric>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -68,49 +69,40 @@ std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int it
 }
 
 
-// Adds this round to rank 0's series by the run's rule (measure/rank_aggregation.h), reduced in
-// the bootstrap on the way, so that rank 0 receives each rank's mean and one series instead of
-// world × iterations samples (800 MB at 100,000 ranks and 1,000 iterations). `round`: this rank's
-// samples of this round; `own`: of every round so far, this one included.
-void extend_series(CaseEnvironment& env, const SeriesRule& rule, const std::vector<double>& round,
-                   const std::vector<double>& own, Measured& m) {
+// What each rank tells rank 0 after each round: its mean over every round so far (the record's
+// rank_mean_us) and, when the run picks a rank by its mean under a CV target, its own series' CV,
+// so that rank 0 can decide on another round without fetching that rank's whole series each time.
+struct RankStats {
+  double mean = 0;
+  double cv = 0;
+};
+static_assert(std::is_trivially_copyable_v<RankStats>, "gathered as raw bytes");
+
+// `series` of rank `who` at rank 0, as a sum with every other rank's zeros, which adds nothing to
+// it (x + 0 is x, exactly): the tree carries one series' worth, not world × its length.
+std::vector<double> series_of(Bootstrap& boot, int who, const std::vector<double>& series, int32_t timeout_ms) {
+  std::vector<double> sent = boot.rank() == who ? series : std::vector<double>(series.size(), 0.0);
+  std::vector<double> out(boot.rank() == 0 ? sent.size() : 0);
+  boot.reduce_to_rank0(sent.data(), sent.size(), out.data(), ReduceOp::Sum, Millis(timeout_ms));
+  return out;
+}
+
+// Adds this round (`round`, this rank's samples) to rank 0's series by the run's rule (measure/
+// rank_aggregation.h), reduced in the bootstrap on the way, so that rank 0 receives one series
+// instead of world × iterations samples (800 MB at 100,000 ranks and 1,000 iterations).
+// RankByMean is not made per round: which rank it takes can change until the last round.
+void append_round(CaseEnvironment& env, const SeriesRule& rule, const std::vector<double>& round, Measured& m) {
   Bootstrap& boot = env.bootstrap;
-  const int rank = boot.rank();
-  const bool root = rank == 0;
-  const double mean = own.empty() ? 0.0 : std::accumulate(own.begin(), own.end(), 0.0) / static_cast<double>(own.size());
-  m.times.label = rule.label;
-  m.times.rank_mean_us.assign(root ? static_cast<size_t>(boot.world_size()) : 0, 0.0);
-  boot.gather(&mean, sizeof(mean), m.times.rank_mean_us.data(), 0, Millis(remaining_ms(env)));
-  // OneRank and RankByMean: that rank's samples in a sum with everyone else's zeros, which adds
-  // nothing to them (x + 0 is x, exactly).
-  const auto one_rank = [&](int who, const std::vector<double>& series) {
-    std::vector<double> sent = rank == who ? series : std::vector<double>(series.size(), 0.0);
-    std::vector<double> out(root ? sent.size() : 0);
-    boot.reduce_to_rank0(sent.data(), sent.size(), out.data(), ReduceOp::Sum, Millis(remaining_ms(env)));
-    return out;
-  };
   std::vector<double> add;
-  switch (rule.kind) {
-    case SeriesRule::Kind::SlowestPerIteration:
-    case SeriesRule::Kind::MeanPerIteration: {
-      const bool slowest = rule.kind == SeriesRule::Kind::SlowestPerIteration;
-      add.resize(root ? round.size() : 0);
-      boot.reduce_to_rank0(round.data(), round.size(), add.data(), slowest ? ReduceOp::Max : ReduceOp::Sum,
-                           Millis(remaining_ms(env)));
-      if (!slowest)
-        for (double& x : add) x /= static_cast<double>(boot.world_size());
-      break;
-    }
-    case SeriesRule::Kind::OneRank:
-      add = one_rank(rule.rank, round);
-      break;
-    case SeriesRule::Kind::RankByMean: {
-      // Which rank can change from one round to the next: its whole series replaces the last.
-      int32_t pick = root ? rank_by_mean(m.times.rank_mean_us, rule.smallest) : 0;
-      boot.broadcast(&pick, sizeof(pick), 0, Millis(remaining_ms(env)));
-      m.times.samples_us = one_rank(pick, own);
-      return;
-    }
+  if (rule.kind == SeriesRule::Kind::OneRank) {
+    add = series_of(boot, rule.rank, round, remaining_ms(env));
+  } else {
+    const bool slowest = rule.kind == SeriesRule::Kind::SlowestPerIteration;
+    add.resize(boot.rank() == 0 ? round.size() : 0);
+    boot.reduce_to_rank0(round.data(), round.size(), add.data(), slowest ? ReduceOp::Max : ReduceOp::Sum,
+                         Millis(remaining_ms(env)));
+    if (!slowest)
+      for (double& x : add) x /= static_cast<double>(boot.world_size());
   }
   m.times.samples_us.insert(m.times.samples_us.end(), add.begin(), add.end());
 }
@@ -119,9 +111,12 @@ void extend_series(CaseEnvironment& env, const SeriesRule& rule, const std::vect
 
 Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const std::string& case_name) {
   const Execution& e = env.exec;
-  const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
+  Bootstrap& boot = env.bootstrap;
+  const int rank = boot.rank(), world = boot.world_size();
   const SeriesRule rule = series_rule(e.method, e.rank_aggregation, exec.reporting_rank(), world);
+  const bool by_mean = rule.kind == SeriesRule::Kind::RankByMean;
   Measured m;
+  m.times.label = rule.label;
   std::vector<double> own;  // this rank's samples of every round
   const auto began = std::chrono::steady_clock::now();
   for (;;) {
@@ -129,19 +124,38 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
     settle_backend(env);  // after the clock stopped: not part of any sample
     mine.resize(static_cast<size_t>(iters), 0.0);
     own.insert(own.end(), mine.begin(), mine.end());
-    extend_series(env, rule, mine, own, m);
+    RankStats stats;
+    if (!own.empty()) stats.mean = std::accumulate(own.begin(), own.end(), 0.0) / static_cast<double>(own.size());
+    if (by_mean && e.target_cv > 0) stats.cv = summarize(own).cv;
+    std::vector<RankStats> everyone(rank == 0 ? static_cast<size_t>(world) : 0);
+    boot.gather(&stats, sizeof(stats), everyone.data(), 0, Millis(remaining_ms(env)));
+    if (!by_mean) append_round(env, rule, mine, m);
     m.iterations += iters;
     int32_t again = 0;
     if (rank == 0) {
-      m.summary = summarize(m.times.samples_us);
-      m.cv_reached = e.target_cv > 0 && m.summary.cv < e.target_cv;
+      m.times.rank_mean_us.clear();
+      for (const RankStats& s : everyone) m.times.rank_mean_us.push_back(s.mean);
+      double cv = 0;
+      if (by_mean) {
+        cv = everyone[static_cast<size_t>(rank_by_mean(m.times.rank_mean_us, rule.smallest))].cv;
+      } else {
+        m.summary = summarize(m.times.samples_us);
+        cv = m.summary.cv;
+      }
+      m.cv_reached = e.target_cv > 0 && cv < e.target_cv;
       const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       again = e.target_cv > 0 && !m.cv_reached && m.iterations + iters <= e.max_iterations &&
               spent < e.max_time_s;
     }
     if (e.target_cv <= 0) break;
-    env.bootstrap.broadcast(&again, sizeof(again), 0, Millis(remaining_ms(env)));
+    boot.broadcast(&again, sizeof(again), 0, Millis(remaining_ms(env)));
     if (!again) break;
+  }
+  if (by_mean) {  // once: the chosen rank's series of every round
+    int32_t pick = rank == 0 ? rank_by_mean(m.times.rank_mean_us, rule.smallest) : 0;
+    boot.broadcast(&pick, sizeof(pick), 0, Millis(remaining_ms(env)));
+    m.times.samples_us = series_of(boot, pick, own, remaining_ms(env));
+    if (rank == 0) m.summary = summarize(m.times.samples_us);  // its CV is the one rank 0 decided on
   }
   return m;
 }

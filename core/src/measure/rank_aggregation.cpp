@@ -36,8 +36,8 @@ AggregatedTimes aggregate_ranks(const std::vector<std::vector<double>>& per_rank
   out.label = rule.label;
   switch (rule.kind) {
     case SeriesRule::Kind::SlowestPerIteration:
-      out.samples_us.assign(n, 0.0);
-      for (size_t r = 0; r < world; ++r)
+      out.samples_us = per_rank[0];  // then the larger of each, as the bootstrap's Max folds them
+      for (size_t r = 1; r < world; ++r)
         for (size_t i = 0; i < n; ++i) out.samples_us[i] = std::max(out.samples_us[i], per_rank[r][i]);
       break;
     case SeriesRule::Kind::OneRank:

@@ -2,7 +2,7 @@
 // The rule is defined once (series_rule); aggregate_ranks applies it to every rank's samples in
 // one place, so that a test can check the arithmetic exactly, and the case runner applies it with
 // a reduction in the bootstrap, so that rank 0 never holds every rank's samples
-// (measure/case_runner.cpp).
+// (measure/case_measurement.cpp).
 #pragma once
 
 #include <string>
