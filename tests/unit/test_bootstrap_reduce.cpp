@@ -187,6 +187,37 @@ TEST(BootstrapReduce, AReductionLargerThanASliceArrivesWhole) {
   EXPECT_EQ(server->key_count(), 0u);
 }
 
+// A leader reads large partials a few at a time; when one read times out, the keys of the reads
+// not made yet are checked too, so that every rank that never sent is named, not only the first
+// group's.
+TEST(BootstrapReduce, ReadingPartialsAFewAtATimeNamesEveryMissingOne) {
+  auto server = start_server();
+  auto client = connect_to(*server);
+  client->set("r/1", Bytes(24, 1));
+  client->set("r/3", Bytes(24, 3));
+  std::vector<size_t> read;
+  std::vector<std::string> missing;
+  try {
+    partial::read_each(*client, {"r/1", "r/2", "r/3", "r/4", "r/5"}, 2, 200ms,
+                       [&](size_t i, const uint8_t*, size_t) { read.push_back(i); });
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), StoreError::Code::Timeout);
+    missing = e.missing_keys();
+  }
+  EXPECT_EQ(missing, (std::vector<std::string>{"r/2", "r/4", "r/5"}));
+  client->set("r/2", Bytes(24, 2));
+  client->set("r/4", Bytes(24, 4));
+  client->set("r/5", Bytes(24, 5));
+  read.clear();
+  partial::read_each(*client, {"r/1", "r/2", "r/3", "r/4", "r/5"}, 2, 1000ms,
+                     [&](size_t i, const uint8_t* data, size_t size) {
+                       EXPECT_EQ(size, 24u);
+                       EXPECT_EQ(data[0], i + 1) << "value " << i << " handed on under another index";
+                       read.push_back(i);
+                     });
+  EXPECT_EQ(read, (std::vector<size_t>{0, 1, 2, 3, 4}));
+}
+
 // Routed: 11 ranks dealt over 5 hosts (host 3 is two hops below host 0 in the tree). Rank 0 gets
 // every rank's values folded, the others' buffers are untouched, the job's store serves no request
 // for any reduction (the ranks make as many with two reductions as with twelve), and every store

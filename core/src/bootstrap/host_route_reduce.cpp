@@ -1,5 +1,6 @@
 // A reduction through the hosts' leaders and up their tree (bootstrap/host_route.h): rank 0
-// receives ceil(log2 H) partials of one slice each, where a gather hands it N blocks.
+// receives its own host's ranks' partials and ceil(log2 H) children's, one slice each, where a
+// gather hands it N blocks.
 #include <fmt/format.h>
 
 #include "bootstrap/deadline.h"

@@ -80,16 +80,25 @@ inline std::string absorb(Bytes& into, const uint8_t* from, size_t size, ReduceO
 // multi_get_each over `keys` in groups of at most `per_get`, so that no reply holds more than that
 // many partials: a slice's partial may be 16 MiB, and the store refuses replies over its message
 // limit (64 MiB by default), which 5 of them would pass. One deadline covers every group; a
-// timeout names the missing keys of the group it happened in.
+// timeout names the missing keys of its group and of the groups not read yet.
 inline void read_each(StoreClient& store, const std::vector<std::string>& keys, size_t per_get, Millis timeout,
                       const StoreClient::ValueSink& sink) {
   const auto deadline = Deadline::after(timeout);
   per_get = std::max<size_t>(1, per_get);
   for (size_t at = 0; at < keys.size(); at += per_get) {
+    const size_t end = std::min(keys.size(), at + per_get);
     const std::vector<std::string> group(keys.begin() + static_cast<std::ptrdiff_t>(at),
-                                         keys.begin() + static_cast<std::ptrdiff_t>(std::min(keys.size(), at + per_get)));
-    store.multi_get_each(group, Millis(deadline.remaining_ms()),
-                         [&](size_t i, const uint8_t* data, size_t size) { sink(at + i, data, size); });
+                                         keys.begin() + static_cast<std::ptrdiff_t>(end));
+    try {
+      store.multi_get_each(group, Millis(deadline.remaining_ms()),
+                           [&](size_t i, const uint8_t* data, size_t size) { sink(at + i, data, size); });
+    } catch (const StoreError& e) {
+      if (e.code() != StoreError::Code::Timeout || end == keys.size()) throw;
+      std::vector<std::string> missing = e.missing_keys();
+      for (size_t k = end; k < keys.size(); ++k)
+        if (!store.check(keys[k])) missing.push_back(keys[k]);
+      throw StoreError(e.code(), e.what(), std::move(missing));
+    }
   }
 }
 
