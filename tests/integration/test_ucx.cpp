@@ -167,7 +167,8 @@ rndv_scheme = "put")"},
       {"ring-segmented", R"(allreduce_algorithm = "ring"
 allgather_algorithm = "ring"
 reducescatter_algorithm = "ring"
-ring_segment = "1000B")"},
+ring_segment = "1000B"
+single_copy_segment = "64KiB")"},
       {"auto-threshold", R"(small_message_threshold = "1KiB"
 ring_threshold = "100KiB")"},
       {"tcp-wait-registered", R"(transports = "tcp"
@@ -409,6 +410,8 @@ TEST(Ucx, BadOptionsTheDescriptorsDescribeAreRefusedBeforeLaunch) {
        "bad.toml:11:15: error: option rndv_scheme = \"get_zcopy\" for backend 'ucx' is not valid: expected one of auto, "
        "get, put"},
       {R"(timeout_ms = "-5")", "bad.toml:11:14: error: option timeout_ms = \"-5\" for backend 'ucx' is not valid"},
+      {R"(single_copy_segment = "lots")",
+       "bad.toml:11:23: error: option single_copy_segment = \"lots\" for backend 'ucx' is not valid"},
   };
   for (const auto& [option, message] : cases) {
     JobDir dir;

@@ -6,6 +6,8 @@
 #include <strings.h>
 #include <string_view>
 
+#include <uct/api/uct.h>
+
 #include "commbench/sdk/host_reduce.hpp"
 #include "commbench/sdk/host_services.hpp"
 #include "capabilities.h"
@@ -120,8 +122,62 @@ std::string choose_rndv_scheme(const UcxOptions& o, Config& config) {
                       "UCX's default (auto: get_zcopy for host memory)");
 }
 
+// Whether UCX_TLS (`tls`: the option, else the environment's) lets UCX open transport `name`.
+bool tls_allows(std::string_view tls, std::string_view name) {
+  if (tls.empty()) return true;
+  const bool excluding = tls.front() == '^';
+  if (excluding) tls.remove_prefix(1);
+  bool listed = false;
+  while (!tls.empty()) {
+    const size_t comma = tls.find(',');
+    const std::string_view t = tls.substr(0, comma);
+    listed |= t == name || t == "sm" || t == "shm" || t == "all";
+    tls = comma == std::string_view::npos ? std::string_view{} : tls.substr(comma + 1);
+  }
+  return listed != excluding;
+}
+
+// Whether this context will open one of UCX's single-copy shared-memory transports (cma, knem):
+// their components list a memory domain only where the kernel allows them (CMA needs ptrace
+// rights over the peer, knem its module). UCX warns about a setting no transport took.
+bool uses_single_copy_transport(std::string_view tls) {
+  uct_component_h* components = nullptr;
+  unsigned count = 0;
+  if (uct_query_components(&components, &count) != UCS_OK) return false;
+  bool used = false;
+  for (unsigned i = 0; i < count && !used; ++i) {
+    uct_component_attr_t attr{};
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+    if (uct_component_query(components[i], &attr) != UCS_OK) continue;
+    const std::string_view name(attr.name);
+    used = (name == "cma" || name == "knem") && attr.md_resource_count > 0 && tls_allows(tls, name);
+  }
+  uct_release_component_list(components);
+  return used;
+}
+
+// UCX_SCOPY_SEG_SIZE for this context, and why. UCX's single-copy transports move a rendezvous
+// message in pieces of 512 KiB by default: one process_vm_readv per piece, one piece per progress
+// call. Open MPI's shared-memory path reads a message in one call, and so does commbench by
+// default: a 2-rank allgather of 4 MiB in place took 362 us instead of 437 (Open MPI: 310), and
+// the kernel spent less of it pinning the peer's pages (docs/performance-ucx-mpi.md, "One
+// process_vm_readv per message"). Pieces would matter for fairness among many peers' transfers.
+std::string choose_single_copy_segment(const UcxOptions& o, std::string_view tls, Config& config) {
+  for (const char* env : {"UCX_SCOPY_SEG_SIZE", "UCX_CMA_SEG_SIZE", "UCX_KNEM_SEG_SIZE"})
+    if (const char* value = std::getenv(env); value != nullptr && !o.single_copy_segment)
+      return std::string(env) + "=" + value;
+  if (!uses_single_copy_transport(tls))
+    return "unused (no single-copy transport, cma or knem, is usable here or allowed by the transports)";
+  const size_t bytes = o.single_copy_segment.value_or(0);
+  const std::string value = bytes == 0 ? "inf" : std::to_string(bytes);
+  config.set("SCOPY_SEG_SIZE", value, "single_copy_segment");
+  if (o.single_copy_segment) return value + " (single_copy_segment = \"" + std::to_string(bytes) + "\")";
+  return "inf (commbench's default: one process_vm_readv per message; UCX's is 512K)";
+}
+
 ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, const cb_host_services& host,
-                             std::string& net_devices, std::string& protocols, std::string& rndv_scheme) {
+                             std::string& net_devices, std::string& protocols, std::string& rndv_scheme,
+                             std::string& single_copy_segment) {
   const int local_world_size = host.local_world_size;
   Config config;
   if (!o.transports.empty()) config.set("TLS", o.transports, "transports");
@@ -129,6 +185,8 @@ ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, const c
   if (!o.rndv_thresh.empty()) config.set("RNDV_THRESH", o.rndv_thresh, "rndv_thresh");
   protocols = choose_protocols(o, config);
   rndv_scheme = choose_rndv_scheme(o, config);
+  const char* env_tls = std::getenv("UCX_TLS");
+  single_copy_segment = choose_single_copy_segment(o, !o.transports.empty() ? o.transports : env_tls ? env_tls : "", config);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -159,7 +217,7 @@ std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   backend->progress = resolve_progress(backend->options, backend->host.local_world_size,
                                        backend->progress_reason);
   backend->context = create_context(backend->options, backend->progress, backend->host, backend->net_devices,
-                                    backend->protocols, backend->rndv_scheme);
+                                    backend->protocols, backend->rndv_scheme, backend->single_copy_segment);
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   check_ucs("ucp_context_query", ucp_context_query(backend->context, &attr));
@@ -182,6 +240,7 @@ void emit_metadata(const cb_backend& backend,
   put("rndv_thresh", o.rndv_thresh.empty() ? "default" : o.rndv_thresh);
   put("protocols", backend.protocols);
   put("rndv_scheme", backend.rndv_scheme);
+  put("single_copy_segment", backend.single_copy_segment);
   put("registration", o.registration ? "on" : "off");
   put("error_handling", o.error_handling == ErrorHandling::kPeer ? "peer" : "none");
   put("eager_endpoints_up_to", std::to_string(o.eager_endpoints_up_to));

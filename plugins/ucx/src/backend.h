@@ -21,6 +21,7 @@ struct cb_backend {
   std::string net_devices;      // the network devices UCX may use, and why (metadata)
   std::string protocols;        // UCX's protocol implementation, v1 or v2, and why (metadata)
   std::string rndv_scheme;      // UCX_RNDV_SCHEME (get or put), and why (metadata)
+  std::string single_copy_segment;  // UCX_SCOPY_SEG_SIZE, and why (metadata)
 
   cb_backend() = default;
   cb_backend(const cb_backend&) = delete;

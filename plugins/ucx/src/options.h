@@ -42,6 +42,10 @@ struct UcxOptions {
   // ranks that outnumber the cores steal each other's time slices: milliseconds per message).
   std::optional<ProgressMode> progress;
   std::string rndv_thresh;  // UCX_RNDV_THRESH ("auto" or bytes); empty: UCX's default
+  // UCX_SCOPY_SEG_SIZE: the piece of a single-copy (cma, knem) get or put per system call, one
+  // piece per progress call; 0: whole messages. Unset: the environment's UCX_SCOPY_SEG_SIZE,
+  // UCX_CMA_SEG_SIZE or UCX_KNEM_SEG_SIZE, else whole messages (UCX's own default: 512 KiB).
+  std::optional<size_t> single_copy_segment;
   Protocols protocols = Protocols::kAuto;
   RndvScheme rndv_scheme = RndvScheme::kAuto;
   bool registration = false;  // buffers from ucp_mem_map, their memory handles passed to ops
@@ -97,6 +101,11 @@ inline constexpr sdk::OptionDef<UcxOptions> kOptionTable[] = {
      [](UcxOptions& o, const sdk::OptionValue& v) {
        o.rndv_thresh = v.text == "auto" ? std::string(v.text) : std::to_string(sdk::parse_bytes_option(v.key, v.text));
      }},
+    {"single_copy_segment", CB_OPTION_BYTES, "",
+     "UCX_SCOPY_SEG_SIZE: a single-copy shared-memory transfer (cma, knem) moves in pieces of this size, "
+     "one system call each; 0: whole messages; unset: UCX_SCOPY_SEG_SIZE, UCX_CMA_SEG_SIZE or "
+     "UCX_KNEM_SEG_SIZE if set, else whole messages (UCX's default: 512 KiB)",
+     [](UcxOptions& o, const sdk::OptionValue& v) { o.single_copy_segment = v.bytes; }},
     {"protocols", CB_OPTION_CHOICE, "auto",
      "UCX_PROTO_ENABLE: v1 (n) or v2 (y); auto: UCX_PROTO_ENABLE if set, else UCX's default",
      [](UcxOptions& o, const sdk::OptionValue& v) { o.protocols = kProtocolChoices[v.choice]; }, kProtocolsNames},

@@ -1,0 +1,91 @@
+// UCX's single-copy shared-memory transfers (cma): by default commbench has a rendezvous message
+// read with one process_vm_readv, and in pieces when single_copy_segment asks for them. An
+// LD_PRELOAD shim in the workers (pvm_counter.c) counts the calls.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+struct SingleCopyJob {
+  std::string setting;  // rank 0's metadata: single_copy_segment
+  unsigned long calls = 0;  // process_vm_readv calls of both workers
+  std::string logs;     // both workers' logs
+};
+
+// A 2-rank in-place allgather of 4 MiB blocks, 10 timed ops, with `options` for ucx.
+SingleCopyJob run_allgather(const std::string& options) {
+  JobDir dir;
+  const auto counts = dir.path() / "pvm";
+  std::filesystem::create_directories(counts);
+  const auto file = dir.write("scopy.toml", fmt::format(R"(name = "scopy"
+[[run]]
+name = "allgather"
+backend = "ucx"
+ops = ["allgather"]
+sizes = ["4MiB"]
+placement = "in_place"
+world_size = 2
+warmup = 1
+iterations = 10
+env = {{ LD_PRELOAD = "{}", COMMBENCH_TEST_PVM_DIR = "{}" }}
+[run.options.ucx]
+{}
+)", COMMBENCH_TEST_PVM_COUNTER, counts.string(), options));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  SingleCopyJob job;
+  if (r.exit_code != 0) return job;
+  for (const auto& c : dir.records()) EXPECT_EQ(c["wrong"], 0) << c.dump();
+  const auto execs = dir.records("execution");
+  EXPECT_EQ(execs.size(), 1u);
+  if (!execs.empty()) job.setting = execs[0]["metadata"]["ranks"]["0"]["backend"].value("single_copy_segment", "(none)");
+  for (const auto& f : std::filesystem::directory_iterator(counts)) {
+    unsigned long n = 0;
+    std::ifstream(f.path()) >> n;
+    job.calls += n;
+  }
+  for (const char* rank : {"rank0", "rank1"})
+    job.logs += read_text(dir.job_folder() / "logs" / (std::string("exec0-ucx-w2-") + rank + ".log"));
+  return job;
+}
+
+TEST(UcxSingleCopy, AMessageIsReadInOneCallByDefaultAndInPiecesWhenAsked) {
+  REQUIRE_PLUGINS("ucx");
+  const SingleCopyJob whole = run_allgather("");
+  if (whole.setting.starts_with("unused"))
+    GTEST_SKIP() << "no single-copy transport here: " << whole.setting;
+  if (whole.setting.starts_with("UCX_"))
+    GTEST_SKIP() << "the environment sets the piece size: " << whole.setting;
+  EXPECT_EQ(whole.setting, "inf (commbench's default: one process_vm_readv per message; UCX's is 512K)");
+  // 11 ops on each rank, each reading the peer's 4 MiB block.
+  EXPECT_GE(whole.calls, 22u) << "the allgather did not go through CMA";
+  const SingleCopyJob pieces = run_allgather("single_copy_segment = \"512KiB\"");
+  EXPECT_EQ(pieces.setting, "524288 (single_copy_segment = \"524288\")");
+  // The same ops, each block in eight pieces: UCX's own default, and what the default avoids.
+  EXPECT_GE(pieces.calls, 7 * whole.calls) << whole.calls << " calls whole, " << pieces.calls << " in pieces";
+  EXPECT_EQ(whole.logs.find("UCX  WARN"), std::string::npos) << whole.logs;
+  EXPECT_EQ(pieces.logs.find("UCX  WARN"), std::string::npos) << pieces.logs;
+}
+
+// Where no single-copy transport runs, nothing is set: UCX would warn about a setting no
+// transport took ("invalid configuration: SCOPY_SEG_SIZE=inf").
+TEST(UcxSingleCopy, NothingIsSetWhereTheTransportsLeaveNoSingleCopyTransport) {
+  REQUIRE_PLUGINS("ucx");
+  for (const char* transports : {"tcp", "^cma,knem"}) {
+    const SingleCopyJob job = run_allgather(fmt::format("transports = \"{}\"", transports));
+    EXPECT_TRUE(job.setting.starts_with("unused (")) << transports << ": " << job.setting;
+    EXPECT_EQ(job.calls, 0u) << transports;
+    EXPECT_EQ(job.logs.find("invalid configuration"), std::string::npos) << transports << "\n" << job.logs;
+  }
+}
+
+}  // namespace
+}  // namespace commbench::testing
