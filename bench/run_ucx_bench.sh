@@ -6,9 +6,10 @@
 # then commbench UCX allreduce vs Gloo allreduce busbw per size (one job, side by side).
 # Prints per size each side's median over rounds and the median of the per-round ratios.
 # Both sides read a rendezvous message in one process_vm_readv, commbench's default (option
-# single_copy_segment, docs/backends/ucx.md): UCX_SCOPY_SEG_SIZE=inf is exported for both unless
-# the caller sets UCX_SCOPY_SEG_SIZE (512K is UCX's own default), so that the ratios compare the
-# harness, not two UCX settings.
+# single_copy_segment, docs/backends/ucx.md): where UCX has its cma transport and the caller sets
+# none of UCX_SCOPY_SEG_SIZE, UCX_CMA_SEG_SIZE and UCX_KNEM_SEG_SIZE (512K is UCX's own default),
+# UCX_SCOPY_SEG_SIZE=inf is exported for both, so that the ratios compare the harness, not two
+# UCX settings.
 #
 # Usage: [LAT_ITERS=n] [BW_MESSAGES=n] bench/run_ucx_bench.sh [build-dir] [rounds]
 set -euo pipefail
@@ -18,7 +19,10 @@ rounds=${2:-3}
 bin=$build/bin/commbench
 command -v ucx_perftest >/dev/null || { echo "ucx_perftest not found: apt-get install ucx-utils" >&2; exit 2; }
 [ -x "$bin" ] || { echo "$bin not found: build first (scripts/build.sh)" >&2; exit 2; }
-export UCX_SCOPY_SEG_SIZE=${UCX_SCOPY_SEG_SIZE:-inf}
+if [ -z "${UCX_SCOPY_SEG_SIZE:-}${UCX_CMA_SEG_SIZE:-}${UCX_KNEM_SEG_SIZE:-}" ] &&
+  ucx_info -d 2>/dev/null | grep -q 'Transport: cma'; then
+  export UCX_SCOPY_SEG_SIZE=inf
+fi
 lat_sizes=(8 64 512 4096 32768 65536)
 bw_sizes=(1048576 4194304 16777216 67108864 268435456)
 lat_iters=${LAT_ITERS:-5000}

@@ -75,14 +75,21 @@ bool names_rdma_transport(std::string_view tls) {
   return false;
 }
 
+// The UCX_TLS list this context is made with: the option, else the environment's (UCX also reads
+// its config files, which this does not see).
+std::string effective_tls(const UcxOptions& o) {
+  if (!o.transports.empty()) return o.transports;
+  const char* env = std::getenv("UCX_TLS");
+  return env != nullptr ? env : "";
+}
+
 // Network devices for this context. When every rank runs on this host, nothing needs the network:
 // UCX is kept to loopback (and shared memory, which is no network device), so that no worker
 // listens on the host's external interfaces (UCX's TCP transport listens on every device it
 // uses). UCX_NET_DEVICES, or transports naming an RDMA transport, leave the choice to the user.
 std::string choose_net_devices(const UcxOptions& o, const cb_host_services& host, Config& config) {
   if (const char* devices = std::getenv("UCX_NET_DEVICES")) return std::string("UCX_NET_DEVICES=") + devices;
-  const char* env_tls = std::getenv("UCX_TLS");
-  const std::string tls = !o.transports.empty() ? o.transports : env_tls ? env_tls : "";
+  const std::string tls = effective_tls(o);
   if (host.local_world_size < host.world_size) return "UCX's default (ranks on several hosts)";
   if (names_rdma_transport(tls)) return "UCX's default (RDMA transports \"" + tls + "\" asked for)";
   config.set("NET_DEVICES", "lo", "transports");
@@ -122,16 +129,21 @@ std::string choose_rndv_scheme(const UcxOptions& o, Config& config) {
                       "UCX's default (auto: get_zcopy for host memory)");
 }
 
-// Whether UCX_TLS (`tls`: the option, else the environment's) lets UCX open transport `name`.
+// Whether a UCX_TLS list lets UCX open transport `name`, read as UCX reads it: "all" only as the
+// whole list, aliases "sm"/"shm" for every shared-memory transport, "^" excluding what follows,
+// "\\name" strict and "name:aux" auxiliary forms naming the transport too.
 bool tls_allows(std::string_view tls, std::string_view name) {
-  if (tls.empty()) return true;
+  if (tls.empty() || tls == "all") return true;
   const bool excluding = tls.front() == '^';
   if (excluding) tls.remove_prefix(1);
+  if (excluding && tls == "all") return true;  // UCX reads "^all" as excluding nothing it knows
   bool listed = false;
   while (!tls.empty()) {
     const size_t comma = tls.find(',');
-    const std::string_view t = tls.substr(0, comma);
-    listed |= t == name || t == "sm" || t == "shm" || t == "all";
+    std::string_view t = tls.substr(0, comma);
+    if (!t.empty() && t.front() == '\\') t.remove_prefix(1);
+    if (const size_t colon = t.find(':'); colon != std::string_view::npos) t = t.substr(0, colon);
+    listed |= t == name || t == "sm" || t == "shm";
     tls = comma == std::string_view::npos ? std::string_view{} : tls.substr(comma + 1);
   }
   return listed != excluding;
@@ -157,11 +169,10 @@ bool uses_single_copy_transport(std::string_view tls) {
 }
 
 // UCX_SCOPY_SEG_SIZE for this context, and why. UCX's single-copy transports move a rendezvous
-// message in pieces of 512 KiB by default: one process_vm_readv per piece, one piece per progress
-// call. Open MPI's shared-memory path reads a message in one call, and so does commbench by
-// default: a 2-rank allgather of 4 MiB in place took 362 us instead of 437 (Open MPI: 310), and
-// the kernel spent less of it pinning the peer's pages (docs/performance-ucx-mpi.md, "One
-// process_vm_readv per message"). Pieces would matter for fairness among many peers' transfers.
+// message in pieces of 512 KiB by default, one system call each; Open MPI's shared-memory path
+// reads a message in one call, and so does commbench by default, measurably faster on one node
+// (docs/performance-ucx-mpi.md, "One process_vm_readv per message"). Pieces would matter for
+// fairness among many peers' transfers. Any of the environment's spellings leaves it to UCX.
 std::string choose_single_copy_segment(const UcxOptions& o, std::string_view tls, Config& config) {
   for (const char* env : {"UCX_SCOPY_SEG_SIZE", "UCX_CMA_SEG_SIZE", "UCX_KNEM_SEG_SIZE"})
     if (const char* value = std::getenv(env); value != nullptr && !o.single_copy_segment)
@@ -185,8 +196,7 @@ ucp_context_h create_context(const UcxOptions& o, ProgressMode progress, const c
   if (!o.rndv_thresh.empty()) config.set("RNDV_THRESH", o.rndv_thresh, "rndv_thresh");
   protocols = choose_protocols(o, config);
   rndv_scheme = choose_rndv_scheme(o, config);
-  const char* env_tls = std::getenv("UCX_TLS");
-  single_copy_segment = choose_single_copy_segment(o, !o.transports.empty() ? o.transports : env_tls ? env_tls : "", config);
+  single_copy_segment = choose_single_copy_segment(o, effective_tls(o), config);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |

@@ -42,10 +42,7 @@ struct UcxOptions {
   // ranks that outnumber the cores steal each other's time slices: milliseconds per message).
   std::optional<ProgressMode> progress;
   std::string rndv_thresh;  // UCX_RNDV_THRESH ("auto" or bytes); empty: UCX's default
-  // UCX_SCOPY_SEG_SIZE: the piece of a single-copy (cma, knem) get or put per system call, one
-  // piece per progress call; 0: whole messages. Unset: the environment's UCX_SCOPY_SEG_SIZE,
-  // UCX_CMA_SEG_SIZE or UCX_KNEM_SEG_SIZE, else whole messages (UCX's own default: 512 KiB).
-  std::optional<size_t> single_copy_segment;
+  std::optional<size_t> single_copy_segment;  // option single_copy_segment (kOptionTable)
   Protocols protocols = Protocols::kAuto;
   RndvScheme rndv_scheme = RndvScheme::kAuto;
   bool registration = false;  // buffers from ucp_mem_map, their memory handles passed to ops
