@@ -6,7 +6,7 @@
 # then commbench UCX allreduce vs Gloo allreduce busbw per size (one job, side by side).
 # Prints per size each side's median over rounds and the median of the per-round ratios.
 # Both sides read a rendezvous message in one process_vm_readv, commbench's default (option
-# single_copy_segment, docs/backends/ucx.md): where UCX has its cma transport and the caller sets
+# single_copy_segment, docs/backends/ucx.md): where UCX has its cma or knem transport and the caller sets
 # none of UCX_SCOPY_SEG_SIZE, UCX_CMA_SEG_SIZE and UCX_KNEM_SEG_SIZE (512K is UCX's own default),
 # UCX_SCOPY_SEG_SIZE=inf is exported for both, so that the ratios compare the harness, not two
 # UCX settings.
@@ -19,8 +19,11 @@ rounds=${2:-3}
 bin=$build/bin/commbench
 command -v ucx_perftest >/dev/null || { echo "ucx_perftest not found: apt-get install ucx-utils" >&2; exit 2; }
 [ -x "$bin" ] || { echo "$bin not found: build first (scripts/build.sh)" >&2; exit 2; }
-if [ -z "${UCX_SCOPY_SEG_SIZE:-}${UCX_CMA_SEG_SIZE:-}${UCX_KNEM_SEG_SIZE:-}" ] &&
-  ucx_info -d 2>/dev/null | grep -q 'Transport: cma'; then
+# grep reads all of ucx_info's output (with -q it could stop early, and pipefail would then see
+# ucx_info die of SIGPIPE). UCX_TLS is not consulted: one excluding cma and knem gets UCX's
+# "unused env variable" warning.
+if [ -z "${UCX_SCOPY_SEG_SIZE+set}${UCX_CMA_SEG_SIZE+set}${UCX_KNEM_SEG_SIZE+set}" ] &&
+  ucx_info -d 2>/dev/null | grep 'Transport: \(cma\|knem\)' >/dev/null; then
   export UCX_SCOPY_SEG_SIZE=inf
 fi
 lat_sizes=(8 64 512 4096 32768 65536)

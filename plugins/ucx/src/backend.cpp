@@ -129,23 +129,27 @@ std::string choose_rndv_scheme(const UcxOptions& o, Config& config) {
                       "UCX's default (auto: get_zcopy for host memory)");
 }
 
-// Whether a UCX_TLS list lets UCX open transport `name`, read as UCX reads it: "all" only as the
-// whole list, aliases "sm"/"shm" for every shared-memory transport, "^" excluding what follows,
-// "\\name" strict and "name:aux" auxiliary forms naming the transport too.
+// Whether a UCX_TLS list lets UCX open transport `name`, read as UCX 1.13 reads it: "all" only as
+// the list's one item, "^" excluding what follows, aliases "sm"/"shm" for every shared-memory
+// transport, a strict "\\name" naming only a transport (not an alias), "name:aux" naming it too.
 bool tls_allows(std::string_view tls, std::string_view name) {
-  if (tls.empty() || tls == "all") return true;
-  const bool excluding = tls.front() == '^';
+  const bool excluding = !tls.empty() && tls.front() == '^';
   if (excluding) tls.remove_prefix(1);
-  if (excluding && tls == "all") return true;  // UCX reads "^all" as excluding nothing it knows
-  bool listed = false;
+  bool listed = false, all = false;
+  int items = 0;
   while (!tls.empty()) {
     const size_t comma = tls.find(',');
     std::string_view t = tls.substr(0, comma);
-    if (!t.empty() && t.front() == '\\') t.remove_prefix(1);
-    if (const size_t colon = t.find(':'); colon != std::string_view::npos) t = t.substr(0, colon);
-    listed |= t == name || t == "sm" || t == "shm";
     tls = comma == std::string_view::npos ? std::string_view{} : tls.substr(comma + 1);
+    if (t.empty()) continue;  // UCX skips empty items
+    ++items;
+    const bool strict = t.front() == '\\';
+    if (strict) t.remove_prefix(1);
+    if (t.ends_with(":aux")) t.remove_suffix(4);
+    all |= t == "all";
+    listed |= t == name || (!strict && (t == "sm" || t == "shm"));
   }
+  if (items == 0 || (all && items == 1)) return true;  // unset, "all" or "^all": every transport
   return listed != excluding;
 }
 
