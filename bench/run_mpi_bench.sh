@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # commbench's UCX (and Gloo) collectives vs Open MPI on this node (issue 25 §2): Open MPI's
 # MPI_Allreduce, MPI_Allgather and MPI_Reduce_scatter_block (bench/mpi_direct.c, f32 sum) and
-# commbench's UCX allreduce/allgather/reducescatter and Gloo allreduce (timing = "batch", the same
+# commbench's UCX allreduce/allgather/reducescatter and Gloo allreduce (method = "batch", the same
 # clock: one barrier, N back-to-back ops, elapsed / N per rank, averaged over ranks), same sizes
 # (bytes per rank, as commbench counts them), same process count, both placements, alternating
 # rounds in one run. Prints per op, world, placement and size each side's busbw (median over
@@ -22,12 +22,17 @@
 # whole script (mpicc and python3 get them too, harmlessly). KEEP_FREED_MEMORY=0 sets nothing and
 # leaves the environment as the caller has it.
 #
+# Both sides bind their ranks the same way: BIND (default core) is given to mpirun as --bind-to
+# and to commbench as the run setting cpu_binding. Open MPI binds to a core by default at up to two
+# ranks and commbench binds nothing by default, so without this the two would differ in where
+# their ranks run (on this project's VM one vCPU copies memory at half the other's speed at times).
+#
 # Usage: [OPS="allreduce allgather reducescatter"] [WORLDS="2 4"] [PLACEMENTS="in out"]
 #        [SIZES="65536 ... 67108864"] [ITERS_SMALL=n] [ITERS_LARGE=n] [WARMUP=n] [GLOO=0|1]
 #        [UCX_PROGRESS=polling|wait|yield]  (the UCX backend's `progress` option; default auto)
 #        [UCX_OPTIONS="key=value ..."]  (more UCX backend options, e.g. allreduce_algorithm=ring
 #                                        small_message_threshold=256KiB; docs/backends/ucx.md)
-#        [KEEP_FREED_MEMORY=1|0]
+#        [KEEP_FREED_MEMORY=1|0] [BIND=core|numa|none]
 #        bench/run_mpi_bench.sh [build-dir] [rounds]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +57,15 @@ large_iters=${ITERS_LARGE:-20}
 gloo=${GLOO:-1}
 warmup=${WARMUP:-5}
 keep_freed=${KEEP_FREED_MEMORY:-1}
+bind=${BIND:-core}
+case $bind in
+  core | numa | none) ;;
+  *) echo "run_mpi_bench.sh: BIND=$bind: expected core, numa or none" >&2; exit 2 ;;
+esac
+# More ranks than cores (4 on this 2-vCPU VM): Open MPI refuses to bind unless told that ranks may
+# share; commbench deals them round robin, the same placement.
+mpi_bind=$bind
+[ "$bind" = none ] || mpi_bind=$bind:overload-allowed
 case $keep_freed in
   0 | 1) ;;
   *) echo "run_mpi_bench.sh: KEEP_FREED_MEMORY=$keep_freed: expected 1 (keep freed memory) or 0" >&2; exit 2 ;;
@@ -77,7 +91,7 @@ done
 
 run_mpi() {  # world placement round
   local world=$1 placement=$2 round=$3 out=$work/mpi-$1-$2-$3.jsonl
-  mpirun --allow-run-as-root --oversubscribe --mca btl self,vader ${mpi_env[@]+"${mpi_env[@]}"} -np "$world" "$work/mpi_direct" \
+  mpirun --allow-run-as-root --oversubscribe --bind-to "$mpi_bind" --mca btl self,vader ${mpi_env[@]+"${mpi_env[@]}"} -np "$world" "$work/mpi_direct" \
     --ops "$(join_by_comma "${ops[@]}")" --sizes "$(join_by_comma "${sizes[@]}")" --placement "$placement" \
     --warmup "$warmup" --iters-small "$small_iters" --iters-large "$large_iters" --large-from "$large_from" \
     >"$out" 2>"$work/mpi-$1-$2-$3.log" || {
@@ -107,7 +121,8 @@ placement = "$place"
 world_size = $world
 warmup = $warmup
 check = false
-timing = "batch"
+method = "batch"
+cpu_binding = "$bind"
 TOML
     local backend group list iters
     for backend in ucx gloo; do
@@ -166,7 +181,7 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "glibc keeps freed memory on both sides: $keep_freed (KEEP_FREED_MEMORY)" >&2
+echo "glibc keeps freed memory on both sides: $keep_freed (KEEP_FREED_MEMORY); ranks bound to: $bind (BIND)" >&2
 
 python3 - "$csv" <<'PY'
 import csv, statistics, sys

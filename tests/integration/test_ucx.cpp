@@ -429,6 +429,9 @@ TEST(Ucx, BadOptionsFailFastNamingTheOption) {
   REQUIRE_PLUGINS("ucx");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"(transports = "tcp,infiniband")", "unknown UCX transport 'infiniband'"},
+      // Empty items are skipped, as UCX skips them, and the names after them still checked.
+      {R"(transports = "tcp,,infiniband")", "unknown UCX transport 'infiniband'"},
+      {R"(transports = "^,")", "option transports = \"^,\" is not valid"},
       {R"(rndv_thresh = "8 KB")", "option rndv_thresh = \"8 KB\" is not valid"},
   };
   for (const auto& [option, message] : cases) {

@@ -22,7 +22,9 @@
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
 #include "common/failure_kind.h"
+#include "launch/cpu_binding.h"
 #include "launch/rank_discovery.h"
+#include "observe/cpu_list.h"
 #include "observe/host_load.h"
 #include "observe/host_metadata.h"
 #include "plan/plan.h"
@@ -114,6 +116,7 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
   constexpr size_t kSpawnBatch = 32;
   const std::string spec = nlohmann::json(exec).dump();
   const LaunchContext& launch = group.launch();
+  const std::vector<std::set<int>> cpu_units = binding_units(exec.cpu_binding, affinity_cpus());
   for (int r : ranks) {
     if (g_interrupt_signal.load() != 0) throw InterruptedLaunch{};
     if (workers.size() % kSpawnBatch == 0 && !workers.empty())
@@ -139,6 +142,7 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
       l.args.push_back("--trace-file");
       l.args.push_back(rank_trace_path(log_dir.parent_path(), exec.index, r).string());
     }
+    l.cpus = cpus_for_local_rank(cpu_units, local_rank);
     l.env_overrides = exec.env;
     if (!group.token().empty()) l.env_overrides["COMMBENCH_STORE_TOKEN"] = group.token();
     l.stdin_data = spec;

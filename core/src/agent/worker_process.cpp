@@ -1,6 +1,8 @@
 #include "agent/worker_process.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -13,6 +15,8 @@
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "observe/cpu_list.h"
 
 extern char** environ;
 
@@ -47,6 +51,35 @@ void write_all(int fd, const std::string& data) {
   }
 }
 
+// posix_spawn's child starts with the calling thread's CPU affinity: the thread takes the rank's
+// CPUs for the spawn and its own back after, so every thread the worker ever starts is bound and
+// none runs elsewhere first (binding the pid after the spawn would race the worker's threads).
+class SpawnAffinity {
+ public:
+  explicit SpawnAffinity(const std::set<int>& cpus) {
+    if (cpus.empty()) return;
+    if (int rc = ::pthread_getaffinity_np(::pthread_self(), sizeof(saved_), &saved_); rc != 0)
+      throw std::runtime_error(fmt::format("cpu_binding: cannot read this thread's CPU affinity: {}", std::strerror(rc)));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (int rc = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); rc != 0)
+      throw std::runtime_error(fmt::format("cpu_binding: cannot bind the worker to CPUs {}: {} (set cpu_binding = \"none\" "
+                                           "where the launcher binds the ranks)", format_cpulist(cpus), std::strerror(rc)));
+    bound_ = true;
+  }
+  ~SpawnAffinity() {
+    if (bound_) ::pthread_setaffinity_np(::pthread_self(), sizeof(saved_), &saved_);
+  }
+  SpawnAffinity(const SpawnAffinity&) = delete;
+  SpawnAffinity& operator=(const SpawnAffinity&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool bound_ = false;
+};
+
 }  // namespace
 
 WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
@@ -75,7 +108,16 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   std::vector<std::string> env_s = merged_environment(launch.env_overrides);
   auto argv = c_strings(argv_s);
   auto envp = c_strings(env_s);
-  const int rc = ::posix_spawn(&pid_, argv_s[0].c_str(), &fa, &attr, argv.data(), envp.data());
+  int rc = 0;
+  try {
+    SpawnAffinity bound(launch.cpus);
+    rc = ::posix_spawn(&pid_, argv_s[0].c_str(), &fa, &attr, argv.data(), envp.data());
+  } catch (...) {
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    for (int fd : {in_pipe[0], in_pipe[1], res_pipe[0], res_pipe[1], log_fd}) ::close(fd);
+    throw;
+  }
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(in_pipe[0]);

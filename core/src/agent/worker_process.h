@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct WorkerLaunch {
   // the worker, and anything a plugin forked), so that the profiler finishes its output when the
   // worker is stopped and nothing the worker started outlives it.
   std::vector<std::string> wrapped_argv;
+  // Non-empty: the CPUs the worker is bound to from its first instruction (run setting
+  // `cpu_binding`, launch/cpu_binding.h).
+  std::set<int> cpus;
 };
 
 class WorkerProcess {

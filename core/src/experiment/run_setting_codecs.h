@@ -132,6 +132,16 @@ struct ScalingNames {
   static std::string_view name(ScalingMode m) { return scaling_name(m); }
 };
 
+struct CpuBindingNames {
+  static constexpr std::string_view what = "CPU binding";
+  static std::vector<std::pair<CpuBinding, std::string_view>> all() {
+    std::vector<std::pair<CpuBinding, std::string_view>> out;
+    for (CpuBinding b : {CpuBinding::None, CpuBinding::Core, CpuBinding::Numa}) out.emplace_back(b, cpu_binding_name(b));
+    return out;
+  }
+  static std::string_view name(CpuBinding b) { return cpu_binding_name(b); }
+};
+
 // gpu_timing, plus the value files from before issue 12 used for the method.
 struct GpuClock : Named<TimingMethod, GpuTimingNames> {
   static std::optional<TimingMethod> read(const toml::node& n, std::string_view key, DiagnosticSink& sink,

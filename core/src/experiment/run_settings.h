@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commbench/backend.h"
+#include "common/cpu_binding_mode.h"
 #include "common/diagnostic.h"
 #include "common/ops.h"
 #include "common/scaling_mode.h"
@@ -52,6 +53,7 @@ struct RunSettings {
   // Allow more local ranks than the host can run at once (launch/host_limits.h): off, a world
   // that would overload this host's CPUs is refused at validation.
   bool oversubscribe = false;
+  CpuBinding cpu_binding = CpuBinding::None;  // the agent binds each local rank it starts
   double timeout_s = 600;     // wall-clock limit of one execution (plan.h sizes it when unset)
   int root = 0;               // rooted collectives
   int window = 64;            // unidir_bw, bidir_bw, msg_rate: messages in flight

@@ -51,6 +51,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["timing"] = r.timing;
   if (!r.staging.empty()) j["staging"] = r.staging;  // absent: the backend works on the memory itself
   if (r.oversubscribe_gpu) j["oversubscribe_gpu"] = true;  // absent: one GPU per rank
+  if (!r.cpu_binding.empty()) j["cpu_binding"] = r.cpu_binding;  // absent: ranks not bound by commbench
   j["warmup"] = r.warmup;
   j["iterations"] = r.iterations;
   j["time_us"] = r.time_us;
@@ -112,6 +113,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "timing", r.timing);
   read_field(j, "staging", r.staging);
   read_field(j, "oversubscribe_gpu", r.oversubscribe_gpu);
+  read_field(j, "cpu_binding", r.cpu_binding);
   read_field(j, "host_us_per_op", r.host_us_per_op);
   read_field(j, "timed_page_faults", r.timed_page_faults);
   read_field(j, "telemetry", r.telemetry);

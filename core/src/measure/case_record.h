@@ -66,6 +66,8 @@ struct CaseRecord {
                                 // inside the timed region; "" (absent in JSON): no staging
   bool oversubscribe_gpu = false;  // the run let local ranks share a GPU: correctness only, the
                                    // times are not a performance number (absent in JSON when false)
+  std::string cpu_binding;  // "core" | "numa": the agent bound each rank (run setting
+                            // `cpu_binding`); "" (absent in JSON): not bound by commbench
   int warmup = 0;
   int iterations = 0;
   SampleSummary time_us;      // over samples_us

@@ -153,6 +153,7 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.placement = placement_name(c.placement);
   r.memory = std::string(sdk::mem_name(e.memory));
   r.oversubscribe_gpu = e.memory == CB_MEM_CUDA && e.oversubscribe_gpu;
+  if (e.cpu_binding != CpuBinding::None) r.cpu_binding = std::string(cpu_binding_name(e.cpu_binding));
   r.root = c.root;
   r.warmup = e.warmup;
   r.method = std::string(method_name(e.method));

@@ -1,7 +1,5 @@
 #include "observe/host_load.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -12,19 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "observe/cpu_list.h"
+
 namespace commbench {
 namespace {
 
 std::string proc_root() {
   const char* r = std::getenv("COMMBENCH_PROC_ROOT");
   return r && *r ? r : "/proc";
-}
-
-int affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-  return CPU_COUNT(&set);
 }
 
 // procs_running of /proc/stat: tasks on a run queue right now, this reader included.
@@ -45,7 +38,7 @@ HostLoad sample_host_load(int ranks_here) {
   HostLoad h;
   const std::string root = proc_root();
   h.ranks_here = ranks_here;
-  h.cpus = affinity_cpus();
+  h.cpus = static_cast<int>(affinity_cpus().size());
   std::ifstream la(root + "/loadavg");
   if (!(la >> h.load1 >> h.load5 >> h.load15) || h.cpus <= 0) return h;
   // One read is a snapshot of a moving queue: the median of five reads 5 ms apart.

@@ -2,7 +2,6 @@
 
 #include <elf.h>
 #include <link.h>
-#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,38 +12,12 @@
 #include <fmt/format.h>
 
 #include "device/nvml.h"
+#include "observe/cpu_list.h"
 #include "observe/host_files.h"
 #include "common/sha256.h"
 
 namespace commbench {
 namespace {
-
-// "0-3,8,10-11" -> {0,1,2,3,8,10,11}
-std::set<int> parse_cpulist(const std::string& text) {
-  std::set<int> cpus;
-  std::istringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    int a = 0, b = 0;
-    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2) {
-      for (int c = a; c <= b && c - a < 65536; ++c) cpus.insert(c);
-    } else if (std::sscanf(part.c_str(), "%d", &a) == 1) {
-      cpus.insert(a);
-    }
-  }
-  return cpus;
-}
-
-std::string format_cpulist(const std::set<int>& cpus) {
-  std::string out;
-  for (auto it = cpus.begin(); it != cpus.end();) {
-    int a = *it, b = a;
-    while (++it != cpus.end() && *it == b + 1) b = *it;
-    if (!out.empty()) out += ",";
-    out += a == b ? std::to_string(a) : fmt::format("{}-{}", a, b);
-  }
-  return out;
-}
 
 // "key<sep>value" lines, e.g. /proc/meminfo and /etc/os-release.
 std::string field(const std::string& text, const std::string& key, char sep) {
@@ -179,12 +152,7 @@ nlohmann::json host_facts() {
 }
 
 nlohmann::json process_binding() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::set<int> cpus;
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.insert(c);
+  const std::set<int> cpus = affinity_cpus();
   nlohmann::json j{{"cpus", format_cpulist(cpus)}, {"cpu_count", cpus.size()}};
   std::set<int> nodes;
   for (const auto& n : list_host_dir("/sys/devices/system/node")) {

@@ -12,6 +12,7 @@
 #include "commbench/sdk/host_services.hpp"
 #include "capabilities.h"
 #include "errors.h"
+#include "transport_list.h"
 
 cb_backend::~cb_backend() {
   if (context != nullptr) ucp_cleanup(context);
@@ -59,20 +60,6 @@ ProgressMode resolve_progress(const UcxOptions& o, int local_world_size, std::st
   reason = "auto: " + std::to_string(local_world_size) + " ranks on this host, " +
            std::to_string(cpus) + " CPUs";
   return crowded ? ProgressMode::kYield : ProgressMode::kPolling;
-}
-
-// True for a UCX_TLS list that asks for an RDMA (or Cray) transport by name: a user benchmarking
-// a NIC, even between ranks of one host, whose devices must not be narrowed to loopback.
-bool names_rdma_transport(std::string_view tls) {
-  if (tls.empty() || tls.front() == '^') return false;  // UCX's default, or "all but ..."
-  while (!tls.empty()) {
-    const size_t comma = tls.find(',');
-    const std::string_view name = tls.substr(0, comma);
-    for (std::string_view prefix : {"ib", "rc", "ud", "dc", "ugni"})
-      if (name.substr(0, prefix.size()) == prefix) return true;
-    tls = comma == std::string_view::npos ? std::string_view{} : tls.substr(comma + 1);
-  }
-  return false;
 }
 
 // The UCX_TLS list this context is made with: the option, else the environment's (UCX also reads
@@ -129,30 +116,6 @@ std::string choose_rndv_scheme(const UcxOptions& o, Config& config) {
                       "UCX's default (auto: get_zcopy for host memory)");
 }
 
-// Whether a UCX_TLS list lets UCX open transport `name`, read as UCX 1.13 reads it: "all" only as
-// the list's one item, "^" excluding what follows, aliases "sm"/"shm" for every shared-memory
-// transport, a strict "\\name" naming only a transport (not an alias), "name:aux" naming it too.
-bool tls_allows(std::string_view tls, std::string_view name) {
-  const bool excluding = !tls.empty() && tls.front() == '^';
-  if (excluding) tls.remove_prefix(1);
-  bool listed = false, all = false;
-  int items = 0;
-  while (!tls.empty()) {
-    const size_t comma = tls.find(',');
-    std::string_view t = tls.substr(0, comma);
-    tls = comma == std::string_view::npos ? std::string_view{} : tls.substr(comma + 1);
-    if (t.empty()) continue;  // UCX skips empty items
-    ++items;
-    const bool strict = t.front() == '\\';
-    if (strict) t.remove_prefix(1);
-    if (t.ends_with(":aux")) t.remove_suffix(4);
-    all |= t == "all";
-    listed |= t == name || (!strict && (t == "sm" || t == "shm"));
-  }
-  if (items == 0 || (all && items == 1)) return true;  // unset, "all" or "^all": every transport
-  return listed != excluding;
-}
-
 // Whether this context will open one of UCX's single-copy shared-memory transports (cma, knem):
 // their components list a memory domain only where the kernel allows them (CMA needs ptrace
 // rights over the peer, knem its module). UCX warns about a setting no transport took.
@@ -178,9 +141,9 @@ bool uses_single_copy_transport(std::string_view tls) {
 // (docs/performance-ucx-mpi.md, "One process_vm_readv per message"). Pieces would matter for
 // fairness among many peers' transfers. Any of the environment's spellings leaves it to UCX.
 std::string choose_single_copy_segment(const UcxOptions& o, std::string_view tls, Config& config) {
-  for (const char* env : {"UCX_SCOPY_SEG_SIZE", "UCX_CMA_SEG_SIZE", "UCX_KNEM_SEG_SIZE"})
-    if (const char* value = std::getenv(env); value != nullptr && !o.single_copy_segment)
-      return std::string(env) + "=" + value;
+  if (!o.single_copy_segment)
+    for (const char* env : {"UCX_SCOPY_SEG_SIZE", "UCX_CMA_SEG_SIZE", "UCX_KNEM_SEG_SIZE"})
+      if (const char* value = std::getenv(env)) return std::string(env) + "=" + value;
   if (!uses_single_copy_transport(tls))
     return "unused (no single-copy transport, cma or knem, is usable here or allowed by the transports)";
   const size_t bytes = o.single_copy_segment.value_or(0);

@@ -4,6 +4,7 @@
 
 #include "commbench/sdk/plugin_options.hpp"
 #include "errors.h"
+#include "transport_list.h"
 
 namespace commbench::ucx_backend {
 namespace {
@@ -26,11 +27,10 @@ constexpr std::array<std::string_view, 33> kTransportNames = {
 std::string parse_transports(std::string_view key, std::string_view value) {
   std::string_view list = value;
   if (!list.empty() && list.front() == '^') list.remove_prefix(1);
-  if (list.empty())
-    bad_option_value(key, value, "a comma-separated UCX_TLS list such as \"tcp\" or \"sm,self\"");
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    const std::string_view name = list.substr(0, comma);
+  int named = 0;
+  for (std::string_view name : split_ucx_list(list)) {
+    if (name.empty()) continue;  // "tcp,": UCX skips empty items
+    ++named;
     bool known = false;
     for (std::string_view k : kTransportNames) known |= (k == name);
     if (!known) {
@@ -41,8 +41,9 @@ std::string parse_transports(std::string_view key, std::string_view value) {
                                         "'; UCX transports are: " + all +
                                         " (`ucx_info -d` lists the ones this host has)");
     }
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
   }
+  if (named == 0)
+    bad_option_value(key, value, "a comma-separated UCX_TLS list such as \"tcp\" or \"sm,self\"");
   return std::string(value);
 }
 

@@ -1,0 +1,177 @@
+// Run setting `cpu_binding` through the real runner: the CPUs each worker reports in its metadata
+// (`binding`, read from the worker's own affinity) and the records' `cpu_binding`. The host's
+// topology comes from a fake sysfs tree (COMMBENCH_SYSFS_ROOT) naming two CPUs this test may
+// run on, so each layout (separate cores, two hardware threads of one core, two NUMA nodes) is
+// tried on any machine with two CPUs.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<int> my_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+void put(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text << "\n";
+}
+
+struct Topology {
+  // per CPU: (package, core id); per NUMA node: its CPU list
+  std::vector<std::pair<int, std::pair<int, int>>> cores;
+  std::vector<std::string> nodes;
+};
+
+fs::path fake_tree(const JobDir& dir, const Topology& t) {
+  const fs::path root = dir.path() / "fakeroot";
+  for (const auto& [cpu, core] : t.cores) {
+    const fs::path topo = root / fmt::format("sys/devices/system/cpu/cpu{}/topology", cpu);
+    put(topo / "physical_package_id", std::to_string(core.first));
+    put(topo / "core_id", std::to_string(core.second));
+  }
+  for (size_t n = 0; n < t.nodes.size(); ++n)
+    put(root / fmt::format("sys/devices/system/node/node{}/cpulist", n), t.nodes[n]);
+  fs::create_directories(root / "sys/devices/system/node");
+  return root;
+}
+
+struct Ran {
+  int exit_code = 0;
+  std::string output;
+  std::vector<nlohmann::json> bindings;  // per rank, the first execution's
+  std::vector<nlohmann::json> records;
+};
+
+// `world` gloo ranks, one small allreduce, with `binding` ("" leaves the key out), under the fake
+// tree (when given) and a command prefix (e.g. taskset).
+Ran run_bound(const JobDir& dir, int world, const std::string& binding, const fs::path& root,
+              const std::string& prefix = "") {
+  const auto file = dir.write("bind.toml", fmt::format(R"(
+name = "bind"
+[defaults]
+world_size = {}
+iterations = 3
+warmup = 1
+{}
+[[run]]
+name = "g"
+backends = ["gloo"]
+ops = ["allreduce"]
+sizes = [1024]
+)", world, binding.empty() ? "" : fmt::format("cpu_binding = \"{}\"", binding)));
+  const std::string env = root.empty() ? "" : "COMMBENCH_SYSFS_ROOT=" + shell_quote(root.string());
+  const CommandResult r = run_shell(fmt::format("cd {} && env {} {} {} run bind.toml -o out --quiet",
+                                                shell_quote(dir.path().string()), env, prefix, commbench_bin()));
+  Ran ran{r.exit_code, r.output, {}, {}};
+  if (r.exit_code != 0) return ran;
+  for (int rank = 0; rank < world; ++rank) {
+    const auto meta = nlohmann::json::parse(read_text(dir.job_folder() / fmt::format("metadata/rank{}.json", rank)));
+    ran.bindings.push_back(meta.at("executions").at(0).at("binding"));
+  }
+  ran.records = dir.records();
+  return ran;
+}
+
+class CpuBindingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built (dependency missing)";
+    const auto cpus = my_cpus();
+    if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs in this process's affinity, has " << cpus.size();
+    a = cpus[0];
+    b = cpus[1];
+  }
+  int a = 0, b = 1;
+};
+
+TEST_F(CpuBindingTest, CoreGivesEachLocalRankItsOwnCoreAndDealsRoundRobinBeyondThem) {
+  JobDir dir;
+  const fs::path root = fake_tree(dir, {{{a, {0, 0}}, {b, {0, 1}}}, {fmt::format("{},{}", a, b)}});
+  const Ran two = run_bound(dir, 2, "core", root);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_EQ(two.bindings[0]["cpus"], std::to_string(a)) << two.bindings[0];
+  EXPECT_EQ(two.bindings[1]["cpus"], std::to_string(b)) << two.bindings[1];
+  ASSERT_FALSE(two.records.empty());
+  for (const auto& rec : two.records) {
+    EXPECT_EQ(rec.value("cpu_binding", ""), "core") << rec.dump();
+    EXPECT_EQ(rec.value("status", ""), "ok") << rec.dump();
+  }
+
+  JobDir three_dir;
+  const fs::path root3 = fake_tree(three_dir, {{{a, {0, 0}}, {b, {0, 1}}}, {}});
+  const Ran three = run_bound(three_dir, 3, "core", root3);
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_EQ(three.bindings[2]["cpus"], std::to_string(a)) << "the third rank shares the first core";
+}
+
+TEST_F(CpuBindingTest, CoreKeepsAHyperthreadedCoresThreadsTogether) {
+  JobDir dir;
+  const fs::path root = fake_tree(dir, {{{a, {0, 7}}, {b, {0, 7}}}, {}});
+  const Ran ran = run_bound(dir, 2, "core", root);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const std::string both = b == a + 1 ? fmt::format("{}-{}", a, b) : fmt::format("{},{}", a, b);
+  EXPECT_EQ(ran.bindings[0]["cpus"], both) << ran.bindings[0];
+  EXPECT_EQ(ran.bindings[1]["cpus"], both) << ran.bindings[1];
+}
+
+TEST_F(CpuBindingTest, NumaGivesEachLocalRankANode) {
+  JobDir dir;
+  const fs::path root = fake_tree(dir, {{{a, {0, 0}}, {b, {1, 0}}}, {std::to_string(a), std::to_string(b)}});
+  const Ran ran = run_bound(dir, 2, "numa", root);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_EQ(ran.bindings[0]["cpus"], std::to_string(a)) << ran.bindings[0];
+  EXPECT_EQ(ran.bindings[0]["numa_nodes"], nlohmann::json::array({0})) << ran.bindings[0];
+  EXPECT_EQ(ran.bindings[1]["cpus"], std::to_string(b)) << ran.bindings[1];
+  EXPECT_EQ(ran.bindings[1]["numa_nodes"], nlohmann::json::array({1})) << ran.bindings[1];
+  for (const auto& rec : ran.records) EXPECT_EQ(rec.value("cpu_binding", ""), "numa") << rec.dump();
+}
+
+TEST_F(CpuBindingTest, NoneLeavesTheRanksUnboundAndTheRecordsSayNothing) {
+  JobDir dir;
+  const Ran ran = run_bound(dir, 2, "", {});
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  for (const auto& bnd : ran.bindings) EXPECT_EQ(bnd["cpu_count"], my_cpus().size()) << bnd;
+  for (const auto& rec : ran.records) EXPECT_FALSE(rec.contains("cpu_binding")) << rec.dump();
+}
+
+TEST_F(CpuBindingTest, OnlyTheAgentsOwnCpusAreDealt) {
+  JobDir dir;
+  const fs::path root = fake_tree(dir, {{{a, {0, 0}}, {b, {0, 1}}}, {}});
+  const Ran ran = run_bound(dir, 2, "core", root, fmt::format("taskset -c {}", b));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_EQ(ran.bindings[0]["cpus"], std::to_string(b)) << "CPU " << a << " is outside the agent's cpuset";
+  EXPECT_EQ(ran.bindings[1]["cpus"], std::to_string(b));
+}
+
+TEST_F(CpuBindingTest, AnUnknownModeIsRefusedWithItsPlace) {
+  JobDir dir;
+  dir.write("bad.toml", "name = \"bad\"\n[defaults]\ncpu_binding = \"cores\"\n[[run]]\nname = \"g\"\nbackends = [\"gloo\"]\n");
+  const CommandResult r = run_commbench({"run", "bad.toml", "-o", "out"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.toml:3:15: error: unknown CPU binding 'cores'; did you mean 'core'?"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "out")) << "refused before anything ran";
+}
+
+}  // namespace
+}  // namespace commbench::testing
