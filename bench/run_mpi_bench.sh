@@ -26,6 +26,9 @@
 # and to commbench as the run setting cpu_binding. Open MPI binds to a core by default at up to two
 # ranks and commbench binds nothing by default, so without this the two would differ in where
 # their ranks run (on this project's VM one vCPU copies memory at half the other's speed at times).
+# Gloo (GLOO=1) runs its I/O on a thread of its own, which a rank bound to one core must share:
+# with BIND=core its numbers here say what a bound Gloo does, not what it does unbound
+# (docs/launching.md, "Binding ranks to CPUs").
 #
 # Usage: [OPS="allreduce allgather reducescatter"] [WORLDS="2 4"] [PLACEMENTS="in out"]
 #        [SIZES="65536 ... 67108864"] [ITERS_SMALL=n] [ITERS_LARGE=n] [WARMUP=n] [GLOO=0|1]
