@@ -22,8 +22,8 @@
 # whole script (mpicc and python3 get them too, harmlessly). KEEP_FREED_MEMORY=0 sets nothing and
 # leaves the environment as the caller has it.
 #
-# Both sides bind their ranks the same way: BIND (default core) is given to mpirun as --bind-to
-# and to commbench as the run setting cpu_binding. Open MPI binds to a core by default at up to two
+# Both sides bind their ranks the same way: BIND (default core) is given to mpirun as --map-by and
+# --bind-to and to commbench as the run setting cpu_binding. Open MPI binds to a core by default at up to two
 # ranks and commbench binds nothing by default, so without this the two would differ in where
 # their ranks run (on this project's VM one vCPU copies memory at half the other's speed at times).
 # Gloo (GLOO=1) runs its I/O on a thread of its own, which a rank bound to one core must share:
@@ -67,8 +67,10 @@ case $bind in
 esac
 # More ranks than cores (4 on this 2-vCPU VM): Open MPI refuses to bind unless told that ranks may
 # share; commbench deals them round robin, the same placement.
-mpi_bind=$bind
-[ "$bind" = none ] || mpi_bind=$bind:overload-allowed
+# --map-by places rank r on the r-th core (node) in hwloc's order, as cpu_binding deals them
+# (Open MPI's own default maps by socket from three ranks on).
+mpi_bind=(--bind-to none)
+[ "$bind" = none ] || mpi_bind=(--map-by "$bind" --bind-to "$bind:overload-allowed")
 case $keep_freed in
   0 | 1) ;;
   *) echo "run_mpi_bench.sh: KEEP_FREED_MEMORY=$keep_freed: expected 1 (keep freed memory) or 0" >&2; exit 2 ;;
@@ -94,7 +96,7 @@ done
 
 run_mpi() {  # world placement round
   local world=$1 placement=$2 round=$3 out=$work/mpi-$1-$2-$3.jsonl
-  mpirun --allow-run-as-root --oversubscribe --bind-to "$mpi_bind" --mca btl self,vader ${mpi_env[@]+"${mpi_env[@]}"} -np "$world" "$work/mpi_direct" \
+  mpirun --allow-run-as-root --oversubscribe "${mpi_bind[@]}" --mca btl self,vader ${mpi_env[@]+"${mpi_env[@]}"} -np "$world" "$work/mpi_direct" \
     --ops "$(join_by_comma "${ops[@]}")" --sizes "$(join_by_comma "${sizes[@]}")" --placement "$placement" \
     --warmup "$warmup" --iters-small "$small_iters" --iters-large "$large_iters" --large-from "$large_from" \
     >"$out" 2>"$work/mpi-$1-$2-$3.log" || {

@@ -14,12 +14,14 @@
 
 #include <fmt/format.h>
 
+#include "../unit/test_common.h"
 #include "job_harness.h"
 
 namespace commbench::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using commbench::test::free_port;
 
 std::vector<int> my_cpus() {
   cpu_set_t set;
@@ -48,7 +50,14 @@ fs::path fake_tree(const JobDir& dir, const Topology& t) {
     const fs::path topo = root / fmt::format("sys/devices/system/cpu/cpu{}/topology", cpu);
     put(topo / "physical_package_id", std::to_string(core.first));
     put(topo / "core_id", std::to_string(core.second));
+    std::string siblings;  // the CPUs of the same (package, core), as the kernel lists them
+    for (const auto& [other, other_core] : t.cores)
+      if (other_core == core) siblings += (siblings.empty() ? "" : ",") + std::to_string(other);
+    put(topo / "core_cpus_list", siblings);
   }
+  std::string online;
+  for (const auto& [cpu, core] : t.cores) online += (online.empty() ? "" : ",") + std::to_string(cpu);
+  put(root / "sys/devices/system/cpu/online", online);
   for (size_t n = 0; n < t.nodes.size(); ++n)
     put(root / fmt::format("sys/devices/system/node/node{}/cpulist", n), t.nodes[n]);
   fs::create_directories(root / "sys/devices/system/node");
@@ -58,6 +67,7 @@ fs::path fake_tree(const JobDir& dir, const Topology& t) {
 struct Ran {
   int exit_code = 0;
   std::string output;
+  std::vector<nlohmann::json> metadata;  // per rank, metadata/rank<N>.json
   std::vector<nlohmann::json> bindings;  // per rank, the first execution's
   std::vector<nlohmann::json> records;
 };
@@ -65,7 +75,7 @@ struct Ran {
 // `world` gloo ranks, one small allreduce, with `binding` ("" leaves the key out), under the fake
 // tree (when given) and a command prefix (e.g. taskset).
 Ran run_bound(const JobDir& dir, int world, const std::string& binding, const fs::path& root,
-              const std::string& prefix = "") {
+              const std::string& prefix = "", const std::string& backends = "\"gloo\"") {
   const auto file = dir.write("bind.toml", fmt::format(R"(
 name = "bind"
 [defaults]
@@ -75,10 +85,10 @@ warmup = 1
 {}
 [[run]]
 name = "g"
-backends = ["gloo"]
+backends = [{}]
 ops = ["allreduce"]
 sizes = [1024]
-)", world, binding.empty() ? "" : fmt::format("cpu_binding = \"{}\"", binding)));
+)", world, binding.empty() ? "" : fmt::format("cpu_binding = \"{}\"", binding), backends));
   const std::string env = root.empty() ? "" : "COMMBENCH_SYSFS_ROOT=" + shell_quote(root.string());
   const CommandResult r = run_shell(fmt::format("cd {} && env {} {} {} run bind.toml -o out --quiet",
                                                 shell_quote(dir.path().string()), env, prefix, commbench_bin()));
@@ -86,6 +96,7 @@ sizes = [1024]
   if (r.exit_code != 0) return ran;
   for (int rank = 0; rank < world; ++rank) {
     const auto meta = nlohmann::json::parse(read_text(dir.job_folder() / fmt::format("metadata/rank{}.json", rank)));
+    ran.metadata.push_back(meta);
     ran.bindings.push_back(meta.at("executions").at(0).at("binding"));
   }
   ran.records = dir.records();
@@ -163,7 +174,78 @@ TEST_F(CpuBindingTest, OnlyTheAgentsOwnCpusAreDealt) {
   EXPECT_EQ(ran.bindings[1]["cpus"], std::to_string(b));
 }
 
-TEST_F(CpuBindingTest, AnUnknownModeIsRefusedWithItsPlace) {
+// Every execution of a job is bound from the agent's own CPUs, whatever the spawns before it did
+// to the spawning thread: two backends, one execution each.
+TEST_F(CpuBindingTest, EveryExecutionOfAJobIsDealtTheSameCpus) {
+  if (!plugin_built("ucx")) GTEST_SKIP() << "ucx plugin not built (dependency missing)";
+  JobDir dir;
+  const fs::path root = fake_tree(dir, {{{a, {0, 0}}, {b, {0, 1}}}, {}});
+  const Ran ran = run_bound(dir, 2, "core", root, "", "\"gloo\", \"ucx\"");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& execs = ran.metadata[rank].at("executions");
+    ASSERT_EQ(execs.size(), 2u) << execs.dump();
+    for (const auto& e : execs) EXPECT_EQ(e["binding"]["cpus"], std::to_string(rank == 0 ? a : b)) << e.dump();
+  }
+}
+
+// UCX's `progress = auto` counts a bound rank's own core as its alone (CB_HOST_OWN_CPUS) and polls;
+// ranks that share cores (more ranks than cores) still yield.
+TEST_F(CpuBindingTest, UcxPollsOnItsOwnCoreAndYieldsOnASharedOne) {
+  if (!plugin_built("ucx")) GTEST_SKIP() << "ucx plugin not built (dependency missing)";
+  // Each rank's `progress` metadata from a `world`-rank job bound to the two cores.
+  auto progress_at = [&](int world) {
+    JobDir dir;
+    const Ran ran = run_bound(dir, world, "core", fake_tree(dir, {{{a, {0, 0}}, {b, {0, 1}}}, {}}), "", "\"ucx\"");
+    EXPECT_EQ(ran.exit_code, 0) << ran.output;
+    std::vector<std::string> progress;
+    for (const auto& m : ran.metadata) progress.push_back(m["executions"][0]["library_versions"].value("progress", ""));
+    return progress;
+  };
+  const auto own = progress_at(2);
+  ASSERT_EQ(own.size(), 2u);
+  for (const auto& p : own) EXPECT_EQ(p.rfind("polling (auto: bound to CPUs of its own", 0), 0u) << p;
+  const auto shared = progress_at(3);
+  ASSERT_EQ(shared.size(), 3u);
+  for (const auto& p : shared) EXPECT_EQ(p.rfind("yield", 0), 0u) << p;
+}
+
+// Under a launcher (torchrun-style tasks, one agent each): a task the launcher left on every CPU
+// is bound by its LOCAL_RANK; a task the launcher already bound keeps that binding, says so, and
+// its records do not claim a binding commbench did not make.
+TEST_F(CpuBindingTest, UnderALauncherOnlyUnboundTasksAreBound) {
+  for (const bool launcher_binds : {false, true}) {
+    JobDir dir;
+    const fs::path root = fake_tree(dir, {{{a, {0, 0}}, {b, {0, 1}}}, {}});
+    dir.write("bind.toml", "name = \"bind\"\n[defaults]\ncpu_binding = \"core\"\nworld_size = 2\niterations = 3\n"
+                           "[[run]]\nname = \"g\"\nbackends = [\"gloo\"]\nops = [\"allreduce\"]\nsizes = [1024]\n");
+    const fs::path bin = dir.write("commbench.sh", fmt::format("#!/bin/sh\nexec {}{} \"$@\"\n",
+                                                               launcher_binds ? fmt::format("taskset -c {} ", b) : "",
+                                                               commbench_bin()));
+    fs::permissions(bin, fs::perms::owner_all);
+    const std::string cmd = fmt::format(
+        "cd {} && COMMBENCH_SYSFS_ROOT={} {}/tests/integration/launch_tasks.sh {} {} 2 {} -1 0 -- run bind.toml -o out --quiet",
+        shell_quote(dir.path().string()), shell_quote(root.string()), COMMBENCH_SOURCE_DIR, bin.string(),
+        dir.path().string(), free_port());
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    for (int r = 0; r < 2; ++r)
+      ASSERT_EQ(read_text(dir.path() / fmt::format("exit-{}", r)), "0\n")
+          << read_text(dir.path() / fmt::format("task-{}.log", r));
+    for (int r = 0; r < 2; ++r) {
+      const auto meta = nlohmann::json::parse(read_text(dir.job_folder() / fmt::format("metadata/rank{}.json", r)));
+      const auto& binding = meta["executions"][0]["binding"];
+      EXPECT_EQ(binding["cpus"], std::to_string(launcher_binds || r == 1 ? b : a)) << launcher_binds << binding;
+      const std::string log = read_text(dir.path() / fmt::format("task-{}.log", r));
+      EXPECT_EQ(log.find("the launcher bound this rank to CPUs") != std::string::npos, launcher_binds) << log;
+    }
+    for (const auto& rec : dir.records()) {
+      if (launcher_binds) EXPECT_FALSE(rec.contains("cpu_binding")) << rec.dump();
+      else EXPECT_EQ(rec.value("cpu_binding", ""), "core") << rec.dump();
+    }
+  }
+}
+
+TEST(CpuBinding, AnUnknownModeIsRefusedWithItsPlace) {
   JobDir dir;
   dir.write("bad.toml", "name = \"bad\"\n[defaults]\ncpu_binding = \"cores\"\n[[run]]\nname = \"g\"\nbackends = [\"gloo\"]\n");
   const CommandResult r = run_commbench({"run", "bad.toml", "-o", "out"}, dir.path());

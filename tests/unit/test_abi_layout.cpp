@@ -138,7 +138,7 @@ using LogFn = void (*)(void*, cb_log_level, const char*);
   X(CB_CAP_OUT_OF_PLACE, 8) X(CB_CAP_GROUPS, 16) X(CB_CAP_ASYNC, 32)                           \
   X(CB_OPTION_STRING, 0) X(CB_OPTION_INT, 1) X(CB_OPTION_BOOL, 2) X(CB_OPTION_BYTES, 3)       \
   X(CB_OPTION_CHOICE, 4) X(CB_OPTION_TYPE_COUNT_V1_2, 5)                                       \
-  X(CB_HOST_SHARED_DEVICE, 1)                                                                  \
+  X(CB_HOST_SHARED_DEVICE, 1) X(CB_HOST_OWN_CPUS, 2)                                          \
   X(CB_ABI_MAJOR, 1)
 
 // ---- compile-time checks

@@ -219,6 +219,11 @@ typedef struct cb_host_services {
  * library refuses two ranks on one device (NCCL: "Duplicate GPU detected") makes each rank look
  * like its own host instead (NCCL_HOSTID per rank, so its ranks talk over the network transport). */
 #define CB_HOST_SHARED_DEVICE ((uint64_t)1 << 0)
+/* The host bound this rank to CPUs that no other rank of this host uses (the run setting
+ * cpu_binding, with no more local ranks than cores or NUMA nodes): a backend that sizes its
+ * progress by the CPUs it may use (UCX's `progress = auto`) may count them as the rank's alone
+ * rather than as the host's share. Absent when the ranks are unbound or share CPUs. */
+#define CB_HOST_OWN_CPUS ((uint64_t)1 << 1)
 
 /* Arguments of one operation. Count semantics follow NCCL:
  *  allreduce, broadcast, reduce, send, recv: count elements in sendbuf and recvbuf.

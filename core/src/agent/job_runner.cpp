@@ -114,9 +114,18 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
                    const std::string& plugin_path, const std::filesystem::path& log_dir, const JobOptions& opts,
                    const RunSpec& run, JobObservability& observe, std::vector<std::unique_ptr<WorkerProcess>>& workers) {
   constexpr size_t kSpawnBatch = 32;
-  const std::string spec = nlohmann::json(exec).dump();
   const LaunchContext& launch = group.launch();
-  const std::vector<std::set<int>> cpu_units = binding_units(exec.cpu_binding, affinity_cpus());
+  // The agent's own CPUs, read once: the spawning thread's mask changes around each bound spawn.
+  static const std::set<int> agent_cpus = affinity_cpus();
+  static const std::set<int> host_cpus = host_cpuset();
+  const CpuBindingPlan binding = plan_cpu_binding(exec.cpu_binding, agent_cpus, host_cpus, group.solo(),
+                                                  group.ranks_on_this_host(exec.world_size));
+  static std::set<std::string> warned;
+  if (!binding.note.empty() && warned.insert(binding.note).second)
+    std::fprintf(stderr, "commbench: warning: %s\n", binding.note.c_str());
+  Execution sent = exec;
+  sent.cpu_binding = binding.applied;  // the records say what was done, not what was asked
+  const std::string spec = nlohmann::json(sent).dump();
   for (int r : ranks) {
     if (g_interrupt_signal.load() != 0) throw InterruptedLaunch{};
     if (workers.size() % kSpawnBatch == 0 && !workers.empty())
@@ -142,7 +151,8 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
       l.args.push_back("--trace-file");
       l.args.push_back(rank_trace_path(log_dir.parent_path(), exec.index, r).string());
     }
-    l.cpus = cpus_for_local_rank(cpu_units, local_rank);
+    l.cpus = cpus_for_local_rank(binding.units, local_rank);
+    if (binding.own_cpus) l.args.push_back("--own-cpus");
     l.env_overrides = exec.env;
     if (!group.token().empty()) l.env_overrides["COMMBENCH_STORE_TOKEN"] = group.token();
     l.stdin_data = spec;

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -59,18 +60,27 @@ class SpawnAffinity {
   explicit SpawnAffinity(const std::set<int>& cpus) {
     if (cpus.empty()) return;
     if (int rc = ::pthread_getaffinity_np(::pthread_self(), sizeof(saved_), &saved_); rc != 0)
-      throw std::runtime_error(fmt::format("cpu_binding: cannot read this thread's CPU affinity: {}", std::strerror(rc)));
+      throw std::runtime_error(fmt::format("cpu_binding: cannot read the agent's CPU affinity ({}); set "
+                                           "cpu_binding = \"none\" to run the ranks unbound",
+                                           std::strerror(rc)));
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int c : cpus)
       if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
     if (int rc = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); rc != 0)
-      throw std::runtime_error(fmt::format("cpu_binding: cannot bind the worker to CPUs {}: {} (set cpu_binding = \"none\" "
-                                           "where the launcher binds the ranks)", format_cpulist(cpus), std::strerror(rc)));
+      throw std::runtime_error(fmt::format("cpu_binding: cannot bind the worker to CPUs {}: {} (were they taken "
+                                           "offline or out of this process's cpuset since the job started? "
+                                           "cpu_binding = \"none\" runs the ranks unbound)",
+                                           format_cpulist(cpus), std::strerror(rc)));
     bound_ = true;
   }
   ~SpawnAffinity() {
-    if (bound_) ::pthread_setaffinity_np(::pthread_self(), sizeof(saved_), &saved_);
+    // The agent deals from the mask it read at its start (job_runner.cpp), so a thread left
+    // bound here only runs the agent on fewer CPUs; said, not fatal.
+    if (bound_)
+      if (int rc = ::pthread_setaffinity_np(::pthread_self(), sizeof(saved_), &saved_); rc != 0)
+        std::fprintf(stderr, "commbench: warning: cannot restore the agent thread's CPU affinity: %s\n",
+                     std::strerror(rc));
   }
   SpawnAffinity(const SpawnAffinity&) = delete;
   SpawnAffinity& operator=(const SpawnAffinity&) = delete;
@@ -84,11 +94,18 @@ class SpawnAffinity {
 
 WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   int in_pipe[2], res_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(res_pipe, O_CLOEXEC) != 0)
-    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (::pipe2(res_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    for (int fd : in_pipe) ::close(fd);
+    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(err)));
+  }
   const int log_fd = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0)
-    throw std::runtime_error(fmt::format("cannot open log {}: {}", launch.log_path, std::strerror(errno)));
+  if (log_fd < 0) {
+    const int err = errno;
+    for (int fd : {in_pipe[0], in_pipe[1], res_pipe[0], res_pipe[1]}) ::close(fd);
+    throw std::runtime_error(fmt::format("cannot open log {}: {}", launch.log_path, std::strerror(err)));
+  }
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);

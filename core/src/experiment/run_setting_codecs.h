@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "common/cpu_binding_mode.h"
 #include "experiment/did_you_mean.h"
 #include "experiment/expect_field.h"
 #include "experiment/list_field.h"

@@ -73,12 +73,14 @@ const std::array kSettings{
         "(`pids.max` of its cgroup, `RLIMIT_NPROC`) cannot hold is refused either way"),
     row<&RunSettings::cpu_binding, codec::Named<CpuBinding, codec::CpuBindingNames>>(
         "cpu_binding", "cpu_binding", "string",
-        "bind each rank the agent starts to CPUs, as Open MPI's `--bind-to` does: `none` leaves them "
-        "where the launcher or the OS put them; `core` gives local rank r the r-th physical core (its "
-        "hardware threads), `numa` the r-th NUMA node (its CPUs; memory then comes from that node, "
-        "Linux placing pages where they are first touched). Only CPUs in the agent's own affinity are "
-        "dealt; with more local ranks than cores or nodes they are dealt round robin and shared. "
-        "Each rank's metadata `binding` shows the CPUs it got"),
+        "bind each rank the agent starts to CPUs, as Open MPI's `--map-by` / `--bind-to` core or numa "
+        "do: `none` leaves them where the launcher or the OS put them; `core` gives local rank r the "
+        "r-th physical core (its hardware threads), `numa` the r-th NUMA node (its CPUs; memory then "
+        "comes from that node, Linux placing pages where they are first touched), in hwloc's order. "
+        "Only CPUs in the agent's own affinity are dealt; with more local ranks than cores or nodes "
+        "they share them round robin. A rank a launcher already bound keeps that binding "
+        "(docs/launching.md, \"Binding ranks to CPUs\"). Each rank's metadata `binding` shows the "
+        "CPUs it got"),
     with_default(
         row<&RunSettings::timeout_s, codec::Duration<false>>(
             "timeout", "timeout_s", "duration > 0",

@@ -57,6 +57,7 @@ struct WorkerArgs {
   int host_index = 0, hosts = 1;
   std::string host_ranks;
   bool wrapped = false;  // started by a profiler the agent started: its parent is not the agent
+  bool own_cpus = false;  // the agent bound this rank to CPUs no other local rank has (cpu_binding)
 };
 
 WorkerArgs parse_args(int argc, char** argv) {
@@ -68,7 +69,7 @@ WorkerArgs parse_args(int argc, char** argv) {
       "result-fd", po::value(&a.result_fd))("agent-pid", po::value(&a.agent_pid))(
       "trace-file", po::value(&a.trace_file))("host-index", po::value(&a.host_index))(
       "hosts", po::value(&a.hosts))("host-ranks", po::value(&a.host_ranks))(
-      "wrapped", po::bool_switch(&a.wrapped));
+      "wrapped", po::bool_switch(&a.wrapped))("own-cpus", po::bool_switch(&a.own_cpus));
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
   po::notify(vm);
@@ -180,7 +181,7 @@ int worker_main(int argc, char** argv) {
     static const LoadedPlugin plugin = load_plugin(args.plugin);
     const bool shared_gpu = exec.memory == CB_MEM_CUDA && exec.oversubscribe_gpu;
     HostServices host(bootstrap, args.local_rank, args.local_world, exec.options,
-                      shared_gpu ? CB_HOST_SHARED_DEVICE : 0);
+                      (shared_gpu ? CB_HOST_SHARED_DEVICE : 0) | (args.own_cpus ? CB_HOST_OWN_CPUS : 0));
 
     // CUDA only when the execution asks for device memory: the runtime is loaded, the device
     // bound and the stream created before the backend's init, so that a backend using CUDA

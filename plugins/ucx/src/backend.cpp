@@ -52,8 +52,16 @@ class Config {
 // allreduce 16 us yielding vs 73 us waiting on a quiet host, and two CPU-bound jobs beside it
 // slowed 1.10x vs 1.94x; waiting keeps small messages near 150 us under such load, where
 // yielding ranks wait milliseconds for their turn, but those numbers are flagged busy anyway).
-ProgressMode resolve_progress(const UcxOptions& o, int local_world_size, std::string& reason) {
+// A rank the host bound to CPUs of its own (CB_HOST_OWN_CPUS) counts them as its alone: its
+// affinity then shows only its share, which the host's ranks would otherwise seem to crowd.
+ProgressMode resolve_progress(const UcxOptions& o, const cb_host_services& host, std::string& reason) {
   if (o.progress) return *o.progress;
+  const int local_world_size = host.local_world_size;
+  if (host.flags & CB_HOST_OWN_CPUS) {
+    reason = "auto: bound to CPUs of its own (cpu_binding), " + std::to_string(local_world_size) +
+             " ranks on this host";
+    return ProgressMode::kPolling;
+  }
   cpu_set_t set;
   const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
   const bool crowded = local_world_size > cpus;
@@ -191,8 +199,7 @@ std::unique_ptr<cb_backend> create_backend(const cb_host_services& given) {
   auto backend = std::make_unique<cb_backend>();
   backend->host = sdk::copy_host_services(given, "ucx");
   backend->options = parse_options(backend->host.options, backend->host.num_options);
-  backend->progress = resolve_progress(backend->options, backend->host.local_world_size,
-                                       backend->progress_reason);
+  backend->progress = resolve_progress(backend->options, backend->host, backend->progress_reason);
   backend->context = create_context(backend->options, backend->progress, backend->host, backend->net_devices,
                                     backend->protocols, backend->rndv_scheme, backend->single_copy_segment);
   ucp_context_attr_t attr{};

@@ -33,9 +33,11 @@ bool tls_allows(std::string_view tls, std::string_view name) {
 
 bool names_rdma_transport(std::string_view tls) {
   if (tls.empty() || tls.front() == '^') return false;  // UCX's default, or "all but ..."
-  for (std::string_view name : split_ucx_list(tls))
+  for (std::string_view name : split_ucx_list(tls)) {
+    if (name.starts_with('\\')) name.remove_prefix(1);  // a strict name is still that transport
     for (std::string_view prefix : {"ib", "rc", "ud", "dc", "ugni"})
       if (name.starts_with(prefix)) return true;
+  }
   return false;
 }
 
