@@ -10,6 +10,7 @@
 C99_STATIC_ASSERT(sizeof(cb_backend_api) == CB_STRUCT_SIZE(cb_backend_api, enqueue), api_no_tail);
 C99_STATIC_ASSERT(sizeof(cb_host_services) == CB_STRUCT_SIZE(cb_host_services, flags), host_no_tail);
 C99_STATIC_ASSERT(CB_HOST_SHARED_DEVICE == 1u, host_flag);
+C99_STATIC_ASSERT(CB_HOST_OWN_CPUS == 2u, host_flag_own_cpus);
 C99_STATIC_ASSERT(sizeof(cb_option_descriptor) == CB_STRUCT_SIZE(cb_option_descriptor, max), descriptor_no_tail);
 C99_STATIC_ASSERT(CB_ABI_MAJOR == 1, abi_major_is_1);
 C99_STATIC_ASSERT(CB_BIT(CB_OP_RECV) == 1024u, bit_macro);

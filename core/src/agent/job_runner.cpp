@@ -118,9 +118,13 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
   // The agent's own CPUs, read once: the spawning thread's mask changes around each bound spawn.
   static const std::set<int> agent_cpus = affinity_cpus();
   static const std::set<int> host_cpus = host_cpuset();
-  const CpuBindingPlan binding = plan_cpu_binding(exec.cpu_binding, agent_cpus, host_cpus, group.solo(),
-                                                  group.ranks_on_this_host(exec.world_size));
-  static std::set<std::string> warned;
+  // Under a launcher the dealing index is its LOCAL_RANK, which an uneven layout can put beyond
+  // the count of ranks this host was told it has.
+  const int local_world = group.ranks_on_this_host(exec.world_size);
+  const CpuBindingPlan binding =
+      plan_cpu_binding(exec.cpu_binding, agent_cpus, host_cpus, group.solo(),
+                       group.solo() ? local_world : std::max(local_world, launch.local_rank + 1));
+  static std::set<std::string> warned;  // once per job (an agent process runs one); main thread only
   if (!binding.note.empty() && warned.insert(binding.note).second)
     std::fprintf(stderr, "commbench: warning: %s\n", binding.note.c_str());
   Execution sent = exec;
@@ -133,7 +137,6 @@ void start_workers(const Execution& exec, const std::vector<int>& ranks, const A
         if (w->poll_exit() && !w->exited_cleanly()) return;
     // Local mode: all ranks share this host. Launcher: the launcher's local layout.
     const int local_rank = group.solo() ? r : launch.local_rank;
-    const int local_world = group.ranks_on_this_host(exec.world_size);
     WorkerLaunch l;
     l.exe = opts.self_exe;
     l.args = {"__worker", "--rank", std::to_string(r), "--world", std::to_string(exec.world_size),

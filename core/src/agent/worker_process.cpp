@@ -152,7 +152,11 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   try {
     write_all(in_pipe[1], launch.stdin_data);
   } catch (...) {
+    // The constructor throws, so no destructor runs: stop and reap the worker here.
     ::close(in_pipe[1]);
+    terminate(500);
+    ::close(result_fd_);
+    result_fd_ = -1;
     throw;
   }
   ::close(in_pipe[1]);

@@ -12,8 +12,8 @@
 namespace commbench {
 
 // The CPU sets ranks are dealt over, in the order Open MPI's hwloc counts them: per physical core
-// (the CPUs sysfs lists as its hardware threads) its allowed CPUs, by package and then lowest CPU
-// (`core`); per NUMA node its allowed CPUs, by node number (`numa`). A CPU sysfs does not describe
+// (the CPUs sysfs lists as its hardware threads) its allowed CPUs, packages by their lowest CPU and
+// cores within one likewise (`core`); per NUMA node its allowed CPUs, by node number (`numa`). A CPU sysfs does not describe
 // is a core of its own; a host without NUMA nodes in sysfs is one node. Empty for `none` or when
 // `allowed` is empty.
 std::vector<std::set<int>> binding_units(CpuBinding mode, const std::set<int>& allowed);
@@ -22,9 +22,11 @@ std::vector<std::set<int>> binding_units(CpuBinding mode, const std::set<int>& a
 // ranks than units (as Open MPI's overload-allowed binding). Empty when `units` is.
 std::set<int> cpus_for_local_rank(const std::vector<std::set<int>>& units, int local_rank);
 
-// The CPUs this process's cgroup may use (cgroup v2 `cpuset.cpus.effective`), else the host's
-// online CPUs; empty when neither can be read.
-std::set<int> host_cpuset();
+// The CPUs this process's cgroup may use (cgroup v2 `cpuset.cpus.effective`, v1
+// `cpuset.effective_cpus` or `cpuset.cpus`, from the process's group up to the mount's root), else
+// the host's online CPUs; empty when none can be read. Read from `root` ("" = the real "/", never
+// COMMBENCH_SYSFS_ROOT: like the affinity it is compared with, it is this process's own).
+std::set<int> host_cpuset(const std::string& root = "");
 
 // What one agent does with `cpu_binding` for one execution.
 struct CpuBindingPlan {
@@ -38,7 +40,10 @@ struct CpuBindingPlan {
 // rank of the host (local mode); else it starts one rank under a launcher, which binds instead
 // when it left the agent fewer CPUs than the host's cpuset (srun --cpu-bind, mpirun --bind-to):
 // each agent would only see its own share and could not tell which part of it is its rank's.
+// (Any other narrowing of every task alike, taskset or numactl around the launcher, reads the same
+// and is kept too: telling them apart needs the host's agents to compare their masks.)
+// `local_ranks`: how many ranks this host deals, at least the highest local rank + 1.
 CpuBindingPlan plan_cpu_binding(CpuBinding asked, const std::set<int>& agent_cpus, const std::set<int>& host_cpus,
-                                bool solo, int local_world);
+                                bool solo, int local_ranks);
 
 }  // namespace commbench
