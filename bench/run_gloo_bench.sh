@@ -19,7 +19,9 @@
 # samples are kept in $OUT (default: a temporary directory, removed).
 #
 # Usage: [WORLDS="2 4"] [PLACEMENTS="in out"] [SIZES="1024 ... 67108864"] [OUT=dir] [AA=1] [ITERS_SCALE=n]
-#        [RUN_AS="nice -n -10" | RUN_AS="chrt -f 10"] bench/run_gloo_bench.sh [build-dir] [rounds]
+#        [RUN_AS="nice -n -10" | RUN_AS="chrt -f 10"] [TCP_BUFFERS=fixed] bench/run_gloo_bench.sh [build-dir] [rounds]
+# TCP_BUFFERS=fixed (root): every TCP socket of the run starts with large buffers instead of
+# growing by the kernel's autotuning, one connection faster than another (bench/tcp_buffers.sh).
 # RUN_AS prefixes every process of both sides. On a machine busy with other work, Gloo's threads
 # wait a scheduler slice (milliseconds) at each wake-up, which then decides every number: a 1 MiB
 # allreduce at 2 ranks took 2-7 ms at nice -19 and 0.6-0.9 ms under SCHED_FIFO with the same load
@@ -40,7 +42,10 @@ for tool in "$bin" "$direct" "$minimal"; do
 done
 [[ ${ITERS_SCALE:-1} =~ ^[1-9][0-9]*$ ]] || { echo "run_gloo_bench.sh: ITERS_SCALE=${ITERS_SCALE}: expected a whole number from 1" >&2; exit 2; }
 read -r -a run_as <<<"${RUN_AS:-}"
-if [ -n "${OUT:-}" ]; then work=$OUT; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
+# shellcheck source=bench/tcp_buffers.sh
+source "$root/bench/tcp_buffers.sh"
+if [ -n "${OUT:-}" ]; then work=$OUT; mkdir -p "$work"; else work=$(mktemp -d); on_exit 'rm -rf "$work"'; fi
+fix_tcp_buffers
 csv=$work/samples.csv
 echo "part,side,world,placement,bytes,round,time_us" >"$csv"
 

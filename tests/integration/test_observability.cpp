@@ -66,6 +66,8 @@ fs::path make_fake_host(const fs::path& root, const std::string& loadavg = "0.50
   put(root / "proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU 9000");
   put(root / "proc/sys/kernel/osrelease", "6.1.0-fake");
   put(root / "etc/os-release", "NAME=\"Fake\"\nPRETTY_NAME=\"Fake Linux 1\"");
+  put(root / "proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456");
+  put(root / "proc/sys/net/ipv4/tcp_wmem", "4096 16384 4x");  // not three numbers: left out
   return root;
 }
 
@@ -181,6 +183,8 @@ backends = ["gloo", "ucx"]
     EXPECT_EQ(m["host"]["nics"][0]["speed_mbps"], 25000.0);
     EXPECT_EQ(m["host"]["nics"][0]["driver"], "mlx5_core");
     EXPECT_EQ(m["host"]["infiniband"][0]["ports"][0]["rate"], "200 Gb/sec (4X HDR)");
+    EXPECT_EQ(m["host"]["tcp_buffers"]["rmem"], nlohmann::json({4096, 131072, 6291456})) << m["host"].dump();
+    EXPECT_FALSE(m["host"]["tcp_buffers"].contains("wmem")) << m["host"].dump();
     EXPECT_EQ(m["host"]["gpus"]["available"], false);
     EXPECT_EQ(m["experiment"]["sha256"], sha);
     EXPECT_FALSE(m["commbench"]["build_id"].get<std::string>().empty());
