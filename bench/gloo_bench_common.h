@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -148,11 +149,22 @@ inline int spawn_ranks(int argc, char** argv, int world, const std::string& stor
     }
     children.push_back(pid);
   }
+  // The first rank to fail takes the others down: they would wait for it until gloo's timeout.
   int failed = 0;
-  for (pid_t pid : children) {
+  for (size_t left = children.size(); left > 0;) {
     int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) break;  // no children left
+    const auto it = std::find(children.begin(), children.end(), pid);
+    if (it == children.end()) continue;
+    *it = -1;
+    --left;
+    if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !failed) {
+      failed = 1;
+      for (pid_t other : children)
+        if (other > 0) kill(other, SIGTERM);
+    }
   }
   std::filesystem::remove_all(dir);
   return failed;

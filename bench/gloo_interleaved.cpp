@@ -1,8 +1,8 @@
 // commbench's Gloo plugin against gloo::allreduce in the same processes, on the same buffers, in
-// alternating short blocks (issue 25 §1; bench/run_gloo_interleaved.sh runs it). Separate jobs
+// alternating blocks (issue 25 §1; bench/run_gloo_interleaved.sh runs it). Separate jobs
 // cannot resolve a 2 % difference on a small VM whose speed drifts by ±15 % over fractions of a
 // second: two identical programs in alternating jobs miss 1.02 in 3-8 of 16 cases
-// (docs/performance.md). Blocks a few milliseconds apart share the drift.
+// (docs/performance.md). Blocks about 10 ms long (one op at 64 MiB: 40-110 ms) share the drift.
 //
 // Three sides, each block running all three in an order that cycles through the six permutations:
 //   plugin  - the Gloo plugin (PLUGIN.so) through the C ABI alone, called as a commbench worker
@@ -34,6 +34,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -79,7 +81,9 @@ Args parse_args(int argc, char** argv) {
         return true;
       });
   if (args.plugin.empty()) usage("--plugin is required (the Gloo plugin's .so, e.g. build/lib/commbench/plugins/libcommbench_backend_gloo.so)");
-  if (args.blocks < 1) usage("--blocks must be at least 1");
+  if (args.blocks < 6 || args.blocks % 6 != 0)
+    usage("--blocks must be a multiple of 6 (each order of the three sides equally often), got " +
+          std::to_string(args.blocks));
   if (args.block_ops < 1) usage("--block-ops must be at least 1");
   return args;
 }
@@ -167,27 +171,35 @@ class Plugin {
  public:
   Plugin(const Args& args, HostContext& host_ctx) {
     library_ = dlopen(args.plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) throw std::runtime_error(std::string("cannot load the plugin: ") + dlerror());
+    if (library_ == nullptr)
+      throw std::runtime_error(std::string("cannot load the plugin: ") + dlerror() +
+                               " (build the commbench_backend_gloo target, or give its path with --plugin)");
     using Entry = const cb_backend_api* (*)();
-    auto entry = reinterpret_cast<Entry>(dlsym(library_, "commbench_backend_v1"));
+    auto entry = reinterpret_cast<Entry>(dlsym(library_, CB_ENTRY_SYMBOL));
     api_ = entry != nullptr ? entry() : nullptr;
-    if (api_ == nullptr || api_->struct_size < CB_STRUCT_SIZE(cb_backend_api, complete) || api_->complete == nullptr)
-      throw std::runtime_error(args.plugin + " is not a commbench plugin with `complete` (ABI 1.1)");
-    cb_host_services host{};
-    host.struct_size = sizeof host;
-    host.ctx = &host_ctx;
-    host.rank = args.rank;
-    host.world_size = args.world;
-    host.local_rank = args.rank;
-    host.local_world_size = args.world;
-    host.log = host_log;
-    host.bootstrap_allgather = host_allgather;
-    host.bootstrap_broadcast = host_broadcast;
-    host.bootstrap_barrier = host_barrier;
-    host.kv_set = host_kv_set;
-    host.kv_get = host_kv_get;
-    check(api_->init(&host, &backend_), "init");
-    check(api_->comm_create(backend_, 60000, &comm_), "comm_create");
+    if (api_ == nullptr || api_->abi_major != CB_ABI_MAJOR ||
+        api_->struct_size < CB_STRUCT_SIZE(cb_backend_api, complete) || api_->complete == nullptr)
+      throw std::runtime_error(args.plugin + " is not a commbench plugin of ABI " + std::to_string(CB_ABI_MAJOR) +
+                               " with `complete` (1.1); rebuild it against this tree's backend.h");
+    // A member: the ABI lets a plugin keep the pointer until finalize (backend.h).
+    host_.struct_size = sizeof host_;
+    host_.ctx = &host_ctx;
+    host_.rank = args.rank;
+    host_.world_size = args.world;
+    host_.local_rank = args.rank;
+    host_.local_world_size = args.world;
+    host_.log = host_log;
+    host_.bootstrap_allgather = host_allgather;
+    host_.bootstrap_broadcast = host_broadcast;
+    host_.bootstrap_barrier = host_barrier;
+    host_.kv_set = host_kv_set;
+    host_.kv_get = host_kv_get;
+    check(api_->init(&host_, &backend_), "init");
+    if (cb_error* e = api_->comm_create(backend_, 60000, &comm_)) {
+      api_->finalize(backend_);  // the destructor does not run for a constructor that throws
+      backend_ = nullptr;
+      check(e, "comm_create");
+    }
   }
   ~Plugin() {
     if (comm_ != nullptr) api_->comm_destroy(comm_);
@@ -209,6 +221,7 @@ class Plugin {
 
   void* library_ = nullptr;
   const cb_backend_api* api_ = nullptr;
+  cb_host_services host_{};
   cb_backend* backend_ = nullptr;
   cb_comm* comm_ = nullptr;
 };
@@ -233,10 +246,13 @@ class Pinning {
  public:
   Pinning(const std::string& mode, int rank) : mode_(mode) {
     if (mode_ == "none") return;
-    if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0) throw std::runtime_error("sched_getaffinity failed");
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+      throw std::runtime_error(std::string("sched_getaffinity: ") + std::strerror(errno) + "; run with --pin none");
     std::vector<int> cpus;
     for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &allowed_)) cpus.push_back(c);
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
     main_ = cpus[static_cast<size_t>(rank) % cpus.size()];
     io_ = mode_ == "spread" ? cpus[static_cast<size_t>(rank + 1) % cpus.size()] : main_;
     set(io_);  // what is created from here on starts there
@@ -251,10 +267,11 @@ class Pinning {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0) throw std::runtime_error("sched_setaffinity failed");
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+      throw std::runtime_error("sched_setaffinity to CPU " + std::to_string(cpu) + ": " + std::strerror(errno) +
+                               "; run with --pin none");
   }
   std::string mode_;
-  cpu_set_t allowed_{};
   int main_ = 0, io_ = 0;
 };
 
@@ -332,29 +349,34 @@ class Bench {
   }
 
  private:
-  // What was timed did the work: one more op out of place on each side, every element checked
-  // against the sum over ranks of send's pattern (small integers: exact in f32).
+  // What was timed did the work: one more op on each side in each placement, every element
+  // checked against the sum over ranks of send's pattern (small integers: exact in f32).
   void verify(gloo_bench::PageBuffer& send, gloo_bench::PageBuffer& recv, size_t count) {
     cb_op_args op{};
     op.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
     op.op = CB_OP_ALLREDUCE;
-    op.sendbuf = send.data();
     op.recvbuf = recv.data();
     op.count = count;
     op.dtype = CB_DTYPE_F32;
     op.redop = CB_REDOP_SUM;
     op.mem_type = CB_MEM_HOST;
-    for (Side side : {kPlugin, kDirect, kDirect2}) {
-      std::fill(recv.data(), recv.data() + count, -1.0f);
-      if (side == kPlugin) plugin_.complete(op);
-      else gloo_bench::reference_allreduce(side == kDirect ? direct_ : direct2_, send.data(), recv.data(), count);
-      for (size_t i = 0; i < count; ++i) {
-        float expected = 0;
-        for (int r = 0; r < args_.world; ++r) expected += static_cast<float>((r + i) % 3 + 1);
-        if (recv.data()[i] != expected)
-          throw std::runtime_error(std::string(kSideNames[side]) + "'s allreduce of " + std::to_string(count) +
-                                   " floats left " + std::to_string(recv.data()[i]) + " at element " +
-                                   std::to_string(i) + ", expected " + std::to_string(expected));
+    for (bool in_place : {false, true}) {
+      op.sendbuf = in_place ? recv.data() : send.data();
+      for (Side side : {kPlugin, kDirect, kDirect2}) {
+        if (in_place) std::copy(send.data(), send.data() + count, recv.data());
+        else std::fill(recv.data(), recv.data() + count, -1.0f);
+        if (side == kPlugin) plugin_.complete(op);
+        else gloo_bench::reference_allreduce(side == kDirect ? direct_ : direct2_, in_place ? nullptr : send.data(),
+                                             recv.data(), count);
+        for (size_t i = 0; i < count; ++i) {
+          float expected = 0;
+          for (int r = 0; r < args_.world; ++r) expected += static_cast<float>((r + i) % 3 + 1);
+          if (recv.data()[i] != expected)
+            throw std::runtime_error(std::string(kSideNames[side]) + "'s " + (in_place ? "in-place" : "out-of-place") +
+                                     " allreduce of " + std::to_string(count) + " floats left " +
+                                     std::to_string(recv.data()[i]) + " at element " + std::to_string(i) +
+                                     ", expected " + std::to_string(expected));
+        }
       }
     }
   }

@@ -1,5 +1,5 @@
 # Sourced by bench/run_gloo_bench.sh and bench/run_gloo_interleaved.sh: the run's TCP socket
-# buffers, and the scripts' exit actions.
+# buffers.
 #
 # TCP_BUFFERS=auto (default) leaves the kernel's settings alone. TCP_BUFFERS=fixed (root) makes
 # every TCP socket opened during the run start with large buffers (the defaults of
@@ -7,17 +7,13 @@
 # back on exit. Gloo sets no buffer sizes, so its loopback connections start at the kernel's
 # defaults (128 KiB to receive, 16 KiB to send on Debian 12) and grow by autotuning, differently
 # for each connection: on the 2-vCPU VM, gloo contexts connected alike within one process ran a
-# 1 MiB allreduce at 0.47 ms or 0.84 ms for their whole life, and with the buffers fixed all at
-# about 0.40 ms (docs/performance.md, "The plugin against gloo in the same processes"). Both sides
-# of a comparison run under the same setting either way.
+# 2-rank 1 MiB allreduce at about 0.47 ms or 0.84 ms for their whole life, and with the buffers
+# fixed all at 0.39-0.40 ms in four launches (docs/performance.md, "The plugin against gloo in the
+# same processes"). Both sides of a comparison run under the same setting either way. Two runs
+# with TCP_BUFFERS=fixed at once would each restore what the other set: run one at a time.
 
-bench_exit_actions=()
-# Runs CMD (a string, evaluated) when the script exits, after those added before it.
-on_exit() {
-  bench_exit_actions+=("$1")
-  trap 'for bench_action in "${bench_exit_actions[@]}"; do eval "$bench_action"; done' EXIT
-  trap 'exit 130' INT TERM  # so that the EXIT actions run on ^C and kill too
-}
+# shellcheck source=bench/exit_actions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/exit_actions.sh"
 
 fix_tcp_buffers() {
   case "${TCP_BUFFERS:-auto}" in
@@ -29,7 +25,7 @@ fix_tcp_buffers() {
     echo "$(basename "$0"): TCP_BUFFERS=fixed writes net.ipv4.tcp_rmem and tcp_wmem: run as root, or leave it unset" >&2
     exit 2
   fi
-  local rmem wmem
+  local rmem wmem r w
   rmem=$(sysctl -n net.ipv4.tcp_rmem)
   wmem=$(sysctl -n net.ipv4.tcp_wmem)
   read -r -a r <<<"$rmem"
