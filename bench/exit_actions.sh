@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench scripts: actions to run when the script exits, however it exits.
 # on_exit CMD: CMD (a string, evaluated) runs at exit, before those added earlier (last in, first
 # out, as a script sets things up); each runs even when another fails. ^C, TERM and HUP exit the
@@ -18,4 +19,17 @@ on_exit() {
   trap 'exit 130' INT
   trap 'exit 143' TERM
   trap 'exit 129' HUP
+}
+
+# bench_work_dir: sets work to $OUT (created if missing) or to a temporary directory that is
+# removed on success and kept, with its samples, when the script fails.
+bench_work_dir() {
+  if [ -n "${OUT:-}" ]; then
+    work=$OUT
+    mkdir -p "$work"
+  else
+    work=$(mktemp -d)
+    # shellcheck disable=SC2016 # expanded when the action runs, with the exit status
+    on_exit 'if ((BENCH_EXIT_STATUS)); then echo "failed (exit $BENCH_EXIT_STATUS); samples kept in $work" >&2; else rm -rf "$work"; fi'
+  fi
 }

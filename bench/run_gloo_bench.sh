@@ -44,11 +44,7 @@ done
 read -r -a run_as <<<"${RUN_AS:-}"
 # shellcheck source=bench/tcp_buffers.sh
 source "$root/bench/tcp_buffers.sh"
-# A temporary directory is removed on success and kept, with its samples, on failure.
-if [ -n "${OUT:-}" ]; then work=$OUT; mkdir -p "$work"; else
-  work=$(mktemp -d)
-  on_exit 'if ((BENCH_EXIT_STATUS)); then echo "failed (exit $BENCH_EXIT_STATUS); samples kept in $work" >&2; else rm -rf "$work"; fi'
-fi
+bench_work_dir
 fix_tcp_buffers
 csv=$work/samples.csv
 echo "part,side,world,placement,bytes,round,time_us" >"$csv"

@@ -47,7 +47,8 @@ for f in "$rel"/bin/commbench "$rel"/lib/commbench/plugins/*.so "$rel"/libexec/c
     case $path in "$rel"/*) ;; *) fail "$(basename "$f") needs $so from $path, outside the tarball" ;; esac
   done
 done
-cd "$(mktemp -d)"
+# An empty folder beside the unpacked tarball, so that the results go when the outer $work does.
+mkdir "${rel%/*}/run" && cd "${rel%/*}/run"
 version=$("$rel/bin/commbench" --version) && grep -q "commbench" <<<"$version" || fail "--version"
 plugins=$("$rel/bin/commbench" plugins 2>&1) || fail "plugins: $plugins"
 for p in gloo ucx; do grep -qE "^$p [0-9.]+ \(ABI 1\.[0-9]+\)" <<<"$plugins" || fail "plugin $p does not load: $plugins"; done
