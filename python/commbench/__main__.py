@@ -129,7 +129,9 @@ def cmd_compare(argv):
     rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma)
     print(f"commbench compare: baseline {a.baseline}\n                   new      {a.new}\n")
     print(compare.render_text(rows, min_change, a.alpha, a.min_effect, a.sigma))
-    if not any(r.matched for r in rows):
+    # NEW's cases lost to a failed execution or an unfinished job are regressions (exit 1), not
+    # two experiments that share nothing (exit 2).
+    if not any(r.matched or r.verdict == "regressed" for r in rows):
         why = compare.why_nothing_matches(a.baseline, a.new)
         sys.stderr.write("commbench compare: no case of NEW matches a case of BASELINE, so nothing "
                          "was compared" + (": they differ in " + "; ".join(why) if why else "")
@@ -142,7 +144,7 @@ def cmd_compare(argv):
     if a.junit:
         cases = [(r.name, "compare", f"{r.verdict}: {r.note}" if r.verdict == "regressed"
                   else None, f"time × {r.time_ratio}, busbw × {r.bw_ratio}, {r.verdict} {r.note}",
-                  None if r.matched else r.verdict)
+                  None if r.matched or r.verdict == "regressed" else r.verdict)
                  for r in rows]
         junit.write(a.junit, "commbench compare", cases + list(_expectation_cases(outcomes)),
                     properties={"method": compare.method_text(rows, min_change, a.alpha,

@@ -229,13 +229,35 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
                                   if r.z is not None else "fewer than 2 samples, min change only"))
 
 
+def why_not_measured(case, new_jobs):
+    """Why NEW has no record of a case the baseline measured, when NEW's own outcomes say it was
+    lost rather than left out: an execution of the same backend and world size that did not end
+    ok (its cases were never run, so they left no record), or a NEW job that did not finish.
+    None when NEW's jobs finished and every execution that could have measured it did: NEW
+    measured a different set of cases on purpose ("only in baseline", not a failure)."""
+    for j in new_jobs:
+        for e in j.executions:
+            if (e.get("status") != "ok" and e.get("backend") == case.get("backend")
+                    and e.get("world_size") == case.get("world_size")):
+                return (f"not measured: NEW's execution '{e.get('run')}' ({e.get('backend')}, "
+                        f"{e.get('world_size')} ranks) was {e.get('status')}: {e.get('reason', '')}")
+    for j in new_jobs:
+        if j.end is None and j.summary is None:
+            return f"not measured: NEW's job {j.label} did not finish (no job_end record)"
+    return None
+
+
 def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
-    """Rows for every case on either side: matched ones judged, regressions first, then by time
-    ratio; unmatched ones last."""
+    """Rows for every case on either side: matched ones judged, regressions first (cases NEW lost
+    among them), then by time ratio; unmatched ones last."""
     b, n = cases_by_key(baseline), cases_by_key(new)
+    new_jobs = read_jobs([new])
     rows = [Row(k, b.get(k), n.get(k)) for k in list(b) + [k for k in n if k not in b]]
     for row in rows:
-        if not row.new:
+        lost = why_not_measured(row.base[0], new_jobs) if row.base and not row.new else None
+        if lost:
+            row.verdict, row.note = "regressed", lost
+        elif not row.new:
             row.verdict, row.note = "only in baseline", "no case of NEW is this one"
         elif not row.base:
             row.verdict, row.note = "only in new", "no case of BASELINE is this one"
@@ -247,7 +269,7 @@ def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EF
                 _measure(row)
     judge(rows, min_change, alpha, min_effect, sigma)
     order = {"regressed": 0, "unchanged": 1, "within noise": 2, "improved": 3}
-    rows.sort(key=lambda r: (not r.matched, r.verdict != "regressed", r.time_ratio is None,
+    rows.sort(key=lambda r: (r.verdict != "regressed", not r.matched, r.time_ratio is None,
                              -(r.time_ratio or 0), order.get(r.verdict, 4)))
     return rows
 

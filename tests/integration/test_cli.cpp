@@ -1,5 +1,6 @@
 // The CLI surface: validate, plugins, help, and side-by-side backends.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <fstream>
@@ -154,7 +155,36 @@ world_sizes = [2, 100000]
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("huge.toml:6:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("world size 100000"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("oversubscribe = true"), std::string::npos) << r.output;
+  // Just past 8 ranks per CPU: oversubscribe = true would allow it, and the message says so.
+  cpu_set_t cpus;
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  const int over = 8 * CPU_COUNT(&cpus) + 1;
+  const auto crowded = dir.write("crowded.toml", fmt::format(R"(name = "crowded"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_sizes = [2, {}]
+)", over));
+  const auto c = run_commbench({"validate", crowded.string()}, dir.path());
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find(fmt::format("world size {} starts {} worker processes", over, over)), std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("oversubscribe = true"), std::string::npos) << c.output;
+  // More tasks than any Linux can have (pid_max is at most 2^22): refused with oversubscribe too,
+  // for root as well (RLIMIT_NPROC does not bind root; the kernel's limits do).
+  const auto impossible = dir.write("impossible.toml", R"(name = "impossible"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+oversubscribe = true
+world_sizes = [2000000]
+)");
+  const auto i = run_commbench({"validate", impossible.string()}, dir.path());
+  EXPECT_EQ(i.exit_code, 2) << i.output;
+  EXPECT_NE(i.output.find("world size 2000000 needs about 6000000 processes and threads"), std::string::npos)
+      << i.output;
   const auto quick = run_commbench({"quick", "allreduce", "--ranks", "100000", "-O", (dir.path() / "out").string()},
                                    dir.path());
   EXPECT_EQ(quick.exit_code, 2) << quick.output;

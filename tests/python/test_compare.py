@@ -143,6 +143,77 @@ class CompareTest(TempDirCase):
         line = next(l for l in p.stdout.splitlines() if l.startswith(compare.describe_key(dropped[0])))
         self.assertIn("only in baseline", line)
 
+    def lose_ucx_4_ranks(self, status="failed"):
+        """NEW = GLOO_VS_UCX with the UCX 4-rank execution not ok and its cases never recorded, as
+        a job whose execution failed writes it."""
+        new = self.copy_fixture(GLOO_VS_UCX, "new")
+        jl = os.path.join(new, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f]
+        kept = []
+        for l in lines:
+            if l.get("backend") == "ucx" and l.get("world_size") == 4:
+                if l["type"] == "case":
+                    continue
+                l.update(status=status, reason="rank 3 crashed (test)", cases_done=0)
+            kept.append(l)
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in kept)
+        return new
+
+    def test_cases_lost_to_a_failed_execution_regress(self):
+        new = self.lose_ucx_4_ranks()
+        junit_path = os.path.join(self.tmp, "j.xml")
+        p = commbench("compare", GLOO_VS_UCX, new, "--junit", junit_path)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        lost = [l for l in p.stdout.splitlines() if "not measured: NEW's execution" in l]
+        self.assertEqual(len(lost), 12, p.stdout)
+        self.assertTrue(all("regressed" in l and "ucx 4r" in l and "rank 3 crashed" in l for l in lost),
+                        lost)
+        self.assertNotIn("only in baseline", p.stdout)
+        suite = ET.parse(junit_path).getroot().find("testsuite")
+        self.assertEqual(suite.get("failures"), "12")
+        # The other 60 cases were measured and are judged as usual.
+        self.assertIn("72 cases (60 matched)", p.stdout)
+
+    def test_every_case_lost_is_a_regression_not_a_mismatch(self):
+        new = self.copy_fixture(GLOO_VS_UCX, "new")
+        jl = os.path.join(new, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f]
+        lines = [dict(l, status="interrupted", reason="Ctrl-C (test)") if l["type"] == "execution" else l
+                 for l in lines if l["type"] != "case"]
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+        p = commbench("compare", GLOO_VS_UCX, new)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("72 cases (0 matched): 72 regressed", p.stdout)
+        self.assertIn("was interrupted: Ctrl-C (test)", p.stdout)
+
+    def test_cases_missing_from_an_unfinished_job_regress(self):
+        new = self.copy_fixture(GLOO_VS_UCX, "new")
+        jl = os.path.join(new, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f]
+        # Killed during the UCX 4-rank execution: no outcome for it, no job_end, no summary.json.
+        lines = [l for l in lines if l["type"] != "job_end"
+                 and not (l.get("backend") == "ucx" and l.get("world_size") == 4)]
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+        os.remove(os.path.join(new, "summary.json"))
+        p = commbench("compare", GLOO_VS_UCX, new)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.count("did not finish (no job_end record)"), 12, p.stdout)
+
+    def test_a_finished_job_that_measured_fewer_cases_is_not_a_regression(self):
+        # The same cases left out by a job that finished with every execution ok: a subset on
+        # purpose, listed and not failed.
+        new = self.copy_fixture(GLOO_VS_UCX, "new")
+        rewrite(new, lambda c: None if c["backend"] == "ucx" and c["world_size"] == 4 else c)
+        p = commbench("compare", GLOO_VS_UCX, new, check=0)
+        self.assertIn("Not compared: 12 case(s) only in BASELINE, 0 only in NEW", p.stdout)
+        self.assertNotIn("not measured: NEW", p.stdout)
+
     def test_nothing_in_common_exits_2_and_says_why(self):
         new = self.copy_fixture(QUICKSTART, "new")
         rewrite(new, lambda c: c.update(backend="ucx") or c)

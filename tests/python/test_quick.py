@@ -51,6 +51,18 @@ class QuickTest(TempDirCase):
         self.assertEqual(p.returncode, 2)                # a value cannot rewrite the experiment
         self.assertIn("-n 1", p.stderr)
 
+    def test_a_step_the_file_cannot_express_is_an_error_naming_it(self):
+        # These once reached the parser as a range with a 'step' key it does not know, and it
+        # named that key instead of the flag.
+        for args, message in ((("-i", "-8"), "-i -8: error: expected a positive step in bytes"),
+                              (("-i", "0K"), "-i 0K: error: expected a positive step in bytes"),
+                              (("-e", "1G", "-i", "8"), "-b 8 -e 1G -i 8: error: more than 4096 sizes")):
+            p = commbench("quick", "allreduce", "-b", "8", *args, "-O", os.path.join(self.tmp, "r"))
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("commbench quick: " + message, p.stderr)
+            self.assertNotIn("step' in the 'sizes' range", p.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
     def test_average_and_graph_flags_choose_aggregation_and_method(self):
         save = os.path.join(self.tmp, "saved.toml")
         commbench("quick", "allreduce", "-a", "2", "-G", "1", "-n", "2", "-w", "0",
@@ -63,6 +75,20 @@ class QuickTest(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("commbench quick: -a 7: error: unknown rank aggregation '7'", p.stderr)
 
+
+    def test_check_flag_takes_one_zero_true_or_false_and_nothing_else(self):
+        save = os.path.join(self.tmp, "saved.toml")
+        for value, line in (("0", "check = false"), ("false", "check = false"), ("1", "check = true"),
+                            ("true", "check = true")):
+            commbench("quick", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--ranks", "1",
+                      "-c", value, "-O", os.path.join(self.tmp, "r" + value), "--save", save, check=0)
+            with open(save) as f:
+                self.assertIn(line, f.read().splitlines(), value)
+        for value in ("no", "off", "2"):  # each once turned checking on
+            p = commbench("quick", "allreduce", "-c", value, "-O", os.path.join(self.tmp, "bad"))
+            self.assertEqual(p.returncode, 2, value)
+            self.assertIn(f"commbench quick: -c {value}: error: expected a boolean", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, "bad")))
 
 if __name__ == "__main__":
     unittest.main()

@@ -92,5 +92,23 @@ TEST(ExperimentBounds, MoreExecutionsThanAllowedAreRefusedAtTheRunThatCrossesThe
       << r.diagnostics[0].format();
 }
 
+TEST(ExperimentBounds, RepeatsCountAsExecutions) {
+  // repeats = 2^31-1 passed the bound (it counted backends x world sizes only), and planning the
+  // executions then took memory until the process aborted with bad_alloc.
+  const std::string run = "name = \"r\"\n[[run]]\nbackend = \"gloo\"\nop = \"allreduce\"\nsizes = [\"4KiB\"]\n";
+  ParseResult r = parse_experiment_string(run + "world_sizes = [1, 2]\nrepeats = 2147483647\n", "r.toml");
+  EXPECT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].format().rfind("r.toml:2:1: error: with this run the experiment expands into more than "
+                                            "10000 executions or 1000000 cases (4294967294 and 4294967294 so far; "
+                                            "executions are backends x world sizes x repeats)", 0), 0u)
+      << r.diagnostics[0].format();
+  r = parse_experiment_string(run + "world_sizes = [1, 2]\nrepeats = 5001\n", "r.toml");
+  EXPECT_FALSE(r.experiment);
+  r = parse_experiment_string(run + "world_sizes = [1, 2]\nrepeats = 5000\n", "r.toml");
+  ASSERT_TRUE(r.experiment) << (r.diagnostics.empty() ? "" : r.diagnostics[0].format());
+  EXPECT_EQ(r.experiment->runs[0].repeats, 5000);
+}
+
 }  // namespace
 }  // namespace commbench

@@ -97,6 +97,18 @@ TEST(ReportConsole, RowsLineUpWithTheHeader) {
   EXPECT_EQ(lines[lines.size() - 2].size(), lines.back().size());
 }
 
+TEST(ReportConsole, NumbersWiderThanTheirColumnStaySeparated) {
+  // An allgather of 2^63 - 8 bytes (skipped: it cannot fit) printed "92233720368547758001152921504606846975".
+  CapturedFile out, progress;
+  ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);
+  console.execution_started(make_exec("gloo", 0, 1, 2));
+  CaseRecord huge = make_case("gloo", "allgather", 4096, 12.5);
+  huge.bytes = 9223372036854775800ULL;
+  huge.count = 1152921504606846975ULL;
+  console.case_done(huge);
+  EXPECT_TRUE(contains(out.text(), " 9223372036854775800 1152921504606846975 ")) << out.text();
+}
+
 TEST(ReportConsole, ComparisonAndFinalSummary) {
   CapturedFile out, progress;
   ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);

@@ -3,6 +3,8 @@
 // non-ASCII text where TOML allows it.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "experiment/experiment.h"
 #include "experiment/toml_precheck.h"
 
@@ -37,12 +39,57 @@ TEST(TomlPrecheck, NonAsciiAfterALineEndingBackslashIsReported) {
   EXPECT_EQ(f->column, 1);
 }
 
+std::string dotted_key(int parts, const std::string& part = "a") {
+  std::string k = part;
+  for (int i = 1; i < parts; ++i) k += "." + part;
+  return k;
+}
+
+TEST(TomlPrecheck, DottedKeysDeeperThanArraysMayNestAreReported) {
+  // TOML++ recursed once per part: 40,000 parts overflowed the stack (SIGSEGV) in validate.
+  EXPECT_FALSE(precheck_toml("name = \"x\"\n" + dotted_key(256) + " = 1\n"));
+  EXPECT_TRUE(precheck_toml("name = \"x\"\n" + dotted_key(257) + " = 1\n"));
+  auto f = precheck_toml("name = \"x\"\n" + dotted_key(50000) + " = 1\n");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->line, 2);
+  EXPECT_EQ(f->column, 2 * 256);  // the dot before the 257th part
+  EXPECT_NE(std::string(f->message).find("256 parts"), std::string::npos);
+  EXPECT_TRUE(precheck_toml("[" + dotted_key(300) + "]\n"));
+  EXPECT_TRUE(precheck_toml("x = { " + dotted_key(300, "b") + " = 1 }\n"));
+  EXPECT_TRUE(precheck_toml(dotted_key(300, "\"q.q\"") + " = 1\n"));  // quoted parts count too
+  EXPECT_TRUE(precheck_toml(dotted_key(300, " a ") + " = 1\n"));       // blanks around the dots
+}
+
+TEST(TomlPrecheck, ManyFloatsOrKeysOnALineAreNotADottedKey) {
+  std::string floats = "w = [";
+  for (int i = 0; i < 1000; ++i) floats += "1.5, ";
+  EXPECT_FALSE(precheck_toml(floats + "2.5]\n"));
+  std::string keys = "t = { ";
+  for (int i = 0; i < 1000; ++i) keys += "a" + std::to_string(i) + ".b = 1.25, ";
+  EXPECT_FALSE(precheck_toml(keys + "z = 1979-05-27T07:32:00.999 }\n"));
+  std::string lines;
+  for (int i = 0; i < 1000; ++i) lines += "a.b.c = 1.5\n";
+  EXPECT_FALSE(precheck_toml(lines));
+}
+
 TEST(TomlPrecheck, TheParserReportsItAsALocatedError) {
   const ParseResult r = parse_experiment_string("name = \"x\"\nkey\xc2\xa7 = 1\n", "f.toml");
   ASSERT_EQ(r.diagnostics.size(), 1u);
   EXPECT_FALSE(r.experiment);
   EXPECT_EQ(r.diagnostics[0].format().rfind("f.toml:2:4: error: a non-ASCII character outside a string", 0), 0u)
       << r.diagnostics[0].format();
+}
+
+TEST(TomlPrecheck, SetOverridesAreCheckedLikeTheFile) {
+  // `--set KEY=VALUE` reaches TOML++ too: a deep key or a deep inline table in the value crashed.
+  const std::string deep = dotted_key(50000);
+  for (const std::string& set : {deep + "=1", "run.x={" + deep + "=1}"}) {
+    const ParseResult r =
+        parse_experiment_string("name = \"x\"\n[[run]]\nbackend = \"gloo\"\nops = [\"allreduce\"]\nsizes = [8]\n", "f.toml", {set});
+    ASSERT_EQ(r.diagnostics.size(), 1u) << set.substr(0, 40);
+    EXPECT_FALSE(r.experiment);
+    EXPECT_NE(r.diagnostics[0].message.find("more than 256 parts"), std::string::npos) << r.diagnostics[0].format();
+  }
 }
 
 // Issue 28 §20: a binary file is reported at its first byte that cannot be TOML, not where the

@@ -77,11 +77,13 @@ class Writer {
     toml_ += text + "\n";
     origin_.push_back(flag);
   }
-  QuickExperiment done() { return QuickExperiment{toml_, origin_}; }
+  void error(const std::string& flag, const std::string& message) { errors_.push_back(flag + ": error: " + message); }
+  QuickExperiment done() { return QuickExperiment{toml_, origin_, errors_}; }
 
  private:
   std::string toml_;
   std::vector<std::string> origin_;
+  std::vector<std::string> errors_;
 };
 
 }  // namespace
@@ -143,19 +145,26 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   const std::string sizes_flag = fmt::format("-b {} -e {}", f.min_bytes, f.max_bytes);
   const std::string lo = quick_size(f.min_bytes), hi = quick_size(f.max_bytes);
   const auto blo = parse_size(lo), bhi = parse_size(hi), bstep = parse_size(quick_size(f.step));
-  if (!f.step.empty() && f.step != "0" && blo && bhi && bstep && !blo.value->elements &&
-      !bhi.value->elements && !bstep.value->elements &&
-      (bhi.value->value - std::min(bhi.value->value, blo.value->value)) / bstep.value->value < 4096) {
+  constexpr uint64_t kMaxSteps = 4096;
+  const bool stepped = !f.step.empty() && f.step != "0";
+  const bool step_in_bytes = bstep && !bstep.value->elements && bstep.value->value > 0;
+  if (stepped && blo && bhi && step_in_bytes && !blo.value->elements && !bhi.value->elements &&
+      (bhi.value->value - std::min(bhi.value->value, blo.value->value)) / bstep.value->value < kMaxSteps) {
     // nccl-tests -i: arithmetic steps, written out as a list (the file format has no such range).
     std::vector<std::string> list;
     for (uint64_t b = blo.value->value; b <= bhi.value->value; b += bstep.value->value)
       list.push_back(fmt::format("{}B", b));
     w.line("sizes = " + string_list(list), sizes_flag + " -i " + f.step);
-  } else if (!f.step.empty() && f.step != "0") {
-    // Unparsable, or too many sizes: let the parser say what is wrong with the range.
-    w.line(fmt::format("sizes = {{ min = {}, max = {}, step = {} }}", quoted(lo), quoted(hi),
-                       quoted(quick_size(f.step))),
-           sizes_flag + " -i " + f.step);
+  } else if (stepped && !step_in_bytes) {
+    // The file has no arithmetic range, so the parser could only name a key of its own here.
+    w.error("-i " + f.step, "expected a positive step in bytes, such as 4096 or 1M");
+  } else if (stepped && blo && bhi && !blo.value->elements && !bhi.value->elements) {
+    w.error(sizes_flag + " -i " + f.step,
+            fmt::format("more than {} sizes from -b to -e in steps of -i: take a larger step, or "
+                        "-f for a geometric sweep", kMaxSteps));
+  } else if (stepped) {
+    // -b or -e is not a size: the parser names it (the step is then not used).
+    w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = 2 }}", quoted(lo), quoted(hi)), sizes_flag);
   } else if (lo == hi) {
     w.line("sizes = [" + quoted(lo) + "]", sizes_flag);
   } else {
@@ -168,7 +177,13 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.redop.empty()) w.line("redop = " + quoted(f.redop), "-o " + f.redop);
   if (!f.iters.empty()) w.line("iterations = " + raw(f.iters), "-n " + f.iters);
   if (!f.warmup.empty()) w.line("warmup = " + raw(f.warmup), "-w " + f.warmup);
-  if (!f.check.empty()) w.line(std::string("check = ") + (f.check == "0" ? "false" : "true"), "-c " + f.check);
+  if (!f.check.empty()) {
+    // nccl-tests' -c 1 / -c 0, or the file's true / false; anything else goes to the parser as a
+    // string, which it refuses ("-c no" once meant checking on).
+    static const std::map<std::string, std::string> kCheck{{"1", "true"}, {"0", "false"}, {"true", "true"}, {"false", "false"}};
+    const auto it = kCheck.find(f.check);
+    w.line("check = " + (it == kCheck.end() ? quoted(f.check) : it->second), "-c " + f.check);
+  }
   if (!f.root.empty()) w.line("root = " + raw(f.root), "-r " + f.root);
   if (!f.timeout.empty()) w.line("timeout = " + quoted(f.timeout + (all_digits(f.timeout) ? "s" : "")), "-T " + f.timeout);
   if (!f.memory.empty()) w.line("memory = " + quoted(f.memory), "--memory " + f.memory);
@@ -204,7 +219,7 @@ int cmd_quick(const std::vector<std::string>& args) {
       "stepbytes,i", po::value(&f.step), "add this to the size instead (0 = use -f)")(
       "iters,n", po::value(&f.iters), "timed iterations (default 20)")(
       "warmup_iters,w", po::value(&f.warmup), "warm-up iterations (default 5)")(
-      "check,c", po::value(&f.check), "check results: 1 or 0 (default 1)")(
+      "check,c", po::value(&f.check), "check results: 1 or 0 (true or false; default 1)")(
       "op,o", po::value(&f.redop), "reduce op: sum, prod, min, max, avg (default sum)")(
       "datatype,d", po::value(&f.dtype), "dtype: float, half, bfloat16, double, int8, ... (default float)")(
       "root,r", po::value(&f.root), "root rank of rooted ops (default 0)")(
@@ -241,6 +256,8 @@ int cmd_quick(const std::vector<std::string>& args) {
     return kExitInvalid;
   }
   const QuickExperiment q = quick_experiment(f);
+  for (const std::string& e : q.errors) std::cerr << "commbench quick: " << e << "\n";
+  if (!q.errors.empty()) return kExitInvalid;
   if (!save.empty()) {
     std::ofstream out(save);
     out << q.toml;

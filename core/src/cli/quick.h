@@ -13,6 +13,7 @@ namespace commbench {
 struct QuickExperiment {
   std::string toml;
   std::vector<std::string> origin;
+  std::vector<std::string> errors;  // flags the file cannot express ("-i -8: ..."), none when empty
 };
 
 struct QuickFlags {

@@ -100,12 +100,14 @@ void check_plan_bounds(DiagnosticSink& sink, const std::vector<RunSpec>& runs) {
     for (OpKind op : r.ops)
       per_execution += r.sizes.size() * r.dtypes.size() * (op_info(op).reduction ? r.redops.size() : 1) *
                        r.placements.size();
-    const uint64_t runs_executions = r.backends.size() * r.world_sizes.size();
+    // Each repeat is an execution of its own (plan/plan.cpp).
+    const uint64_t runs_executions = r.backends.size() * r.world_sizes.size() * static_cast<uint64_t>(r.repeats);
     executions += runs_executions;
     cases += runs_executions * per_execution;
     if (executions > kMaxExecutions || cases > kMaxCases) {
       sink.error(r.pos, fmt::format("with this run the experiment expands into more than {} executions or {} cases "
-                                    "({} and {} so far): split it into several files, or narrow its lists",
+                                    "({} and {} so far; executions are backends x world sizes x repeats): split it into "
+                                    "several files, or narrow its lists",
                                     kMaxExecutions, kMaxCases, executions, cases));
       return;
     }

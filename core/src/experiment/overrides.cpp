@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "experiment/toml_precheck.h"
+
 namespace commbench {
 namespace {
 
@@ -73,6 +75,11 @@ void apply_one(toml::table& root, const std::string& set, DiagnosticSink& sink) 
       sink.error(at, "empty key in the path: write e.g. run.iterations or defaults.world_sizes");
       return;
     }
+  // The same guard as for the file: TOML++ must not see input it recurses on without a bound.
+  if (auto finding = precheck_toml(key + " = " + text)) {
+    sink.error(at, finding->message);
+    return;
+  }
   // The value is parsed as its own tiny document named after the override, so every later
   // message about it points here rather than into the file.
   toml::table parsed;

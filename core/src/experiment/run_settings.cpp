@@ -70,7 +70,8 @@ const std::array kSettings{
         "allow a local run (no launcher) more ranks than 8 per CPU this process may use: without it "
         "such a world size is refused at validation, since its workers would only compete for the "
         "CPUs (and thousands of them can bring the host down). A world the host's process limits "
-        "(`pids.max` of its cgroup, `RLIMIT_NPROC`) cannot hold is refused either way"),
+        "(`pids.max` of its cgroup, `RLIMIT_NPROC`, the kernel's `pid_max` and `threads-max`) cannot hold "
+        "is refused either way"),
     row<&RunSettings::cpu_binding, codec::Named<CpuBinding, codec::CpuBindingNames>>(
         "cpu_binding", "cpu_binding", "string",
         "bind each rank the agent starts to CPUs, as Open MPI's `--map-by` / `--bind-to` core or numa "

@@ -5,6 +5,19 @@ namespace {
 
 bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
+// TOML++ 3.3 recurses once per part of a dotted key (`a.b.c = 1`, `[a.b.c]`) with no limit: about
+// 40,000 parts overflow an 8 MiB stack. Arrays and inline tables stop at 256 levels
+// (TOML_MAX_NESTED_VALUES); dotted keys get the same bound here.
+constexpr int kMaxDottedKeyParts = 256;
+
+// What may stand between the dots of one dotted key outside quotes: bare-key characters and
+// blanks. Anything else (`=`, `,`, a bracket, a newline) ends it. A float or date-time value
+// holds one dot, so values never come near the bound.
+bool part_of_dotted_key(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == ' ' || c == '\t' || c == '.';
+}
+
 class Scanner {
  public:
   explicit Scanner(std::string_view text) : t_(text) {
@@ -28,6 +41,10 @@ class Scanner {
         return finding("a non-ASCII character outside a string or comment: TOML allows them only "
                        "in \"strings\" and # comments");
       } else {
+        if (c == '.' && ++dotted_parts_ > kMaxDottedKeyParts)
+          return finding("a dotted key of more than 256 parts: TOML++ nests a table per part, and "
+                         "commbench allows as many as for nested arrays (256); no setting is that deep");
+        if (!part_of_dotted_key(c)) dotted_parts_ = 1;
         advance();
       }
     }
@@ -93,6 +110,7 @@ class Scanner {
   size_t i_ = 0;
   size_t line_start_ = 0;
   int line_ = 1;
+  int dotted_parts_ = 1;  // of the dotted key (or value) being scanned; quoted parts do not reset it
 };
 
 // TOML allows no control character anywhere, in strings and comments included, except tab,

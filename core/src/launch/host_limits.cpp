@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,33 @@ void read_pids_limits(HostLimits& l) {
   }
 }
 
+std::optional<int64_t> read_number(const std::string& path) {
+  std::ifstream in(path);
+  int64_t v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+// The kernel's own bounds on tasks, which hold for root too: no more than pid_max process IDs and
+// threads-max threads exist at once. /proc/loadavg's fourth field counts the tasks now ("3/412").
+void read_kernel_limits(HostLimits& l) {
+  const auto pid_max = read_number("/proc/sys/kernel/pid_max");
+  const auto threads_max = read_number("/proc/sys/kernel/threads-max");
+  std::ifstream loadavg("/proc/loadavg");
+  std::string one, five, fifteen, tasks;
+  if (!(loadavg >> one >> five >> fifteen >> tasks)) return;
+  const size_t slash = tasks.find('/');
+  if (slash == std::string::npos) return;
+  int64_t now = 0;
+  try {
+    now = std::stoll(tasks.substr(slash + 1));
+  } catch (const std::exception&) {
+    return;
+  }
+  if (pid_max) tighten(l, *pid_max - now, fmt::format("kernel.pid_max ({})", *pid_max));
+  if (threads_max) tighten(l, *threads_max - now, fmt::format("kernel.threads-max ({})", *threads_max));
+}
+
 }  // namespace
 
 HostLimits read_host_limits() {
@@ -44,6 +73,7 @@ HostLimits read_host_limits() {
   l.cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(CPU_COUNT(&set), 1)
                                                           : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   read_pids_limits(l);
+  read_kernel_limits(l);
   // RLIMIT_NPROC counts every task of the user on the host; it does not apply to root.
   rlimit nproc{};
   if (::geteuid() != 0 && ::getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)

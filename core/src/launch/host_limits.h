@@ -19,7 +19,8 @@ inline constexpr int kTasksPerWorker = 3;
 struct HostLimits {
   int cpus = 1;  // CPUs this process may run on (its affinity mask)
   // Tasks this user may still start here: the tightest of the cgroup's pids.max - pids.current
-  // (up to the root) and RLIMIT_NPROC; nullopt when nothing limits them.
+  // (up to the root), RLIMIT_NPROC (not for root), and the kernel's pid_max and threads-max less
+  // the tasks that exist; nullopt when nothing limits them.
   std::optional<int64_t> tasks_left;
   std::string tasks_limit_source;  // the file or limit that decided tasks_left
 };

@@ -22,12 +22,19 @@ std::string table_header() {
       "p99(us)", kPct, "msg/s", kRate, "CV%", kCv);
 }
 
+// A number right-aligned in its column, and a blank before it where it fills the column, so a
+// 13-digit size never runs into its neighbour.
+std::string number_column(uint64_t v, int width) {
+  const std::string text = std::to_string(v);
+  return static_cast<int>(text.size()) >= width ? " " + text : fmt::format("{:>{}}", text, width);
+}
+
 // The identifying columns every row starts with.
 std::string row_prefix(const CaseRecord& r) {
   // all_pairs rows name their pair where the op would be: the op is in the table's context.
   const std::string op = r.src >= 0 ? fmt::format("pair {}->{}", r.src, r.dst) : r.op;
-  return fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}", op, kOp, r.bytes, kSize, r.count,
-                     kCount, r.dtype, kType, redop_or_dash(r.redop), kRedop,
+  return fmt::format("{:>{}}{}{}{:>{}}{:>{}}{:>{}}", op, kOp, number_column(r.bytes, kSize),
+                     number_column(r.count, kCount), r.dtype, kType, redop_or_dash(r.redop), kRedop,
                      short_placement(r.placement), kPlace);
 }
 
