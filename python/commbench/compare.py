@@ -254,7 +254,8 @@ def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EF
     new_jobs = read_jobs([new])
     rows = [Row(k, b.get(k), n.get(k)) for k in list(b) + [k for k in n if k not in b]]
     for row in rows:
-        lost = why_not_measured(row.base[0], new_jobs) if row.base and not row.new else None
+        measured = [r for r in row.base if r.get("status") == "ok"]
+        lost = why_not_measured(measured[0], new_jobs) if measured and not row.new else None
         if lost:
             row.verdict, row.note = "regressed", lost
         elif not row.new:

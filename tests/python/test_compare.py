@@ -176,6 +176,14 @@ class CompareTest(TempDirCase):
         # The other 60 cases were measured and are judged as usual.
         self.assertIn("72 cases (60 matched)", p.stdout)
 
+    def test_a_case_the_baseline_did_not_measure_either_is_not_a_regression(self):
+        base = self.copy_fixture(GLOO_VS_UCX, "base")
+        rewrite(base, lambda c: c.update(status="unsupported", reason="test") or c
+                if c["backend"] == "ucx" and c["world_size"] == 4 else c)
+        p = commbench("compare", base, self.lose_ucx_4_ranks(), check=0)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("Not compared: 12 case(s) only in BASELINE", p.stdout)
+
     def test_every_case_lost_is_a_regression_not_a_mismatch(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")
         jl = os.path.join(new, "results.jsonl")
