@@ -201,38 +201,60 @@ def crossovers(all_series):
     return out
 
 
-def scaling(all_series):
-    """Weak-scaling efficiency (fixed bytes per rank): throughput_N = N × bytes / time_N and
-    efficiency = (throughput_N / throughput_base) / (N / base), base = smallest world size."""
+_SCALING_FORMULA = {
+    ("op", "weak"): "efficiency = time(base) / time(N), the bytes per rank fixed",
+    ("op", "strong"): "efficiency = (time(base) / time(N)) × (base / N), the total fixed",
+    ("workload", "weak"): "efficiency = (samples/s(N) / samples/s(base)) / (N / base), the batch "
+                          "per rank fixed",
+    ("workload", "strong"): "efficiency = (step(base) / step(N)) × (base / N), the global batch "
+                            "fixed",
+}
+
+
+def scaling(jobs):
+    """Scaling efficiency as the job computed it (summary.json `scaling`, docs/metrics.md): weak,
+    strong and workload runs each by their own formula, so the report says what the console and
+    summary.json say. One sentence per configuration, at its largest size measured at every
+    world size."""
     out = []
-    configs = {}
-    for s in all_series:
-        k = tuple(s[f] for f in SERIES_FIELDS if f != "world_size")
-        configs.setdefault(k, []).append(s)
-    for k, ss in configs.items():
-        if len(ss) < 2:
+    for j in jobs:
+        if j.summary is None:
+            worlds = {c.get("world_size") for c in j.cases if c.get("status") == "ok"}
+            if len(worlds) > 1:
+                out.append(f"{j.label} did not finish, so it has no scaling table (the job "
+                           "computes it into summary.json at the end).")
             continue
-        common = set.intersection(*(set(s.sizes) for s in ss))
-        common.discard(0)
-        if not common:
-            continue
-        size = max(common)
-        ss = sorted(ss, key=lambda s: s["world_size"])
-        base = ss[0]
-        tb = next(num(r, "time_us", "mean") for r in base.records if r["bytes"] == size)
-        effs = []
-        for s in ss[1:]:
-            t = next(num(r, "time_us", "mean") for r in s.records if r["bytes"] == size)
-            if not t or not tb:
+        best = {}
+        for e in j.summary.get("scaling") or []:
+            pts = e.get("points") or []
+            if len(pts) < 2:
                 continue
-            n, b = s["world_size"], base["world_size"]
-            eff = ((n * size / t) / (b * size / tb)) / (n / b)
-            effs.append(f"{n} ranks {fmt.pct(eff)}")
-        if effs:
-            out.append(f"**{base['op']}, {label(base, all_series, always=('backend',), never=('world_size', 'op'))}** at {fmt.size(size)} per rank, "
-                       f"relative to {base['world_size']} rank(s): " + ", ".join(effs)
-                       + " (efficiency = (throughput_N / throughput_base) / (N / base), "
-                       "throughput = ranks × bytes / mean time).")
+            key = tuple(e.get(f) for f in ("run", "backend", "op", "dtype", "redop", "placement",
+                                           "memory", "workload", "mode"))
+            if key not in best or (len(pts), e.get("bytes", 0)) > (len(best[key]["points"]),
+                                                                    best[key].get("bytes", 0)):
+                best[key] = e
+        entries = list(best.values())
+        for e in entries:
+            kind = "workload" if e.get("throughput") == "samples_per_s" else "op"
+            mode = e.get("mode", "weak")
+            if kind == "workload":
+                what = f"{e.get('workload')}, {e.get('backend')}"
+                amount = (f"batch {e.get('batch_size')} per rank" if mode == "weak"
+                          else f"global batch {e.get('batch_size')}")
+            else:
+                ops = [x for x in entries if x.get("throughput") != "samples_per_s"]
+                varying = [f for f in ("dtype", "redop", "placement", "memory")
+                           if len({x.get(f) for x in ops}) > 1 and e.get(f)]
+                what = ", ".join([e.get("op"), e.get("backend")] + [str(e[f]) for f in varying])
+                amount = fmt.size(e.get("bytes", 0)) + (" per rank" if mode == "weak" else " in total")
+            src = f" in {j.label}" if len(jobs) > 1 else ""
+            pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))
+            effs = ", ".join(f"{p['world_size']} ranks {fmt.pct(p['efficiency'])}" for p in pts[1:]
+                             if p.get("efficiency") is not None)
+            out.append(f"**{what}**{src}, {mode} scaling of {amount}, relative to "
+                       f"{e.get('base_world_size')} rank(s): {effs} "
+                       f"({_SCALING_FORMULA.get((kind, mode), 'docs/metrics.md')}).")
     return out
 
 
@@ -371,7 +393,7 @@ def analyse(jobs):
         ("⚠ Busy machine", machine(jobs)),
         ("Per backend and op", per),
         ("Backends and memory types compared", crossovers(all_series)),
-        ("Scaling across world sizes", scaling(all_series)),
+        ("Scaling across world sizes", scaling(jobs)),
         ("Links (all_pairs)", links(jobs)),
         ("Stragglers", stragglers(jobs)),
         ("Result quality", quality(jobs)),
@@ -387,6 +409,9 @@ def _aggregation_words(method, agg):
     if method is None:
         return ("method not recorded (records older than schema 2): per iteration the slowest "
                 "rank; the mean over iterations")
+    if method == "per_step":
+        return ("method per_step (workload = \"data_parallel\", docs/workloads.md): each training "
+                "step's time is the slowest rank's; the mean over steps")
     what = {"batch": "the iterations run back to back, per rank the elapsed time / N",
             "graph": "the iterations captured in one CUDA graph and launched once, per rank the "
                      "elapsed time / N"}.get(method, f"method {method}")

@@ -12,7 +12,21 @@ repeat whose mean time is the median of the repeats' (its statistics stay consis
 from .load import num
 
 SERIES_FIELDS = ("source", "run", "backend", "memory", "staging", "world_size", "op", "dtype",
-                 "redop", "placement", "root", "method", "rank_aggregation")
+                 "redop", "placement", "root", "method", "rank_aggregation", "variant")
+
+
+def workload_variant(record):
+    """What tells a workload's cases apart beyond the op ("custom ddp overlap on, batch 8"), as
+    compare matches them; None for op cases. Overlap on and off are two series, never two
+    repeats of one."""
+    w = record.get("workload")
+    if not isinstance(w, dict):
+        return None
+    overlap = w.get("overlap")
+    words = [str(w.get("model", "")), str(w.get("sharding", "")),
+             "" if overlap is None else f"overlap {'on' if overlap else 'off'}"]
+    text = " ".join(x for x in words if x)
+    return text + (f", batch {w['batch_size']}" if w.get("batch_size") is not None else "")
 
 
 def measured(record):
@@ -61,7 +75,7 @@ def series_of(jobs, ops=None):
             continue
         if ops is not None and c.get("op") not in ops:
             continue
-        rec = dict(c, source=label)
+        rec = dict(c, source=label, variant=workload_variant(c))
         key = tuple(rec.get(f) for f in SERIES_FIELDS)
         groups.setdefault(key, {}).setdefault(rec.get("bytes", 0), []).append(rec)
     return [Series(k, [_median_repeat(v) for v in by_size.values()])
@@ -74,7 +88,7 @@ def label(series, among, always=("backend",), never=()):
     varying = {f for f in SERIES_FIELDS if len({s[f] for s in among}) > 1}
     parts = []
     for f in ("source", "run", "backend", "memory", "staging", "world_size", "dtype", "redop",
-              "placement", "root", "method", "rank_aggregation", "op"):
+              "placement", "root", "method", "rank_aggregation", "op", "variant"):
         if (f in always or f in varying) and f not in never:
             v = series[f]
             if v in (None, ""):

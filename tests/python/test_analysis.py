@@ -147,6 +147,60 @@ class BusyMachine(unittest.TestCase):
 
 
 @unittest.skipUnless(have_matplotlib(), "matplotlib is not installed")
+class ScalingSentences(unittest.TestCase):
+    """The report says the efficiency the job computed (summary.json `scaling`), by the formula of
+    the run's mode; it once recomputed every run as weak scaling."""
+
+    def strong_job(self):
+        # 1 MiB in total of allreduce: 400 µs at 2 ranks, 500 µs at 4. Strong: (400 / 500) x
+        # (2 / 4) = 40 %; the weak formula would have said 400 / 500 = 80 %.
+        j = job([rec(bytes_=1 << 20, mean=400.0, world=2), rec(bytes_=1 << 20, mean=500.0, world=4)])
+        j.summary = {"scaling": [{
+            "run": "r", "backend": "gloo", "op": "allreduce", "dtype": "f32", "redop": "sum",
+            "placement": "out_of_place", "memory": "host", "mode": "strong", "bytes": 1 << 20,
+            "base_world_size": 2,
+            "points": [{"world_size": 2, "time_us": 400.0, "efficiency": 1.0},
+                       {"world_size": 4, "time_us": 500.0, "efficiency": 0.4}]}]}
+        return j
+
+    def test_strong_scaling_is_said_as_the_job_computed_it(self):
+        (line,) = sentences([self.strong_job()], "Scaling across world sizes")
+        self.assertIn("**allreduce, gloo**, strong scaling of 1 MiB in total, relative to 2 rank(s): "
+                      "4 ranks 40 %", line)
+        self.assertIn("(time(base) / time(N)) × (base / N)", line)
+        self.assertNotIn("80 %", line)
+
+    def test_workload_scaling_names_its_variant_and_samples_per_second(self):
+        j = job([])
+        j.summary = {"scaling": [{
+            "run": "dp", "backend": "gloo", "op": "data_parallel", "mode": "weak", "bytes": 600000,
+            "base_world_size": 1, "workload": "custom ddp overlap on", "batch_size": 8,
+            "throughput": "samples_per_s",
+            "points": [{"world_size": 1, "efficiency": 1.0}, {"world_size": 2, "efficiency": 0.646}]}]}
+        (line,) = sentences([j], "Scaling across world sizes")
+        self.assertIn("**custom ddp overlap on, gloo**, weak scaling of batch 8 per rank", line)
+        self.assertIn("2 ranks 64.6 %", line)
+        self.assertIn("samples/s", line)
+
+    def test_an_unfinished_job_says_it_has_no_scaling(self):
+        j = job([rec(world=2), rec(world=4)])   # summary None: the job did not finish
+        (line,) = sentences([j], "Scaling across world sizes")
+        self.assertIn("known did not finish, so it has no scaling table", line)
+
+    def test_overlap_on_and_off_are_two_series_not_two_repeats(self):
+        def step(overlap, mean):
+            return rec(op="data_parallel", bytes_=600000, mean=mean, world=2, redop="",
+                       method="per_step", agg="slowest_per_step",
+                       workload={"model": "custom", "sharding": "ddp", "overlap": overlap,
+                                 "batch_size": 8})
+        ss = series_of([job([step(True, 20000.0), step(False, 26000.0)])])
+        self.assertEqual(sorted(s["variant"] for s in ss),
+                         ["custom ddp overlap off, batch 8", "custom ddp overlap on, batch 8"])
+        text = analysis.markdown([job([step(True, 20000.0), step(False, 26000.0)])])
+        self.assertNotIn("repeats", text.split("## Per backend")[1] if "## Per backend" in text else text)
+        self.assertIn("method per_step (workload", text)
+
+
 class PlotStyles(unittest.TestCase):
     def series12(self):
         cases = [rec(backend=b, world=w, dtype=d, bytes_=s, mean=s / 100 + w)

@@ -149,6 +149,14 @@ class ReportTest(TempDirCase):
         with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
             analysis = f.read()
         self.assertIn("## Scaling across world sizes", analysis)
+        # As the job computed it (summary.json `scaling`), at the largest size every world ran.
+        with open(os.path.join(GLOO_VS_UCX, "summary.json"), encoding="utf-8") as f:
+            entries = json.load(f)["scaling"]
+        e = max((x for x in entries if x["backend"] == "ucx" and x["op"] == "allreduce"),
+                key=lambda x: x["bytes"])
+        self.assertIn(f"**allreduce, ucx, sum** in {os.path.basename(GLOO_VS_UCX)}, weak scaling of "
+                      f"{fmt.size(e['bytes'])} per rank, relative to 1 rank(s): 2 ranks "
+                      f"{fmt.pct(e['points'][1]['efficiency'])}", analysis)
 
     def test_memory_types_are_compared(self):
         # Seed 001/002: Gloo on host memory against NCCL on GPU memory, from two jobs. No GPU

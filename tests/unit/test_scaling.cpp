@@ -58,6 +58,18 @@ TEST(Scaling, OnlyMeasuredCasesAtTwoOrMoreWorldSizesCount) {
   EXPECT_TRUE(scaling_series(recs, {}).empty());
 }
 
+TEST(Scaling, TwoPeerPatternsHaveNoScalingButRingAndPairedPatternsDo) {
+  // pingpong, unidir_bw, bidir_bw run between two ranks whatever the world: an "efficiency" of
+  // them across world sizes (once 92 %) measured nothing. sendrecv and msg_rate use every rank.
+  std::vector<CaseRecord> recs;
+  for (const char* op : {"pingpong", "unidir_bw", "bidir_bw", "sendrecv", "msg_rate"})
+    for (int n : {2, 4}) recs.push_back(make_case("gloo", op, 4096, 10.0 * n, n));
+  const auto series = scaling_series(recs, {});
+  std::vector<std::string> ops;
+  for (const auto& s : series) ops.push_back(s.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"sendrecv", "msg_rate"}));
+}
+
 TEST(Scaling, SummaryJsonCarriesTheSeriesWithTheRunsMode) {
   JobInfo job;
   job.experiment_json = {{"runs", {{{"index", 0}, {"scaling", "strong"}}}}};

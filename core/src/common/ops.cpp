@@ -69,6 +69,10 @@ std::optional<OpKind> parse_op_kind(std::string_view name) {
   return std::nullopt;
 }
 
+bool between_two_peers(OpKind kind) {
+  return kind == OpKind::PingPong || kind == OpKind::UnidirBw || kind == OpKind::BidirBw;
+}
+
 uint64_t strong_scaling_share(OpKind op, int world) {
   const double share = per_world(op_info(op).algbw, world);
   return share >= 1 ? static_cast<uint64_t>(share) : 1;

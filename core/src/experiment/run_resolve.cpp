@@ -273,7 +273,7 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   auto has = [&](OpKind k) { return std::find(ops.begin(), ops.end(), k) != ops.end(); };
   if (!has(OpKind::UnidirBw) && !has(OpKind::BidirBw) && !has(OpKind::MsgRate))
     warn("window", "only unidir_bw, bidir_bw and msg_rate use it");
-  if (!has(OpKind::PingPong) && !has(OpKind::UnidirBw) && !has(OpKind::BidirBw))
+  if (!any_op(ops, [](const OpInfo& o) { return between_two_peers(o.kind); }))
     warn("peers", "only pingpong, unidir_bw and bidir_bw use it");
   if (only_barrier(ops)) warn("sizes", "barrier moves no data");
   if (spec.world_sizes.size() < 2) warn("scaling", "the run has one world size, so nothing scales");

@@ -68,7 +68,7 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
       continue;
     }
     const auto kind = parse_op_kind(r.op);
-    if (!kind || *kind == OpKind::Barrier || *kind == OpKind::AllPairs) continue;
+    if (!kind || *kind == OpKind::Barrier || *kind == OpKind::AllPairs || between_two_peers(*kind)) continue;
     if (r.status != "ok" || !(r.time_us.mean > 0) || r.world_size < 1) continue;
     const auto m = modes.find(r.run_index);
     const ScalingMode mode = m == modes.end() ? ScalingMode::Weak : m->second;
