@@ -249,5 +249,37 @@ options.sleep = { sleep_us = 1000 }
   EXPECT_NE(read_text(dir.job_folder() / "summary.md").find("(target missed)"), std::string::npos);
 }
 
+// min_time is a minimum of timed time. The first round's size comes from the warm-up's time per
+// op, and a cold start makes that an overestimate: here the check and the 3 warm-ups take 10 ms
+// each, the timed ops 1 ms, so the warm-up asks for 6 iterations (6 ms, 10x short of 60 ms).
+// Rounds follow until the timed time itself reaches min_time. A 30-iteration cap is honoured.
+TEST(TimingMethods, MinTimeIsReachedEvenWhenTheWarmUpWasSlow) {
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("mt.toml", sleep_experiment(R"(
+[[run]]
+name = "filled"
+iterations = 1
+warmup = 3
+min_time = "60ms"
+[[run]]
+name = "capped"
+iterations = 1
+warmup = 3
+min_time = "60ms"
+max_iterations = 30
+)", "{ sleep_us = 1000, slow_first = 4, slow_factor = 10 }")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 2u);
+  const auto& filled = by_run(cases, "filled");
+  const double timed_ms = filled["iterations"].get<double>() * filled["time_us"]["mean"].get<double>() / 1e3;
+  EXPECT_GE(timed_ms, 60.0 * 0.97) << filled.dump();
+  // Not far past it either: the later rounds are sized from the timed ops' own time.
+  EXPECT_LE(filled["iterations"].get<int>(), 90) << filled.dump();
+  EXPECT_EQ(filled["samples_us"].size(), filled["iterations"].get<size_t>());
+  const auto& capped = by_run(cases, "capped");
+  EXPECT_EQ(capped["iterations"], 30) << capped.dump();
+}
+
 }  // namespace
 }  // namespace commbench::testing

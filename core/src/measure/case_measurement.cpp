@@ -1,6 +1,8 @@
 #include "measure/case_measurement.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 #include <type_traits>
 
@@ -119,6 +121,10 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
   m.times.label = rule.label;
   std::vector<double> own;  // this rank's samples of every round
   const auto began = std::chrono::steady_clock::now();
+  // min_time without target_cv: the first round's size came from the warm-up's time per op,
+  // which overestimates a warm op (seen: 1.4 ms estimated, 0.11 ms measured, 13x short). So the
+  // timed time itself decides: more rounds until it reaches min_time or max_iterations.
+  const bool fill_min_time = e.min_time_s > 0 && e.target_cv <= 0;
   for (;;) {
     std::vector<double> mine = measure_round(env, exec, iters, case_name);
     settle_backend(env);  // after the clock stopped: not part of any sample
@@ -131,7 +137,7 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
     boot.gather(&stats, sizeof(stats), everyone.data(), 0, Millis(remaining_ms(env)));
     if (!by_mean) append_round(env, rule, mine, m);
     m.iterations += iters;
-    int32_t again = 0;
+    int32_t again = 0;  // the next round's iterations; 0: done
     if (rank == 0) {
       m.times.rank_mean_us.clear();
       for (const RankStats& s : everyone) m.times.rank_mean_us.push_back(s.mean);
@@ -144,12 +150,22 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
       }
       m.cv_reached = e.target_cv > 0 && cv < e.target_cv;
       const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      again = e.target_cv > 0 && !m.cv_reached && m.iterations + iters <= e.max_iterations &&
-              spent < e.max_time_s;
+      if (e.target_cv > 0) {
+        again = !m.cv_reached && m.iterations + iters <= e.max_iterations && spent < e.max_time_s ? iters : 0;
+      } else if (fill_min_time) {
+        // Rank 0's own timed time so far: the iterations times its mean.
+        const double timed_s = stats.mean * static_cast<double>(own.size()) * 1e-6;
+        const double per_op_s = stats.mean * 1e-6;
+        const int64_t room = static_cast<int64_t>(e.max_iterations) - m.iterations;
+        if (timed_s < e.min_time_s && room > 0 && per_op_s > 0)
+          again = static_cast<int32_t>(std::clamp<double>(std::ceil((e.min_time_s - timed_s) / per_op_s), 1.0,
+                                                          static_cast<double>(room)));
+      }
     }
-    if (e.target_cv <= 0) break;
+    if (e.target_cv <= 0 && !fill_min_time) break;
     boot.broadcast(&again, sizeof(again), 0, Millis(remaining_ms(env)));
-    if (!again) break;
+    if (again <= 0) break;
+    iters = again;
   }
   if (by_mean) {  // once: the chosen rank's series of every round
     int32_t pick = rank == 0 ? rank_by_mean(m.times.rank_mean_us, rule.smallest) : 0;

@@ -16,6 +16,8 @@
 //   sleep_us_rank<R> = rank R's period instead
 //   slow_every       = every k-th allreduce on every rank takes `slow_factor` periods (default 0: never)
 //   slow_factor      = default 4
+//   slow_first       = the first k allreduces on every rank take `slow_factor` periods (a cold
+//                      start: warm-up slower than the timed ops; default 0)
 //   async            = 1: allreduce posts return at once (CB_CAP_ASYNC) and complete at their
 //                      deadline; the allreduces form one serial channel — each starts when the
 //                      previous one ended or when posted, whichever is later — so N posted
@@ -34,6 +36,7 @@ namespace {
 int64_t g_period_ns = 2'000'000;
 int64_t g_slow_every = 0;
 int64_t g_slow_factor = 4;
+int64_t g_slow_first = 0;
 int64_t g_deadline_ns = -1;  // the previous allreduce's end, CLOCK_MONOTONIC
 uint64_t g_allreduces = 0;
 uint64_t g_posts = 0;                 // every post, counted in before_post
@@ -55,7 +58,7 @@ void sleep_until(int64_t deadline_ns) {
 
 const char* const kPluginName = "sleep";
 const char* const kPluginDescription = "test plugin: allreduce of a known, per-rank duration (no communication)";
-const std::vector<std::string> kOptionKeys = {"sleep_us", "slow_every", "slow_factor", "sleep_us_rank0",
+const std::vector<std::string> kOptionKeys = {"sleep_us", "slow_every", "slow_factor", "slow_first", "sleep_us_rank0",
                                               "sleep_us_rank1", "sleep_us_rank2", "sleep_us_rank3", "async"};
 
 void configure(const Options& options, const cb_host_services& host) {
@@ -65,8 +68,10 @@ void configure(const Options& options, const cb_host_services& host) {
   g_period_ns = us * 1000;
   g_slow_every = int_option(options, "slow_every", 0);
   g_slow_factor = int_option(options, "slow_factor", 4);
+  g_slow_first = int_option(options, "slow_first", 0);
   g_async = int_option(options, "async", 0) != 0;
-  if (g_slow_every < 0 || g_slow_factor < 1) throw std::invalid_argument("slow_every >= 0 and slow_factor >= 1");
+  if (g_slow_every < 0 || g_slow_factor < 1 || g_slow_first < 0)
+    throw std::invalid_argument("slow_every >= 0, slow_first >= 0 and slow_factor >= 1");
 }
 
 bool collectives_are_local() { return true; }
@@ -75,8 +80,9 @@ int64_t async_completion_ns() { return g_async ? g_deadline_ns : -1; }
 
 void after_allreduce(const cb_host_services&, float*, size_t) {
   ++g_allreduces;
-  const int64_t period = g_slow_every > 0 && g_allreduces % static_cast<uint64_t>(g_slow_every) == 0
-                             ? g_period_ns * g_slow_factor
+  const bool slow = (g_slow_every > 0 && g_allreduces % static_cast<uint64_t>(g_slow_every) == 0) ||
+                    g_allreduces <= static_cast<uint64_t>(std::max<int64_t>(g_slow_first, 0));
+  const int64_t period = slow ? g_period_ns * g_slow_factor
                              : g_period_ns;
   if (g_async) {  // the serial channel: no sleep here, test()/wait() see the deadline
     g_deadline_ns = std::max(g_deadline_ns, now_ns()) + period;
