@@ -50,6 +50,26 @@ TEST(ReportComparison, AlignsBackendsPerSizeAndComputesRatios) {
   EXPECT_NEAR(*time_ratio(rows[1], 1), 1.5, 1e-12);
 }
 
+TEST(ReportComparison, RepeatsShowEachBackendsMedianRepeatAndSaySo) {
+  // The tables once showed repeat 0 only, unlabelled (gloo 1817.81 us against ucx 58.56 us,
+  // while repeat 1 was 993.11 against 67.3). Three repeats: the median one, by mean time.
+  std::vector<CaseRecord> records;
+  for (double t : {30.0, 10.0, 20.0}) records.push_back(make_case("gloo", "allreduce", 4096, t));
+  for (double t : {5.0, 7.0, 6.0}) records.push_back(make_case("ucx", "allreduce", 4096, t));
+  records[1].status = "failed";  // a failed repeat is not the median of the measured ones
+  for (int i = 0; i < 6; ++i) records[static_cast<size_t>(i)].repeat = i % 3;
+  const auto set = compare_backends({"gloo", "ucx"}, records);
+  EXPECT_EQ(set.max_repeats, 3);
+  ASSERT_EQ(set.tables.size(), 1u);
+  ASSERT_EQ(set.tables[0].rows.size(), 1u);
+  const auto& row = set.tables[0].rows[0];
+  EXPECT_DOUBLE_EQ(row.by_backend[0]->time_us.mean, 20.0);  // of 30 and 20 measured: the lower middle
+  EXPECT_DOUBLE_EQ(row.by_backend[1]->time_us.mean, 6.0);
+  EXPECT_NEAR(*time_ratio(row, 1), 0.3, 1e-12);
+  EXPECT_EQ(repeats_note(set), "; with 3 repeats, each backend's median repeat (by mean time)");
+  EXPECT_EQ(repeats_note(compare_backends({"gloo"}, {make_case("gloo", "allreduce", 4096, 1)})), "");
+}
+
 TEST(ReportComparison, MissingBackendHasNoRatio) {
   const std::vector<CaseRecord> records{make_case("gloo", "allreduce", 4096, 10)};
   const auto set = compare_backends({"gloo", "nccl"}, records);
@@ -108,6 +128,27 @@ TEST_F(ReportMarkdown, PerGroupTablesJobMetadataAndFailures) {
   EXPECT_TRUE(contains(md, "| crashy | 4 | failed |")) << md;
   EXPECT_TRUE(contains(md, "rank 2 killed by signal 11 (SIGSEGV)")) << md;
   EXPECT_TRUE(contains(md, "**Exit code:** 1 (1 execution failed")) << md;
+}
+
+TEST_F(ReportMarkdown, RepeatsAreNumberedAndTheComparisonSaysWhichRepeatItShows) {
+  // Two repeats of each backend: repeat 0 slow for gloo, fast for mpi. The tables once listed
+  // the repeats as identical-looking rows and compared repeat 0 alone.
+  result.cases = {make_case("gloo", "allreduce", 1 << 20, 300), make_case("mpi", "allreduce", 1 << 20, 150),
+                  make_case("gloo", "allreduce", 1 << 20, 100), make_case("mpi", "allreduce", 1 << 20, 160)};
+  result.cases[2].repeat = result.cases[3].repeat = 1;
+  result.executions.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    result.executions[static_cast<size_t>(i)].info.repeats = 2;
+    result.executions[static_cast<size_t>(i)].info.repeat = i;
+  }
+  const std::string md = render_markdown_summary(job, result, {{0, {"gloo", "mpi"}}});
+  EXPECT_TRUE(contains(md, "With 2 repeats: each backend's median repeat (by mean time).")) << md;
+  EXPECT_TRUE(contains(md, "| backend | ranks | repeat | status |")) << md;
+  EXPECT_TRUE(contains(md, "| 1/2 |")) << md;
+  EXPECT_TRUE(contains(md, "| 2/2 |")) << md;
+  EXPECT_TRUE(contains(md, "| size | repeat | bytes |")) << md;
+  // The median repeat of two is the faster (the lower middle): gloo 100, mpi 150, mpi / gloo 1.5.
+  EXPECT_TRUE(contains(md, "| 1 MiB | 100.00 | 15.73 | 150.00 | 10.49 | 1.50× |")) << md;
 }
 
 TEST_F(ReportMarkdown, NoisyCasesAreMarkedAndPipesEscaped) {

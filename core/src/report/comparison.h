@@ -29,7 +29,13 @@ struct ComparisonTable {
 struct ComparisonSet {
   std::vector<std::string> backends;  // column order; backends[0] is the reference
   std::vector<ComparisonTable> tables;
+  // The most repeats (`repeats`) any backend has of one case. With more than one, each cell is
+  // that backend's median repeat by mean time, the one the report's series take too.
+  int max_repeats = 1;
 };
+
+// "; with 3 repeats, each backend's median repeat (by mean time)", or "" without repeats.
+std::string repeats_note(const ComparisonSet& set);
 
 // `backend_order` is the run's backend list (RunSpec::backends); backends found only in the
 // records are appended in order of appearance. Pointers refer into `records`.

@@ -276,8 +276,8 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
   print("#");
   print(
       fmt::format("# Comparison for run '{}': time (us) and busbw (GB/s) per backend; "
-                  "ratio = backend time / {} time",
-                  run.name, ref));
+                  "ratio = backend time / {} time{}",
+                  run.name, ref, repeats_note(set)));
   for (const auto& t : set.tables) {
     print(fmt::format("# {} {} {} {}, {}", t.op, t.dtype, redop_or_dash(t.redop),
                       short_placement(t.placement), ranks(t.world_size)));

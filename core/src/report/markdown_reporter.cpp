@@ -86,22 +86,22 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
 }
 
 void append_executions(std::string& md, const std::vector<const ExecutionOutcome*>& execs) {
+  // With `repeats`, the same backend and world size run once per repeat: say which this is.
+  const bool repeated = std::any_of(execs.begin(), execs.end(), [](const ExecutionOutcome* e) { return e->info.repeats > 1; });
   std::vector<std::vector<std::string>> rows;
-  for (const auto* e : execs)
+  for (const auto* e : execs) {
     rows.push_back({e->info.backend, fmt::format("{}", e->info.world_size), e->status,
                     fmt::format("{}/{}", e->cases_done, e->info.case_total),
                     fmt::format("{:.1f}", e->elapsed_s),
                     e->failed_rank >= 0 ? fmt::format("{}", e->failed_rank) : "-",
                     e->reason.empty() ? "-" : cell(e->reason)});
-  append_table(md,
-               {{"backend", false},
-                {"ranks", true},
-                {"status", false},
-                {"cases", true},
-                {"elapsed (s)", true},
-                {"failed rank", true},
-                {"reason", false}},
-               rows);
+    if (repeated) rows.back().insert(rows.back().begin() + 2, fmt::format("{}/{}", e->info.repeat + 1, e->info.repeats));
+  }
+  std::vector<Column> columns{{"backend", false},     {"ranks", true},       {"status", false},
+                              {"cases", true},        {"elapsed (s)", true}, {"failed rank", true},
+                              {"reason", false}};
+  if (repeated) columns.insert(columns.begin() + 2, {"repeat", true});
+  append_table(md, columns, rows);
 }
 
 // One table per (backend, world size, op, dtype, redop, placement), in order of appearance.
@@ -116,9 +116,12 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
     it->second.push_back(c);
   }
   for (auto& [key, members] : groups) {
-    // Sizes ascending whatever order the plan ran them in (e.g. shuffled to avoid drift bias).
-    std::stable_sort(members.begin(), members.end(),
-                     [](const CaseRecord* a, const CaseRecord* b) { return a->bytes < b->bytes; });
+    // Sizes ascending whatever order the plan ran them in (e.g. shuffled to avoid drift bias),
+    // each size's repeats together and numbered.
+    std::stable_sort(members.begin(), members.end(), [](const CaseRecord* a, const CaseRecord* b) {
+      return std::tie(a->bytes, a->repeat) < std::tie(b->bytes, b->repeat);
+    });
+    const bool repeated = std::any_of(members.begin(), members.end(), [](const CaseRecord* r) { return r->repeat > 0; });
     const auto& [backend, world, op, dtype, redop, placement] = key;
     md += fmt::format("### {} · {} ranks · {} · {} · {} · {}\n\n", backend, world, op, dtype,
                       redop_or_dash(redop), placement);
@@ -157,6 +160,11 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
         {"algbw (GB/s)", true}, {"busbw (GB/s)", true}, {"p50 (us)", true}, {"p99 (us)", true},
         {"CV", true},         {"#wrong", true}};
     if (rates) columns.push_back({"messages/s", true});
+    if (repeated) {
+      columns.insert(columns.begin() + 1, {"repeat", true});
+      for (size_t i = 0; i < rows.size(); ++i)
+        rows[i].insert(rows[i].begin() + 1, fmt::format("{}", members[i]->repeat));
+    }
     append_table(md, columns, rows);
   }
 }
@@ -169,6 +177,8 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
   for (const auto& t : set.tables) {
     md += fmt::format("### Comparison · {} · {} · {} · {} · {} ranks\n\n", t.op, t.dtype,
                       redop_or_dash(t.redop), t.placement, t.world_size);
+    if (set.max_repeats > 1)
+      md += fmt::format("With {} repeats: each backend's median repeat (by mean time).\n\n", set.max_repeats);
     std::vector<Column> columns{{"size", true}};
     for (const auto& b : set.backends) {
       columns.push_back({b + " time (us)", true});
