@@ -147,13 +147,26 @@ def _pair_sentence(where, la, lb, a, b, note):
         return None
     verdicts = [(k, noise.faster(ra[k], rb[k])) for k in common]
     real = [(k, v) for k, v in verdicts if v]
-    noisy = [k for k, v in verdicts if not v]
+    name = {"a": la, "b": lb}
+    # Sizes where one side won every repeat but too few repeats let the test decide: said as
+    # such, never as noise.
+    undecided = {k: u for k, v in verdicts if not v
+                 for u in [noise.unresolved_by_repeats(ra[k], rb[k])] if u}
+    noisy = [k for k, v in verdicts if not v and k not in undecided]
     within = (f"; at {len(noisy)} of {len(common)} sizes the difference is within noise "
               f"({_cv_words([ra[k] for k in noisy] + [rb[k] for k in noisy])})" if noisy else "")
-    if not real:
+    if undecided:
+        sides = {u[0] for u in undecided.values()}
+        who = name[next(iter(sides))] if len(sides) == 1 else "one side"
+        n = min(u[1] for u in undecided.values())
+        within += (f"; at {len(undecided)} of {len(common)} sizes {who} was faster in every repeat, "
+                   f"but {n} repeats per side are too few for the test to establish it "
+                   f"(p ≥ {noise.ALPHA:g}; `repeats = 3` or more can)")
+    if not real and not undecided:
         return (f"{where}: {la} and {lb} differ by no more than noise can explain at any of the "
                 f"{len(common)} common sizes ({_cv_words([ra[k] for k in common] + [rb[k] for k in common])}){note}.")
-    name = {"a": la, "b": lb}
+    if not real:
+        return f"{where}: {la} and {lb}: no difference established{within.replace('; at', ': at', 1)}{note}."
     ratio = {k: (num(rb[k], "time_us", "mean") / num(ra[k], "time_us", "mean")) if v == "a"
              else (num(ra[k], "time_us", "mean") / num(rb[k], "time_us", "mean"))
              for k, v in real}

@@ -99,6 +99,22 @@ class Comparisons(unittest.TestCase):
         self.assertIn("a is faster than b at all 1 common sizes, by 1.5× (time ratio)", s[0])
         self.assertIn("Welch's t-test on the 3 repeats' log mean times", analysis.method_sentence(jobs))
 
+    def test_two_repeats_too_few_to_decide_are_not_called_noise(self):
+        # A probe's gloo [1817.8, 993.1] µs against ucx [58.6, 67.3] µs: 15-30x apart in every
+        # repeat, yet p > 0.01 with one degree of freedom. Once "no more than noise can explain".
+        def case(backend, means):
+            return [rec(backend=backend, mean=m, sd=0.01, repeat=i) for i, m in enumerate(means)]
+        (line,) = sentences([job(case("gloo", [1817.8, 993.1]) + case("ucx", [58.6, 67.3]))],
+                            "Backends and memory types compared")
+        self.assertNotIn("noise can explain", line)
+        self.assertIn("gloo and ucx: no difference established: at 1 of 1 sizes ucx was faster in "
+                      "every repeat, but 2 repeats per side are too few for the test to establish it",
+                      line)
+        # Overlapping repeats stay "within noise".
+        (line,) = sentences([job(case("gloo", [100.0, 130.0]) + case("ucx", [110.0, 120.0]))],
+                            "Backends and memory types compared")
+        self.assertIn("differ by no more than noise can explain", line)
+
 
 class MetricPerPattern(unittest.TestCase):
     def test_bandwidth_patterns_have_no_latency_floor(self):
