@@ -112,10 +112,11 @@ def series_sentence(s, group):
     return f"{head}: " + "; ".join(parts) + f" ({len(s.records)} sizes)."
 
 
-# Series compared size by size: the same op, world size, dtype, redop, placement, root, method
-# and rank aggregation — only the backend, memory, job or run may differ.
+# Series compared size by size: the same op, world size, dtype, redop, placement, root, method,
+# rank aggregation and workload (model, sharding, batch) — only the backend, memory, job, run or
+# a workload's overlap may differ.
 COMPARABLE = ("op", "world_size", "dtype", "redop", "placement", "root", "method",
-              "rank_aggregation")
+              "rank_aggregation", "variant")
 
 
 def _where(s):
@@ -160,8 +161,8 @@ def _pair_sentence(where, la, lb, a, b, note):
         who = name[next(iter(sides))] if len(sides) == 1 else "one side"
         n = min(u[1] for u in undecided.values())
         within += (f"; at {len(undecided)} of {len(common)} sizes {who} was faster in every repeat, "
-                   f"but {n} repeats per side are too few for the test to establish it "
-                   f"(p ≥ {noise.ALPHA:g}; `repeats = 3` or more can)")
+                   f"but {n} repeats per side were too few for the test to establish it "
+                   f"(p ≥ {noise.ALPHA:g}; more repeats can)")
     if not real and not undecided:
         return (f"{where}: {la} and {lb} differ by no more than noise can explain at any of the "
                 f"{len(common)} common sizes ({_cv_words([ra[k] for k in common] + [rb[k] for k in common])}){note}.")

@@ -229,20 +229,26 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
                                   if r.z is not None else "fewer than 2 samples, min change only"))
 
 
+LOST = ("failed", "interrupted")  # execution outcomes whose cases were lost, not left out
+
+
 def why_not_measured(case, new_jobs):
     """Why NEW has no record of a case the baseline measured, when NEW's own outcomes say it was
-    lost rather than left out: an execution of the same backend and world size that did not end
-    ok (its cases were never run, so they left no record), or a NEW job that did not finish.
-    None when NEW's jobs finished and every execution that could have measured it did: NEW
-    measured a different set of cases on purpose ("only in baseline", not a failure)."""
+    lost rather than left out: NEW's execution of the same run, backend and world size failed or
+    was interrupted (its cases were never run, so they left no record), or a NEW job of the same
+    experiment did not finish. None otherwise: NEW did not plan the case (a subset, a renamed
+    run, fewer ranks launched: `skipped`, a backend `unavailable` here) — "only in baseline", not
+    a failure."""
     for j in new_jobs:
         for e in j.executions:
-            if (e.get("status") != "ok" and e.get("backend") == case.get("backend")
+            if (e.get("status") in LOST and e.get("run") == case.get("run")
+                    and e.get("backend") == case.get("backend")
                     and e.get("world_size") == case.get("world_size")):
                 return (f"not measured: NEW's execution '{e.get('run')}' ({e.get('backend')}, "
                         f"{e.get('world_size')} ranks) was {e.get('status')}: {e.get('reason', '')}")
     for j in new_jobs:
-        if j.end is None and j.summary is None:
+        if (j.end is None and j.summary is None
+                and j.header.get("experiment") == case.get("experiment")):
             return f"not measured: NEW's job {j.label} did not finish (no job_end record)"
     return None
 

@@ -12,21 +12,20 @@ repeat whose mean time is the median of the repeats' (its statistics stay consis
 from .load import num
 
 SERIES_FIELDS = ("source", "run", "backend", "memory", "staging", "world_size", "op", "dtype",
-                 "redop", "placement", "root", "method", "rank_aggregation", "variant")
+                 "redop", "placement", "root", "method", "rank_aggregation", "variant", "overlap")
 
 
 def workload_variant(record):
-    """What tells a workload's cases apart beyond the op ("custom ddp overlap on, batch 8"), as
-    compare matches them; None for op cases. Overlap on and off are two series, never two
-    repeats of one."""
+    """(variant, overlap) of a workload case: what tells its cases apart beyond the op, as compare
+    matches them — "custom ddp, batch 8" and "overlap on" — or (None, None) for op cases. Overlap
+    on and off are two series (compared with each other), never two repeats of one."""
     w = record.get("workload")
     if not isinstance(w, dict):
-        return None
+        return None, None
+    words = " ".join(str(w[k]) for k in ("model", "sharding") if w.get(k) not in (None, ""))
+    variant = words + (f", batch {w['batch_size']}" if w.get("batch_size") is not None else "")
     overlap = w.get("overlap")
-    words = [str(w.get("model", "")), str(w.get("sharding", "")),
-             "" if overlap is None else f"overlap {'on' if overlap else 'off'}"]
-    text = " ".join(x for x in words if x)
-    return text + (f", batch {w['batch_size']}" if w.get("batch_size") is not None else "")
+    return variant, None if overlap is None else f"overlap {'on' if overlap else 'off'}"
 
 
 def measured(record):
@@ -75,7 +74,8 @@ def series_of(jobs, ops=None):
             continue
         if ops is not None and c.get("op") not in ops:
             continue
-        rec = dict(c, source=label, variant=workload_variant(c))
+        variant, overlap = workload_variant(c)
+        rec = dict(c, source=label, variant=variant, overlap=overlap)
         key = tuple(rec.get(f) for f in SERIES_FIELDS)
         groups.setdefault(key, {}).setdefault(rec.get("bytes", 0), []).append(rec)
     return [Series(k, [_median_repeat(v) for v in by_size.values()])
@@ -88,7 +88,7 @@ def label(series, among, always=("backend",), never=()):
     varying = {f for f in SERIES_FIELDS if len({s[f] for s in among}) > 1}
     parts = []
     for f in ("source", "run", "backend", "memory", "staging", "world_size", "dtype", "redop",
-              "placement", "root", "method", "rank_aggregation", "op", "variant"):
+              "placement", "root", "method", "rank_aggregation", "op", "variant", "overlap"):
         if (f in always or f in varying) and f not in never:
             v = series[f]
             if v in (None, ""):

@@ -281,5 +281,31 @@ max_iterations = 30
   EXPECT_EQ(capped["iterations"], 30) << capped.dump();
 }
 
+// A pattern between ranks 1 and 2 of 3: rank 0 times nothing. Its zero warm-up once sized the
+// case at max_iterations (100,000 round trips, a minute), and its zero samples stopped the
+// rounds; the busiest rank's times decide both now.
+TEST(TimingMethods, MinTimeFollowsTheBusiestRankWhenRankZeroIsNotAPeer) {
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("peers.toml", R"(name = "peers"
+[[run]]
+backend = "gloo"
+ops = ["pingpong"]
+sizes = ["4KiB"]
+world_size = 3
+peers = [1, 2]
+iterations = 1
+warmup = 3
+min_time = "50ms"
+)"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 1u);
+  const auto& c = cases[0];
+  const double timed_ms = c["iterations"].get<double>() * c["time_us"]["mean"].get<double>() / 1e3;
+  EXPECT_GE(timed_ms, 50.0 * 0.97) << c.dump();
+  EXPECT_LT(c["iterations"].get<int>(), 100000) << c.dump();
+  EXPECT_LT(timed_ms, 50.0 * 20) << c.dump();  // sized from the timed ops, not the cap
+}
+
 }  // namespace
 }  // namespace commbench::testing

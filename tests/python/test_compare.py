@@ -1,6 +1,7 @@
 """`commbench compare`: exit 0 on the same data, 1 on a doctored regression, noise-aware, JUnit."""
 import json
 import os
+import shutil
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -143,7 +144,7 @@ class CompareTest(TempDirCase):
         line = next(l for l in p.stdout.splitlines() if l.startswith(compare.describe_key(dropped[0])))
         self.assertIn("only in baseline", line)
 
-    def lose_ucx_4_ranks(self, status="failed"):
+    def lose_ucx_4_ranks(self, status="failed", run=None):
         """NEW = GLOO_VS_UCX with the UCX 4-rank execution not ok and its cases never recorded, as
         a job whose execution failed writes it."""
         new = self.copy_fixture(GLOO_VS_UCX, "new")
@@ -156,6 +157,8 @@ class CompareTest(TempDirCase):
                 if l["type"] == "case":
                     continue
                 l.update(status=status, reason="rank 3 crashed (test)", cases_done=0)
+                if run:
+                    l["run"] = run
             kept.append(l)
         with open(jl, "w") as f:
             f.writelines(json.dumps(l) + "\n" for l in kept)
@@ -183,6 +186,16 @@ class CompareTest(TempDirCase):
         p = commbench("compare", base, self.lose_ucx_4_ranks(), check=0)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("Not compared: 12 case(s) only in BASELINE", p.stdout)
+
+    def test_cases_not_planned_are_not_blamed_on_a_failure(self):
+        # Launched with fewer ranks (the 4-rank execution `skipped`, the job exits 0): not lost.
+        p = commbench("compare", GLOO_VS_UCX, self.lose_ucx_4_ranks(status="skipped"), check=0)
+        self.assertIn("Not compared: 12 case(s) only in BASELINE", p.stdout)
+        # A failed execution of another run (same backend and world size) did not lose these.
+        shutil.rmtree(os.path.join(self.tmp, "new"))
+        p = commbench("compare", GLOO_VS_UCX, self.lose_ucx_4_ranks(run="another-run"), check=0)
+        self.assertIn("Not compared: 12 case(s) only in BASELINE", p.stdout)
+        self.assertNotIn("not measured: NEW", p.stdout)
 
     def test_every_case_lost_is_a_regression_not_a_mismatch(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")
@@ -212,6 +225,13 @@ class CompareTest(TempDirCase):
         p = commbench("compare", GLOO_VS_UCX, new)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertEqual(p.stdout.count("did not finish (no job_end record)"), 12, p.stdout)
+        # An unfinished job of another experiment (an old aborted job in the folder) lost nothing
+        # of this one.
+        lines[0]["experiment"] = "something-else"
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+        p = commbench("compare", GLOO_VS_UCX, new, check=0)
+        self.assertNotIn("did not finish", p.stdout)
 
     def test_a_finished_job_that_measured_fewer_cases_is_not_a_regression(self):
         # The same cases left out by a job that finished with every execution ok: a subset on

@@ -144,8 +144,8 @@ TEST_F(ReportMarkdown, RepeatsAreNumberedAndTheComparisonSaysWhichRepeatItShows)
   const std::string md = render_markdown_summary(job, result, {{0, {"gloo", "mpi"}}});
   EXPECT_TRUE(contains(md, "With 2 repeats: each backend's median repeat (by mean time).")) << md;
   EXPECT_TRUE(contains(md, "| backend | ranks | repeat | status |")) << md;
-  EXPECT_TRUE(contains(md, "| 1/2 |")) << md;
-  EXPECT_TRUE(contains(md, "| 2/2 |")) << md;
+  EXPECT_TRUE(contains(md, "| 0 of 2 |")) << md;
+  EXPECT_TRUE(contains(md, "| 1 of 2 |")) << md;
   EXPECT_TRUE(contains(md, "| size | repeat | bytes |")) << md;
   // The median repeat of two is the faster (the lower middle): gloo 100, mpi 150, mpi / gloo 1.5.
   EXPECT_TRUE(contains(md, "| 1 MiB | 100.00 | 15.73 | 150.00 | 10.49 | 1.50× |")) << md;

@@ -53,11 +53,33 @@ TEST(TomlPrecheck, DottedKeysDeeperThanArraysMayNestAreReported) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->line, 2);
   EXPECT_EQ(f->column, 2 * 256);  // the dot before the 257th part
-  EXPECT_NE(std::string(f->message).find("256 parts"), std::string::npos);
+  EXPECT_NE(std::string(f->message).find("nested more than 256 levels"), std::string::npos);
   EXPECT_TRUE(precheck_toml("[" + dotted_key(300) + "]\n"));
   EXPECT_TRUE(precheck_toml("x = { " + dotted_key(300, "b") + " = 1 }\n"));
   EXPECT_TRUE(precheck_toml(dotted_key(300, "\"q.q\"") + " = 1\n"));  // quoted parts count too
   EXPECT_TRUE(precheck_toml(dotted_key(300, " a ") + " = 1\n"));       // blanks around the dots
+}
+
+TEST(TomlPrecheck, DepthCountsKeysInlineTablesAndArraysTogether) {
+  // 220 inline tables, each under a 256-part key: every key within the bound, the whole 56,000
+  // levels deep (a --set value of this shape crashed copying the table).
+  const std::string key = dotted_key(200);
+  std::string nested = "x = ";
+  for (int i = 0; i < 220; ++i) nested += "{ " + key + " = ";
+  nested += "1";
+  for (int i = 0; i < 220; ++i) nested += " }";
+  const auto f = precheck_toml(nested + "\n");
+  ASSERT_TRUE(f);
+  EXPECT_NE(std::string(f->message).find("nested more than 256 levels"), std::string::npos);
+  // Arrays count as levels too; headers start from the top, so deep ones one after another pass.
+  EXPECT_TRUE(precheck_toml("x = " + std::string(300, '[') + std::string(300, ']') + "\n"));
+  std::string headers;
+  for (int i = 0; i < 100; ++i) headers += "[" + dotted_key(200) + "]\nk = 1\n[[run]]\nname = \"r\"\n";
+  EXPECT_FALSE(precheck_toml(headers));
+  // What real experiment files nest: a few levels.
+  EXPECT_FALSE(precheck_toml("[[run]]\noptions.ucx = { tls = [\"shm\", \"self\"] }\n"
+                             "model = { layers = [{ name = \"a\", parameters = 1, flops = 2.5e6 }] }\n"
+                             "x = [[1, 2], [3.5, 4.25]]\n"));
 }
 
 TEST(TomlPrecheck, ManyFloatsOrKeysOnALineAreNotADottedKey) {
@@ -88,8 +110,15 @@ TEST(TomlPrecheck, SetOverridesAreCheckedLikeTheFile) {
         parse_experiment_string("name = \"x\"\n[[run]]\nbackend = \"gloo\"\nops = [\"allreduce\"]\nsizes = [8]\n", "f.toml", {set});
     ASSERT_EQ(r.diagnostics.size(), 1u) << set.substr(0, 40);
     EXPECT_FALSE(r.experiment);
-    EXPECT_NE(r.diagnostics[0].message.find("more than 256 parts"), std::string::npos) << r.diagnostics[0].format();
+    EXPECT_NE(r.diagnostics[0].message.find("more than 256"), std::string::npos) << r.diagnostics[0].format();
   }
+  // A bare word stays a string, non-ASCII or not (the precheck must not refuse it).
+  const ParseResult word = parse_experiment_string(
+      "name = \"x\"\n[[run]]\nbackend = \"gloo\"\nops = [\"allreduce\"]\nsizes = [8]\n", "f.toml",
+      {"name=café", "output_dir=/home/josé/r"});
+  ASSERT_TRUE(word.experiment) << (word.diagnostics.empty() ? "" : word.diagnostics[0].format());
+  EXPECT_EQ(word.experiment->name, "café");
+  EXPECT_EQ(word.experiment->output_dir, "/home/josé/r");
 }
 
 // Issue 28 §20: a binary file is reported at its first byte that cannot be TOML, not where the

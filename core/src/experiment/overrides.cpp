@@ -75,8 +75,21 @@ void apply_one(toml::table& root, const std::string& set, DiagnosticSink& sink) 
       sink.error(at, "empty key in the path: write e.g. run.iterations or defaults.world_sizes");
       return;
     }
-  // The same guard as for the file: TOML++ must not see input it recurses on without a bound.
-  if (auto finding = precheck_toml(key + " = " + text)) {
+  if (path.size() > 256) {  // each part a table level, as in the file (experiment/toml_precheck.h)
+    sink.error(at, "a key of more than 256 parts: no setting is that deep");
+    return;
+  }
+  // A bare word that is not a TOML value is taken as a string ("--set name=café").
+  const bool bare = !text.empty() && text.find_first_of("\"'[]{}=,") == std::string::npos;
+  std::string document = "v = " + text;
+  // The same guard as for the file: TOML++ never sees input it mishandles (non-ASCII outside a
+  // string) or recurses on without a bound (deep nesting).
+  auto finding = precheck_toml(document);
+  if (finding && bare) {
+    document = "v = " + toml_string(text);
+    finding = precheck_toml(document);
+  }
+  if (finding) {
     sink.error(at, finding->message);
     return;
   }
@@ -84,9 +97,8 @@ void apply_one(toml::table& root, const std::string& set, DiagnosticSink& sink) 
   // message about it points here rather than into the file.
   toml::table parsed;
   try {
-    parsed = toml::parse("v = " + text, std::string_view(where));
+    parsed = toml::parse(document, std::string_view(where));
   } catch (const toml::parse_error& e) {
-    const bool bare = !text.empty() && text.find_first_of("\"'[]{}=,") == std::string::npos;
     if (!bare) {
       sink.error(at, fmt::format("'{}' is not a TOML value ({}); write a number, a quoted "
                                  "string, an array [..] or a table {{..}}",

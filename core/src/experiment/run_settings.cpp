@@ -58,7 +58,7 @@ const std::array kSettings{
         "from noise (docs/output.md, \"Comparing jobs\"); records carry `repeat`"),
     with_default(row<&RunSettings::min_time_s, codec::Duration<true>>(
                      "min_time", "min_time_s", "duration",
-                     "keep iterating a case until its timed iterations add up to at least this long (or "
+                     "keep iterating a case until its timed iterations (on the busiest rank) add up to at least this long (or "
                      "`max_iterations`): the warm-up's time per op sizes the first round, and rounds "
                      "follow, sized from the timed ops, until the time is reached"),
                  "`0` (off)"),

@@ -1,18 +1,21 @@
 #include "experiment/toml_precheck.h"
 
+#include <vector>
+
 namespace commbench {
 namespace {
 
 bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
-// TOML++ 3.3 recurses once per part of a dotted key (`a.b.c = 1`, `[a.b.c]`) with no limit: about
-// 40,000 parts overflow an 8 MiB stack. Arrays and inline tables stop at 256 levels
-// (TOML_MAX_NESTED_VALUES); dotted keys get the same bound here.
-constexpr int kMaxDottedKeyParts = 256;
+// TOML++ 3.3 bounds arrays and inline tables at 256 levels (TOML_MAX_NESTED_VALUES) but not the
+// parts of a dotted key (`a.b.c = 1`, `[a.b.c]`), and each part is a table level: a 40,000-part
+// key overflowed an 8 MiB stack, and so did copying (a `--set` value) 220 inline tables of 256-part
+// keys each. The bound here is on the whole depth: dotted parts, inline tables and arrays together.
+constexpr int kMaxDepth = 256;
 
 // What may stand between the dots of one dotted key outside quotes: bare-key characters and
-// blanks. Anything else (`=`, `,`, a bracket, a newline) ends it. A float or date-time value
-// holds one dot, so values never come near the bound.
+// blanks. Anything else (`=`, `,`, a newline) ends it. A float or date-time value holds one dot,
+// so values never come near the bound.
 bool part_of_dotted_key(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-' || c == ' ' || c == '\t' || c == '.';
@@ -41,10 +44,31 @@ class Scanner {
         return finding("a non-ASCII character outside a string or comment: TOML allows them only "
                        "in \"strings\" and # comments");
       } else {
-        if (c == '.' && ++dotted_parts_ > kMaxDottedKeyParts)
-          return finding("a dotted key of more than 256 parts: TOML++ nests a table per part, and "
-                         "commbench allows as many as for nested arrays (256); no setting is that deep");
-        if (!part_of_dotted_key(c)) dotted_parts_ = 1;
+        if (c == '{' || c == '[') {
+          if (c == '[' && open_.empty() && at_line_start()) {
+            // A [table] or [[array of tables]] header: a new path from the top.
+            dotted_parts_ = 1;
+            key_parts_ = 0;
+            advance();
+            if (i_ < t_.size() && t_[i_] == '[') advance();
+            continue;
+          }
+          // The value sits below its key's parts (none for an array's element).
+          open_.push_back((open_.empty() ? 0 : open_.back()) + key_parts_ + 1);
+          dotted_parts_ = 1;
+          key_parts_ = 0;
+          if (depth() > kMaxDepth) return finding(kTooDeep);
+        } else if ((c == '}' || c == ']') && !open_.empty()) {
+          open_.pop_back();
+          dotted_parts_ = 1;
+          key_parts_ = 0;
+        } else if (c == '.') {
+          ++dotted_parts_;
+          if (depth() > kMaxDepth) return finding(kTooDeep);
+        } else if (!part_of_dotted_key(c)) {
+          key_parts_ = c == '=' ? dotted_parts_ : 0;  // `=`: the key just read; `,` or a newline: none
+          dotted_parts_ = 1;
+        }
         advance();
       }
     }
@@ -106,11 +130,25 @@ class Scanner {
     return std::nullopt;
   }
 
+  static constexpr const char* kTooDeep =
+      "nested more than 256 levels deep (the parts of dotted keys, inline tables and arrays "
+      "together): TOML++ nests a table per part, and no setting is that deep";
+  // The table depth at the dot or bracket being scanned: the levels opened around it, plus the
+  // parts of the key being read at this level.
+  int depth() const { return (open_.empty() ? 0 : open_.back()) + dotted_parts_; }
+  bool at_line_start() const {
+    for (size_t k = line_start_; k < i_; ++k)
+      if (t_[k] != ' ' && t_[k] != '\t') return false;
+    return true;
+  }
+
   std::string_view t_;
   size_t i_ = 0;
   size_t line_start_ = 0;
   int line_ = 1;
   int dotted_parts_ = 1;  // of the dotted key (or value) being scanned; quoted parts do not reset it
+  int key_parts_ = 0;     // parts of the key whose `=` was just read: its value's table levels
+  std::vector<int> open_;  // per open inline table or array: the depth of its contents
 };
 
 // TOML allows no control character anywhere, in strings and comments included, except tab,

@@ -153,9 +153,12 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
       if (e.target_cv > 0) {
         again = !m.cv_reached && m.iterations + iters <= e.max_iterations && spent < e.max_time_s ? iters : 0;
       } else if (fill_min_time) {
-        // Rank 0's own timed time so far: the iterations times its mean.
-        const double timed_s = stats.mean * static_cast<double>(own.size()) * 1e-6;
-        const double per_op_s = stats.mean * 1e-6;
+        // The busiest rank's timed time so far (every rank ran the same iterations): rank 0's own
+        // samples are zeros when it is not one of a pattern's `peers`.
+        double busiest_us = 0;
+        for (const RankStats& r : everyone) busiest_us = std::max(busiest_us, r.mean);
+        const double timed_s = busiest_us * static_cast<double>(own.size()) * 1e-6;
+        const double per_op_s = busiest_us * 1e-6;
         const int64_t room = static_cast<int64_t>(e.max_iterations) - m.iterations;
         if (timed_s < e.min_time_s && room > 0 && per_op_s > 0)
           again = static_cast<int32_t>(std::clamp<double>(std::ceil((e.min_time_s - timed_s) / per_op_s), 1.0,

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -185,20 +186,24 @@ class NvtxPhase {
   bool on_;
 };
 
-// Iterations for this case: fixed, or enough to fill min_time (rank 0 decides for everybody
-// from its own warm-up, since every rank must run the same number of collectives).
+// Iterations for this case: fixed, or enough to fill min_time. Rank 0 decides for everybody,
+// since every rank must run the same number of collectives, from the busiest rank's warm-up
+// (a rank outside a pattern's `peers` times nothing, and once made it max_iterations).
 int decide_iterations(CaseEnvironment& env, double warm_total_us, int warm_count) {
   const Execution& e = env.exec;
   int32_t iters = e.iterations;
-  if (e.min_time_s > 0 && env.bootstrap.rank() == 0) {
-    const double per_op = warm_count > 0 ? warm_total_us / warm_count : 0;
+  if (e.min_time_s <= 0) return iters;
+  const bool root = env.bootstrap.rank() == 0;
+  double per_op = warm_count > 0 ? warm_total_us / warm_count : 0;
+  std::vector<double> everyone(root ? static_cast<size_t>(env.bootstrap.world_size()) : 0);
+  env.bootstrap.gather(&per_op, sizeof(per_op), everyone.data(), 0, Millis(remaining_ms(env)));
+  if (root) {
+    for (double p : everyone) per_op = std::max(per_op, p);
     const double want = per_op > 0 ? std::ceil(e.min_time_s * 1e6 / per_op) : e.max_iterations;
     iters = static_cast<int32_t>(std::clamp<double>(want, e.iterations, e.max_iterations));
   }
-  if (e.min_time_s > 0) {
-    settle_backend(env);
-    env.bootstrap.broadcast(&iters, sizeof(iters), 0, Millis(remaining_ms(env)));
-  }
+  settle_backend(env);
+  env.bootstrap.broadcast(&iters, sizeof(iters), 0, Millis(remaining_ms(env)));
   return iters;
 }
 

@@ -95,7 +95,8 @@ void append_executions(std::string& md, const std::vector<const ExecutionOutcome
                     fmt::format("{:.1f}", e->elapsed_s),
                     e->failed_rank >= 0 ? fmt::format("{}", e->failed_rank) : "-",
                     e->reason.empty() ? "-" : cell(e->reason)});
-    if (repeated) rows.back().insert(rows.back().begin() + 2, fmt::format("{}/{}", e->info.repeat + 1, e->info.repeats));
+    // 0-based, as the records' `repeat` and the case tables below.
+    if (repeated) rows.back().insert(rows.back().begin() + 2, fmt::format("{} of {}", e->info.repeat, e->info.repeats));
   }
   std::vector<Column> columns{{"backend", false},     {"ranks", true},       {"status", false},
                               {"cases", true},        {"elapsed (s)", true}, {"failed rank", true},

@@ -44,7 +44,8 @@ struct ScalingSeries {
 
 // Series with at least two measured world sizes, in record order of first appearance. Only
 // `ok` records with a positive time count; barrier and all_pairs (no size to scale / one record
-// per pair) are left out. `modes`: run index -> mode (default weak).
+// per pair) and the two-peer patterns (common/ops.h between_two_peers) are left out. `modes`: run
+// index -> mode (default weak).
 std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records,
                                           const std::map<int, ScalingMode>& modes);
 
