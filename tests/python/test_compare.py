@@ -9,41 +9,48 @@ from commbench import compare
 from helpers import GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, records
 
 
+def rewrite_records(path, change):
+    """Rewrites results.jsonl as `change(records)` returns it (a list of dicts)."""
+    jl = os.path.join(path, "results.jsonl")
+    with open(jl) as f:
+        records = [json.loads(l) for l in f]
+    with open(jl, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in change(records))
+
+
 def doctor(path, pick, factor):
     """Scales one case's time (samples and statistics) by `factor` and its bandwidths by 1/factor,
     in results.jsonl; returns the doctored record."""
-    jl = os.path.join(path, "results.jsonl")
-    with open(jl) as f:
-        lines = [json.loads(l) for l in f]
-    cases = [l for l in lines if l.get("type") == "case"]
-    target = pick(cases)
-    t = target["time_us"]
-    for k in ("mean", "min", "p50", "p95", "p99", "max", "stddev"):
-        t[k] *= factor
-    target["samples_us"] = [s * factor for s in target["samples_us"]]
-    target["rank_mean_us"] = [s * factor for s in target["rank_mean_us"]]
-    for k in ("algbw_gbps", "busbw_gbps"):
-        target[k] /= factor
-    with open(jl, "w") as f:
-        f.writelines(json.dumps(l) + "\n" for l in lines)
+    found = []
+
+    def scale(records):
+        target = pick([r for r in records if r.get("type") == "case"])
+        t = target["time_us"]
+        for k in ("mean", "min", "p50", "p95", "p99", "max", "stddev"):
+            t[k] *= factor
+        target["samples_us"] = [s * factor for s in target["samples_us"]]
+        target["rank_mean_us"] = [s * factor for s in target["rank_mean_us"]]
+        for k in ("algbw_gbps", "busbw_gbps"):
+            target[k] /= factor
+        found.append(target)
+        return records
+    rewrite_records(path, scale)
+    target = found[0]
     return target
 
 
 def rewrite(path, change):
     """Applies `change` to every case record of results.jsonl (None drops it); returns the
     dropped records."""
-    jl = os.path.join(path, "results.jsonl")
-    with open(jl) as f:
-        lines = [json.loads(l) for l in f]
-    kept, dropped = [], []
-    for l in lines:
-        if l.get("type") != "case":
-            kept.append(l)
-            continue
-        c = change(dict(l))
-        (kept.append(c) if c is not None else dropped.append(l))
-    with open(jl, "w") as f:
-        f.writelines(json.dumps(l) + "\n" for l in kept)
+    dropped = []
+
+    def cases(records):
+        kept = []
+        for r in records:
+            c = change(dict(r)) if r.get("type") == "case" else r
+            (kept.append(c) if c is not None else dropped.append(r))
+        return kept
+    rewrite_records(path, cases)
     return dropped
 
 
@@ -118,13 +125,12 @@ class CompareTest(TempDirCase):
 
     def test_case_no_longer_measured_is_a_regression(self):
         new = self.copy_fixture(QUICKSTART, "new")
-        jl = os.path.join(new, "results.jsonl")
-        with open(jl) as f:
-            lines = [json.loads(l) for l in f]
-        case = next(l for l in lines if l.get("type") == "case")
-        case["status"], case["reason"] = "failed", "rank 2 crashed (test)"
-        with open(jl, "w") as f:
-            f.writelines(json.dumps(l) + "\n" for l in lines)
+
+        def fail_first_case(records):
+            case = next(r for r in records if r.get("type") == "case")
+            case["status"], case["reason"] = "failed", "rank 2 crashed (test)"
+            return records
+        rewrite_records(new, fail_first_case)
         p = commbench("compare", QUICKSTART, new)
         self.assertEqual(p.returncode, 1)
         self.assertIn("NEW is failed: rank 2 crashed (test)", p.stdout)
@@ -148,20 +154,19 @@ class CompareTest(TempDirCase):
         """NEW = GLOO_VS_UCX with the UCX 4-rank execution not ok and its cases never recorded, as
         a job whose execution failed writes it."""
         new = self.copy_fixture(GLOO_VS_UCX, "new")
-        jl = os.path.join(new, "results.jsonl")
-        with open(jl) as f:
-            lines = [json.loads(l) for l in f]
-        kept = []
-        for l in lines:
-            if l.get("backend") == "ucx" and l.get("world_size") == 4:
-                if l["type"] == "case":
-                    continue
-                l.update(status=status, reason="rank 3 crashed (test)", cases_done=0)
-                if run:
-                    l["run"] = run
-            kept.append(l)
-        with open(jl, "w") as f:
-            f.writelines(json.dumps(l) + "\n" for l in kept)
+
+        def lose(records):
+            kept = []
+            for r in records:
+                if r.get("backend") == "ucx" and r.get("world_size") == 4:
+                    if r["type"] == "case":
+                        continue
+                    r.update(status=status, reason="rank 3 crashed (test)", cases_done=0)
+                    if run:
+                        r["run"] = run
+                kept.append(r)
+            return kept
+        rewrite_records(new, lose)
         return new
 
     def test_cases_lost_to_a_failed_execution_regress(self):
@@ -199,13 +204,9 @@ class CompareTest(TempDirCase):
 
     def test_every_case_lost_is_a_regression_not_a_mismatch(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")
-        jl = os.path.join(new, "results.jsonl")
-        with open(jl) as f:
-            lines = [json.loads(l) for l in f]
-        lines = [dict(l, status="interrupted", reason="Ctrl-C (test)") if l["type"] == "execution" else l
-                 for l in lines if l["type"] != "case"]
-        with open(jl, "w") as f:
-            f.writelines(json.dumps(l) + "\n" for l in lines)
+        rewrite_records(new, lambda records: [
+            dict(r, status="interrupted", reason="Ctrl-C (test)") if r["type"] == "execution" else r
+            for r in records if r["type"] != "case"])
         p = commbench("compare", GLOO_VS_UCX, new)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("72 cases (0 matched): 72 regressed", p.stdout)
@@ -213,23 +214,18 @@ class CompareTest(TempDirCase):
 
     def test_cases_missing_from_an_unfinished_job_regress(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")
-        jl = os.path.join(new, "results.jsonl")
-        with open(jl) as f:
-            lines = [json.loads(l) for l in f]
         # Killed during the UCX 4-rank execution: no outcome for it, no job_end, no summary.json.
-        lines = [l for l in lines if l["type"] != "job_end"
-                 and not (l.get("backend") == "ucx" and l.get("world_size") == 4)]
-        with open(jl, "w") as f:
-            f.writelines(json.dumps(l) + "\n" for l in lines)
+        rewrite_records(new, lambda records: [
+            r for r in records if r["type"] != "job_end"
+            and not (r.get("backend") == "ucx" and r.get("world_size") == 4)])
         os.remove(os.path.join(new, "summary.json"))
         p = commbench("compare", GLOO_VS_UCX, new)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertEqual(p.stdout.count("did not finish (no job_end record)"), 12, p.stdout)
         # An unfinished job of another experiment (an old aborted job in the folder) lost nothing
         # of this one.
-        lines[0]["experiment"] = "something-else"
-        with open(jl, "w") as f:
-            f.writelines(json.dumps(l) + "\n" for l in lines)
+        rewrite_records(new, lambda records: [dict(records[0], experiment="something-else")]
+                        + records[1:])
         p = commbench("compare", GLOO_VS_UCX, new, check=0)
         self.assertNotIn("did not finish", p.stdout)
 
