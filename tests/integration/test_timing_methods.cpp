@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -279,6 +280,43 @@ max_iterations = 30
   EXPECT_EQ(filled["samples_us"].size(), filled["iterations"].get<size_t>());
   const auto& capped = by_run(cases, "capped");
   EXPECT_EQ(capped["iterations"], 30) << capped.dump();
+}
+
+// Rounds (min_time here, target_cv below) continue the case's iteration numbers in the trace:
+// one series 0..iterations-1 on every rank, not a restart at 0 in each round.
+TEST(TimingMethods, TraceNumbersIterationsAcrossRounds) {
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("tr.toml", sleep_experiment(R"(
+trace = true
+[[run]]
+name = "min-time"
+iterations = 1
+warmup = 3
+min_time = "30ms"
+[[run]]
+name = "cv-rounds"
+method = "per_iteration"
+iterations = 4
+target_cv = 0.000001
+max_iterations = 12
+)", "{ sleep_us = 1000, slow_first = 4, slow_factor = 10 }")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto trace = nlohmann::json::parse(read_text(dir.job_folder() / "trace.json"));
+  for (const auto& c : dir.records()) {
+    const int iterations = c["iterations"];
+    ASSERT_GT(iterations, c["run"] == "min-time" ? 1 : 4) << "one round only: " << c.dump();
+    std::map<int, std::vector<int>> numbers;  // pid (one per rank) -> iteration numbers
+    for (const auto& ev : trace["traceEvents"])
+      if (ev.value("ph", "") == "X" && ev["args"].value("run", "") == c["run"] && ev["args"].contains("iteration"))
+        numbers[ev["pid"].get<int>()].push_back(ev["args"]["iteration"].get<int>());
+    ASSERT_EQ(numbers.size(), 2u) << c["run"];
+    std::vector<int> expected(static_cast<size_t>(iterations));
+    std::iota(expected.begin(), expected.end(), 0);
+    for (auto& [pid, n] : numbers) {
+      std::sort(n.begin(), n.end());
+      EXPECT_EQ(n, expected) << c["run"] << " pid " << pid;
+    }
+  }
 }
 
 // A pattern between ranks 1 and 2 of 3: rank 0 times nothing. Its zero warm-up once sized the

@@ -18,8 +18,9 @@ namespace {
 // With trace = true every iteration is also a trace event: around it for per_iteration, from the
 // consecutive completion times for batch (nothing may run between back-to-back iterations; on a
 // GPU, the events between enqueued collectives, placed to end when the stream was seen done);
-// a graph launch is one span (the timed phase).
-std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int iters,
+// a graph launch is one span (the timed phase). `first` numbers this round's iterations after
+// the earlier rounds' (min_time, target_cv), so that a case's spans and NVTX ranges are one series.
+std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int iters, int first,
                                   const std::string& case_name) {
   TraceRecorder& trace = trace_of(env);
   switch (env.exec.method) {
@@ -41,7 +42,7 @@ std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int it
         int64_t t = it.ends_at_return ? std::max(t0, trace.now() - total) : t0;
         for (size_t i = 0; i < it.us.size(); ++i) {
           const int64_t end = t + static_cast<int64_t>(it.us[i] * 1e3);
-          trace.span(TracePhase::Iteration, t, end, static_cast<int>(i));
+          trace.span(TracePhase::Iteration, t, end, first + static_cast<int>(i));
           t = end;
         }
       }
@@ -61,10 +62,10 @@ std::vector<double> measure_round(CaseEnvironment& env, OpExecutor& exec, int it
   for (int i = 0; i < iters; ++i) {
     if (barrier_each) sync_start(env);
     // Outside the op's own clock reads; off, one predictable branch between iterations.
-    if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, i).c_str());
+    if (nvtx_on) nvtx::push(fmt::format("{} #{}", case_name, first + i).c_str());
     const int64_t t0 = trace.now();
     samples.push_back(exec.run_timed_once(remaining_ms(env)));
-    if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), i);
+    if (trace.on()) trace.span(TracePhase::Iteration, t0, trace.now(), first + i);
     if (nvtx_on) nvtx::pop();
   }
   return samples;
@@ -126,7 +127,7 @@ Measured measure_case(CaseEnvironment& env, OpExecutor& exec, int iters, const s
   // timed time itself decides: more rounds until it reaches min_time or max_iterations.
   const bool fill_min_time = e.min_time_s > 0 && e.target_cv <= 0;
   for (;;) {
-    std::vector<double> mine = measure_round(env, exec, iters, case_name);
+    std::vector<double> mine = measure_round(env, exec, iters, static_cast<int>(own.size()), case_name);
     settle_backend(env);  // after the clock stopped: not part of any sample
     mine.resize(static_cast<size_t>(iters), 0.0);
     own.insert(own.end(), mine.begin(), mine.end());
