@@ -6,7 +6,7 @@ import statistics
 
 from . import fmt, noise
 from .load import num
-from .series import SERIES_FIELDS, label, pairs, series_of
+from .series import SERIES_FIELDS, label, pairs, scaling_entries, series_of
 
 SMALL_BYTES = 64 * 1024   # "small message": up to 64 KiB per rank
 HIGH_CV = 0.05            # the console's CV warning threshold (docs/output.md)
@@ -238,17 +238,7 @@ def scaling(jobs):
                 out.append(f"{j.label} did not finish, so it has no scaling table (the job "
                            "computes it into summary.json at the end).")
             continue
-        best = {}
-        for e in j.summary.get("scaling") or []:
-            pts = e.get("points") or []
-            if len(pts) < 2:
-                continue
-            key = tuple(e.get(f) for f in ("run", "backend", "op", "dtype", "redop", "placement",
-                                           "memory", "workload", "mode"))
-            if key not in best or (len(pts), e.get("bytes", 0)) > (len(best[key]["points"]),
-                                                                    best[key].get("bytes", 0)):
-                best[key] = e
-        entries = list(best.values())
+        entries = scaling_entries(j)
         for e in entries:
             kind = "workload" if e.get("throughput") == "samples_per_s" else "op"
             mode = e.get("mode", "weak")

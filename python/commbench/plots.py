@@ -10,7 +10,7 @@ import statistics
 
 from . import fmt
 from .load import num
-from .series import label, pairs, series_of
+from .series import label, pairs, scaling_entries, series_of
 
 FIG_INCHES = (8, 5)
 DPI = 100
@@ -191,56 +191,84 @@ def op_figures(plt, jobs, out_dir, written):
               written)
 
 
-def scaling_figures(plt, jobs, out_dir, written):
-    """Per op with several world sizes: busbw and time at the largest size every world size
-    measured, against world size, one line per configuration."""
-    all_series = series_of(jobs)
+def scaling_amount(e):
+    """What stays fixed along a scaling line: '1 MiB per rank', '4 MiB in total', 'batch 8 per
+    rank', 'global batch 64'."""
+    weak = e.get("mode", "weak") == "weak"
+    if e.get("throughput") == "samples_per_s":
+        return f"batch {e.get('batch_size')} per rank" if weak else f"global batch {e.get('batch_size')}"
+    return fmt.size(e.get("bytes", 0)) + (" per rank" if weak else " in total")
+
+
+SCALING_LABEL_FIELDS = ("run", "backend", "workload", "dtype", "redop", "placement", "memory", "mode")
+
+
+def scaling_lines(jobs):
+    """{op: [(label, entry)]}: the lines of the scaling figures, one per configuration of
+    summary.json's `scaling` (series.scaling_entries), labelled by what differs between the lines
+    of one figure (the job when several are shown) and what stays fixed along each."""
     by_op = {}
-    for s in all_series:
-        by_op.setdefault(s["op"], []).append(s)
+    for j in jobs:
+        for e in scaling_entries(j):
+            by_op.setdefault(e.get("op"), []).append((j.label, e))
+    out = {}
     for op, group in by_op.items():
-        if len({s["world_size"] for s in group}) < 2:
-            continue
-        configs = {}
-        for s in group:
-            k = tuple((f, s[f]) for f in s.key if f != "world_size")
-            configs.setdefault(k, []).append(s)
-        fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=FIG_INCHES)
-        drew = False
-        look = styles([c[0] for c in configs.values()])
-        handles, texts = [], []
-        for k, ss in configs.items():
-            common = set.intersection(*(set(s.sizes) for s in ss))
-            if len(ss) < 2 or not common:
-                continue
-            size = max(common)
-            ss = sorted(ss, key=lambda s: s["world_size"])
-            recs = [next(r for r in s.records if r.get("bytes") == size) for s in ss]
-            firsts = [c[0] for c in configs.values()]
-            text = label(ss[0], firsts, never=("world_size",)) + f", {fmt.size(size)}"
-            xs = [s["world_size"] for s in ss]
-            colour, marker, ls = look[id(configs[k][0])]
-            line, = ax_b.plot(xs, [num(r, "busbw_gbps") for r in recs], marker=marker,
-                              color=colour, linestyle=ls, label=text)
-            ax_t.plot(xs, [num(r, "time_us", "mean") for r in recs], marker=marker, color=colour,
-                      linestyle=ls, label=text)
+        varying = [f for f in SCALING_LABEL_FIELDS
+                   if f == "backend" or len({str(e.get(f)) for _, e in group}) > 1]
+        lines = []
+        for source, e in group:
+            words = ([source] if len(jobs) > 1 else []) + [
+                str(e[f]) if f != "mode" else f"{e[f]} scaling"
+                for f in varying if e.get(f) not in (None, "")]
+            lines.append((", ".join(words) + f", {scaling_amount(e)}", e))
+        out[op] = lines
+    return out
+
+
+def scaling_looks(entries):
+    """matplotlib line keywords per scaling entry: the colour says who ran it (run, backend,
+    memory), the marker the data (dtype, redop), the line style the mode, placement and workload
+    variant (overlap on and off never look alike)."""
+    colours, markers, styles_ = [], [], []
+    out = []
+    for e in entries:
+        c = _index(colours, (e.get("run"), e.get("backend"), e.get("memory")))
+        m = _index(markers, (e.get("dtype"), e.get("redop")))
+        ls = _index(styles_, (e.get("mode"), e.get("placement"), e.get("workload")))
+        out.append(dict(color=COLOURS[c % len(COLOURS)], marker=MARKERS[m % len(MARKERS)],
+                        linestyle=LINESTYLES[ls % len(LINESTYLES)]))
+    return out
+
+
+def scaling_figures(plt, jobs, out_dir, written):
+    """Per op run at several world sizes: throughput and scaling efficiency against world size,
+    the numbers the job computed (summary.json `scaling`: weak, strong and workload runs each by
+    their own formula), one line per configuration at its largest size."""
+    for op, lines in scaling_lines(jobs).items():
+        fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=FIG_INCHES)
+        handles, texts, worlds = [], [], set()
+        workload = any(e.get("throughput") == "samples_per_s" for _, e in lines)
+        for (text, e), look in zip(lines, scaling_looks([e for _, e in lines])):
+            pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))
+            xs = [p["world_size"] for p in pts]
+            worlds.update(xs)
+            tp = [p.get("samples_per_s") if workload else p.get("throughput_gbps") for p in pts]
+            line, = ax_t.plot(xs, tp, **look)
+            ax_e.plot(xs, [100 * p["efficiency"] for p in pts], **look)
             handles.append(line)
             texts.append(text)
-            drew = True
-        if not drew:
-            plt.close(fig)
-            continue
-        ax_b.set_ylabel("bus bandwidth (GB/s)")
-        ax_t.set_ylabel("time per operation (µs, mean)")
-        ax_t.set_yscale("log")
-        for ax in (ax_b, ax_t):
+        ax_e.axhline(100, color="#7f7f7f", linewidth=0.8, linestyle=":")
+        ax_t.set_ylabel("throughput (samples/s)" if workload else "throughput (GB/s)")
+        ax_e.set_ylabel("scaling efficiency (%)")
+        ax_e.set_ylim(bottom=0)
+        for ax in (ax_t, ax_e):
             ax.set_xlabel("world size (ranks)")
+            ax.set_xticks(sorted(worlds))
             ax.grid(True, alpha=0.3)
-        fig.suptitle(f"{op}: scaling with world size (largest size all world sizes ran)",
-                     fontsize=11)
+        fig.suptitle(f"{op}: scaling with world size (efficiency against the smallest)", fontsize=11)
         legend_outside(fig, handles, texts)
-        _save(plt, fig, out_dir, slug("scaling", op), f"{op}: busbw and time against world size",
-              "scaling", written)
+        _save(plt, fig, out_dir, slug("scaling", op), f"{op}: throughput and scaling efficiency "
+              "against world size", "scaling", written)
 
 
 def pair_matrix(records, world):

@@ -119,3 +119,22 @@ def pairs(jobs):
                c.get("bytes", 0))
         groups.setdefault(key, []).append(c)
     return groups
+
+
+SCALING_CONFIG = ("run", "backend", "op", "dtype", "redop", "placement", "memory", "workload", "mode")
+
+
+def scaling_entries(job):
+    """summary.json's `scaling` entries of `job` (the efficiencies the job computed, each run by its
+    own formula), one per configuration: the one with the most world sizes, then the largest size.
+    [] when the job did not finish (it writes them at the end)."""
+    best = {}
+    for e in (job.summary or {}).get("scaling") or []:
+        pts = e.get("points") or []
+        if len(pts) < 2:
+            continue
+        key = tuple(e.get(f) for f in SCALING_CONFIG)
+        if key not in best or (len(pts), e.get("bytes", 0)) > (len(best[key]["points"]),
+                                                                best[key].get("bytes", 0)):
+            best[key] = e
+    return list(best.values())

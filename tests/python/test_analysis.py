@@ -261,5 +261,58 @@ class PlotStyles(unittest.TestCase):
         plt.close(fig)
 
 
+class ScalingFigures(unittest.TestCase):
+    """The scaling figures draw summary.json's `scaling` (the job's own numbers): strong series,
+    whose per-rank size shrinks with N, were once left out, and overlap on/off looked alike."""
+
+    def scaling_job(self):
+        def entry(op, mode, bytes_, effs, **extra):
+            e = {"run": "r", "backend": "ucx", "op": op, "dtype": "f32", "redop": "sum",
+                 "placement": "in_place", "memory": "host", "mode": mode, "bytes": bytes_,
+                 "base_world_size": 1,
+                 "points": [{"world_size": w, "time_us": 100.0 * w, "throughput_gbps": 1.0 / w,
+                             "efficiency": x, "samples_per_s": 50.0 * w * x}
+                            for w, x in zip((1, 2, 4), effs)]}
+            e.update(extra)
+            return e
+        dp = dict(throughput="samples_per_s", batch_size=8, redop="", placement="")
+        j = job([])
+        j.summary = {"scaling": [
+            entry("allgather", "strong", 1 << 20, (1.0, 0.5, 0.25)),
+            entry("allgather", "strong", 1 << 16, (1.0, 0.6, 0.3)),   # a smaller size: not drawn
+            entry("data_parallel", "weak", 600000, (1.0, 0.9, 0.8), workload="custom ddp overlap on", **dp),
+            entry("data_parallel", "weak", 600000, (1.0, 0.7, 0.6), workload="custom ddp overlap off", **dp)]}
+        return j
+
+    def test_strong_and_workload_series_are_lines(self):
+        lines = plots.scaling_lines([self.scaling_job()])
+        self.assertEqual(sorted(lines), ["allgather", "data_parallel"])
+        (text, e), = lines["allgather"]
+        self.assertEqual(e["bytes"], 1 << 20)
+        self.assertEqual(text, "ucx, 1 MiB in total")
+        texts = sorted(t for t, _ in lines["data_parallel"])
+        self.assertEqual(texts, ["ucx, custom ddp overlap off, batch 8 per rank",
+                                 "ucx, custom ddp overlap on, batch 8 per rank"])
+        looks = plots.scaling_looks([e for _, e in lines["data_parallel"]])
+        self.assertNotEqual(looks[0], looks[1])
+
+    def test_unfinished_job_draws_no_scaling(self):
+        j = self.scaling_job()
+        j.summary = None
+        self.assertEqual(plots.scaling_lines([j]), {})
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib not installed (python3-matplotlib)")
+    def test_figures_are_written_for_strong_and_workload_runs(self):
+        import os
+        import tempfile
+        plt = plots.require_matplotlib()
+        written = []
+        with tempfile.TemporaryDirectory() as d:
+            plots.scaling_figures(plt, [self.scaling_job()], d, written)
+            self.assertEqual(sorted(f.name for f in written), ["scaling-allgather", "scaling-data_parallel"])
+            for f in written:
+                self.assertTrue(os.path.getsize(os.path.join(d, f.png())) > 0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,6 +2,8 @@
 // and strong scaling's division of sizes in the planner.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "experiment/experiment.h"
 #include "plan/plan.h"
 #include "report/scaling.h"
@@ -160,6 +162,23 @@ TEST(Scaling, StrongWorkloadEfficiencyIsBaseStepOverNTimesStep) {
   EXPECT_NE(describe_scaling(s).find("strong scaling of batch 64 in total"), std::string::npos) << describe_scaling(s);
   // The same records read as weak scaling are three series of one point each: none is kept.
   EXPECT_TRUE(scaling_series(records, {}).empty());
+}
+
+// A workload's point time is its step p50, the one samples/s (and so the efficiency) comes from,
+// not the record's mean: a reader recomputes the efficiency from the times printed beside it.
+TEST(Scaling, WorkloadPointTimeIsTheStepTheEfficiencyComesFrom) {
+  std::vector<CaseRecord> records;
+  for (auto [world, p50_ms, mean_ms] : {std::tuple{1, 20.0, 21.0}, {2, 25.0, 32.0}}) {
+    records.push_back(test::make_workload_case(world, 32, 32.0 * world / (p50_ms / 1e3), mean_ms * 1e3));
+    records.back().workload["step_ms"] = {{"p50", p50_ms}, {"mean", mean_ms}};
+  }
+  const auto series = scaling_series(records, {});
+  ASSERT_EQ(series.size(), 1u);
+  const auto& pts = series[0].points;
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_DOUBLE_EQ(pts[0].time_us, 20000.0);
+  EXPECT_DOUBLE_EQ(pts[1].time_us, 25000.0);
+  EXPECT_NEAR(pts[1].efficiency, pts[0].time_us / pts[1].time_us, 1e-12);  // weak: step(1) / step(2)
 }
 
 }  // namespace

@@ -220,7 +220,8 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   std::sort(worlds.begin(), worlds.end());
   md += fmt::format("### Scaling efficiency ({} scaling)\n\n", scaling_name(series[0].mode));
   md += "efficiency = (throughput(N) / throughput(base)) / (N / base), base = the smallest world size "
-        "measured; time in us (docs/metrics.md).\n\n";
+        "measured; time in us, the case's mean (a workload's: its step p50, which samples/s comes from; "
+        "docs/metrics.md).\n\n";
   std::vector<Column> columns{{"backend", false}, {"case", false}, {"size", true}, {"base", true}};
   for (int w : worlds) columns.push_back({fmt::format("{} ranks", w), true});
   std::vector<std::vector<std::string>> rows;
@@ -230,7 +231,8 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
                                                                          short_placement(s.placement), s.memory)
                                                            : fmt::format("{} {} {} {}", s.op, s.workload, s.dtype, s.memory)),
                                    s.workload.empty() ? fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : "")
-                                                      : fmt::format("batch {}/rank", s.batch_size),
+                                                      : (s.mode == ScalingMode::Strong ? fmt::format("global batch {}", s.batch_size)
+                                                                                      : fmt::format("batch {}/rank", s.batch_size)),
                                    std::to_string(s.base_world_size)};
     for (int w : worlds) {
       auto p = std::find_if(s.points.begin(), s.points.end(), [&](const ScalingPoint& x) { return x.world_size == w; });

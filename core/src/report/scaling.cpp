@@ -51,8 +51,12 @@ void add_workload_point(const CaseRecord& r, ScalingMode mode, std::map<ScalingK
   s.placement.clear();
   s.workload = what;
   s.batch_size = batch;
+  // The step time samples/s comes from (its p50, docs/workloads.md), so that the efficiency shown
+  // beside it can be recomputed from it; the record's mean would disagree by the steps' spread.
+  const nlohmann::json& step = w.contains("step_ms") ? w["step_ms"] : nlohmann::json::object();
+  const double step_us = step.is_object() ? step.value("p50", 0.0) * 1e3 : 0.0;
   if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
-    s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, 0, samples, 0});
+    s.points.push_back(ScalingPoint{r.world_size, step_us > 0 ? step_us : r.time_us.mean, 0, samples, 0});
 }
 
 }  // namespace
