@@ -160,6 +160,26 @@ TEST_F(ReportMarkdown, NoisyCasesAreMarkedAndPipesEscaped) {
   EXPECT_TRUE(contains(md, "unsupported: needs a\\|b")) << md;
 }
 
+// Memory records (a `memory` run has no case record) once reached only the console and JSON.
+TEST_F(ReportMarkdown, MemoryRecordsHaveTheirTable) {
+  nlohmann::ordered_json mem{{"run", "mem"}, {"run_index", 1}, {"backend", "gloo"}, {"world_size", 3},
+                             {"workload", "memory"}, {"model", "custom"}, {"batch_size", 8}, {"dtype", "bf16"},
+                             {"optimizer", "momentum"}, {"sharding", "fsdp"}, {"memory", "host"}, {"status", "ok"},
+                             {"computed", {{"model_state_bytes", 16 << 20}, {"activation_bytes", 3 << 19},
+                                           {"total_bytes", (16 << 20) + (3 << 19)}}},
+                             {"measured", {{"host", {{"buffers_bytes", 17 << 20}, {"workload_bytes", 19 << 20},
+                                                     {"backend_bytes", 1 << 19}}},
+                                           {"device", nullptr}}}};
+  result.records.push_back({"memory", mem});
+  result.records.push_back({"telemetry", {{"run_index", 1}}});  // not a memory record
+  const std::string md = render_markdown_summary(job, result, {});
+  EXPECT_TRUE(contains(md, "## Run `mem`")) << md;
+  EXPECT_TRUE(contains(md, "### Memory")) << md;
+  EXPECT_TRUE(contains(md, "| gloo | 3 | memory | custom | fsdp | bf16 | momentum | host | 8 | 16.0 | 1.5 | 17.5 | "
+                           "17.0 | 19.0 | 0.5 | host RSS |"))
+      << md;
+}
+
 TEST_F(ReportMarkdown, ReporterWritesSummaryMdAtJobDone) {
   test::TempDir tmp;
   MarkdownReporter reporter(tmp.path());

@@ -5,7 +5,9 @@
 
 #include "report/comparison.h"
 #include "report/format.h"
+#include "report/memory_figures.h"
 #include "report/scaling.h"
+#include "report/suite_json.h"
 
 namespace commbench {
 namespace {
@@ -156,37 +158,26 @@ void ConsoleReporter::workload_done(const CaseRecord& r) {
 // A memory record (docs/workloads.md, "Memory"): computed next to measured, in MiB; the device's
 // figures with memory = "cuda", else host RSS.
 void ConsoleReporter::record_done(const KindRecord& rec) {
-  if (rec.kind != "memory") return;
+  if (rec.kind != kMemoryKind) return;
   const auto& j = rec.body;
-  const auto& measured = j.value("measured", nlohmann::ordered_json::object());
-  const bool device = measured.contains("device") && measured["device"].is_object();
-  // A data_parallel run allocates no model state: what it measured is its compute's buffers and
-  // what the run held at its fullest (docs/workloads.md, "Memory of a step run").
-  const bool step_run = j.value("workload", std::string("memory")) == "data_parallel";
+  const MemoryFigures f = memory_figures(j);
   const std::string context = fmt::format(
       "# memory{} {} | {} | dtype {} | optimizer {} | {} | computed per rank vs measured ({}, largest over "
       "ranks) in MiB (docs/workloads.md)",
-      step_run ? " of the data_parallel run" : "", j.value("model", std::string("?")), j.value("sharding", std::string("?")), j.value("dtype", std::string("?")),
+      f.step_run ? " of the data_parallel run" : "", j.value("model", std::string("?")), j.value("sharding", std::string("?")), j.value("dtype", std::string("?")),
       j.value("optimizer", std::string("?")), j.value("memory", std::string("?")),
-      device ? "cudaMemGetInfo" : "host RSS");
+      f.device ? "cudaMemGetInfo" : "host RSS");
   if (context != table_context_) {
     table_context_ = context;
     print(context);
     print(fmt::format("# {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}", "batch", "model state", "activations",
-                      "total", step_run ? "meas. comp." : "meas. state",
-                      step_run ? "meas. run" : "meas. total", "backend"));
+                      "total", f.step_run ? "meas. comp." : "meas. state",
+                      f.step_run ? "meas. run" : "meas. total", "backend"));
   }
-  const auto& c = j.value("computed", nlohmann::ordered_json::object());
-  auto mib = [](const nlohmann::ordered_json& o, const char* k) {
-    return static_cast<double>(o.value(k, uint64_t{0})) / (1 << 20);
-  };
-  const auto& m = device ? measured["device"] : measured.value("host", nlohmann::ordered_json::object());
   std::string line = fmt::format("  {:>6} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f}",
-                                 j.value("batch_size", 0), mib(c, "model_state_bytes"), mib(c, "activation_bytes"),
-                                 mib(c, "total_bytes"), mib(m, "buffers_bytes"), mib(m, "workload_bytes"),
-                                 mib(m, "backend_bytes"));
-  if (j.value("status", std::string("ok")) != "ok")
-    line += fmt::format("  {}: {}", j.value("status", std::string()), j.value("reason", std::string()));
+                                 f.batch_size, f.model_state_mib, f.activations_mib, f.total_mib,
+                                 f.measured_state_mib, f.measured_total_mib, f.backend_mib);
+  if (f.status != "ok") line += fmt::format("  {}: {}", f.status, f.reason);
   print(line);
 }
 

@@ -15,6 +15,7 @@
 #include "report/pair_matrix.h"
 #include "report/output_file.h"
 #include "report/scaling.h"
+#include "report/suite_json.h"
 
 namespace commbench {
 namespace {
@@ -254,6 +255,8 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
   std::set<int> runs;
   for (const auto& e : result.executions) runs.insert(e.info.run_index);
   for (const auto& c : result.cases) runs.insert(c.run_index);
+  for (const auto& r : result.records)
+    if (r.kind == kMemoryKind) runs.insert(r.body.value("run_index", 0));
 
   for (int run : runs) {
     std::vector<const ExecutionOutcome*> execs;
@@ -275,12 +278,19 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
         run_records.push_back(c);
         if (name.empty()) name = c.run;
       }
+    std::vector<const nlohmann::ordered_json*> memory;
+    for (const auto& r : result.records)
+      if (r.kind == kMemoryKind && r.body.value("run_index", 0) == run) {
+        memory.push_back(&r.body);
+        if (name.empty()) name = r.body.value("run", std::string());
+      }
     if (auto it = backend_order.find(run); it != backend_order.end()) order = it->second;
 
     md += fmt::format("## Run `{}`\n\n", name);
     if (!execs.empty()) append_executions(md, execs);
     append_case_tables(md, cases);
     append_workload_table(md, workload_cases);
+    append_memory_table(md, memory);
     append_pair_matrices(md, cases);
     append_comparison(md, order, run_records);
     append_scaling(md, scaling_series(run_records, scaling_modes(job.experiment_json)));
