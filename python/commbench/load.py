@@ -17,7 +17,8 @@ CSV_COLUMNS = [
     "placement", "memory", "root", "status", "reason", "timing", "warmup", "iterations",
     "time_us_mean", "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max",
     "time_us_stddev", "time_us_cv", "algbw_gbps", "busbw_gbps", "wrong", "src", "dst",
-    "msg_rate_mps", "staging",
+    "msg_rate_mps", "staging", "method", "rank_aggregation", "total_bytes", "target_cv",
+    "cv_reached", "repeat",
 ]
 
 # What identifies a case across jobs (compare, combined tables). src/dst only matter for all_pairs.
@@ -236,6 +237,36 @@ def combined_columns(jobs):
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+def csv_number(v):
+    """A number as results.csv writes it: the shortest text that reads back as the same double,
+    integral values without a fraction (fmt's "{}": 0, 1e+16, 2.5)."""
+    if isinstance(v, bool) or not isinstance(v, float):
+        return str(v)
+    if not math.isfinite(v):
+        return ""
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def csv_cell(k, v, row, measured):
+    """One cell by results.csv's rules (core/src/report/csv_reporter.cpp, docs/output.md)."""
+    if v is None or (k in ("src", "dst", "wrong") and v == -1):
+        return ""
+    if not measured and (k.startswith("time_us_") or k.endswith("_gbps") or k == "msg_rate_mps"):
+        return ""
+    if k == "msg_rate_mps" and not v > 0:
+        return ""        # does not apply to this op
+    if k == "target_cv" and not v > 0:
+        return ""        # the run set none
+    if k == "cv_reached" and not (num(row, "target_cv") or 0) > 0:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return "'" + v if v[:1] in _FORMULA_STARTS else v  # spreadsheet-safe (common/csv_field.h)
+    return csv_number(v)
+
+
 def write_combined_csv(jobs, path):
     """One CSV of every case of every job (seed 001's combined_benchmark.csv). Cells follow
     results.csv: empty where a value is missing or the case was not measured."""
@@ -247,20 +278,6 @@ def write_combined_csv(jobs, path):
             for c in j.cases:
                 row = flatten(c, j.label)
                 measured = c.get("status") == "ok"
-                cells = []
-                for k in cols:
-                    v = row.get(k)
-                    if v is None or (k in ("src", "dst") and v == -1) or (k == "wrong" and v == -1):
-                        v = ""
-                    elif not measured and (k.startswith("time_us_") or k.endswith("_gbps")
-                                           or k == "msg_rate_mps"):
-                        v = ""
-                    elif isinstance(v, float):
-                        v = repr(v) if math.isfinite(v) else ""
-                    elif isinstance(v, bool):
-                        v = "true" if v else "false"
-                    elif isinstance(v, str) and v[:1] in _FORMULA_STARTS:
-                        v = "'" + v  # spreadsheet-safe, as results.csv (common/csv_field.h)
-                    cells.append(v)
+                cells = [csv_cell(k, row.get(k), row, measured) for k in cols]
                 w.writerow(cells)
     return cols

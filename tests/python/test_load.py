@@ -141,6 +141,34 @@ class LoadTest(TempDirCase):
         self.assertNotEqual(pair["src"], "")
         self.assertIn(pair["memory"], ("host", "host_pinned", "cuda"))
 
+    def test_combined_csv_cells_are_results_csv_cells(self):
+        # A job of today's binary: every results.csv column, in its order, and the same cell in
+        # each (numbers as fmt writes them, empty where results.csv leaves them empty: msg/s of
+        # ops without messages, target_cv of runs without one). They once drifted apart.
+        exp = os.path.join(self.tmp, "csv.toml")
+        with open(exp, "w") as f:
+            f.write('name = "csv-rules"\n[defaults]\nbackend = "gloo"\nsizes = [64, 4096]\n'
+                    'warmup = 1\niterations = 3\n'
+                    '[[run]]\nname = "ops"\nops = ["allreduce"]\nworld_sizes = [1, 2]\n'
+                    '[[run]]\nname = "msg"\nops = ["msg_rate"]\nworld_size = 2\n'
+                    '[[run]]\nname = "cv"\nops = ["allreduce"]\nworld_size = 2\n'
+                    'target_cv = 0.5\nmax_iterations = 6\n')
+        out = os.path.join(self.tmp, "results")
+        run_commbench("run", exp, "-o", out, "--quiet", check=0)
+        (job_dir,) = [os.path.join(out, d) for d in os.listdir(out)]
+        combined = os.path.join(self.tmp, "combined.csv")
+        write_combined_csv(read_jobs([job_dir]), combined)
+        with open(os.path.join(job_dir, "results.csv"), newline="") as f:
+            theirs = list(csv.reader(f))
+        with open(combined, newline="") as f:
+            ours = list(csv.reader(f))
+        self.assertEqual(ours[0][0], "source")
+        self.assertEqual(ours[0][1:len(theirs[0]) + 1], theirs[0])
+        self.assertEqual(len(ours), len(theirs))
+        self.assertGreater(len(theirs), 6)
+        for a, b in zip(ours[1:], theirs[1:]):
+            self.assertEqual(a[1:len(b) + 1], b)
+
     def test_combined_csv_makes_formula_like_text_inert(self):
         # Issue 28 §16: an experiment named like a spreadsheet formula stays text.
         d = self.copy_fixture(QUICKSTART)
