@@ -40,6 +40,8 @@ TEST(TelemetrySummary, RangesPerKindAndSamplesCountedByTime) {
   EXPECT_EQ(s["gpu_sm_clock_mhz"]["max"], 1410.0);
   EXPECT_EQ(s["gpu_power_w"]["min"], 300.5);
   EXPECT_FALSE(s.contains("cpu_throttle_events"));
+  // No NVML reasons sampled: absent, not 0 ("checked, none").
+  EXPECT_FALSE(s.contains("gpu_throttle_reasons")) << s.dump();
   EXPECT_EQ(s["throttled"], false);
   EXPECT_TRUE(summarize_rows({}).is_null());
 }
@@ -47,6 +49,7 @@ TEST(TelemetrySummary, RangesPerKindAndSamplesCountedByTime) {
 TEST(TelemetrySummary, IdleAndApplicationClocksAreNotThrottlingPowerAndHeatAre) {
   // GpuIdle (0x1) and ApplicationsClocksSetting (0x2) are normal states.
   EXPECT_EQ(summarize_rows({row(1, "gpu0", "throttle_reasons", 0x3, "bitmask")})["throttled"], false);
+  EXPECT_EQ(summarize_rows({row(1, "gpu0", "throttle_reasons", 0, "bitmask")})["gpu_throttle_reasons"], 0);
   const auto power = summarize_rows({row(1, "gpu0", "throttle_reasons", 0x1, "bitmask"),
                                      row(2, "gpu0", "throttle_reasons", 0x4, "bitmask")});
   EXPECT_EQ(power["throttled"], true);

@@ -194,12 +194,19 @@ TEST(ReportSummaryJson, ClockComesFromTheRanksTimers) {
   EXPECT_DOUBLE_EQ(env["clock_resolution_ns"].get<double>(), 0.4167);
   EXPECT_EQ(env["launcher"], "local");
 
+  // Each rank calibrates the counter itself: the same clock a kHz apart is one clock, said with
+  // its range (it once read as ranks that disagree).
+  o.metadata["ranks"]["1"]["timer"] = "tsc (invariant, 2400.001 MHz, calibrated against steady_clock)";
+  result.executions.push_back(o);
+  env = make_summary_json(job, result)["job"]["environment"];
+  EXPECT_EQ(env["clock"], "tsc (invariant, 2400.000–2400.001 MHz, calibrated against steady_clock)");
+
   // Ranks that disagree (COMMBENCH_TIMER set on one host): every distinct clock, the coarsest step.
   o.metadata["ranks"]["1"] = {{"timer", "steady_clock (COMMBENCH_TIMER=steady)"}, {"timer_resolution_ns", 1.0}};
   result.executions.push_back(o);
   env = make_summary_json(job, result)["job"]["environment"];
   ASSERT_TRUE(env["clock"].is_array());
-  EXPECT_EQ(env["clock"].size(), 2u);
+  EXPECT_EQ(env["clock"].size(), 3u);
   EXPECT_DOUBLE_EQ(env["clock_resolution_ns"].get<double>(), 1.0);
 }
 

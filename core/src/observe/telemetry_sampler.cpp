@@ -35,6 +35,7 @@ nlohmann::json summarize_rows(const std::vector<TelemetryRow>& rows) {
   if (rows.empty()) return nullptr;
   Range cpu_temp, gpu_temp, cpu_freq, gpu_sm, gpu_mem, gpu_power, load;
   uint64_t reasons = 0;
+  bool reasons_seen = false;  // a 0 must mean "NVML said none", not "no NVML"
   std::set<int64_t> times;
   std::map<std::string, Range> throttle_counts;  // per cpu: first and last count
   for (const TelemetryRow& r : rows) {
@@ -47,7 +48,10 @@ nlohmann::json summarize_rows(const std::vector<TelemetryRow>& rows) {
     else if (gpu && r.name == "sm_clock") gpu_sm.add(r.value);
     else if (gpu && r.name == "memory_clock") gpu_mem.add(r.value);
     else if (gpu && r.name == "power") gpu_power.add(r.value);
-    else if (gpu && r.name == "throttle_reasons") reasons |= static_cast<uint64_t>(r.value);
+    else if (gpu && r.name == "throttle_reasons") {
+      reasons |= static_cast<uint64_t>(r.value);
+      reasons_seen = true;
+    }
   }
   nlohmann::json j{{"samples", times.size()}};
   auto put = [&](const char* key, const Range& r) {
@@ -63,7 +67,7 @@ nlohmann::json summarize_rows(const std::vector<TelemetryRow>& rows) {
   double cpu_events = 0;
   for (const auto& [cpu, r] : throttle_counts) cpu_events += r.hi - r.lo;
   if (!throttle_counts.empty()) j["cpu_throttle_events"] = cpu_events;
-  j["gpu_throttle_reasons"] = reasons;
+  if (reasons_seen) j["gpu_throttle_reasons"] = reasons;
   j["throttled"] = cpu_events > 0 || (reasons & kGpuThrottleMask) != 0;
   return j;
 }

@@ -1,7 +1,10 @@
 #include "report/summary_json_reporter.h"
 
 #include <algorithm>
+#include <regex>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "report/execution_json.h"
 #include "report/output_file.h"
@@ -60,8 +63,24 @@ void set_clock(nlohmann::ordered_json& environment, const JobResult& result) {
     environment["clock"] = "none reported (no worker started timing)";
     return;
   }
+  // Each rank calibrates its counter itself, so the same clock reads "2096.013 MHz" on one rank
+  // and "2096.014 MHz" on the next: the same timer, said once with its range of frequencies.
+  static const std::regex mhz(R"(([0-9]+(?:\.[0-9]+)?) MHz)");
+  std::set<std::string> kinds;
+  double lo = 1e300, hi = -1e300;
+  for (const std::string& t : timers) {
+    kinds.insert(std::regex_replace(t, mhz, "<f> MHz"));
+    std::smatch m;
+    if (std::regex_search(t, m, mhz)) {
+      lo = std::min(lo, std::stod(m[1].str()));
+      hi = std::max(hi, std::stod(m[1].str()));
+    }
+  }
   if (timers.size() == 1)
     environment["clock"] = *timers.begin();
+  else if (kinds.size() == 1 && lo <= hi)
+    environment["clock"] = std::regex_replace(*timers.begin(), mhz, fmt::format("{:.3f}–{:.3f} MHz", lo, hi),
+                                              std::regex_constants::format_first_only);
   else
     environment["clock"] = std::vector<std::string>(timers.begin(), timers.end());
   if (resolution_ns > 0) environment["clock_resolution_ns"] = resolution_ns;
