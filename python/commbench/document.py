@@ -30,8 +30,17 @@ class Doc:
         self.blocks.append(("pre", text))
 
 
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def _md_text(v):
+    """Text from the records in Markdown: line breaks would split a heading or a list item, and a
+    '<' that opens a tag would be run as HTML by a renderer (report.html escapes on its own)."""
+    return _TAG_START.sub("&lt;", str(v).replace("\r", " ").replace("\n", " "))
+
+
 def _md_cell(v):
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return _md_text(v).replace("|", "\\|")
 
 
 def to_markdown(doc):
@@ -39,11 +48,11 @@ def to_markdown(doc):
     for b in doc.blocks:
         kind = b[0]
         if kind == "h":
-            out += [f"{'#' * b[1]} {b[2]}", ""]
+            out += [f"{'#' * b[1]} {_md_text(b[2])}", ""]
         elif kind == "p":
-            out += [b[1], ""]
+            out += [_md_text(b[1]), ""]
         elif kind == "list":
-            out += [f"- {i}" for i in b[1]] + [""]
+            out += [f"- {_md_text(i)}" for i in b[1]] + [""]
         elif kind == "table":
             headers, rows, align = b[1], b[2], b[3]
             out.append("| " + " | ".join(_md_cell(h) for h in headers) + " |")

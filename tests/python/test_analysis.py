@@ -314,5 +314,18 @@ class ScalingFigures(unittest.TestCase):
                 self.assertTrue(os.path.getsize(os.path.join(d, f.png())) > 0)
 
 
+class MarkdownDocument(unittest.TestCase):
+    def test_names_cannot_break_headings_or_inject_html(self):
+        from commbench.document import Doc, to_markdown
+        d = Doc()
+        d.h(2, "run line1\nline2 <b>x</b>")
+        d.items(["a\nb <img src=x>, p < 0.05"])
+        d.table(["h"], [["x|y\n<i>"]])
+        md = to_markdown(d).splitlines()
+        self.assertEqual(md[0], "## run line1 line2 &lt;b>x&lt;/b>")
+        self.assertIn("- a b &lt;img src=x>, p < 0.05", md)
+        self.assertIn("| x\\|y &lt;i> |", md)
+
+
 if __name__ == "__main__":
     unittest.main()

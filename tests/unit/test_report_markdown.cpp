@@ -3,6 +3,7 @@
 #include "report/comparison.h"
 #include "report/format.h"
 #include "report/markdown_reporter.h"
+#include "report/markdown_table.h"
 #include "test_report_helpers.h"
 
 namespace commbench {
@@ -178,6 +179,24 @@ TEST_F(ReportMarkdown, MemoryRecordsHaveTheirTable) {
   EXPECT_TRUE(contains(md, "| gloo | 3 | memory | custom | fsdp | bf16 | momentum | host | 8 | 16.0 | 1.5 | 17.5 | "
                            "17.0 | 19.0 | 0.5 | host RSS |"))
       << md;
+}
+
+TEST(MarkdownText, NamesCannotBreakHeadingsCodeSpansOrInjectHtml) {
+  EXPECT_EQ(markdown_text("a\nb <b>x</b> p < 0.05"), "a b &lt;b>x&lt;/b> p < 0.05");
+  EXPECT_EQ(markdown_cell("a|b\n<img src=x>"), "a\\|b &lt;img src=x>");
+  EXPECT_EQ(markdown_code("plain"), "`plain`");
+  EXPECT_EQ(markdown_code("p2p `tick`"), "`` p2p `tick` ``");  // ends with a backtick: padded
+  EXPECT_EQ(markdown_code("a``b"), "```a``b```");
+  EXPECT_EQ(markdown_code("`x"), "`` `x ``");
+}
+
+TEST_F(ReportMarkdown, RunHeadingsHoldTheNameWhateverItContains) {
+  for (auto& c : result.cases) c.run = "pipe `tick` <b>x</b>";
+  for (auto& e : result.executions) e.info.run = "pipe `tick` <b>x</b>";
+  job.experiment = "<script>alert(1)</script>";
+  const std::string md = render_markdown_summary(job, result, {});
+  EXPECT_TRUE(contains(md, "## Run ``pipe `tick` <b>x</b>``\n")) << md;
+  EXPECT_TRUE(contains(md, "# commbench results: &lt;script>alert(1)&lt;/script>\n")) << md;
 }
 
 TEST_F(ReportMarkdown, ReporterWritesSummaryMdAtJobDone) {

@@ -153,7 +153,7 @@ class ExperimentReader {
 
   void read_top_level(Experiment& exp) {
     if (const toml::node* n = root_.get("name")) {
-      if (auto name = read_string(sink_, *n, "name")) {
+      if (auto name = read_name_text(sink_, *n, "name")) {
         if (name->empty()) sink_.error(sink_.pos(*n), "'name' is empty: name the experiment");
         exp.name = *name;
       }

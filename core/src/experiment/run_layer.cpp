@@ -81,7 +81,7 @@ class LayerReader {
     RunLayer& layer = layer_;
     WhereMap& where = layer_.where;
     if (key == "name") {
-      layer.name = read_string(sink_, v, key);
+      layer.name = read_name_text(sink_, v, key);
       where["name"] = sink_.pos(v);
       if (layer.name && layer.name->empty()) {
         sink_.error(sink_.pos(v), "'name' is empty: give the run a name or leave the key out");

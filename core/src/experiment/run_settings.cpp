@@ -247,7 +247,8 @@ const std::array kSettings{
 
 constexpr std::array<RunKeyDoc, 10> kStructural{{
     {"name", "string", "`\"run<index>\"` (0-based: `run0`, `run1`, …)",
-     "unique among the runs; not allowed in `[defaults]`"},
+     "unique among the runs; printable characters (no line break or other control character); not allowed "
+     "in `[defaults]`"},
     {"backends", "array of strings", "**required**",
      "plugin names, e.g. `[\"gloo\"]`; several backends get the same cases and are compared side "
      "by side. `backend = \"gloo\"` is the same as `backends = [\"gloo\"]`"},

@@ -101,6 +101,20 @@ std::optional<std::string> read_string(DiagnosticSink& sink, const toml::node& n
   return std::nullopt;
 }
 
+std::optional<std::string> read_name_text(DiagnosticSink& sink, const toml::node& node,
+                                          std::string_view key) {
+  auto text = read_string(sink, node, key);
+  if (!text) return text;
+  for (unsigned char c : *text)
+    if (c < 0x20 || c == 0x7f) {
+      sink.error(sink.pos(node), fmt::format("'{}' holds a control character (0x{:02x}): names head tables and "
+                                             "console lines, so use printable characters only",
+                                             key, static_cast<unsigned>(c)));
+      return std::nullopt;
+    }
+  return text;
+}
+
 std::optional<bool> read_bool(DiagnosticSink& sink, const toml::node& node, std::string_view key) {
   if (const auto* b = node.as_boolean()) return b->get();
   report_wrong_type(sink, node, "a boolean (true or false)", key);

@@ -61,6 +61,11 @@ void report_unknown_keys(DiagnosticSink& sink, const toml::table& table,
 
 std::optional<std::string> read_string(DiagnosticSink& sink, const toml::node& node,
                                        std::string_view key);
+// A name that heads tables and lines of the console, summary.md and the reports (the
+// experiment's, a run's): a string without control characters (a line break in it would split a
+// heading or a console line in two).
+std::optional<std::string> read_name_text(DiagnosticSink& sink, const toml::node& node,
+                                          std::string_view key);
 std::optional<bool> read_bool(DiagnosticSink& sink, const toml::node& node, std::string_view key);
 // An integer in [min, max]; out of range: "'{key}' must be at least {min}, got {v}".
 std::optional<int64_t> read_integer(DiagnosticSink& sink, const toml::node& node,

@@ -60,10 +60,10 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
       const std::string version = info.is_object() ? info.value("version", "") : "";
       backends.push_back(version.empty() ? name : fmt::format("{} {}", name, version));
     }
-  md += fmt::format("# commbench results: {}\n\n", job.experiment);
-  md += fmt::format("- **Experiment file:** `{}`\n", job.file);
+  md += fmt::format("# commbench results: {}\n\n", markdown_text(job.experiment));
+  md += fmt::format("- **Experiment file:** {}\n", markdown_code(job.file));
   md += fmt::format("- **Started:** {}  **Finished:** {}\n", job.started_at, result.finished_at);
-  md += fmt::format("- **Host:** {}\n", job.host);
+  md += fmt::format("- **Host:** {}\n", markdown_text(job.host));
   md += fmt::format("- **commbench:** {}\n", job.commbench_version);
   md += fmt::format("- **Backends:** {}\n",
                     backends.empty() ? "-" : fmt::format("{}", fmt::join(backends, ", ")));
@@ -74,7 +74,7 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
                       result.exit_code, exit_reason(result));
   else
     md += fmt::format("- **Exit code:** {} ({})\n", result.exit_code, exit_reason(result));
-  md += fmt::format("- **Output folder:** `{}`\n\n", job.output_dir);
+  md += fmt::format("- **Output folder:** {}\n\n", markdown_code(job.output_dir));
   append_machine_warnings(md, result);
   md +=
       "Times are per operation in microseconds. Each table names its method and rank aggregation "
@@ -286,7 +286,7 @@ std::string render_markdown_summary(const JobInfo& job, const JobResult& result,
       }
     if (auto it = backend_order.find(run); it != backend_order.end()) order = it->second;
 
-    md += fmt::format("## Run `{}`\n\n", name);
+    md += fmt::format("## Run {}\n\n", markdown_code(name));
     if (!execs.empty()) append_executions(md, execs);
     append_case_tables(md, cases);
     append_workload_table(md, workload_cases);

@@ -7,8 +7,13 @@
 
 namespace commbench {
 
-// Table cells cannot hold '|' or line breaks.
+// Text from the records (names, reasons) placed in Markdown: line breaks become spaces and a '<'
+// that could open an HTML tag becomes "&lt;" (a renderer would run "<b>" or "<img ...>").
+std::string markdown_text(std::string_view text);
+// markdown_text, and table cells cannot hold '|'.
 std::string markdown_cell(std::string_view text);
+// `text` as one inline code span whatever backticks it holds (a longer fence, CommonMark).
+std::string markdown_code(std::string_view text);
 
 struct MarkdownColumn {
   std::string title;
