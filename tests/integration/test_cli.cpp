@@ -19,6 +19,12 @@ TEST(Cli, ValidateAcceptsEveryShippedConfig) {
     EXPECT_EQ(r.exit_code, 0) << e.path() << "\n" << r.output;
     EXPECT_NE(r.output.find("valid"), std::string::npos) << r.output;
   }
+  // The count is of the records the job writes: seed 003's 31 sizes of all_pairs at 4 ranks
+  // are 31 x 12 ordered pairs (it once said 31).
+  const auto seed3 = run_commbench({"validate", "configs/seed003_all_pairs.toml"}, COMMBENCH_SOURCE_DIR);
+  EXPECT_NE(seed3.output.find("1 execution(s), 372 case record(s)\n"), std::string::npos) << seed3.output;
+  const auto seed4 = run_commbench({"validate", "configs/seed004_suite.toml"}, COMMBENCH_SOURCE_DIR);
+  EXPECT_NE(seed4.output.find("workload execution(s)"), std::string::npos) << seed4.output;
 }
 
 TEST(Cli, ValidateRejectsWithLocationAndExitCode2) {

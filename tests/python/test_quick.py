@@ -30,7 +30,7 @@ class QuickTest(TempDirCase):
         self.assertTrue(all(r["wrong"] == 0 for r in recs))
         # --save: an experiment file that validates and describes the same cases
         v = commbench("validate", save, check=0)
-        self.assertIn("1 execution(s), 6 case(s)", v.stdout)
+        self.assertIn("1 execution(s), 6 case record(s)", v.stdout)
 
     def test_step_bytes_make_an_arithmetic_list(self):
         save = os.path.join(self.tmp, "saved.toml")

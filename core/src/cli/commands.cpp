@@ -237,10 +237,17 @@ int cmd_validate(const std::vector<std::string>& args) {
     auto loaded = load_and_validate(file, plugin_dirs);
     if (!loaded) return kExitInvalid;
     const auto plan = plan_job(loaded->experiment);
-    size_t cases = 0;
-    for (const auto& e : plan) cases += e.cases.size();
-    std::cout << fmt::format("{}: valid — {} run(s), {} execution(s), {} case(s)\n", file,
-                             loaded->experiment.runs.size(), plan.size(), cases);
+    // What the job will write: all_pairs gives a record per ordered pair of each size, a
+    // data_parallel execution one per overlap value, and every workload execution memory records.
+    int64_t records = 0, workloads = 0;
+    for (const auto& e : plan) {
+      records += expected_records(e);
+      if (e.workload != WorkloadKind::None) ++workloads;
+    }
+    std::cout << fmt::format("{}: valid — {} run(s), {} execution(s), {} case record(s){}\n", file,
+                             loaded->experiment.runs.size(), plan.size(), records,
+                             workloads ? fmt::format(", and the memory records of {} workload execution(s)", workloads)
+                                       : std::string());
     return 0;
   });
 }
