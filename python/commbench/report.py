@@ -117,6 +117,45 @@ def _pair_tables(doc, jobs):
                    for s in range(world)])
 
 
+MIB = 1 << 20
+
+
+def _memory_tables(doc, jobs):
+    """The memory records (docs/output.md, "Memory records"): computed per rank next to measured,
+    MiB, as the console and summary.md show them."""
+    rows = []
+    for j in jobs:
+        for m in j.memory:
+            measured = m.get("measured") or {}
+            device = isinstance(measured.get("device"), dict)
+            got = (measured.get("device") if device else measured.get("host")) or {}
+            comp = m.get("computed") or {}
+
+            def mib(d, k):
+                v = d.get(k)
+                return fmt.num(v / MIB) if isinstance(v, (int, float)) else "-"
+            ok = m.get("status", "ok") == "ok"
+            rows.append(([j.label] if len(jobs) > 1 else []) + [
+                m.get("run", ""), m.get("backend", ""), str(m.get("world_size", "")),
+                m.get("workload", ""), m.get("model", ""), m.get("sharding", ""), m.get("dtype", ""),
+                m.get("optimizer", ""), m.get("memory", ""), str(m.get("batch_size", "")),
+                mib(comp, "model_state_bytes"), mib(comp, "activation_bytes"), mib(comp, "total_bytes")]
+                + ([mib(got, "buffers_bytes"), mib(got, "workload_bytes"), mib(got, "backend_bytes"),
+                    "cudaMemGetInfo" if device else "host RSS"] if ok
+                   else [f"{m.get('status')}: {m.get('reason', '')}", "-", "-", "-"]))
+    if not rows:
+        return
+    doc.h(2, "Memory", "memory")
+    doc.p("MiB per rank: computed (model state, activations, total) next to measured, the largest "
+          "over ranks; a data_parallel run allocates no model state, so its state is its compute's "
+          "buffers and its total what the run held at its fullest (docs/workloads.md, *Memory*).")
+    doc.table((["job"] if len(jobs) > 1 else []) + [
+        "run", "backend", "ranks", "workload", "model", "sharding", "dtype", "optimizer", "memory",
+        "batch/rank", "model state", "activations", "total", "meas. state", "meas. total", "backend",
+        "measured by"], rows,
+        align=["l"] * ((len(jobs) > 1) + 2) + ["r"] + ["l"] * 6 + ["r"] * 7 + ["l"])
+
+
 def build(jobs, figures, outcomes):
     doc = Doc()
     title = "commbench report: " + ", ".join(j.name or j.label for j in jobs)
@@ -148,6 +187,7 @@ def build(jobs, figures, outcomes):
     doc.h(2, "Results", "results")
     _series_tables(doc, jobs)
     _pair_tables(doc, jobs)
+    _memory_tables(doc, jobs)
     doc.h(2, "Jobs and metadata", "jobs")
     for j in jobs:
         _job_section(doc, j)

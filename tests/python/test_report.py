@@ -158,6 +158,26 @@ class ReportTest(TempDirCase):
                       f"{fmt.size(e['bytes'])} per rank, relative to 1 rank(s): 2 ranks "
                       f"{fmt.pct(e['points'][1]['efficiency'])}", analysis)
 
+    def test_memory_records_have_their_table(self):
+        # Memory records once reached only the console and the JSON.
+        d = self.copy_fixture(QUICKSTART, "mem-job")
+        mem = {"type": "memory", "schema_version": 2, "run": "mem", "run_index": 1, "backend": "gloo",
+               "world_size": 2, "workload": "memory", "model": "custom", "batch_size": 8,
+               "dtype": "bf16", "optimizer": "momentum", "sharding": "fsdp", "memory": "host",
+               "status": "ok",
+               "computed": {"model_state_bytes": 16 << 20, "activation_bytes": 3 << 19,
+                            "total_bytes": (16 << 20) + (3 << 19)},
+               "measured": {"host": {"buffers_bytes": 17 << 20, "workload_bytes": 19 << 20,
+                                     "backend_bytes": 1 << 19}, "device": None}}
+        with open(os.path.join(d, "results.jsonl"), "a") as f:
+            f.write(json.dumps(mem) + "\n")
+        out = self.report(d, extra=("--no-plots",))
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("## Memory", md)
+        self.assertIn("| mem | gloo | 2 | memory | custom | fsdp | bf16 | momentum | host | 8 | 16 | 1.5 | "
+                      "17.5 | 17 | 19 | 0.5 | host RSS |", md)
+
     def test_memory_types_are_compared(self):
         # Seed 001/002: Gloo on host memory against NCCL on GPU memory, from two jobs. No GPU
         # here: a copy of the quickstart relabelled nccl/cuda stands in for the second job (the
