@@ -183,12 +183,66 @@ def op_figures(plt, jobs, out_dir, written):
         if s["op"] not in ops:
             ops.append(s["op"])
     for op in ops:
-        group = [s for s in all_series if s["op"] == op and any(b > 0 for b in s.sizes)]
+        group = [s for s in all_series if s["op"] == op and any(b > 0 for b in s.sizes)
+                 and not s["variant"]]
         if not group:
-            continue  # barrier: no size axis
+            continue  # barrier: no size axis; workloads: their steps' figure
         fig = op_figure(plt, op, group)
         _save(plt, fig, out_dir, slug("op", op), f"{op}: time and busbw against size", "op",
               written)
+
+
+def workload_bars(jobs):
+    """(label, compute p50 ms, exposed communication ms, step p50 ms, samples/s) per measured
+    workload record, labelled by what differs between them."""
+    recs = [(j, r) for j in jobs for r in j.cases
+            if isinstance(r.get("workload"), dict) and r.get("status") == "ok"]
+    fields = {
+        "job": lambda j, r: j.label, "run": lambda j, r: r.get("run"),
+        "backend": lambda j, r: r.get("backend"),
+        "ranks": lambda j, r: f"{r.get('world_size')} rank" + ("" if r.get("world_size") == 1 else "s"),
+        "model": lambda j, r: f"{r['workload'].get('model')} {r['workload'].get('sharding')}",
+        "batch": lambda j, r: f"batch {r['workload'].get('batch_size')}",
+        "overlap": lambda j, r: "overlap " + ("on" if r["workload"].get("overlap") else "off")}
+    varying = [f for f, get in fields.items()
+               if f in ("backend", "ranks", "overlap") or len({get(j, r) for j, r in recs}) > 1]
+    out = []
+    for j, r in recs:
+        w = r["workload"]
+        ms = lambda k: (w.get(k) or {}).get("p50")  # noqa: E731
+        out.append((", ".join(str(fields[f](j, r)) for f in varying), ms("compute_ms") or 0.0,
+                    w.get("exposed_comm_ms") or 0.0, ms("step_ms"), w.get("samples_per_s")))
+    return out
+
+
+def workload_figure(plt, jobs, out_dir, written):
+    """data_parallel steps: per record, the compute and the communication the compute did not
+    hide (exposed), stacked, with the whole step's p50 marked and samples/s beside it."""
+    bars = workload_bars(jobs)
+    if not bars:
+        return
+    fig, ax = plt.subplots(figsize=FIG_INCHES)
+    ys = list(range(len(bars)))[::-1]
+    compute = [b[1] for b in bars]
+    exposed = [b[2] for b in bars]
+    ax.barh(ys, compute, color=COLOURS[0], label="compute (p50)")
+    ax.barh(ys, exposed, left=compute, color=COLOURS[1], label="exposed communication")
+    ax.plot([b[3] for b in bars], ys, "k|", markersize=14, label="whole step (p50)")
+    for y, b in zip(ys, bars):
+        if b[4]:
+            ax.annotate(f"{fmt.num(b[4])} samples/s", (max(b[1] + b[2], b[3] or 0), y),
+                        xytext=(6, 0), textcoords="offset points", va="center", fontsize=7)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([b[0] for b in bars], fontsize=7)
+    ax.set_xlabel("milliseconds per step")
+    ax.margins(x=0.25)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.suptitle("data_parallel: step time, compute and exposed communication", fontsize=11)
+    handles, texts = ax.get_legend_handles_labels()
+    fig.subplots_adjust(left=0.35)
+    legend_outside(fig, handles, texts)
+    _save(plt, fig, out_dir, "workload-steps", "data_parallel: step time, compute and exposed "
+          "communication per configuration", "workload", written)
 
 
 def scaling_amount(e):
@@ -379,6 +433,7 @@ def draw_all(jobs, out_dir):
     plt = require_matplotlib()
     written = []
     op_figures(plt, jobs, out_dir, written)
+    workload_figure(plt, jobs, out_dir, written)
     scaling_figures(plt, jobs, out_dir, written)
     pair_figures(plt, jobs, out_dir, written)
     straggler_figures(plt, jobs, out_dir, written)

@@ -314,6 +314,38 @@ class ScalingFigures(unittest.TestCase):
                 self.assertTrue(os.path.getsize(os.path.join(d, f.png())) > 0)
 
 
+class WorkloadFigure(unittest.TestCase):
+    """data_parallel records get a step figure, not an op figure against a size (their busbw is 0
+    and their size axis meaningless)."""
+
+    def steps(self):
+        def step(world, overlap, compute, exposed, p50, sps):
+            return rec(op="data_parallel", bytes_=600000, mean=p50 * 1e3, world=world, redop="",
+                       method="per_step", agg="slowest_per_step",
+                       workload={"model": "custom", "sharding": "ddp", "overlap": overlap,
+                                 "batch_size": 8, "compute_ms": {"p50": compute},
+                                 "step_ms": {"p50": p50}, "exposed_comm_ms": exposed,
+                                 "samples_per_s": sps})
+        return job([step(2, True, 4.0, 0.5, 4.6, 3478.0), step(2, False, 4.0, 2.0, 6.1, 2623.0),
+                    rec(world=2)])
+
+    def test_bars_are_the_records_steps(self):
+        bars = plots.workload_bars([self.steps()])
+        self.assertEqual(bars, [("gloo, 2 ranks, overlap on", 4.0, 0.5, 4.6, 3478.0),
+                                ("gloo, 2 ranks, overlap off", 4.0, 2.0, 6.1, 2623.0)])
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib not installed (python3-matplotlib)")
+    def test_workloads_have_a_step_figure_and_no_op_figure(self):
+        import os
+        import tempfile
+        plt = plots.require_matplotlib()
+        written = []
+        with tempfile.TemporaryDirectory() as d:
+            plots.op_figures(plt, [self.steps()], d, written)
+            plots.workload_figure(plt, [self.steps()], d, written)
+            self.assertEqual([f.name for f in written], ["op-allreduce", "workload-steps"])
+
+
 class MarkdownDocument(unittest.TestCase):
     def test_names_cannot_break_headings_or_inject_html(self):
         from commbench.document import Doc, to_markdown
