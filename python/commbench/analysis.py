@@ -324,8 +324,11 @@ def stragglers(jobs):
             if len(m) < 2 or len(m) != c.get("world_size") or \
                     not all(isinstance(x, (int, float)) for x in m):
                 continue
-            execs.setdefault((c.get("run"), c.get("backend"), c.get("world_size")), []).append(m)
-        for (run, backend, world), rows in execs.items():
+            # One execution: with `repeats`, each repeat is an execution of its own.
+            execs.setdefault((c.get("run"), c.get("backend"), c.get("world_size"),
+                              c.get("repeat") or 0), []).append(m)
+        repeated = any(k[3] for k in execs)
+        for (run, backend, world, repeat), rows in execs.items():
             counts = {}
             worst = {}
             for m in rows:
@@ -341,7 +344,8 @@ def stragglers(jobs):
                 continue
             r = max(counts, key=lambda k: counts[k])
             if counts[r] * 2 >= len(rows):
-                out.append(f"{run} {backend} {world} ranks ({j.label}): rank {r} is the slowest "
+                which = f", repeat {repeat}" if repeated else ""
+                out.append(f"{run} {backend} {world} ranks{which} ({j.label}): rank {r} is the slowest "
                            f"rank, at least {fmt.pct(STRAGGLER_RATIO - 1)} above the median rank, "
                            f"in {counts[r]} of {len(rows)} cases (up to "
                            f"{fmt.ratio(worst[r])} the median; rank_mean_us).")

@@ -346,6 +346,19 @@ class WorkloadFigure(unittest.TestCase):
             self.assertEqual([f.name for f in written], ["op-allreduce", "workload-steps"])
 
 
+class Stragglers(unittest.TestCase):
+    def test_each_repeat_is_its_own_execution(self):
+        # Rank 1 slow in repeat 0's only case, rank 3 in repeat 1's: two executions, each said
+        # once (it once read "in 1 of 2 cases", two executions pooled).
+        slow1 = rec(rank_mean_us=[10.0, 20.0, 10.0, 10.0], repeat=0)
+        slow3 = rec(rank_mean_us=[10.0, 10.0, 10.0, 20.0], repeat=1)
+        s = sentences([job([slow1, slow3])], "Stragglers")
+        self.assertEqual(len(s), 2, s)
+        self.assertIn("r gloo 4 ranks, repeat 0 (known): rank 1 is the slowest rank", s[0])
+        self.assertIn("in 1 of 1 cases", s[0])
+        self.assertIn("repeat 1 (known): rank 3", s[1])
+
+
 class MarkdownDocument(unittest.TestCase):
     def test_names_cannot_break_headings_or_inject_html(self):
         from commbench.document import Doc, to_markdown
