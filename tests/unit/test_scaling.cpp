@@ -72,6 +72,20 @@ TEST(Scaling, TwoPeerPatternsHaveNoScalingButRingAndPairedPatternsDo) {
   EXPECT_EQ(ops, (std::vector<std::string>{"sendrecv", "msg_rate"}));
 }
 
+// msg_rate's throughput is its ⌊N/2⌋ pairs' messages (its algbw), not N ranks' (it once printed
+// twice its own algbw); at an odd world one rank sits out and the efficiency shows it.
+TEST(Scaling, MsgRateCountsItsPairs) {
+  std::vector<CaseRecord> recs{make_case("gloo", "msg_rate", 4096, 10, 2), make_case("gloo", "msg_rate", 4096, 10, 3),
+                               make_case("gloo", "msg_rate", 4096, 10, 4)};
+  const auto series = scaling_series(recs, {});
+  ASSERT_EQ(series.size(), 1u);
+  const auto& p = series[0].points;
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_NEAR(p[0].throughput_gbps, 1.0 * 4096 / 10 / 1e3, 1e-12);  // one pair
+  EXPECT_NEAR(p[1].efficiency, 2.0 / 3.0, 1e-12);                    // still one pair, 3 ranks
+  EXPECT_NEAR(p[2].efficiency, 1.0, 1e-12);                          // two pairs, same time
+}
+
 TEST(Scaling, SummaryJsonCarriesTheSeriesWithTheRunsMode) {
   JobInfo job;
   job.experiment_json = {{"runs", {{{"index", 0}, {"scaling", "strong"}}}}};

@@ -81,7 +81,10 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
     const ScalingKey key{r.run_index, r.backend, r.op, r.dtype, r.redop, r.placement, r.memory, bytes};
     ScalingSeries& s = series_for(key, r, mode, bytes, index, all);
     const double n = r.world_size;
-    const double work = mode == ScalingMode::Strong ? static_cast<double>(bytes) : n * static_cast<double>(r.bytes);
+    // Weak: every rank's message, except msg_rate, whose ⌊n/2⌋ pairs each move one (its algbw:
+    // an odd rank out does no work, and the efficiency says so).
+    const double movers = op_info(*kind).algbw == PerWorld::Pairs ? per_world(PerWorld::Pairs, r.world_size) : n;
+    const double work = mode == ScalingMode::Strong ? static_cast<double>(bytes) : movers * static_cast<double>(r.bytes);
     // A repeated world size (the same case twice in one run) keeps the first measurement.
     if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
       s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, work / r.time_us.mean / 1e3, 0});
