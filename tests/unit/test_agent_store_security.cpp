@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <future>
 #include <thread>
 
@@ -284,6 +285,48 @@ TEST(RendezvousFile, RankZeroRefusesAPlantedFileInsteadOfOverwritingIt) {
   } catch (const LaunchError& e) {
     EXPECT_NE(std::string(e.what()).find("already exists and it belongs to uid 65534"), std::string::npos) << e.what();
   }
+  // Refused, and left for its owner and as evidence: it was once removed on the way out.
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir.file().c_str(), &st), 0) << "rank 0 deleted the file it refused";
+  EXPECT_EQ(st.st_uid, 65534u);
+}
+
+// COMMBENCH_RENDEZVOUS_FILE naming a file of the user's that is not a rendezvous file (the
+// experiment file, say): refused, never replaced or removed. It was deleted once.
+TEST(RendezvousFile, RankZeroNeverReplacesAFileThatIsNotARendezvousFile) {
+  RendezvousDir dir(0700);
+  const std::string experiment = "name = \"keep me\"\n[[run]]\nbackend = \"gloo\"\n";
+  {
+    std::ofstream(dir.file()) << experiment;
+  }
+  ::chmod(dir.file().c_str(), 0600);
+  try {
+    AgentGroup::create(file_launch(0, dir.file()));
+    FAIL() << "rank 0 published over a file that is not a rendezvous file";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a rendezvous file"), std::string::npos) << e.what();
+  }
+  std::ifstream in(dir.file());
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), experiment);
+}
+
+// A stale rendezvous file of the user's (an earlier job's) is replaced, and the job's own file is
+// removed when the job ends.
+TEST(RendezvousFile, AStaleFileOfOursIsReplacedAndOursRemovedAtTheEnd) {
+  RendezvousDir dir(0700);
+  {
+    std::ofstream(dir.file()) << "old-job\n127.0.0.1\n4242\n";
+  }
+  ::chmod(dir.file().c_str(), 0600);
+  const auto o0 = file_launch(0, dir.file()), o1 = file_launch(1, dir.file());
+  {
+    auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
+    const auto g0 = AgentGroup::create(o0);
+    const auto g1 = other.get();
+    EXPECT_EQ(g1->store_address(), g0->store_address());
+  }
+  struct stat st {};
+  EXPECT_NE(::lstat(dir.file().c_str(), &st), 0) << "the job's rendezvous file outlived the job";
 }
 
 TEST(RendezvousFile, AFolderOthersCanWriteWithoutTheStickyBitIsRefused) {

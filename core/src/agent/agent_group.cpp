@@ -176,7 +176,7 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
     if (l.rendezvous == Rendezvous::kFile) {
       if (l.job_id.empty())
         throw LaunchError("the launcher gives no job id to name the rendezvous file; set MASTER_ADDR and MASTER_PORT");
-      publish_rendezvous_file(g->rendezvous_file_, l.job_id, g->host_, g->port_);
+      g->published_ = publish_rendezvous_file(g->rendezvous_file_, l.job_id, g->host_, g->port_);
     }
   } else if (l.rendezvous == Rendezvous::kFile) {
     std::tie(g->host_, g->port_) = read_rendezvous_file(g->rendezvous_file_, l.job_id, o.join_timeout);
@@ -189,10 +189,9 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
 }
 
 AgentGroup::~AgentGroup() {
-  if (server_ && !rendezvous_file_.empty() && launch_.rendezvous == Rendezvous::kFile) {
-    std::error_code ec;
-    std::filesystem::remove(rendezvous_file_, ec);
-  }
+  // Only the file this agent created: one it refused (planted, not a rendezvous file) or one
+  // that replaced it since is not ours to delete.
+  remove_published_file(published_);
 }
 
 void AgentGroup::connect_to_store(Millis timeout) {

@@ -15,6 +15,7 @@
 
 #include "bootstrap/collectives.h"
 #include "agent/job_token.h"
+#include "agent/rendezvous_file.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
 #include "report/reporter.h"
@@ -96,6 +97,7 @@ class AgentGroup {
   std::string token_;
   std::unique_ptr<HostTokenFile> token_file_;  // one-host launches without a user token
   std::string rendezvous_file_;
+  PublishedFile published_;  // agent 0's rendezvous file, once created (removed at the end)
   std::string host_;
   uint16_t port_ = 0;
   std::unique_ptr<StoreServer> server_;

@@ -46,9 +46,25 @@ std::string owner_problem(const struct stat& st) {
   return "";
 }
 
+// Whether the file at `path` holds what publish_rendezvous_file writes ("job-id host port"),
+// so that replacing it loses nothing.
+bool is_rendezvous_file(const std::string& path, const struct stat& st) {
+  if (st.st_size <= 0 || st.st_size > 512) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char buf[513];
+  const ssize_t n = ::read(fd, buf, sizeof(buf));
+  ::close(fd);
+  if (n <= 0) return false;
+  std::istringstream in(std::string(buf, static_cast<size_t>(n)));
+  std::string id, host, extra;
+  long port = 0;
+  return static_cast<bool>(in >> id >> host >> port) && port > 0 && port < 65536 && !(in >> extra);
+}
+
 }  // namespace
 
-void publish_rendezvous_file(const std::string& path, const std::string& job_id, const std::string& host,
+PublishedFile publish_rendezvous_file(const std::string& path, const std::string& job_id, const std::string& host,
                              uint16_t port) {
   const std::filesystem::path file(path);
   const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
@@ -60,6 +76,11 @@ void publish_rendezvous_file(const std::string& path, const std::string& job_id,
     if (const std::string why = owner_problem(st); st.st_uid != ::geteuid() || !S_ISREG(st.st_mode))
       throw LaunchError(fmt::format("the rendezvous file {} already exists and {}; remove it, or {}", path, why,
                                     kWhatToDo));
+    if (!is_rendezvous_file(path, st))
+      throw LaunchError(fmt::format("{} already exists and is not a rendezvous file (\"job-id host port\"); "
+                                    "commbench replaces only a stale rendezvous file, so it was left as it is: "
+                                    "name a new path in COMMBENCH_RENDEZVOUS_FILE, or remove the file",
+                                    path));
     ::unlink(path.c_str());  // ours, from an earlier job (a stale one readers skip by its job id)
   }
   // Written beside, then linked into place: link() fails if the name exists, so a file planted
@@ -75,10 +96,25 @@ void publish_rendezvous_file(const std::string& path, const std::string& job_id,
   ::close(fd);
   const int linked = written ? ::link(tmp.c_str(), path.c_str()) : -1;
   const int err = errno;
+  struct stat made {};
+  const bool known = linked == 0 && ::stat(tmp.c_str(), &made) == 0;
   ::unlink(tmp.c_str());
   if (!written || linked != 0)
     throw LaunchError(fmt::format("cannot create the rendezvous file {}: {}{}", path, std::strerror(err),
                                   err == EEXIST ? " (someone created it a moment ago: planted?)" : ""));
+  PublishedFile f{path, 0, 0};
+  if (known) {
+    f.device = static_cast<uint64_t>(made.st_dev);
+    f.inode = static_cast<uint64_t>(made.st_ino);
+  }
+  return f;
+}
+
+void remove_published_file(const PublishedFile& f) {
+  struct stat st {};
+  if (f.path.empty() || f.inode == 0 || ::lstat(f.path.c_str(), &st) != 0) return;
+  if (static_cast<uint64_t>(st.st_dev) == f.device && static_cast<uint64_t>(st.st_ino) == f.inode)
+    ::unlink(f.path.c_str());
 }
 
 std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
