@@ -329,6 +329,25 @@ TEST(RendezvousFile, AStaleFileOfOursIsReplacedAndOursRemovedAtTheEnd) {
   EXPECT_NE(::lstat(dir.file().c_str(), &st), 0) << "the job's rendezvous file outlived the job";
 }
 
+// No job id, no file to name: every task refuses at once (rank 1 once waited out the whole
+// rendezvous timeout for ".rendezvous-").
+TEST(RendezvousFile, WithoutAJobIdEveryTaskRefusesAtOnce) {
+  RendezvousDir dir(0700);
+  for (int rank : {0, 1}) {
+    auto o = file_launch(rank, dir.file());
+    o.launch.job_id.clear();
+    o.join_timeout = std::chrono::milliseconds(60000);
+    const auto began = std::chrono::steady_clock::now();
+    try {
+      AgentGroup::create(o);
+      ADD_FAILURE() << "rank " << rank << " started without a job id";
+    } catch (const LaunchError& e) {
+      EXPECT_NE(std::string(e.what()).find("gives no job id"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(30)) << "rank " << rank << " waited";
+  }
+}
+
 TEST(RendezvousFile, AFolderOthersCanWriteWithoutTheStickyBitIsRefused) {
   RendezvousDir dir(0777);
   try {

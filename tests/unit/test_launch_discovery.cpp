@@ -3,6 +3,9 @@
 // one-rank jobs.
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "launch/rank_discovery.h"
 
 namespace commbench {
@@ -107,6 +110,31 @@ TEST(LaunchDiscovery, SlurmUsesTheNodeListAndAPortFromTheJobId) {
   EXPECT_EQ(c.job_id, "1234.0");
 }
 
+// Slurm ids that are not Slurm's numbers were an uncaught std::stoul exception (abort, exit 134);
+// a missing job id gave every such job port 20000.
+TEST(LaunchDiscovery, SlurmIdsMustBeSlurmsNumbers) {
+  const EnvMap base{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_LOCALID", "0"},
+                    {"SLURM_STEP_NODELIST", "node03"}, {"SLURM_NNODES", "1"}};
+  for (const auto& [name, value, says] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"SLURM_STEP_ID", "batch", "SLURM_STEP_ID=batch is not valid"},
+           {"SLURM_JOB_ID", "abc", "SLURM_JOB_ID=abc is not valid"},
+           {"SLURM_JOB_ID", "123456789012345678901234", "is not valid"},
+           {"SLURM_STEP_ID", "-1", "SLURM_STEP_ID=-1 is not valid"},
+           {"SLURM_JOB_ID", "", "Slurm task without SLURM_JOB_ID"}}) {
+    EnvMap env = base;
+    env["SLURM_JOB_ID"] = "77";
+    if (value.empty()) env.erase(name);
+    else env[name] = value;
+    try {
+      discover_launch(env);
+      ADD_FAILURE() << name << "=" << value << " was accepted";
+    } catch (const LaunchError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(LaunchDiscovery, OneNodeSlurmStepStaysOnLoopback) {
   const LaunchContext c = discover_launch({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "0"},
                                            {"SLURM_STEP_NUM_NODES", "1"}, {"SLURM_STEP_NODELIST", "vm"},
@@ -157,7 +185,7 @@ TEST(LaunchDiscovery, TorchrunWinsOverTheRest) {
 
 TEST(LaunchDiscovery, AForeignLauncherIsRefusedInsteadOfRunningAlone) {
   // MVAPICH, plain PMIx, a bare LOCAL_RANK: one task of a parallel launch commbench cannot read.
-  for (const char* hint : {"PMIX_RANK", "MV2_COMM_WORLD_RANK", "LOCAL_RANK"}) {
+  for (const char* hint : {"PMIX_RANK", "MV2_COMM_WORLD_RANK", "LOCAL_RANK", "RANK", "WORLD_SIZE"}) {
     try {
       discover_launch({{hint, "0"}});
       FAIL() << hint << " accepted";

@@ -26,7 +26,13 @@
 #include "report/output_file.h"
 
 namespace commbench {
+
 namespace {
+
+// Every task says it, rank 0 and the others alike (docs/launching.md, "Finding rank 0").
+constexpr const char* kNoJobId =
+    "the launcher gives no job id to name the rendezvous file (Open MPI: OMPI_MCA_ess_base_jobid, "
+    "PMIX_NAMESPACE; MPICH/Hydra: PMI_KVSNAME); set MASTER_ADDR and MASTER_PORT on every task";
 
 Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
 std::string string_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
@@ -174,11 +180,11 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
                                                                                    : this_host();
     g->port_ = g->server_->port();
     if (l.rendezvous == Rendezvous::kFile) {
-      if (l.job_id.empty())
-        throw LaunchError("the launcher gives no job id to name the rendezvous file; set MASTER_ADDR and MASTER_PORT");
+      if (l.job_id.empty()) throw LaunchError(kNoJobId);
       g->published_ = publish_rendezvous_file(g->rendezvous_file_, l.job_id, g->host_, g->port_);
     }
   } else if (l.rendezvous == Rendezvous::kFile) {
+    if (l.job_id.empty()) throw LaunchError(kNoJobId);  // at once, as rank 0 does: no file can be named
     std::tie(g->host_, g->port_) = read_rendezvous_file(g->rendezvous_file_, l.job_id, o.join_timeout);
   } else {
     g->host_ = loopback ? "127.0.0.1" : l.master_addr;

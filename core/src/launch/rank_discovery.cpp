@@ -37,6 +37,24 @@ int optional_integer(const EnvMap& env, const char* launcher, const char* name, 
   return find(env, name) ? integer(env, launcher, name, min, max, c) : fallback;
 }
 
+// A Slurm job or step id: an unsigned 32-bit integer (Slurm's own type); 0 when absent
+// and not required.
+uint64_t slurm_id(const EnvMap& env, const char* name, bool required, const char* why) {
+  const std::string* v = find(env, name);
+  if (!v) {
+    if (required)
+      throw LaunchError(fmt::format("Slurm task without {}: {}; set MASTER_ADDR and MASTER_PORT", name, why));
+    return 0;
+  }
+  uint64_t out = 0;
+  const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (v->empty() || ec != std::errc() || end != v->data() + v->size() || out > 0xffffffffull)
+    throw LaunchError(fmt::format("{}={} is not valid: expected Slurm's numeric id (an integer in [0, 4294967295]); "
+                                  "{}, or set MASTER_ADDR and MASTER_PORT",
+                                  name, *v, why));
+  return out;
+}
+
 void check_ranks(const LaunchContext& c, const char* launcher) {
   if (c.agent_rank >= c.agent_count)
     throw LaunchError(fmt::format("{}: rank {} is not below the world size {}", launcher, c.agent_rank, c.agent_count));
@@ -112,8 +130,12 @@ class SlurmDiscovery : public RankDiscovery {
     c.local_count = nnodes == 1 ? c.agent_count
                                 : optional_integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24,
                                                    std::max(1, std::min(even_share, c.agent_count - 1)), c);
-    c.job_id = fmt::format("{}.{}", find(env, "SLURM_JOB_ID") ? *find(env, "SLURM_JOB_ID") : "0",
-                           find(env, "SLURM_STEP_ID") ? *find(env, "SLURM_STEP_ID") : "0");
+    // The job id names the job's files and, without MASTER_ADDR, its port: every task must read
+    // the same one, so it must be there and be Slurm's number.
+    const char* why = "it names the job and, without MASTER_ADDR, derives the store's port";
+    const uint64_t job_id = slurm_id(env, "SLURM_JOB_ID", true, why);
+    const uint64_t step_id = slurm_id(env, "SLURM_STEP_ID", false, why);
+    c.job_id = fmt::format("{}.{}", job_id, step_id);
     if (!take_master(env, "Slurm", c)) {
       const std::string* nodes = find(env, "SLURM_STEP_NODELIST");
       if (!nodes) nodes = find(env, "SLURM_JOB_NODELIST");
@@ -122,10 +144,7 @@ class SlurmDiscovery : public RankDiscovery {
       c.master_addr = nnodes == 1 ? "127.0.0.1" : first_slurm_host(*nodes);
       c.sources.push_back("node list " + *nodes);
       // A port every task derives alike from the job and step ids.
-      const std::string* job = find(env, "SLURM_JOB_ID");
-      const std::string* step = find(env, "SLURM_STEP_ID");
-      const unsigned long id = (job ? std::stoul(*job) : 0) * 31 + (step ? std::stoul(*step) : 0);
-      c.master_port = 20000 + static_cast<int>(id % 20000);
+      c.master_port = 20000 + static_cast<int>((job_id * 31 + step_id) % 20000);
       c.rendezvous = Rendezvous::kEnv;
     }
     check_ranks(c, "Slurm");
@@ -194,8 +213,9 @@ class LocalDiscovery : public RankDiscovery {
   std::optional<LaunchContext> detect(const EnvMap& env) const override {
     // Variables of launchers commbench does not read: running locally under one of them would
     // start N independent jobs that each believe they are the whole world.
+    // A bare RANK or WORLD_SIZE is half of torchrun's variables (the other half went missing).
     for (const char* hint : {"PMIX_RANK", "MV2_COMM_WORLD_RANK", "MPI_LOCALRANKID", "PALS_RANKID",
-                             "FLUX_TASK_RANK", "LOCAL_RANK"})
+                             "FLUX_TASK_RANK", "LOCAL_RANK", "RANK", "WORLD_SIZE"})
       if (find(env, hint))
         throw LaunchError(fmt::format(
             "{} is set but no launcher commbench knows was recognised: this process looks like one "
