@@ -88,6 +88,26 @@ def entries(run):
     return list(e or [])
 
 
+def lost_cases(job, run):
+    """Why cases of `run` may be missing from the records: its executions that did not end `ok`
+    having measured fewer cases than planned, and a job without its `job_end` record (killed or
+    interrupted: executions it never started left no record at all)."""
+    out = []
+    for e in job.executions:
+        if e.get("run") != run or e.get("status") in (None, "ok"):
+            continue
+        done, total = e.get("cases_done"), e.get("case_total")
+        if isinstance(done, int) and isinstance(total, int) and done >= total:
+            continue
+        counted = f"{done} of {total} cases recorded" if isinstance(total, int) else "cases missing"
+        out.append(f"not measured: {e.get('backend')} {e.get('world_size')} ranks {e.get('status')} "
+                   f"({counted}; {e.get('reason', '')})")
+    if job.end is None:
+        out.append("not measured: the job did not finish (no job_end record), so cases it had not "
+                   "reached are missing")
+    return out
+
+
 def evaluate(job):
     """Outcomes for every expectation of every run of the job, in file order."""
     outcomes = []
@@ -110,6 +130,11 @@ def evaluate(job):
                                             reason="no case of the run is in this scope"))
                     continue
                 field, sub, _ = METRICS[metric]
+                # Cases the job never recorded (an execution that failed or was interrupted
+                # before them, a job that stopped early) may be in scope: the gate cannot pass
+                # on what was not measured (docs/configuration.md, "Expectations").
+                for why in lost_cases(job, name):
+                    outcomes.append(Outcome(name, scope, metric, cond, reason=why))
                 for c in matched:
                     if c.get("status") != "ok":
                         outcomes.append(Outcome(name, scope, metric, cond, c, reason=(

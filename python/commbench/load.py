@@ -46,8 +46,13 @@ class Job:
 
     @property
     def experiment(self):
-        """The experiment as parsed (summary.json), or {} when the job has no summary."""
-        return (self.summary or {}).get("experiment", {}) or {}
+        """The experiment as parsed (summary.json). A job that did not write one (killed) has
+        only its runs' expectations, from results.jsonl's job line; {} when it has neither."""
+        parsed = (self.summary or {}).get("experiment", {}) or {}
+        if parsed or not isinstance(self.header.get("expect"), list):
+            return parsed
+        return {"runs": [{"name": e.get("run"), "expect": e.get("expect")}
+                         for e in self.header["expect"] if isinstance(e, dict)]}
 
     @property
     def name(self):

@@ -54,6 +54,57 @@ class CheckTest(TempDirCase):
         p = commbench("check", QUICKSTART, "--allow-none", check=0)
         self.assertIn("nothing was checked", p.stderr)
 
+    def lose_last_cases(self, d, status="failed", job_end=True):
+        """The quickstart job as if its execution had ended after 6 of its 9 cases."""
+        jl = os.path.join(d, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f]
+        cases = [i for i, l in enumerate(lines) if l["type"] == "case"]
+        drop = set(cases[6:])
+        out = []
+        for i, l in enumerate(lines):
+            if i in drop or (l["type"] == "job_end" and not job_end):
+                continue
+            if l["type"] == "execution":
+                l.update(status=status, cases_done=6, reason="rank 2 killed by signal 9 (test)")
+            out.append(l)
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in out)
+
+    def test_cases_never_measured_are_missed_not_passed(self):
+        # A worker killed after 6 of 9 cases: the 6 recorded meet the bar, but the 3 never
+        # measured may be in scope. `check` once said "6 of 6 met" and exited 0.
+        low = min(r["busbw_gbps"] for r in records(QUICKSTART))
+        d = self.with_expect([{"busbw_gbps": f">= {low / 2}"}])
+        self.lose_last_cases(d)
+        p = commbench("check", d)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("6 of 7 met, 1 missed", p.stdout)
+        self.assertIn("gloo 4 ranks failed (6 of 9 cases recorded; rank 2 killed", p.stdout)
+
+    def test_a_killed_job_without_summary_is_still_checked(self):
+        # Killed with its agent: no summary.json, no job_end. Its expectations come from
+        # results.jsonl's job line; it once said "sets no expectations" (exit 0 with --allow-none).
+        exp = os.path.join(self.tmp, "e.toml")
+        with open(exp, "w") as f:
+            f.write('name = "killed"\n[[run]]\nname = "r"\nbackend = "gloo"\nops = ["allreduce"]\n'
+                    'sizes = [64]\nworld_size = 2\niterations = 2\nwarmup = 0\n'
+                    'expect = { busbw_gbps = ">= 0" }\n')
+        out = os.path.join(self.tmp, "res")
+        commbench("run", exp, "-o", out, "--quiet", check=0)
+        (d,) = [os.path.join(out, x) for x in os.listdir(out)]
+        os.remove(os.path.join(d, "summary.json"))
+        jl = os.path.join(d, "results.jsonl")
+        with open(jl) as f:
+            lines = [l for l in f if json.loads(l)["type"] != "job_end"]
+        with open(jl, "w") as f:
+            f.writelines(lines)
+        p = commbench("check", d, "--allow-none")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("sets no expectations", p.stderr)
+        self.assertIn("the job did not finish (no job_end record)", p.stdout)
+        self.assertIn("1 of 2 met, 1 missed", p.stdout)
+
     def test_scope_matching_nothing_is_missed(self):
         d = self.with_expect([{"ops": ["alltoall"], "busbw_gbps": ">= 1"}])
         p = commbench("check", d)

@@ -33,6 +33,14 @@ void JsonlReporter::job_started(const JobInfo& job) {
   j["started_at"] = job.started_at;
   j["host"] = job.host;
   j["commbench_version"] = job.commbench_version;
+  // The runs' expectations, so that `commbench check` can judge a job that never wrote its
+  // summary.json (killed): without them it said "no expectations" and could pass.
+  nlohmann::ordered_json expect = nlohmann::ordered_json::array();
+  if (job.experiment_json.is_object() && job.experiment_json.contains("runs"))
+    for (const auto& run : job.experiment_json["runs"])
+      if (run.is_object() && run.contains("expect") && !run["expect"].is_null() && !run["expect"].empty())
+        expect.push_back({{"run", run.value("name", std::string())}, {"expect", run["expect"]}});
+  if (!expect.empty()) j["expect"] = std::move(expect);
   file_.write_line(tagged_line("job", j));
 }
 
