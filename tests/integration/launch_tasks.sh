@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts N commbench tasks the way torchrun does (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-# MASTER_ADDR, MASTER_PORT), optionally kills one of them with SIGKILL after a delay, waits for
+# MASTER_ADDR, MASTER_PORT), optionally kills one of them with SIGKILL (or $KILL_SIGNAL) after a delay, waits for
 # all, and writes each task's exit code to <dir>/exit-<rank> and the seconds from the kill to
 # the last exit to <dir>/after-kill.
 # Usage: launch_tasks.sh COMMBENCH DIR N PORT KILL_RANK(-1: none) KILL_AFTER_S -- run args...
@@ -15,7 +15,7 @@ for ((r = 0; r < n; r++)); do
 done
 if ((kill_rank >= 0)); then
   sleep "$kill_after"
-  kill -9 "${pids[$kill_rank]}"
+  kill -"${KILL_SIGNAL:-9}" "${pids[$kill_rank]}"
   start=$(date +%s%N)
 fi
 for ((r = 0; r < n; r++)); do

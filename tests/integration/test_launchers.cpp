@@ -53,9 +53,10 @@ std::multiset<std::tuple<std::string, std::string, int, std::string, uint64_t>> 
   return s;
 }
 
-std::string launch(const JobDir& dir, const fs::path& file, int n, int kill_rank, double kill_after) {
-  const std::string cmd = fmt::format("{}/tests/integration/launch_tasks.sh {} {} {} {} {} {} -- run {} -o {} --quiet",
-                                      COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, dir.path().string(), n, free_port(),
+std::string launch(const JobDir& dir, const fs::path& file, int n, int kill_rank, double kill_after,
+                   const char* signal = "KILL") {
+  const std::string cmd = fmt::format("KILL_SIGNAL={} {}/tests/integration/launch_tasks.sh {} {} {} {} {} {} -- run {} -o {} --quiet",
+                                      signal, COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, dir.path().string(), n, free_port(),
                                       kill_rank, kill_after, file.string(), (dir.path() / "out").string());
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return cmd;
@@ -148,6 +149,67 @@ iterations = 3
   size_t measured = 0;
   for (const auto& c : dir.records()) measured += c["run"] == "first" && c["status"] == "ok";
   EXPECT_EQ(measured, 1u);
+}
+
+// Ctrl-C on one task of a launch: that task ends with 130 and says so; agent 0 names it and
+// ends the job too. Agent 0 once waited 11 minutes for it at the next run (ignoring its own
+// SIGTERM meanwhile) and recorded its own "remote" failure, blaming rank 0.
+TEST(Launchers, AnInterruptedTaskIsNamedAndTheJobEndsAtOnce) {
+  JobDir dir;
+  const auto file = dir.write("intr.toml", R"(
+name = "intr"
+[[run]]
+name = "first"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 5
+[[run]]
+name = "long"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4MiB"]
+warmup = 1
+iterations = 3000
+timeout = "60s"
+[[run]]
+name = "after"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)");
+  launch(dir, file, 2, 1, 3.0, "INT");
+  EXPECT_LT(std::stod(read_text(dir.path() / "after-kill")), 10.0);
+  for (int k : {0, 1}) EXPECT_EQ(exit_of(dir, k), 130) << read_text(dir.path() / fmt::format("task-{}.log", k));
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
+  EXPECT_EQ(execs[1]["status"], "interrupted") << execs[1].dump();
+  EXPECT_EQ(execs[1]["failed_rank"], 1) << execs[1].dump();
+  EXPECT_NE(execs[1]["reason"].get<std::string>().find("signal 2"), std::string::npos) << execs[1].dump();
+}
+
+// A task that read another experiment: rank 0 names it at once (it once waited out the
+// 11-minute timeout and then blamed its own store).
+TEST(Launchers, ATaskWithAnotherExperimentIsNamedByRankZeroAtOnce) {
+  JobDir dir;
+  const auto mine = dir.write("a.toml", kExperiment);
+  std::string other = kExperiment;
+  other.replace(other.find("iterations = 3"), 14, "iterations = 4");
+  const auto theirs = dir.write("b.toml", other);
+  const std::string cmd = fmt::format(
+      "bash -c 'for r in 0 1; do f={}; [ $r = 1 ] && f={}; RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 "
+      "MASTER_ADDR=127.0.0.1 MASTER_PORT={} {} run $f -o {} --quiet > {}/task-$r.log 2>&1 & done; wait'",
+      mine.string(), theirs.string(), free_port(), COMMBENCH_BIN, (dir.path() / "out").string(), dir.path().string());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  const std::string log = read_text(dir.path() / "task-0.log");
+  EXPECT_NE(log.find("rank 1 read a different experiment than rank 0"), std::string::npos) << log;
 }
 
 TEST(Launchers, ARankThatNeverArrivesIsNamedAndNobodyHangs) {

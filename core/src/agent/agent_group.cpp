@@ -1,5 +1,7 @@
 #include "agent/agent_group.h"
 
+#include <string.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/execution_monitor.h"
 #include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
 #include "agent/rendezvous_file.h"
@@ -120,6 +123,67 @@ std::vector<int> read_agent_keys(StoreClient& store, int index, const char* what
     read_batch(store, keys, who, deadline, found, never);
   }
   return never;
+}
+
+// An agent that left the job early writes why here (announce_leaving).
+std::string left_key(int k) { return fmt::format("agents/gone/{}", k); }
+
+// Long waits for other agents are taken in slices of this, so that a signal to this agent
+// (Ctrl-C, the launcher's SIGTERM) and an agent that announced leaving are seen within it.
+constexpr Millis kWaitSlice{1000};
+
+// The agents of `agents` that announced leaving, with why (one MULTI_GET per batch, no wait).
+std::map<int, std::string> agents_that_left(StoreClient& store, const std::vector<int>& agents) {
+  std::map<int, std::string> out;
+  for (size_t begin = 0; begin < agents.size(); begin += kAgentsPerRead) {
+    const size_t end = std::min(agents.size(), begin + kAgentsPerRead);
+    const std::vector<int> who(agents.begin() + static_cast<std::ptrdiff_t>(begin),
+                               agents.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<std::string> keys;
+    for (const int k : who) keys.push_back(left_key(k));
+    std::vector<int> never;
+    read_batch(store, keys, who, Deadline::after(Millis(0)),
+               [&](int k, const uint8_t* data, size_t size) { out.emplace(k, std::string(data, data + size)); }, never);
+  }
+  return out;
+}
+
+// Agent 0: waits for agents' `what` keys of execution `index` (or, with index < 0, the job-wide
+// keys "agents/<what>/<k>") until `timeout`, a slice at a time. Returns the agents whose key
+// never came; those that announced leaving are put in `left` instead; stops early (returning
+// the rest) when this agent got a signal.
+std::vector<int> wait_for_agents(StoreClient& store, int index, const char* what, std::vector<int> waiting,
+                                 Millis timeout, const AgentValueSink& found, std::map<int, std::string>& left) {
+  const auto deadline = Deadline::after(timeout);
+  while (!waiting.empty()) {
+    const Millis slice(std::min<int64_t>(kWaitSlice.count(), std::max<int64_t>(0, deadline.remaining_ms())));
+    waiting = index >= 0 ? read_agent_keys(store, index, what, waiting, slice, found)
+                         : [&] {
+                             std::vector<int> never;
+                             for (size_t b = 0; b < waiting.size(); b += kAgentsPerRead) {
+                               const size_t e = std::min(waiting.size(), b + kAgentsPerRead);
+                               const std::vector<int> who(waiting.begin() + static_cast<std::ptrdiff_t>(b),
+                                                          waiting.begin() + static_cast<std::ptrdiff_t>(e));
+                               std::vector<std::string> keys;
+                               for (const int k : who) keys.push_back(fmt::format("agents/{}/{}", what, k));
+                               read_batch(store, keys, who, Deadline::after(slice), found, never);
+                             }
+                             return never;
+                           }();
+    if (waiting.empty()) break;
+    for (auto& [k, why] : agents_that_left(store, waiting)) {
+      left.emplace(k, why);
+      waiting.erase(std::remove(waiting.begin(), waiting.end(), k), waiting.end());
+    }
+    if (g_interrupt_signal.load() != 0 || deadline.passed()) break;
+  }
+  return waiting;
+}
+
+std::string interrupted_text(const char* waiting_for) {
+  const int sig = g_interrupt_signal.load();
+  return fmt::format("interrupted by signal {} (SIG{}) while waiting for {}", sig,
+                     sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", waiting_for);
 }
 
 }  // namespace
@@ -348,6 +412,25 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
   if (rank() == 0) {
     client_->set("agents/plan", bytes_of(plan_digest));
     client_->set("agents/folder", bytes_of(job_folder));
+    // Each agent's verdict on the digest, so that a task that read another file is named here
+    // at once (rank 0 once waited out the whole timeout, then blamed the store).
+    std::vector<int> others;
+    for (int k = 1; k < size(); ++k) others.push_back(k);
+    std::map<int, std::string> left;
+    std::string differs;
+    const auto never = wait_for_agents(*client_, -1, "agree", others, timeout,
+                                       [&](int, const uint8_t* d, size_t n) {
+                                         if (differs.empty() && std::string(d, d + n) != "ok") differs.assign(d, d + n);
+                                       },
+                                       left);
+    if (!differs.empty()) throw LaunchError(differs);
+    if (!left.empty())
+      throw LaunchError(fmt::format("rank {}'s agent left before the job started: {}", left.begin()->first,
+                                    left.begin()->second));
+    if (g_interrupt_signal.load() != 0) throw LaunchError(interrupted_text("the other agents to agree on the experiment"));
+    if (!never.empty())
+      throw LaunchError(fmt::format("rank {}'s agent did not confirm the experiment within {} s", never.front(),
+                                    timeout.count() / 1000));
     agents_->barrier(timeout);
     client_->delete_prefix("agents/join/place/");  // every agent has read its own by now
     return job_folder;
@@ -359,15 +442,35 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
   } catch (const StoreError& e) {
     lost_store(e, "agreeing on the experiment");
   }
-  if (theirs != plan_digest)
-    throw LaunchError(fmt::format("rank {} read a different experiment than rank 0 (plan digest {} "
-                                  "against {}): every task must run the same file with the same options",
-                                  rank(), plan_digest, theirs));
+  if (theirs != plan_digest) {
+    const std::string why = fmt::format("rank {} read a different experiment than rank 0 (plan digest {} "
+                                        "against {}): every task must run the same file with the same options",
+                                        rank(), plan_digest, theirs);
+    try {
+      client_->set(fmt::format("agents/agree/{}", rank()), bytes_of(why));
+    } catch (const StoreError&) {
+    }
+    throw LaunchError(why);
+  }
+  try {
+    client_->set(fmt::format("agents/agree/{}", rank()), bytes_of("ok"));
+  } catch (const StoreError& e) {
+    lost_store(e, "agreeing on the experiment");
+  }
   agents_->barrier(timeout);
   return folder;
 }
 
 void AgentGroup::mark_gone(int k, const std::string& why) { gone_.emplace(k, why); }
+
+void AgentGroup::announce_leaving(const std::string& why) {
+  if (solo() || rank() == 0 || !client_) return;
+  try {
+    client_->set(left_key(rank()), bytes_of(why));
+  } catch (const std::exception&) {
+    // The store is gone: nobody is left to tell.
+  }
+}
 
 std::optional<std::string> AgentGroup::start_execution(int index, int world, Millis timeout) {
   if (solo()) return std::nullopt;
@@ -375,7 +478,17 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
   try {
     if (rank() != 0) {
       client_->set(exec_key(index, fmt::format("ready/{}", rank())), bytes_of("1"));
-      const std::string verdict = string_of(client_->get(start, timeout));
+      std::string verdict;
+      for (const auto deadline = Deadline::after(timeout);;) {
+        try {
+          verdict = string_of(client_->get(
+              start, Millis(std::min<int64_t>(kWaitSlice.count(), std::max<int64_t>(0, deadline.remaining_ms())))));
+          break;
+        } catch (const StoreError& e) {
+          if (e.code() != StoreError::Code::Timeout || deadline.passed()) throw;
+          if (g_interrupt_signal.load() != 0) return interrupted_text(fmt::format("execution {} to start", index).c_str());
+        }
+      }
       if (!verdict.empty()) return verdict;
       // Only an agent with a rank in this world starts a worker; agent 0 may clear the
       // execution's keys before the others read them.
@@ -392,11 +505,19 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
     std::vector<int> expected;
     for (int k = 1; k < size(); ++k)
       if (!gone_.count(k)) expected.push_back(k);
-    for (const int k : read_agent_keys(*client_, index, "ready", expected, timeout, [](int, const uint8_t*, size_t) {}))
-      gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000));
+    std::map<int, std::string> left;
+    const std::vector<int> never =
+        wait_for_agents(*client_, index, "ready", expected, timeout, [](int, const uint8_t*, size_t) {}, left);
+    for (const auto& [k, why] : left) gone_.emplace(k, "it left the job: " + why);
     std::string verdict;
+    if (g_interrupt_signal.load() != 0) {
+      verdict = interrupted_text(fmt::format("the agents to reach execution {}", index).c_str());
+    } else {
+      for (const int k : never)
+        gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000));
+    }
     for (const auto& [k, why] : gone_)
-      if (k < world) {
+      if (verdict.empty() && k < world) {
         verdict = fmt::format("needs rank {}, whose agent is gone ({})", k, why);
         break;
       }
@@ -481,7 +602,11 @@ void AgentGroup::finish(int exit_code) {
     client_->set("agents/exit", bytes_of(std::to_string(exit_code)));
     // The others read the exit code before the store goes away (bounded: a dead one is not waited for).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    const int alive = size() - 1 - static_cast<int>(gone_.size());
+    std::vector<int> others;
+    for (int k = 1; k < size(); ++k)
+      if (!gone_.count(k)) others.push_back(k);
+    // Agents that announced leaving (interrupted) will not read it either.
+    const int alive = static_cast<int>(others.size() - agents_that_left(*client_, others).size());
     while (std::chrono::steady_clock::now() < deadline && client_->add("agents/left", 0) < alive)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } catch (const StoreError&) {

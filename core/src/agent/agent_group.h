@@ -71,6 +71,9 @@ class AgentGroup {
   std::optional<std::string> start_execution(int index, int world, Millis timeout);
   // Agent 0: agent k died (it missed its outcome); its rank cannot take part any more.
   void mark_gone(int k, const std::string& why);
+  // An agent other than 0 that ends early (interrupted, an error) says so, so that agent 0
+  // stops waiting for it at once and names the reason (best effort: the store may be gone).
+  void announce_leaving(const std::string& why);
   // A rank failed: every agent of the execution stops its workers (polled by abort_reason).
   void raise_abort(int index, const std::string& reason);
   std::optional<std::string> abort_reason(int index);

@@ -194,6 +194,20 @@ void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<Exec
                               mine.reason.empty() ? "nothing wrong" : mine.reason);
     return;
   }
+  // A rank interrupted by a signal explains what its peers then saw ("remote" failures: the
+  // peer went away); rank 0 once recorded its own remote failure and blamed itself.
+  if (mine.status != "interrupted" && (mine.status == "ok" || mine.failure_kind == "remote"))
+    for (int k = 1; k < participants; ++k) {
+      const ExecutionOutcome& o = *others[static_cast<size_t>(k)];
+      if (o.status != "interrupted") continue;
+      mine.status = o.status;
+      mine.failed_rank = o.failed_rank >= 0 ? o.failed_rank : k;
+      mine.reason = fmt::format("rank {}: {}", k, o.reason);
+      mine.failure_kind = o.failure_kind;
+      mine.failed_phase = o.failed_phase;
+      mine.plugin_status = o.plugin_status;
+      return;
+    }
   if (mine.status != "ok" && mine.failed_rank != -2) return;
   for (int k = 1; k < participants; ++k) {
     const ExecutionOutcome& o = *others[static_cast<size_t>(k)];
@@ -324,7 +338,9 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       // host, and the workers start together after the slowest warm-up, not during it.
       observe.before_execution(exec, run, [] { return g_interrupt_signal.load() != 0; });
       if (auto skip = group->start_execution(exec.index, exec.world_size, execution_wait)) {
-        res.outcome.status = "skipped";
+        // A signal while the agents met: the job ends here, as for one during an execution.
+        interrupted = g_interrupt_signal.load() != 0;
+        res.outcome.status = interrupted ? "interrupted" : "skipped";
         res.outcome.reason = *skip;
         if (group->rank() == 0) {
           reporter.execution_started(info);
@@ -445,7 +461,13 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     return code;
   }
   // The job's verdict is agent 0's: it saw every execution's merged outcome.
-  if (interrupted) return code;
+  if (interrupted) {
+    // Agent 0 stops waiting for this one at its next execution, and says why.
+    const int sig = g_interrupt_signal.load();
+    group->announce_leaving(sig ? fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?")
+                                : "its execution was interrupted");
+    return code;
+  }
   const auto verdict = group->wait_for_finish(execution_wait);
   if (!verdict) {
     std::fprintf(stderr, "commbench: rank 0 finished without telling the job's result (it died?)\n");
