@@ -155,6 +155,26 @@ TEST(StoreSecurity, TheHostTokenFileIsPrivate) {
   EXPECT_EQ(f.read(std::chrono::steady_clock::now()), "secret");
 }
 
+// The private folder a symbolic link (to a world-writable /tmp): refused, and said to be a link
+// (it once read "mode 777", the target's mode).
+TEST(StoreSecurity, ASymlinkedTokenFolderIsRefusedAsALink) {
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path() / fmt::format("cb-tok-{}", ::getpid());
+  std::filesystem::create_directories(tmp);
+  std::filesystem::create_directory_symlink("/tmp", tmp / fmt::format("commbench-{}", ::geteuid()));
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  try {
+    HostTokenFile f("unit-test-link");
+    ADD_FAILURE() << "a symbolic link was used as the private token folder";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("it is a symbolic link"), std::string::npos) << e.what();
+  }
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  std::filesystem::remove_all(tmp);
+}
+
 TEST(StoreSecurity, AMultiHostJobStillNeedsTheUsersToken) {
   AgentGroupOptions o;
   o.launch = one_host_launch(0, 4, free_port());

@@ -37,8 +37,12 @@ std::filesystem::path private_dir() {
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & 077) != 0)
     throw LaunchError(fmt::format(
-        "{} is not a directory that only you can use (owner uid {}, mode {:o}); remove it, or give "
-        "every task the same COMMBENCH_JOB_TOKEN", dir.string(), st.st_uid, st.st_mode & 0777));
+        "{} is not a directory that only you can use ({}); remove it, or give every task the same "
+        "COMMBENCH_JOB_TOKEN",
+        dir.string(),
+        S_ISLNK(st.st_mode)  ? "it is a symbolic link"
+        : !S_ISDIR(st.st_mode) ? "it is not a directory"
+                               : fmt::format("owner uid {}, mode {:o}", st.st_uid, st.st_mode & 0777)));
   return dir;
 }
 
