@@ -186,11 +186,16 @@ iterations = 3
   EXPECT_LT(std::stod(read_text(dir.path() / "after-kill")), 10.0);
   for (int k : {0, 1}) EXPECT_EQ(exit_of(dir, k), 130) << read_text(dir.path() / fmt::format("task-{}.log", k));
   const auto execs = dir.records("execution");
-  ASSERT_EQ(execs.size(), 2u);
+  ASSERT_EQ(execs.size(), 3u);
   EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
   EXPECT_EQ(execs[1]["status"], "interrupted") << execs[1].dump();
   EXPECT_EQ(execs[1]["failed_rank"], 1) << execs[1].dump();
   EXPECT_NE(execs[1]["reason"].get<std::string>().find("signal 2"), std::string::npos) << execs[1].dump();
+  // The run never started is listed (it was left out of the counts), with 0 of its cases.
+  EXPECT_EQ(execs[2]["run"], "after");
+  EXPECT_EQ(execs[2]["status"], "interrupted") << execs[2].dump();
+  EXPECT_EQ(execs[2]["cases_done"], 0);
+  EXPECT_EQ(execs[2]["reason"], "not started: the job was interrupted before it");
 }
 
 // A task that read another experiment: rank 0 names it at once (it once waited out the

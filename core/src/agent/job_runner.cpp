@@ -320,11 +320,23 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   for (const RunSpec& run : exp.runs) {
     std::vector<CaseRecord> run_records;
     for (const Execution& exec : plan) {
-      if (exec.run_index != run.index || interrupted || stop_for_output) continue;
+      if (exec.run_index != run.index) continue;
       ExecutionInfo info{exec.run_index, exec.run, exec.backend, exec.world_size, exec.index,
                          static_cast<int>(plan.size()), expected_records(exec), exec.repeat, exec.repeats, HostLoad{}};
       ExecutionResult res;
       res.outcome.info = info;
+      if (interrupted || stop_for_output) {
+        // Listed, not left out: the counts, compare and check then see the cases it never ran.
+        if (group->rank() == 0) {
+          res.outcome.status = "interrupted";
+          res.outcome.failure_kind = failure_kind_name(stop_for_output ? FailureKind::kOther : FailureKind::kInterrupted);
+          res.outcome.reason = stop_for_output ? "not started: the job stopped because results could not be written"
+                                               : "not started: the job was interrupted before it";
+          reporter.execution_done(res.outcome);
+          result.executions.push_back(std::move(res.outcome));
+        }
+        continue;
+      }
       if (!group->solo() && exec.world_size > group->size()) {
         // The launcher decides the number of ranks: a larger world cannot run in this job.
         res.outcome.status = "skipped";
