@@ -90,11 +90,13 @@ def entries(run):
 
 def lost_cases(job, run):
     """Why cases of `run` may be missing from the records: its executions that did not end `ok`
-    having measured fewer cases than planned, and a job without its `job_end` record (killed or
-    interrupted: executions it never started left no record at all)."""
+    having measured fewer cases than planned, and a job that wrote neither its `job_end` record
+    nor its summary (killed: executions it never started left no record at all)."""
     out = []
     for e in job.executions:
-        if e.get("run") != run or e.get("status") in (None, "ok"):
+        # Only failed or interrupted executions lose cases (compare's rule); skipped and
+        # unavailable ones left their cases out on purpose, and say so in their records.
+        if e.get("run") != run or e.get("status") not in ("failed", "interrupted"):
             continue
         done, total = e.get("cases_done"), e.get("case_total")
         if isinstance(done, int) and isinstance(total, int) and done >= total:
@@ -102,7 +104,7 @@ def lost_cases(job, run):
         counted = f"{done} of {total} cases recorded" if isinstance(total, int) else "cases missing"
         out.append(f"not measured: {e.get('backend')} {e.get('world_size')} ranks {e.get('status')} "
                    f"({counted}; {e.get('reason', '')})")
-    if job.end is None:
+    if job.end is None and job.summary is None:
         out.append("not measured: the job did not finish (no job_end record), so cases it had not "
                    "reached are missing")
     return out

@@ -263,7 +263,7 @@ def csv_cell(k, v, row, measured):
         return ""        # does not apply to this op
     if k == "target_cv" and not v > 0:
         return ""        # the run set none
-    if k == "cv_reached" and not (num(row, "target_cv") or 0) > 0:
+    if k == "cv_reached" and not ((num(row, "target_cv") or 0) > 0 and measured):
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"

@@ -264,7 +264,7 @@ def scaling_lines(jobs):
     by_op = {}
     for j in jobs:
         for e in scaling_entries(j):
-            by_op.setdefault(e.get("op"), []).append((j.label, e))
+            by_op.setdefault(e.get("op"), []).append((j.label, dict(e, _source=j.label)))
     out = {}
     for op, group in by_op.items():
         varying = [f for f in SCALING_LABEL_FIELDS
@@ -279,14 +279,15 @@ def scaling_lines(jobs):
     return out
 
 
-def scaling_looks(entries):
-    """matplotlib line keywords per scaling entry: the colour says who ran it (run, backend,
+def scaling_looks(entries, sources=None):
+    """matplotlib line keywords per scaling entry: the colour says who ran it (job, run, backend,
     memory), the marker the data (dtype, redop), the line style the mode, placement and workload
-    variant (overlap on and off never look alike)."""
+    variant (overlap on and off never look alike). `sources`: each entry's job, when several."""
     colours, markers, styles_ = [], [], []
     out = []
-    for e in entries:
-        c = _index(colours, (e.get("run"), e.get("backend"), e.get("memory")))
+    for i, e in enumerate(entries):
+        source = sources[i] if sources else None
+        c = _index(colours, (source, e.get("run"), e.get("backend"), e.get("memory")))
         m = _index(markers, (e.get("dtype"), e.get("redop")))
         ls = _index(styles_, (e.get("mode"), e.get("placement"), e.get("workload")))
         out.append(dict(color=COLOURS[c % len(COLOURS)], marker=MARKERS[m % len(MARKERS)],
@@ -302,7 +303,8 @@ def scaling_figures(plt, jobs, out_dir, written):
         fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=FIG_INCHES)
         handles, texts, worlds = [], [], set()
         workload = any(e.get("throughput") == "samples_per_s" for _, e in lines)
-        for (text, e), look in zip(lines, scaling_looks([e for _, e in lines])):
+        looks = scaling_looks([e for _, e in lines], [e.get("_source") for _, e in lines])
+        for (text, e), look in zip(lines, looks):
             pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))
             xs = [p["world_size"] for p in pts]
             worlds.update(xs)

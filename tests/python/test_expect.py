@@ -2,6 +2,7 @@
 and `commbench run` end to end (Gloo, 2 local ranks) with the exit code they decide."""
 import json
 import os
+import shutil
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -81,6 +82,22 @@ class CheckTest(TempDirCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("6 of 7 met, 1 missed", p.stdout)
         self.assertIn("gloo 4 ranks failed (6 of 9 cases recorded; rank 2 killed", p.stdout)
+
+    def test_skipped_executions_and_summary_only_folders_are_not_lost_cases(self):
+        low = min(r["busbw_gbps"] for r in records(QUICKSTART))
+        # Skipped (a world larger than the launch): its cases were left out on purpose.
+        d = self.with_expect([{"busbw_gbps": f">= {low / 2}"}])
+        self.lose_last_cases(d, status="skipped")
+        p = commbench("check", d, check=0)
+        self.assertIn("6 of 6 met", p.stdout)
+        # A folder holding only summary.json (no results.jsonl, so no job_end): finished.
+        shutil.rmtree(d)
+        d2 = self.with_expect([{"busbw_gbps": f">= {low / 2}"}])
+        os.rename(d2, d2 + "-x")
+        os.makedirs(d2)
+        os.rename(os.path.join(d2 + "-x", "summary.json"), os.path.join(d2, "summary.json"))
+        p = commbench("check", d2, check=0)
+        self.assertNotIn("did not finish", p.stdout)
 
     def test_a_killed_job_without_summary_is_still_checked(self):
         # Killed with its agent: no summary.json, no job_end. Its expectations come from

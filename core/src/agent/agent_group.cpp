@@ -35,7 +35,8 @@ namespace {
 // Every task says it, rank 0 and the others alike (docs/launching.md, "Finding rank 0").
 constexpr const char* kNoJobId =
     "the launcher gives no job id to name the rendezvous file (Open MPI: OMPI_MCA_ess_base_jobid, "
-    "PMIX_NAMESPACE; MPICH/Hydra: PMI_KVSNAME); set MASTER_ADDR and MASTER_PORT on every task";
+    "PMIX_NAMESPACE, OMPI_MCA_orte_ess_jobid; MPICH/Hydra: PMI_KVSNAME); set MASTER_ADDR and MASTER_PORT on every "
+    "task";
 
 Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
 std::string string_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
@@ -108,25 +109,38 @@ void read_batch(StoreClient& store, const std::vector<std::string>& keys, const 
   }
 }
 
+// Agent k's key among a set of per-agent keys.
+using KeyOf = std::function<std::string(int)>;
+
 // All batches share one deadline, so agents that never wrote cost the wait once, not once each.
 // Hands each value that arrived to found(k, bytes) and returns the agents whose key never came.
-std::vector<int> read_agent_keys(StoreClient& store, int index, const char* what, const std::vector<int>& agents,
-                                 Millis timeout, const AgentValueSink& found) {
-  const auto deadline = Deadline::after(timeout);
+std::vector<int> read_keys(StoreClient& store, const KeyOf& key_of, const std::vector<int>& agents,
+                           const Deadline& deadline, const AgentValueSink& found) {
   std::vector<int> never;
   for (size_t begin = 0; begin < agents.size(); begin += kAgentsPerRead) {
     const size_t end = std::min(agents.size(), begin + kAgentsPerRead);
     const std::vector<int> who(agents.begin() + static_cast<std::ptrdiff_t>(begin),
                                agents.begin() + static_cast<std::ptrdiff_t>(end));
     std::vector<std::string> keys;
-    for (const int k : who) keys.push_back(exec_key(index, fmt::format("{}/{}", what, k)));
+    for (const int k : who) keys.push_back(key_of(k));
     read_batch(store, keys, who, deadline, found, never);
   }
   return never;
 }
 
+KeyOf exec_keys(int index, const char* what) {
+  return [index, what](int k) { return exec_key(index, fmt::format("{}/{}", what, k)); };
+}
+
+std::vector<int> read_agent_keys(StoreClient& store, int index, const char* what, const std::vector<int>& agents,
+                                 Millis timeout, const AgentValueSink& found) {
+  return read_keys(store, exec_keys(index, what), agents, Deadline::after(timeout), found);
+}
+
 // An agent that left the job early writes why here (announce_leaving).
 std::string left_key(int k) { return fmt::format("agents/gone/{}", k); }
+// Each agent's verdict on rank 0's plan digest: "ok" or why it differs (AgentGroup::agree).
+std::string agree_key(int k) { return fmt::format("agents/agree/{}", k); }
 
 // Long waits for other agents are taken in slices of this, so that a signal to this agent
 // (Ctrl-C, the launcher's SIGTERM) and an agent that announced leaving are seen within it.
@@ -135,41 +149,22 @@ constexpr Millis kWaitSlice{1000};
 // The agents of `agents` that announced leaving, with why (one MULTI_GET per batch, no wait).
 std::map<int, std::string> agents_that_left(StoreClient& store, const std::vector<int>& agents) {
   std::map<int, std::string> out;
-  for (size_t begin = 0; begin < agents.size(); begin += kAgentsPerRead) {
-    const size_t end = std::min(agents.size(), begin + kAgentsPerRead);
-    const std::vector<int> who(agents.begin() + static_cast<std::ptrdiff_t>(begin),
-                               agents.begin() + static_cast<std::ptrdiff_t>(end));
-    std::vector<std::string> keys;
-    for (const int k : who) keys.push_back(left_key(k));
-    std::vector<int> never;
-    read_batch(store, keys, who, Deadline::after(Millis(0)),
-               [&](int k, const uint8_t* data, size_t size) { out.emplace(k, std::string(data, data + size)); }, never);
-  }
+  read_keys(store, left_key, agents, Deadline::after(Millis(0)),
+            [&](int k, const uint8_t* data, size_t size) { out.emplace(k, std::string(data, data + size)); });
   return out;
 }
 
-// Agent 0: waits for agents' `what` keys of execution `index` (or, with index < 0, the job-wide
-// keys "agents/<what>/<k>") until `timeout`, a slice at a time. Returns the agents whose key
-// never came; those that announced leaving are put in `left` instead; stops early (returning
-// the rest) when this agent got a signal.
-std::vector<int> wait_for_agents(StoreClient& store, int index, const char* what, std::vector<int> waiting,
-                                 Millis timeout, const AgentValueSink& found, std::map<int, std::string>& left) {
+// Agent 0: waits for the agents' keys (`key_of`) until `timeout`, a slice at a time. Returns the
+// agents whose key never came; those that announced leaving are put in `left` instead; stops
+// early (returning the rest) when this agent got a signal.
+std::vector<int> wait_for_agents(StoreClient& store, const KeyOf& key_of, std::vector<int> waiting, Millis timeout,
+                                 const AgentValueSink& found, std::map<int, std::string>& left) {
   const auto deadline = Deadline::after(timeout);
   while (!waiting.empty()) {
-    const Millis slice(std::min<int64_t>(kWaitSlice.count(), std::max<int64_t>(0, deadline.remaining_ms())));
-    waiting = index >= 0 ? read_agent_keys(store, index, what, waiting, slice, found)
-                         : [&] {
-                             std::vector<int> never;
-                             for (size_t b = 0; b < waiting.size(); b += kAgentsPerRead) {
-                               const size_t e = std::min(waiting.size(), b + kAgentsPerRead);
-                               const std::vector<int> who(waiting.begin() + static_cast<std::ptrdiff_t>(b),
-                                                          waiting.begin() + static_cast<std::ptrdiff_t>(e));
-                               std::vector<std::string> keys;
-                               for (const int k : who) keys.push_back(fmt::format("agents/{}/{}", what, k));
-                               read_batch(store, keys, who, Deadline::after(slice), found, never);
-                             }
-                             return never;
-                           }();
+    // remaining_ms() is -1 for an unlimited wait: whole slices then, never a busy loop.
+    const int64_t rest = deadline.remaining_ms();
+    const Millis slice(rest < 0 ? kWaitSlice.count() : std::min<int64_t>(kWaitSlice.count(), rest));
+    waiting = read_keys(store, key_of, waiting, Deadline::after(slice), found);
     if (waiting.empty()) break;
     for (auto& [k, why] : agents_that_left(store, waiting)) {
       left.emplace(k, why);
@@ -418,7 +413,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
     for (int k = 1; k < size(); ++k) others.push_back(k);
     std::map<int, std::string> left;
     std::string differs;
-    const auto never = wait_for_agents(*client_, -1, "agree", others, timeout,
+    const auto never = wait_for_agents(*client_, agree_key, others, timeout,
                                        [&](int, const uint8_t* d, size_t n) {
                                          if (differs.empty() && std::string(d, d + n) != "ok") differs.assign(d, d + n);
                                        },
@@ -433,6 +428,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
                                     timeout.count() / 1000));
     agents_->barrier(timeout);
     client_->delete_prefix("agents/join/place/");  // every agent has read its own by now
+    client_->delete_prefix("agents/agree/");
     return job_folder;
   }
   std::string theirs, folder;
@@ -447,13 +443,13 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
                                         "against {}): every task must run the same file with the same options",
                                         rank(), plan_digest, theirs);
     try {
-      client_->set(fmt::format("agents/agree/{}", rank()), bytes_of(why));
+      client_->set(agree_key(rank()), bytes_of(why));
     } catch (const StoreError&) {
     }
     throw LaunchError(why);
   }
   try {
-    client_->set(fmt::format("agents/agree/{}", rank()), bytes_of("ok"));
+    client_->set(agree_key(rank()), bytes_of("ok"));
   } catch (const StoreError& e) {
     lost_store(e, "agreeing on the experiment");
   }
@@ -462,6 +458,19 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
 }
 
 void AgentGroup::mark_gone(int k, const std::string& why) { gone_.emplace(k, why); }
+
+bool AgentGroup::peer_left(int world) const {
+  return std::any_of(left_.begin(), left_.end(), [&](int k) { return k < world; });
+}
+
+void AgentGroup::cancel_execution(int index, const std::string& reason) {
+  if (solo() || rank() != 0) return;
+  try {
+    client_->set(exec_key(index, "start"), bytes_of(reason));
+  } catch (const StoreError&) {
+    // Agent 0's own store: nothing to tell anyone.
+  }
+}
 
 void AgentGroup::announce_leaving(const std::string& why) {
   if (solo() || rank() == 0 || !client_) return;
@@ -486,7 +495,17 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
           break;
         } catch (const StoreError& e) {
           if (e.code() != StoreError::Code::Timeout || deadline.passed()) throw;
-          if (g_interrupt_signal.load() != 0) return interrupted_text(fmt::format("execution {} to start", index).c_str());
+          if (g_interrupt_signal.load() != 0) {
+            // Its "ready" is already written: say so at once, and stop the execution should
+            // agent 0 have started it meanwhile, so that nobody waits for this agent's workers.
+            const std::string why = interrupted_text(fmt::format("execution {} to start", index).c_str());
+            announce_leaving(why);
+            try {
+              client_->set(exec_key(index, "abort"), bytes_of(fmt::format("rank {}: {}", rank(), why)));
+            } catch (const StoreError&) {
+            }
+            return why;
+          }
         }
       }
       if (!verdict.empty()) return verdict;
@@ -507,8 +526,13 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
       if (!gone_.count(k)) expected.push_back(k);
     std::map<int, std::string> left;
     const std::vector<int> never =
-        wait_for_agents(*client_, index, "ready", expected, timeout, [](int, const uint8_t*, size_t) {}, left);
-    for (const auto& [k, why] : left) gone_.emplace(k, "it left the job: " + why);
+        wait_for_agents(*client_, exec_keys(index, "ready"), expected, timeout, [](int, const uint8_t*, size_t) {}, left);
+    // An agent can be ready and leave while waiting for "start" (interrupted): one more look.
+    for (auto& [k, why] : agents_that_left(*client_, expected)) left.emplace(k, why);
+    for (const auto& [k, why] : left) {
+      gone_.emplace(k, "it left the job: " + why);
+      left_.insert(k);
+    }
     std::string verdict;
     if (g_interrupt_signal.load() != 0) {
       verdict = interrupted_text(fmt::format("the agents to reach execution {}", index).c_str());

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,11 @@ class AgentGroup {
   std::optional<std::string> start_execution(int index, int world, Millis timeout);
   // Agent 0: agent k died (it missed its outcome); its rank cannot take part any more.
   void mark_gone(int k, const std::string& why);
+  // Agent 0: whether an agent below `world` announced leaving (interrupted) rather than died.
+  bool peer_left(int world) const;
+  // Agent 0, when the job stops before execution `index`: tells the agents waiting to start it
+  // (they skip it with `reason` and go on to the job's end instead of waiting it out).
+  void cancel_execution(int index, const std::string& reason);
   // An agent other than 0 that ends early (interrupted, an error) says so, so that agent 0
   // stops waiting for it at once and names the reason (best effort: the store may be gone).
   void announce_leaving(const std::string& why);
@@ -111,6 +117,7 @@ class AgentGroup {
   std::vector<int> host_firsts_;     // agent 0: each host's lowest rank, by host index
   std::map<int, int> execution_hosts_;  // hosts of each started execution (by world)
   std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
+  std::set<int> left_;               // agent 0: those of gone_ that announced leaving
 };
 
 }  // namespace commbench

@@ -196,7 +196,9 @@ void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<Exec
   }
   // A rank interrupted by a signal explains what its peers then saw ("remote" failures: the
   // peer went away); rank 0 once recorded its own remote failure and blamed itself.
-  if (mine.status != "interrupted" && (mine.status == "ok" || mine.failure_kind == "remote"))
+  // (-2: this rank stopped on another's abort, a consequence too.)
+  if (mine.status != "interrupted" &&
+      (mine.status == "ok" || mine.failure_kind == "remote" || mine.failed_rank == -2))
     for (int k = 1; k < participants; ++k) {
       const ExecutionOutcome& o = *others[static_cast<size_t>(k)];
       if (o.status != "interrupted") continue;
@@ -332,6 +334,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
           res.outcome.failure_kind = failure_kind_name(stop_for_output ? FailureKind::kOther : FailureKind::kInterrupted);
           res.outcome.reason = stop_for_output ? "not started: the job stopped because results could not be written"
                                                : "not started: the job was interrupted before it";
+          group->cancel_execution(exec.index, res.outcome.reason);
           reporter.execution_done(res.outcome);
           result.executions.push_back(std::move(res.outcome));
         }
@@ -350,9 +353,11 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       // host, and the workers start together after the slowest warm-up, not during it.
       observe.before_execution(exec, run, [] { return g_interrupt_signal.load() != 0; });
       if (auto skip = group->start_execution(exec.index, exec.world_size, execution_wait)) {
-        // A signal while the agents met: the job ends here, as for one during an execution.
-        interrupted = g_interrupt_signal.load() != 0;
+        // A signal while the agents met, here or to an agent this execution needs (it left): the
+        // job ends here, as for one during an execution.
+        interrupted = g_interrupt_signal.load() != 0 || (group->rank() == 0 && group->peer_left(exec.world_size));
         res.outcome.status = interrupted ? "interrupted" : "skipped";
+        if (interrupted) res.outcome.failure_kind = failure_kind_name(FailureKind::kInterrupted);
         res.outcome.reason = *skip;
         if (group->rank() == 0) {
           reporter.execution_started(info);

@@ -43,14 +43,14 @@ uint64_t slurm_id(const EnvMap& env, const char* name, bool required, const char
   const std::string* v = find(env, name);
   if (!v) {
     if (required)
-      throw LaunchError(fmt::format("Slurm task without {}: {}; set MASTER_ADDR and MASTER_PORT", name, why));
+      throw LaunchError(fmt::format("Slurm task without {}: {}; srun sets it: start the tasks with srun", name, why));
     return 0;
   }
   uint64_t out = 0;
   const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
   if (v->empty() || ec != std::errc() || end != v->data() + v->size() || out > 0xffffffffull)
     throw LaunchError(fmt::format("{}={} is not valid: expected Slurm's numeric id (an integer in [0, 4294967295]); "
-                                  "{}, or set MASTER_ADDR and MASTER_PORT",
+                                  "{}; srun sets it: do not override it",
                                   name, *v, why));
   return out;
 }
@@ -132,7 +132,7 @@ class SlurmDiscovery : public RankDiscovery {
                                                    std::max(1, std::min(even_share, c.agent_count - 1)), c);
     // The job id names the job's files and, without MASTER_ADDR, its port: every task must read
     // the same one, so it must be there and be Slurm's number.
-    const char* why = "it names the job and, without MASTER_ADDR, derives the store's port";
+    const char* why = "it names the job (and, without MASTER_ADDR, its store's port)";
     const uint64_t job_id = slurm_id(env, "SLURM_JOB_ID", true, why);
     const uint64_t step_id = slurm_id(env, "SLURM_STEP_ID", false, why);
     c.job_id = fmt::format("{}.{}", job_id, step_id);
