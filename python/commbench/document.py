@@ -73,10 +73,22 @@ _CODE = re.compile(r"`([^`]+)`")
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
+# Links the report itself writes: files beside it, anchors and web pages. Anything else (a
+# "javascript:" URL inside a run name or a failure reason) stays text, never a live link.
+_SAFE_URL = re.compile(r"^(?:https?://|#|[A-Za-z0-9_.][A-Za-z0-9_./-]*(?:#[A-Za-z0-9_-]*)?$)")
+
+
+def _link(m):
+    label, url = m.group(1), m.group(2)
+    if not _SAFE_URL.match(html.unescape(url)):
+        return m.group(0)
+    return f'<a href="{url}">{label}</a>'
+
+
 def _inline(text):
     t = html.escape(str(text))
     t = _BOLD.sub(r"<b>\1</b>", t)
-    t = _LINK.sub(r'<a href="\2">\1</a>', t)
+    t = _LINK.sub(_link, t)
     return _CODE.sub(r"<code>\1</code>", t)
 
 

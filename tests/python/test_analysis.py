@@ -371,6 +371,14 @@ class MarkdownDocument(unittest.TestCase):
         self.assertIn("- a b &lt;img src=x>, p < 0.05", md)
         self.assertIn("| x\\|y &lt;i> |", md)
 
+    def test_html_links_are_only_the_reports_own(self):
+        from commbench.document import _inline
+        self.assertEqual(_inline("[combined.csv](combined.csv)"), '<a href="combined.csv">combined.csv</a>')
+        self.assertEqual(_inline("[doc](https://example.org/x)"), '<a href="https://example.org/x">doc</a>')
+        for evil in ("[x](javascript:alert(1))", "[x](JaVaScRiPt:alert`1`)", "[x](data:text/html,hi)",
+                     "[x](//evil.example/)"):
+            self.assertNotIn("<a ", _inline(evil), evil)
+
 
 if __name__ == "__main__":
     unittest.main()

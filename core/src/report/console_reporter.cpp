@@ -213,6 +213,7 @@ void ConsoleReporter::execution_done(const ExecutionOutcome& o) {
   if (exec_has_noisy_)
     print(fmt::format("# ! = CV above {:.0f}%: timings vary; add iterations or quiet the machine",
                       kNoisyCv * 100));
+  exec_has_noisy_ = false;  // once: an execution never started (no execution_started) adds no note
   const std::string where =
       fmt::format("run '{}', backend {}, {}", o.info.run, o.info.backend, ranks(o.info.world_size));
   const std::string rank = o.failed_rank >= 0 ? fmt::format(" (rank {})", o.failed_rank) : "";
