@@ -152,7 +152,7 @@ TEST(StoreSecurity, TheHostTokenFileIsPrivate) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat(f.path().parent_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  EXPECT_EQ(f.read(std::chrono::steady_clock::now()), "secret");
+  EXPECT_EQ(f.read(std::chrono::steady_clock::now(), {}), "secret");
 }
 
 // The private folder a symbolic link (to a world-writable /tmp): refused, and said to be a link

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/collectives.h"
+#include "agent/agent_keys.h"
 #include "agent/job_token.h"
 #include "agent/rendezvous_file.h"
 #include "bootstrap/store.h"
@@ -72,14 +72,15 @@ class AgentGroup {
   std::optional<std::string> start_execution(int index, int world, Millis timeout);
   // Agent 0: agent k died (it missed its outcome); its rank cannot take part any more.
   void mark_gone(int k, const std::string& why);
-  // Agent 0: whether an agent below `world` announced leaving (interrupted) rather than died.
+  // Agent 0: whether an agent below `world` left because it was interrupted (rather than died,
+  // or left on an error): the job then ends as interrupted.
   bool peer_left(int world) const;
   // Agent 0, when the job stops before execution `index`: tells the agents waiting to start it
   // (they skip it with `reason` and go on to the job's end instead of waiting it out).
   void cancel_execution(int index, const std::string& reason);
   // An agent other than 0 that ends early (interrupted, an error) says so, so that agent 0
   // stops waiting for it at once and names the reason (best effort: the store may be gone).
-  void announce_leaving(const std::string& why);
+  void announce_leaving(const StopNotice& notice);
   // A rank failed: every agent of the execution stops its workers (polled by abort_reason).
   void raise_abort(int index, const std::string& reason);
   std::optional<std::string> abort_reason(int index);
@@ -99,6 +100,9 @@ class AgentGroup {
   void map_hosts(Millis timeout);
   int hosts_below(int world) const;
   void connect_to_store(Millis timeout);
+  // An agent other than 0 whose wait for the others a signal ended: announces leaving on a new
+  // connection (the old one is out of step) and throws LaunchInterrupted.
+  [[noreturn]] void leave_interrupted(const std::string& waiting_for);
   // Throws the LaunchError of an agent whose store went away (rank 0's agent died).
   [[noreturn]] void lost_store(const StoreError& e, const std::string& doing) const;
 
@@ -111,13 +115,12 @@ class AgentGroup {
   uint16_t port_ = 0;
   std::unique_ptr<StoreServer> server_;
   std::unique_ptr<StoreClient> client_;
-  std::unique_ptr<Bootstrap> agents_;
   int host_index_ = 0;               // this agent's host, numbered by lowest rank
   std::vector<int> host_ranks_;      // every rank on this agent's host, ascending
   std::vector<int> host_firsts_;     // agent 0: each host's lowest rank, by host index
   std::map<int, int> execution_hosts_;  // hosts of each started execution (by world)
   std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
-  std::set<int> left_;               // agent 0: those of gone_ that announced leaving
+  std::set<int> left_;               // agent 0: those of gone_ that left interrupted
 };
 
 }  // namespace commbench

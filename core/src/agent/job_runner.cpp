@@ -232,32 +232,10 @@ std::string plan_digest(const std::vector<Execution>& plan) {
   return fmt::format("{:016x}", h);
 }
 
-}  // namespace
-
-int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts) {
-  install_signal_handlers();
-  adopt_orphans();  // what a worker detaches (setsid) comes back to this agent (agent/orphan_reaper.h)
-  const std::vector<Execution> plan = plan_job(exp);
-  double longest_s = 60;
-  for (const auto& e : plan) longest_s = std::max(longest_s, e.timeout_s);
-  const Millis execution_wait(static_cast<int64_t>(longest_s * 1000) + 60000);
-
-  AgentGroupOptions go;
-  go.launch = opts.launch;
-  const EnvMap env = current_environment();
-  go.token = read_job_token(env);
-  if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
-  if (auto it = env.find("COMMBENCH_RENDEZVOUS_TIMEOUT"); it != env.end()) {
-    const double s = std::atof(it->second.c_str());
-    if (!(s > 0)) throw LaunchError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + it->second + " is not a positive number of seconds");
-    go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
-  }
-  // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).
-  const std::filesystem::path out_base =
-      expand_hardware_placeholder(opts.output_dir.empty() ? exp.output_dir : opts.output_dir);
-  if (auto it = env.find("COMMBENCH_RENDEZVOUS_FILE"); it != env.end()) go.rendezvous_file = it->second;
-  else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();
-  const auto group = AgentGroup::create(go);
+// The job once the agents have met: agree on it, run every execution, write the results.
+int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts,
+                    const std::vector<Execution>& plan, const EnvMap& env, const std::filesystem::path& out_base,
+                    Millis execution_wait, AgentGroup* group) {
 
   // An output that cannot be written is found here, before any worker starts: exit 2, naming
   // the path and the reason (OutputError), rather than after an hour of measurements.
@@ -284,6 +262,7 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     }
   } catch (const OutputError& e) {
     std::fprintf(stderr, "commbench run: %s\n", e.what());
+    group->announce_leaving({false, e.what()});
     return kExitInvalid;
   }
 
@@ -481,8 +460,9 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   if (interrupted) {
     // Agent 0 stops waiting for this one at its next execution, and says why.
     const int sig = g_interrupt_signal.load();
-    group->announce_leaving(sig ? fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?")
-                                : "its execution was interrupted");
+    group->announce_leaving(
+        {true, sig ? fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?")
+                   : "its execution was interrupted"});
     return code;
   }
   const auto verdict = group->wait_for_finish(execution_wait);
@@ -491,6 +471,43 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     return kExitFailures;
   }
   return *verdict;
+}
+
+}  // namespace
+
+int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts) {
+  install_signal_handlers();
+  adopt_orphans();  // what a worker detaches (setsid) comes back to this agent (agent/orphan_reaper.h)
+  const std::vector<Execution> plan = plan_job(exp);
+  double longest_s = 60;
+  for (const auto& e : plan) longest_s = std::max(longest_s, e.timeout_s);
+  const Millis execution_wait(static_cast<int64_t>(longest_s * 1000) + 60000);
+
+  AgentGroupOptions go;
+  go.launch = opts.launch;
+  const EnvMap env = current_environment();
+  go.token = read_job_token(env);
+  if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
+  if (auto it = env.find("COMMBENCH_RENDEZVOUS_TIMEOUT"); it != env.end()) {
+    const double s = std::atof(it->second.c_str());
+    if (!(s > 0)) throw LaunchError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + it->second + " is not a positive number of seconds");
+    go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
+  }
+  // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).
+  const std::filesystem::path out_base =
+      expand_hardware_placeholder(opts.output_dir.empty() ? exp.output_dir : opts.output_dir);
+  if (auto it = env.find("COMMBENCH_RENDEZVOUS_FILE"); it != env.end()) go.rendezvous_file = it->second;
+  else go.rendezvous_file = (out_base / fmt::format(".rendezvous-{}", opts.launch.job_id)).string();
+  const auto group = AgentGroup::create(go);
+  try {
+    return run_with_agents(exp, plugins, opts, plan, env, out_base, execution_wait, group.get());
+  } catch (const LaunchInterrupted&) {
+    throw;  // announced where the signal was seen
+  } catch (const LaunchError& e) {
+    // Agent 0 names this task at once instead of waiting out its next step for it.
+    group->announce_leaving({false, e.what()});
+    throw;
+  }
 }
 
 }  // namespace commbench

@@ -105,8 +105,10 @@ void HostTokenFile::publish(const std::string& token) {
   written_ = true;
 }
 
-std::string HostTokenFile::read(std::chrono::steady_clock::time_point deadline) const {
+std::string HostTokenFile::read(std::chrono::steady_clock::time_point deadline,
+                                const std::function<bool()>& stop) const {
   for (;;) {
+    if (stop && stop()) return "";
     const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
       struct stat st {};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "bootstrap/store.h"
@@ -41,8 +42,8 @@ class HostTokenFile {
   void withdraw();
   // The others: the token in the file, waiting until `deadline` for it to appear; "" if it
   // did not. A file that is there may be stale (an earlier launch on the same port): the caller
-  // retries when the store rejects the token.
-  std::string read(std::chrono::steady_clock::time_point deadline) const;
+  // retries when the store rejects the token. Also "" as soon as `stop` returns true.
+  std::string read(std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stop) const;
 
  private:
   std::filesystem::path path_;

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/agent_keys.h"
 #include "launch/rank_discovery.h"
 
 namespace commbench {
@@ -118,10 +119,11 @@ void remove_published_file(const PublishedFile& f) {
 }
 
 std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
-                                                      Millis timeout) {
+                                                      Millis timeout, const std::function<bool()>& stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string seen;
   while (std::chrono::steady_clock::now() < deadline) {
+    if (stop && stop()) throw LaunchInterrupted(interrupted_text(fmt::format("rank 0 to publish its address in {}", path)));
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) {
       struct stat st {};

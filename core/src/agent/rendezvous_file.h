@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -34,8 +35,9 @@ void remove_published_file(const PublishedFile& f);
 
 // The others: rank 0's address, waiting up to `timeout` for a file of this job. A file of another
 // job is waited past (stale); one that belongs to another user or that others may write is
-// refused at once (LaunchError): it was not written by this job's rank 0.
+// refused at once (LaunchError): it was not written by this job's rank 0. Stops waiting when
+// `stop` returns true (LaunchInterrupted).
 std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, const std::string& job_id,
-                                                      Millis timeout);
+                                                      Millis timeout, const std::function<bool()>& stop);
 
 }  // namespace commbench

@@ -22,7 +22,8 @@ using Millis = std::chrono::milliseconds;
 
 class StoreError : public std::runtime_error {
  public:
-  enum class Code { Timeout, Connection, Protocol, Rejected };
+  // Interrupted: the caller's stop check (StoreClient::set_stop_check) ended a wait.
+  enum class Code { Timeout, Connection, Protocol, Rejected, Interrupted };
   StoreError(Code code, const std::string& what) : std::runtime_error(what), code_(code) {}
   // A Timeout that knows which keys never appeared (Bootstrap turns them into rank numbers).
   StoreError(Code code, const std::string& what, std::vector<std::string> missing_keys)
@@ -89,9 +90,16 @@ class StoreServer {
 // timeout or a refused request, e.g. ADD on a non-counter, leaves it usable.)
 class StoreClient {
  public:
-  // Retries the connection until `timeout` (the server may start a moment later).
+  // Whether a wait should end now: a signal to the process, typically. Looked at every
+  // kStopCheckInterval while a call waits on the store.
+  using StopCheck = std::function<bool()>;
+  static constexpr Millis kStopCheckInterval{200};
+
+  // Retries the connection until `timeout` (the server may start a moment later), or until
+  // `stop` says so (StoreError(Interrupted)); `stop` then stays the client's stop check.
   static std::unique_ptr<StoreClient> connect(const std::string& host, uint16_t port,
-                                              Millis timeout, const std::string& token = "");
+                                              Millis timeout, const std::string& token = "",
+                                              StopCheck stop = {});
   virtual ~StoreClient() = default;
 
   virtual void set(const std::string& key, const Bytes& value) = 0;
@@ -117,6 +125,11 @@ class StoreClient {
   virtual bool check(const std::string& key) = 0;
   // Deletes every key that starts with `prefix`; returns how many.
   virtual size_t delete_prefix(const std::string& prefix) = 0;
+  // While `stop` is set, a call that waits on the store (a GET for a key nobody has set yet, a
+  // reply that is late) ends with StoreError(Interrupted) within kStopCheckInterval of `stop`
+  // returning true, and the client is unusable afterwards (the reply may still be on its way).
+  // An empty check turns this off. Agents set it around waits that only other tasks can end.
+  virtual void set_stop_check(StopCheck stop) { (void)stop; }
   // The local address of the connection (numeric; "" when unknown): an address of this host
   // that the store's host reaches, where a worker may serve its own host's ranks.
   virtual std::string local_address() const { return ""; }

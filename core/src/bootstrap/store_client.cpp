@@ -70,6 +70,8 @@ class TcpStoreClient final : public StoreClient {
 
   std::string local_address() const override { return fd_.valid() ? local_host(fd_.get()) : ""; }
 
+  void set_stop_check(StopCheck stop) override { stop_ = std::move(stop); }
+
   void set(const std::string& key, const Bytes& value) override {
     auto reply = round_trip(wire::SetRequest{key, value}, request_deadline(), "SET", key);
     expect_ok(reply, "SET", key);
@@ -182,6 +184,7 @@ class TcpStoreClient final : public StoreClient {
   std::string endpoint_;
   Millis request_timeout_;
   std::string broken_;  // why the connection is unusable; empty while it is fine
+  StopCheck stop_;      // set_stop_check
   wire::Bytes request_;
   wire::Bytes reply_;
 };
@@ -246,14 +249,20 @@ bool TcpStoreClient::wait_ready(short events, const Deadline& deadline, const ch
                                 const std::string& subject) {
   pollfd p{fd_.get(), events, 0};
   while (true) {
-    const int rc = ::poll(&p, 1, static_cast<int>(deadline.remaining_ms()));
+    int64_t wait_ms = deadline.remaining_ms();
+    // With a stop check, wait in slices: the signal it watches may go to another thread.
+    if (stop_) wait_ms = wait_ms < 0 ? kStopCheckInterval.count() : std::min(wait_ms, kStopCheckInterval.count());
+    const int rc = ::poll(&p, 1, static_cast<int>(wait_ms));
     if (rc > 0) return true;  // readable, writable, or an error the next recv/send reports
-    if (rc == 0) return false;
-    if (errno != EINTR) {
+    if (rc < 0 && errno != EINTR) {
       fail(StoreError::Code::Connection,
            fmt::format("{} '{}': waiting on the connection to {} failed: {}", op, subject,
                        endpoint_, errno_text(errno)));
     }
+    if (stop_ && stop_())
+      fail(StoreError::Code::Interrupted,
+           fmt::format("{} '{}': stopped while waiting on the bootstrap store at {}", op, subject, endpoint_));
+    if (rc == 0 && deadline.passed()) return false;
   }
 }
 
@@ -426,7 +435,7 @@ void TcpStoreClient::fail(StoreError::Code code, const std::string& message) {
 }  // namespace
 
 std::unique_ptr<StoreClient> StoreClient::connect(const std::string& host, uint16_t port,
-                                                  Millis timeout, const std::string& token) {
+                                                  Millis timeout, const std::string& token, StopCheck stop) {
   const auto deadline = Deadline::after(timeout);
   const Millis request_timeout =
       timeout.count() < 0 ? Millis(-1) : std::max(timeout, kMinRequestTimeout);
@@ -436,9 +445,26 @@ std::unique_ptr<StoreClient> StoreClient::connect(const std::string& host, uint1
   // jitter, until the deadline. A rejection (the wrong token) is final.
   auto backoff = std::chrono::milliseconds(10);
   for (;;) {
-    UniqueFd fd = connect_tcp(host, port, deadline);
+    if (stop && stop())
+      throw StoreError(StoreError::Code::Interrupted,
+                       fmt::format("stopped while connecting to the bootstrap store at {}", format_endpoint(host, port)));
+    UniqueFd fd;
+    if (!stop) {
+      fd = connect_tcp(host, port, deadline);
+    } else {
+      // In slices, looking at `stop` between them; an error before a slice ends is final.
+      const int64_t rest = deadline.remaining_ms();
+      const auto slice = Deadline::after(rest < 0 ? kStopCheckInterval : std::min(kStopCheckInterval, Millis(rest)));
+      try {
+        fd = connect_tcp(host, port, slice);
+      } catch (const StoreError&) {
+        if (!slice.passed() || deadline.passed()) throw;
+        continue;
+      }
+    }
     auto client =
         std::make_unique<TcpStoreClient>(std::move(fd), format_endpoint(host, port), request_timeout);
+    client->set_stop_check(stop);
     try {
       client->hello(token);
       return client;

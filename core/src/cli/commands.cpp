@@ -208,6 +208,10 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
       std::cout.flush();
     }
     return code;
+  } catch (const LaunchInterrupted& e) {  // before the job began: nothing measured, nothing to write
+    std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
+                             launch.agent_count, launch.launcher, e.what());
+    return kExitInterrupted;
   } catch (const LaunchError& e) {
     std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
                              launch.agent_count, launch.launcher, e.what());

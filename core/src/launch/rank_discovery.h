@@ -45,6 +45,13 @@ class LaunchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A launch ended by a signal (Ctrl-C, the launcher's SIGTERM), to this task or to the task whose
+// signal ended the job: the task exits 130 like an interrupted job, not 1 like a failed launch.
+class LaunchInterrupted : public LaunchError {
+ public:
+  using LaunchError::LaunchError;
+};
+
 class RankDiscovery {
  public:
   virtual ~RankDiscovery() = default;

@@ -1,0 +1,79 @@
+// A signal to a task while the tasks of a launch are still meeting (joining, agreeing on the
+// experiment): every task ends at once with 130, and those that got no signal say why. These
+// waits once lasted the whole rendezvous timeout (2 minutes by default) whatever the user did.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../unit/test_common.h"
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+using commbench::test::free_port;
+
+const char* kExperiment = R"(
+name = "meeting"
+[[run]]
+name = "r"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)";
+
+// Starts the given ranks of a torchrun-style launch of `world` tasks, sends SIGINT to `signalled`
+// after `delay_s`, and records each task's exit code and the seconds from the signal to the last exit.
+void launch_some(const JobDir& dir, const fs::path& file, int world, const std::vector<int>& ranks, int signalled,
+                 double delay_s) {
+  const int port = free_port();
+  const std::string d = dir.path().string();
+  std::string script;
+  for (int r : ranks)
+    script += fmt::format(
+        "RANK={0} WORLD_SIZE={1} LOCAL_RANK={0} LOCAL_WORLD_SIZE={1} MASTER_ADDR=127.0.0.1 MASTER_PORT={2} "
+        "{3} run {4} -o {5}/out --quiet > {5}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
+        r, world, port, COMMBENCH_BIN, file.string(), d);
+  script += fmt::format("sleep {}\nkill -INT $pid{}\nt0=$(date +%s%N)\n", delay_s, signalled);
+  for (int r : ranks) script += fmt::format("wait $pid{0}; echo $? > {1}/exit-{0}\n", r, d);
+  script += fmt::format("echo \"scale=3; ($(date +%s%N) - $t0) / 1000000000\" | bc > {}/after-signal\n", d);
+  const auto path = dir.write("launch.sh", script);
+  ASSERT_EQ(std::system(("bash " + path.string()).c_str()), 0);
+}
+
+int exit_of(const JobDir& dir, int rank) { return std::stoi(read_text(dir.path() / fmt::format("exit-{}", rank))); }
+std::string log_of(const JobDir& dir, int rank) { return read_text(dir.path() / fmt::format("task-{}.log", rank)); }
+
+// Three tasks launched, two started: rank 0 waits for rank 2 to join, rank 1 for rank 0's host
+// map. Ctrl-C on rank 0 ends both; rank 1, which got no signal, learns why from rank 0.
+TEST(LaunchInterrupts, ASignalToRankZeroWhileATaskIsMissingEndsEveryStartedTask) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  launch_some(dir, file, 3, {0, 1}, 0, 2.0);
+  EXPECT_LT(std::stod(read_text(dir.path() / "after-signal")), 10.0) << log_of(dir, 0) << log_of(dir, 1);
+  EXPECT_EQ(exit_of(dir, 0), 130) << log_of(dir, 0);
+  EXPECT_EQ(exit_of(dir, 1), 130) << log_of(dir, 1);
+  EXPECT_NE(log_of(dir, 1).find("rank 0's task was interrupted by signal 2"), std::string::npos) << log_of(dir, 1);
+}
+
+// Rank 0 never starts: rank 1 waits to reach its store. Ctrl-C on rank 1 ends it at once.
+TEST(LaunchInterrupts, ASignalToATaskWaitingForRankZerosStoreEndsIt) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  launch_some(dir, file, 2, {1}, 1, 1.5);
+  EXPECT_LT(std::stod(read_text(dir.path() / "after-signal")), 5.0) << log_of(dir, 1);
+  EXPECT_EQ(exit_of(dir, 1), 130) << log_of(dir, 1);
+  EXPECT_NE(log_of(dir, 1).find("interrupted by signal 2 (SIGINT) while waiting for rank 0's store"), std::string::npos)
+      << log_of(dir, 1);
+}
+
+}  // namespace
+}  // namespace commbench::testing
