@@ -5,6 +5,7 @@ Exit codes: 0 fine; 1 a regression (compare) or a missed expectation (check, aft
 2 bad input or a missing dependency (the message says which and what to do).
 """
 import argparse
+import math
 import os
 import sys
 
@@ -120,12 +121,14 @@ def cmd_compare(argv):
         min_change = compare.parse_threshold(a.min_change)
     except ValueError as e:
         p.error(str(e))
-    if a.sigma < 0:
-        p.error(f"--sigma {a.sigma}: expected a number of standard errors >= 0")
+    # `not x >= 0` also refuses nan, which compares false with everything and would turn every
+    # regression into "within noise"; inf would do the same.
+    if not (math.isfinite(a.sigma) and a.sigma >= 0):
+        p.error(f"--sigma {a.sigma}: expected a finite number of standard errors >= 0, such as 3")
     if not 0 < a.alpha < 1:
         p.error(f"--alpha {a.alpha}: expected a probability between 0 and 1, such as 0.05")
-    if a.min_effect < 0:
-        p.error(f"--min-effect {a.min_effect}: expected an effect size >= 0, such as 0.8")
+    if not (math.isfinite(a.min_effect) and a.min_effect >= 0):
+        p.error(f"--min-effect {a.min_effect}: expected a finite effect size >= 0, such as 0.8")
     rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma)
     print(f"commbench compare: baseline {a.baseline}\n                   new      {a.new}\n")
     print(compare.render_text(rows, min_change, a.alpha, a.min_effect, a.sigma))
@@ -222,12 +225,12 @@ def main(argv=None):
     except MissingMatplotlib as e:
         sys.stderr.write(f"{e}\n")
         return EXIT_INVALID
-    except OSError as e:  # an output folder that cannot be written, a file that cannot be read
-        sys.stderr.write(f"commbench {argv[0]}: {e.filename or ''}: {e.strerror or e}; "
-                         "choose another output folder with -o\n")
-        return EXIT_INVALID
-    except BrokenPipeError:  # `commbench compare ... | head`
+    except BrokenPipeError:  # `commbench compare ... | head` (an OSError: caught before those)
         return EXIT_OK
+    except OSError as e:  # an output folder that cannot be written, a file that cannot be read
+        hint = "choose another output folder with -o" if argv[0] == "report" else "check that path"
+        sys.stderr.write(f"commbench {argv[0]}: {e.filename or ''}: {e.strerror or e}; {hint}\n")
+        return EXIT_INVALID
     except Exception as e:  # pylint: disable=broad-except
         # Input the readers did not foresee must still end in a message, never a traceback
         # (COMMBENCH_DEBUG=1 shows it, for a bug report).

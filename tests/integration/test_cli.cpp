@@ -144,6 +144,17 @@ world_size = 2
   const auto unknown = dir.run(file, {"--only", "c"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find("the file has: a, b"), std::string::npos) << unknown.output;
+  // An empty name once selected nothing, and the job "passed" having measured nothing.
+  for (const char* only : {"", ",", "a,"}) {
+    const auto empty = dir.run(file, {"--only", only});
+    EXPECT_EQ(empty.exit_code, 2) << only << ": " << empty.output;
+    EXPECT_NE(empty.output.find("an empty run name"), std::string::npos) << empty.output;
+  }
+  // --json prints summary.json: written even when `outputs` leaves it out (stdout was empty, exit 0).
+  const auto json = run_commbench({"run", file.string(), "--only", "a", "--set", "outputs=[\"csv\"]", "--json",
+                                   "-o", (dir.path() / "json").string()}, dir.path());
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("\"exit_code\""), std::string::npos) << json.output;
 }
 
 // Issue 28 §3: a local world the host cannot run is refused before anything starts: at

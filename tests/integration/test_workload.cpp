@@ -125,6 +125,28 @@ sharding = "fsdp"
 
 // scaling = "strong" end to end: the global batch (8) and compute_ms split among 1, 2 and 4 ranks,
 // and summary.json's efficiency = (samples/s(N) / samples/s(1)) / N from the records themselves.
+// A step with no collective still times a few µs of its barrier as "communication": its overlap
+// efficiency is null (docs/workloads.md), not the 100 % that noise once gave.
+TEST(Workload, AStepWithoutCollectivesHasNoOverlapEfficiency) {
+  REQUIRE_PLUGINS("gloo");
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("w.toml", R"(name = "no-comm"
+[[run]]
+backend = "gloo"
+world_size = 2
+workload = "data_parallel"
+model = { layers = [ { name = "a", parameters = 0 } ] }
+steps = 3
+)"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_FALSE(cases.empty());  // overlap on and off
+  for (const auto& c : cases) {
+    EXPECT_EQ(c["workload"]["collectives_per_step"], 0);
+    EXPECT_TRUE(c["workload"]["overlap_efficiency"].is_null()) << c["workload"].dump();
+  }
+}
+
 TEST(Workload, StrongScalingSplitsTheGlobalBatchAndScoresItFromTheRecords) {
   REQUIRE_PLUGINS("gloo");
   JobDir dir;

@@ -284,6 +284,14 @@ class CompareTest(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("expected a percentage", p.stderr)
 
+    def test_nan_or_infinite_limits_are_usage_errors(self):
+        # nan compares false with everything: every regression became "within noise", exit 0.
+        for flag in ("--min-effect", "--sigma"):
+            for value in ("nan", "inf"):
+                p = commbench("compare", QUICKSTART, QUICKSTART, flag, value)
+                self.assertEqual(p.returncode, 2, (flag, value))
+                self.assertIn(f"{flag} {value}: expected a finite", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -89,6 +89,34 @@ class QuickTest(TempDirCase):
             self.assertEqual(p.returncode, 2, value)
             self.assertIn(f"commbench quick: -c {value}: error: expected a boolean", p.stderr)
             self.assertFalse(os.path.exists(os.path.join(self.tmp, "bad")))
+    def test_flag_values_cannot_rewrite_the_file_and_an_invalid_one_saves_nothing(self):
+        save = os.path.join(self.tmp, "saved.toml")
+        # -f was pasted into the file as it came: this once ran with checking off.
+        p = commbench("quick", "allreduce", "-b", "1K", "-e", "2K", "-f", '2 }\ncheck = false\nenv = { X = "1"',
+                      "-O", os.path.join(self.tmp, "r"), "--save", save)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("expected an integer for 'sizes.factor'", p.stderr)
+        self.assertFalse(os.path.exists(save), "an experiment that does not validate was saved")
+        p = commbench("quick", "allreduce", "-n", "0", "--save", save)
+        self.assertEqual(p.returncode, 2)
+        self.assertFalse(os.path.exists(save))
+        for value in ("-1", "abc", "0.5"):  # each once meant method = "graph"
+            p = commbench("quick", "allreduce", "-G", value, "-O", os.path.join(self.tmp, "g"))
+            self.assertEqual(p.returncode, 2, value)
+            self.assertIn(f"commbench quick: -G {value}: error: expected a number of iterations", p.stderr)
+        for args in (("-G", "1", "--method", "per_iteration"), ("--method", "batch", "--timing", "per_iteration")):
+            p = commbench("quick", "allreduce", *args, "-O", os.path.join(self.tmp, "c"))
+            self.assertEqual(p.returncode, 2, args)   # the last flag once won silently
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "g")))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "c")))
+
+    def test_timeout_takes_fractional_seconds(self):
+        save = os.path.join(self.tmp, "saved.toml")
+        commbench("quick", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--ranks", "1", "-T", "1.5",
+                  "-O", os.path.join(self.tmp, "r"), "--save", save, check=0)
+        with open(save) as f:
+            self.assertIn('timeout = "1.5s"', f.read().splitlines())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -66,6 +66,20 @@ TEST(MemoryEstimate, FsdpShardsModelStateNotActivations) {
   EXPECT_EQ(estimate_memory(in).parameters_per_rank, 1000u);
 }
 
+// Sizes past 2^64 bytes read as too big to allocate, never as a small number that wrapped.
+TEST(MemoryEstimate, BytesSaturateInsteadOfWrapping) {
+  MemoryInputs in;
+  in.parameters = uint64_t{1} << 62;
+  in.activation_elements_per_sample = uint64_t{1} << 62;
+  in.batch_size = 16;
+  in.dtype_bytes = 4;
+  in.optimizer = Optimizer::Adam;
+  const MemoryEstimate e = estimate_memory(in);
+  EXPECT_EQ(e.parameter_bytes, UINT64_MAX);
+  EXPECT_EQ(e.activation_bytes, UINT64_MAX);
+  EXPECT_EQ(e.total_bytes(), UINT64_MAX);
+}
+
 }  // namespace
 }  // namespace commbench::workload
 

@@ -1,5 +1,6 @@
 // workload = "memory"'s settings (docs/workloads.md, "Memory"): batch_sizes and optimizer read,
 // bad values positioned, keys that do nothing in a run warned about.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "experiment/experiment.h"
@@ -45,6 +46,23 @@ optimizer = "lamb"
   EXPECT_NE(m[0].find("m.toml:6:"), std::string::npos) << m[0];
   EXPECT_NE(m[1].find("m.toml:7:"), std::string::npos) << m[1];
   EXPECT_NE(m[1].find("sgd, momentum, adam"), std::string::npos) << m[1];
+}
+
+// 2^62 parameters × 4 bytes once wrapped around to 0 bytes: a job "ok" with no memory at all.
+TEST(MemorySettings, AModelTooBigToCountInBytesIsAPositionedError) {
+  for (const char* model : {"{ parameters = 4611686018427387904, layers = 1 }",
+                            "{ layers = [{ parameters = 281474976710656 }, { parameters = 1 }] }"}) {
+    const ParseResult r = parse_experiment_string(fmt::format(R"(name = "m"
+[[run]]
+backend = "gloo"
+workload = "memory"
+model = {}
+)", model), "m.toml");
+    EXPECT_FALSE(r.experiment) << model;
+    bool named = false;
+    for (const auto& d : r.diagnostics) named |= d.format().find("m.toml:5:") != std::string::npos;
+    EXPECT_TRUE(named) << model;
+  }
 }
 
 TEST(MemorySettings, KeysWithoutEffectAreWarnedAbout) {

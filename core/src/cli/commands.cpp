@@ -97,20 +97,31 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
 // --only: keeps the named runs (file order); an unknown name is an error listing the names.
 bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only) {
   if (only.empty()) return true;
-  std::set<std::string> wanted;
-  for (const auto& o : only) {
-    std::string cur;
-    for (char c : o + ",") {
-      if (c == ',') {
-        if (!cur.empty()) wanted.insert(cur);
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-  }
   std::vector<std::string> names;
   for (const RunSpec& r : loaded.experiment.runs) names.push_back(r.name);
+  std::set<std::string> wanted;
+  for (const auto& o : only) {
+    // A value that is a run's whole name picks it, commas and all; otherwise a comma list.
+    if (std::find(names.begin(), names.end(), o) != names.end()) {
+      wanted.insert(o);
+      continue;
+    }
+    std::string cur;
+    for (char c : o + ",") {
+      if (c != ',') {
+        cur += c;
+        continue;
+      }
+      if (cur.empty()) {
+        // An empty name would select nothing and the job would "pass" having measured nothing.
+        std::cerr << fmt::format("commbench run: --only '{}': an empty run name; give the names of runs to keep "
+                                 "(the file has: {})\n", o, fmt::join(names, ", "));
+        return false;
+      }
+      wanted.insert(cur);
+      cur.clear();
+    }
+  }
   for (const auto& w : wanted)
     if (std::find(names.begin(), names.end(), w) == names.end()) {
       std::cerr << fmt::format("commbench run: --only {}: no [[run]] of that name; the file has: {}\n",
@@ -178,6 +189,10 @@ int cmd_run(const std::vector<std::string>& args) {
                                  e.backend, e.world_size, e.cases.size());
       return 0;
     }
+    // --json prints summary.json: it is written even where `outputs` leaves it out.
+    auto& outputs = loaded->experiment.outputs;
+    if (p.vm.count("json") && !outputs.empty() && std::find(outputs.begin(), outputs.end(), "summary_json") == outputs.end())
+      outputs.push_back("summary_json");
     return run_experiment(*loaded, out_dir, p.vm.count("quiet") > 0 || p.vm.count("json") > 0, forced,
                           p.vm.count("json") > 0);
   });

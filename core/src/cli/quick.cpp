@@ -169,7 +169,7 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
     w.line("sizes = [" + quoted(lo) + "]", sizes_flag);
   } else {
     w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = {} }}", quoted(lo), quoted(hi),
-                       f.factor.empty() ? "2" : f.factor),
+                       f.factor.empty() ? "2" : raw(f.factor)),
            sizes_flag + (f.factor.empty() ? "" : " -f " + f.factor));
   }
   w.line("world_sizes = [" + raw(f.ranks) + "]", "--ranks " + f.ranks);
@@ -185,12 +185,23 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
     w.line("check = " + (it == kCheck.end() ? quoted(f.check) : it->second), "-c " + f.check);
   }
   if (!f.root.empty()) w.line("root = " + raw(f.root), "-r " + f.root);
-  if (!f.timeout.empty()) w.line("timeout = " + quoted(f.timeout + (all_digits(f.timeout) ? "s" : "")), "-T " + f.timeout);
+  // -T takes seconds ("1.5") or a duration ("1.5s", "2min"): a plain number gets its unit here.
+  const bool seconds = !f.timeout.empty() && f.timeout.find_first_not_of("0123456789.") == std::string::npos &&
+                       std::count(f.timeout.begin(), f.timeout.end(), '.') <= 1 && f.timeout != ".";
+  if (!f.timeout.empty()) w.line("timeout = " + quoted(f.timeout + (seconds ? "s" : "")), "-T " + f.timeout);
   if (!f.memory.empty()) w.line("memory = " + quoted(f.memory), "--memory " + f.memory);
   if (!f.placement.empty()) w.line("placement = " + quoted(f.placement), "--placement " + f.placement);
   // nccl-tests -G N: N iterations captured in a CUDA graph; -a: 0 rank 0, 1 avg, 2 min, 3 max.
-  if (!f.graph.empty() && f.graph != "0") w.line("method = \"graph\"", "-G " + f.graph);
-  else if (!f.timing.empty()) w.line("method = " + quoted(f.timing), "--method " + f.timing);
+  if (!f.graph.empty() && !all_digits(f.graph)) {
+    w.error("-G " + f.graph, "expected a number of iterations per graph, 0 or more (0 leaves the method alone)");
+  } else if (!f.graph.empty() && f.graph.find_first_not_of('0') != std::string::npos) {
+    if (!f.timing.empty() && f.timing != "graph")
+      w.error("-G " + f.graph + " --method " + f.timing, "-G times with graphs, --method asks otherwise: keep one");
+    else
+      w.line("method = \"graph\"", "-G " + f.graph);
+  } else if (!f.timing.empty()) {
+    w.line("method = " + quoted(f.timing), "--method " + f.timing);
+  }
   if (!f.average.empty()) {
     static const std::map<std::string, std::string> kAverage{{"0", "rank0"}, {"1", "avg"}, {"2", "min"}, {"3", "max"}};
     const auto it = kAverage.find(f.average);
@@ -201,7 +212,7 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
 
 int cmd_quick(const std::vector<std::string>& args) {
   QuickFlags f;
-  std::string save, launcher;
+  std::string save, launcher, former_timing;
   std::vector<std::string> plugin_dirs;
   po::options_description d(
       "Usage: commbench quick OPS [options]\n\n"
@@ -226,7 +237,7 @@ int cmd_quick(const std::vector<std::string>& args) {
       "average,a", po::value(&f.average), "rank aggregation of batch/graph timing: 0 rank 0, 1 avg (default), 2 min, 3 max")(
       "cudagraph,G", po::value(&f.graph), "N > 0: time iterations captured in a CUDA graph (timing = graph)")(
       "method", po::value(&f.timing), "batch (default), per_iteration or graph (docs/metrics.md)")(
-      "timing", po::value(&f.timing), "the former name of --method")(
+      "timing", po::value(&former_timing), "the former name of --method")(
       "timeout,T", po::value(&f.timeout), "limit per execution, seconds or a duration (\"10min\")")(
       "memory", po::value(&f.memory), "host, host_pinned or cuda (default host)")(
       "placement", po::value(&f.placement), "out_of_place or in_place")(
@@ -251,6 +262,15 @@ int cmd_quick(const std::vector<std::string>& args) {
     std::cout << d << "\n";
     return 0;
   }
+  if (!former_timing.empty()) {
+    if (!f.timing.empty() && f.timing != former_timing) {
+      std::cerr << fmt::format("commbench quick: --method {} and --timing {} disagree: keep --method (--timing is "
+                               "its former name)\n", f.timing, former_timing);
+      return kExitInvalid;
+    }
+    std::cerr << "commbench quick: --timing is the former name of --method\n";
+    f.timing = former_timing;
+  }
   if (f.ops.empty()) {
     std::cerr << "commbench quick: name the ops to run, e.g. 'commbench quick allreduce -b 8 -e 1G'\n";
     return kExitInvalid;
@@ -258,14 +278,6 @@ int cmd_quick(const std::vector<std::string>& args) {
   const QuickExperiment q = quick_experiment(f);
   for (const std::string& e : q.errors) std::cerr << "commbench quick: " << e << "\n";
   if (!q.errors.empty()) return kExitInvalid;
-  if (!save.empty()) {
-    std::ofstream out(save);
-    out << q.toml;
-    if (!out.flush()) {
-      std::cerr << fmt::format("commbench quick: --save {}: cannot write the file\n", save);
-      return kExitInvalid;
-    }
-  }
   // Errors name the flag that wrote the line they are about.
   const auto print = [&](const std::vector<Diagnostic>& diags) {
     for (const Diagnostic& diag : diags) {
@@ -280,7 +292,15 @@ int cmd_quick(const std::vector<std::string>& args) {
     }
   };
   auto loaded = validate_parsed(parse_experiment_string(q.toml, "commbench quick"), plugin_dirs, print);
-  if (!loaded) return kExitInvalid;
+  if (!loaded) return kExitInvalid;  // and nothing saved: a file that would not run is no use
+  if (!save.empty()) {
+    std::ofstream out(save);
+    out << q.toml;
+    if (!out.flush()) {
+      std::cerr << fmt::format("commbench quick: --save {}: cannot write the file\n", save);
+      return kExitInvalid;
+    }
+  }
   return run_experiment(*loaded, "", vm.count("quiet") > 0 || vm.count("json") > 0, launcher, vm.count("json") > 0);
 }
 

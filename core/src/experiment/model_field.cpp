@@ -10,7 +10,10 @@
 namespace commbench {
 namespace {
 
-constexpr int64_t kModelCountMax = std::numeric_limits<int64_t>::max();
+// 2^48 (281 trillion) parameters or activations: a hundred times the largest models trained,
+// and small enough that bytes (up to 24 per parameter with every optimizer state) and JSON
+// numbers (exact to 2^53) stay exact.
+constexpr int64_t kModelCountMax = int64_t{1} << 48;
 
 std::optional<double> read_model_number(DiagnosticSink& sink, const toml::node& n, std::string_view key) {
   double x = 0;
@@ -101,6 +104,7 @@ std::optional<workload::Model> read_model(DiagnosticSink& sink, const toml::node
       return std::nullopt;
     }
     workload::Model m{"custom", "layers listed in the experiment file", {}};
+    uint64_t params = 0, activations = 0;  // each layer's ≤ 2^48: their sums cannot wrap before the check
     for (size_t i = 0; i < list->size(); ++i) {
       auto l = read_model_layer(sink, *list->get(i), fmt::format("{}.layers[{}]", key, i));
       if (!l) {
@@ -108,6 +112,13 @@ std::optional<workload::Model> read_model(DiagnosticSink& sink, const toml::node
         continue;
       }
       if (l->name.empty()) l->name = fmt::format("layer{}", i);
+      params += l->parameters;
+      activations += l->activations_per_sample;
+      if (ok && (params > static_cast<uint64_t>(kModelCountMax) || activations > static_cast<uint64_t>(kModelCountMax))) {
+        sink.error(sink.pos(*list->get(i)), fmt::format("'{}.layers' add up to more than 2^48 parameters or "
+                                                        "activations per sample (by layer {})", key, i));
+        ok = false;
+      }
       m.layers.push_back(std::move(*l));
     }
     if (!ok) return std::nullopt;

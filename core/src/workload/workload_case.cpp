@@ -65,7 +65,7 @@ nlohmann::json step_summary_ms(const std::vector<double>& s) {
 }  // namespace
 
 nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
-                                const std::vector<double>& comm_s, int batch_size, int world) {
+                                const std::vector<double>& comm_s, int batch_size, int world, bool communicates) {
   const double step = percentile(step_s, 0.5), comm = percentile(comm_s, 0.5);
   // Paired: round i's whole step against round i's compute-only step, run one after the other,
   // so that a change of load between rounds cancels; the median of the differences.
@@ -77,7 +77,9 @@ nlohmann::json workload_figures(const std::vector<double>& step_s, const std::ve
                    {"comm_ms", step_summary_ms(comm_s)},
                    {"exposed_comm_ms", exposed * 1e3},
                    {"samples_per_s", step > 0 ? static_cast<double>(batch_size) * world / step : 0.0}};
-  j["overlap_efficiency"] = comm > 0 ? nlohmann::json(std::clamp(1.0 - exposed / comm, 0.0, 1.0)) : nlohmann::json(nullptr);
+  // A step without collectives still times a few µs of "communication" (the phase's barrier):
+  // whether it communicates is the plan's to say, not that noise's.
+  j["overlap_efficiency"] = communicates && comm > 0 ? nlohmann::json(std::clamp(1.0 - exposed / comm, 0.0, 1.0)) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -189,7 +191,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   for (double s : step) step_us.push_back(s * 1e6);
   rec.time_us = summarize(step_us);
   rec.samples_us = step_us;
-  nlohmann::json w = workload_figures(step, comp, comm, e.batch_size, e.world_size);
+  nlohmann::json w = workload_figures(step, comp, comm, e.batch_size, e.world_size, !plan.comms.empty());
   w["model"] = model.name;
   w["model_source"] = model.source;
   w["parameters"] = model.parameters();

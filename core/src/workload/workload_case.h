@@ -19,9 +19,10 @@ namespace commbench::workload {
 // record's `workload` object: step/compute/comm p50 and p99, exposed communication, overlap
 // efficiency, samples/s. Exposed = median over rounds of (step − compute-only step), ≥ 0 (the
 // rounds pair the two, docs/workloads.md); overlap efficiency = 1 − exposed / comm p50, clamped
-// to [0, 1], null without communication; samples/s = batch × world / step p50.
+// to [0, 1], null when the step has no collective (`communicates` false) or they took no time;
+// samples/s = batch × world / step p50.
 nlohmann::json workload_figures(const std::vector<double>& step_s, const std::vector<double>& compute_s,
-                                const std::vector<double>& comm_s, int batch_size, int world);
+                                const std::vector<double>& comm_s, int batch_size, int world, bool communicates);
 
 // The compute of this execution's steps, made (and calibrated) once: cuBLAS SGEMMs on the rank's
 // GPU for memory = "cuda", else the CPU loop. `compute` is null when the GPU compute cannot run on

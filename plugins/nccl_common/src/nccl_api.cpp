@@ -1,6 +1,7 @@
 #include "nccl_api.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include "commbench/sdk/plugin_error.hpp"
 
@@ -18,6 +19,11 @@ void resolve(void* handle, const char* name, F& out, bool required, const std::s
 }  // namespace
 
 NcclApi load_nccl_api(const std::string& path) {
+  // A path the user wrote out that names no file is a mistake to fix, not a host without NCCL
+  // (a bare soname the loader cannot find is that: unavailable).
+  if (path.find('/') != std::string::npos && ::access(path.c_str(), F_OK) != 0)
+    sdk::fail(CB_ERR_INVALID_ARGUMENT, "the NCCL library " + path + " does not exist: correct the ncclx option "
+                                       "library or COMMBENCH_NCCLX_LIBRARY");
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* why = ::dlerror();

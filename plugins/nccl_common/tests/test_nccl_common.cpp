@@ -31,11 +31,23 @@ TEST(NcclApi, ResolvesEveryRequiredSymbolOfTheLocalLibnccl) {
 
 TEST(NcclApi, AMissingLibraryIsUnavailableWithTheOptionToSet) {
   try {
-    load_nccl_api("/nonexistent/libnccl.so.2");
+    load_nccl_api("libnccl_absent_from_this_host.so.2");
     FAIL();
   } catch (const sdk::PluginError& e) {
     EXPECT_EQ(e.code(), CB_ERR_UNAVAILABLE);
     EXPECT_NE(std::string(e.what()).find("COMMBENCH_NCCLX_LIBRARY"), std::string::npos) << e.what();
+  }
+}
+
+// A path written out that names no file is a typo (the run fails), not a host without NCCL
+// (which would end "success, with notes").
+TEST(NcclApi, ANamedPathThatDoesNotExistIsAnError) {
+  try {
+    load_nccl_api("/nonexistent/libnccl.so.2");
+    FAIL();
+  } catch (const sdk::PluginError& e) {
+    EXPECT_EQ(e.code(), CB_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
   }
 }
 
