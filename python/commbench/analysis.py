@@ -393,12 +393,31 @@ def machine(jobs):
     return out
 
 
+def not_gpu_performance(jobs):
+    """Executions on the tests' simulated GPU (a CPU emulation that names itself) and cases
+    whose ranks shared a GPU (oversubscribe_gpu): numbers that are not a GPU's performance."""
+    out = []
+    for j in jobs:
+        for e in j.executions:
+            rank0 = ((e.get("metadata") or {}).get("ranks") or {}).get("0") or {}
+            name = ((rank0.get("gpu") or {}).get("cuda") or {}).get("name")
+            if isinstance(name, str) and "simulated" in name:
+                out.append(f"{e.get('run')} {e.get('backend')} {e.get('world_size')} ranks in {j.label} "
+                           f"ran on {name}: its times are a CPU emulation's, not a GPU's.")
+        shared = sum(1 for c in j.cases if c.get("oversubscribe_gpu"))
+        if shared:
+            out.append(f"{shared} case(s) in {j.label} ran with ranks sharing a GPU "
+                       "(oversubscribe_gpu): a correctness mode, not a performance number.")
+    return out
+
+
 def analyse(jobs):
     """[(section title, [sentences])], sections without sentences left out."""
     all_series = series_of(jobs)
     per = [t for t in (series_sentence(s, all_series) for s in all_series) if t]
     sections = [
         ("⚠ Busy machine", machine(jobs)),
+        ("⚠ Not GPU performance", not_gpu_performance(jobs)),
         ("Per backend and op", per),
         ("Backends and memory types compared", crossovers(all_series)),
         ("Scaling across world sizes", scaling(jobs)),

@@ -54,6 +54,11 @@ env = {{ {0}CUDA_VISIBLE_DEVICES = "0" }}
     ++ok;
   }
   EXPECT_EQ(ok, 4);
+  // summary.md, made to be shared, says so beside the numbers (it once did not).
+  const std::string md = read_text(dir.job_folder() / "summary.md");
+  EXPECT_NE(md.find("## ⚠ Not GPU performance"), std::string::npos) << md;
+  EXPECT_NE(md.find("4 case(s) ran with ranks sharing a GPU"), std::string::npos) << md;
+  if (!real_gpu_mode()) EXPECT_NE(md.find("ran on commbench simulated GPU"), std::string::npos) << md;
   const auto& backend = execs[0]["metadata"]["ranks"]["1"]["backend"];
   EXPECT_EQ(backend.value("gpu_shared", "").rfind("yes", 0), 0u) << backend.dump();
   // Not allowed: both ranks pinned to device 0 (what a global CUDA_VISIBLE_DEVICES does) is

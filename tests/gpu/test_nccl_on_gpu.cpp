@@ -400,6 +400,35 @@ blocking = 1
   EXPECT_NE(execs[0]["reason"].get<std::string>().find("allreduce 4096 B"), std::string::npos) << execs[0].dump();
 }
 
+// NCCL reports its own failed system call as ncclSystemError, which the plugin maps to "remote"
+// (a peer's socket closing reads the same). A rank failing init so, while its peer waits in
+// init, once had the waiting peer blamed as "stuck" with failure_kind timeout: no peer failed,
+// so the failure is the reporting rank's own.
+TEST(NcclOnGpu, AnInitFailureOnOneRankBlamesThatRankNotThePeerWaitingForIt) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("nccl", 2);
+  JobDir dir;
+  const auto file = dir.write("init.toml", R"(
+name = "init"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+timeout = "30s"
+env = { SIMGPU_FAIL_COMM_INIT = "1", SIMGPU_FAULT_RANK = "1" }
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  EXPECT_NE(execs[0]["failure_kind"], "timeout") << execs[0].dump();
+  EXPECT_NE(execs[0]["reason"].get<std::string>().find("injected init failure on rank 1"), std::string::npos)
+      << execs[0].dump();
+}
+
 // Issue 11 §6 cases the simulation reproduces as NCCL 2.28 behaves: a pre-sm90 GPU refuses fp8
 // reductions (reported unsupported from the compute capability, not failed), min_ctas alone is
 // accepted (NCCL rejects an undefined maxCTAs below minCTAs), in-place alltoall is refused as

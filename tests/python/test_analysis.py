@@ -1,7 +1,7 @@
 """The analysis' sentences checked against the numbers of a known result (records built here, so
 every expected figure is computed by hand): the method actually used, every dimension that tells
 compared series apart, no claim that noise can explain, the right metric per pattern, ratios and
-rates with significant digits, the busy-machine warning; and the plots' styles and legend."""
+rates with significant digits, the busy-machine and not-GPU-performance warnings; and the plots' styles and legend."""
 import unittest
 
 from commbench import analysis, fmt, plots
@@ -160,6 +160,19 @@ class BusyMachine(unittest.TestCase):
         self.assertEqual(len(s), 1, s)
         self.assertIn("1 of 2 executions in known started on a busy machine (1 oversubscribed", s[0])
         self.assertIn("had 4 rank(s) + 5 other runnable task(s) on 2 CPU(s), load average 6.5", s[0])
+
+
+class NotGpuPerformance(unittest.TestCase):
+    def test_simulated_gpu_and_shared_gpus_are_said(self):
+        sim = {"ranks": {"0": {"gpu": {"cuda": {"name": "commbench simulated GPU (not a real device)"}}}}}
+        real = {"ranks": {"0": {"gpu": {"cuda": {"name": "NVIDIA H200"}}}}}
+        ex = [{"run": "r", "backend": "nccl", "world_size": 2, "status": "ok", "metadata": sim},
+              {"run": "q", "backend": "nccl", "world_size": 1, "status": "ok", "metadata": real}]
+        s = sentences([job([rec(oversubscribe_gpu=True), rec()], ex)], "⚠ Not GPU performance")
+        self.assertEqual(len(s), 2, s)
+        self.assertIn("r nccl 2 ranks in known ran on commbench simulated GPU", s[0])
+        self.assertIn("1 case(s) in known ran with ranks sharing a GPU", s[1])
+        self.assertEqual(sentences([job([rec()], ex[1:])], "⚠ Not GPU performance"), [])
 
 
 class ScalingSentences(unittest.TestCase):

@@ -1,6 +1,7 @@
 // Experiment-file behaviour behind issue 27: `repeats` (run-to-run noise for compare), `method`
 // as the method's key with `timing` still read, a decimal unit on a binary-looking size said,
-// an `expect` that could never be checked refused, nccl-tests binary names in quick.
+// an `expect` that could never be checked refused (an op, a size range, a message rate the ops
+// lack), sizes equal across units refused, nccl-tests binary names in quick.
 #include <gtest/gtest.h>
 
 #include "cli/quick.h"
@@ -81,6 +82,45 @@ TEST(ExperimentVerdicts, AnExpectationThatCouldNeverBeCheckedIsRefused) {
   const ParseResult fine = parse_verdict_run("ops = [\"allreduce\", \"alltoall\"]\nsizes = [\"4KiB\", \"1MiB\"]\n"
                                  "expect = { op = \"alltoall\", min_size = \"1MiB\", busbw_gbps = \">= 10\" }\n");
   EXPECT_TRUE(fine.experiment) << (fine.diagnostics.empty() ? "" : fine.diagnostics[0].format());
+}
+
+// msg_rate_mps is 0 for ops that deliver no counted messages: "<= 1" once "met" on allreduce.
+TEST(ExperimentVerdicts, AMessageRateExpectationOnOpsWithoutOneIsRefused) {
+  const ParseResult none = parse_verdict_run("ops = [\"allreduce\", \"allgather\"]\nsizes = [\"4KiB\"]\n"
+                                             "expect = { msg_rate_mps = \"<= 1\" }\n");
+  EXPECT_FALSE(none.experiment);
+  const auto e = verdict_diagnostics(none, Diagnostic::Severity::Error);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("checks msg_rate_mps, which none of its ops (allreduce, allgather) has"), std::string::npos) << e[0];
+  const ParseResult some = parse_verdict_run("ops = [\"allreduce\", \"msg_rate\"]\nsizes = [\"4KiB\"]\n"
+                                             "expect = { op = \"msg_rate\", msg_rate_mps = \">= 1\" }\n");
+  EXPECT_TRUE(some.experiment) << (some.diagnostics.empty() ? "" : some.diagnostics[0].format());
+}
+
+// "1K elements" and 4096 are one case for f32: measured twice, the copies read as repeats.
+TEST(ExperimentVerdicts, ASizeInElementsEqualToOneInBytesIsRefused) {
+  const ParseResult r = parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"1K elements\", 4096]\n");
+  EXPECT_FALSE(r.experiment);
+  const auto e = verdict_diagnostics(r, Diagnostic::Severity::Error);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("size 4096 is 4096 B of f32, as is size 1K elements (sizes[0])"), std::string::npos) << e[0];
+  // Only one dtype makes them equal: still refused (f64 would be 8192 and 4096).
+  EXPECT_FALSE(parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"1K elements\", 8192]\ndtypes = [\"f32\", \"f64\"]\n")
+                   .experiment);
+  EXPECT_TRUE(parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"1K elements\", 8192]\n").experiment);
+}
+
+// Strong scaling divides each size among the ranks even at one world size: no "no effect" there.
+TEST(ExperimentVerdicts, StrongScalingAtOneWorldSizeIsNotSaidToHaveNoEffect) {
+  const ParseResult strong = parse_verdict_run("ops = [\"allgather\"]\nsizes = [\"8KiB\"]\nworld_size = 2\nscaling = \"strong\"\n");
+  ASSERT_TRUE(strong.experiment);
+  for (const auto& w : verdict_diagnostics(strong, Diagnostic::Severity::Warning))
+    EXPECT_EQ(w.find("'scaling' has no effect"), std::string::npos) << w;
+  const ParseResult weak = parse_verdict_run("ops = [\"allgather\"]\nsizes = [\"8KiB\"]\nworld_size = 2\nscaling = \"weak\"\n");
+  ASSERT_TRUE(weak.experiment);
+  const auto w = verdict_diagnostics(weak, Diagnostic::Severity::Warning);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("'scaling' has no effect: the run has one world size"), std::string::npos) << w[0];
 }
 
 TEST(ExperimentVerdicts, QuickTakesNcclTestsBinaryNames) {

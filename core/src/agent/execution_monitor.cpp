@@ -125,6 +125,18 @@ std::optional<size_t> silent_rank(const std::vector<std::unique_ptr<WorkerProces
   return first;
 }
 
+// Whether a rank other than `r` exited with a failure or reported an error that is not a
+// victim's (a timeout, a peer's failure): a cause that `r`'s "remote" error can point at.
+bool peer_failed(std::vector<std::unique_ptr<WorkerProcess>>& workers, const std::vector<RankState>& ranks, size_t r) {
+  for (size_t s = 0; s < ranks.size(); ++s) {
+    if (s == r) continue;
+    const bool victim = !ranks[s].error.empty() && is_victim_kind(ranks[s].error_kind);
+    if (victim) continue;
+    if (!ranks[s].error.empty() || (workers[s]->poll_exit() && !workers[s]->exited_cleanly())) return true;
+  }
+  return false;
+}
+
 // Worker index -> global rank, for messages.
 int rank_of(const std::vector<int>& ranks, size_t i) { return ranks[i]; }
 
@@ -304,6 +316,14 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
             failure = timeout_reason(rank_gave_up(rank_of(global, r), start), ranks, global, quiet) +
                       "; first to give up: " + failure;
             judged(FailureKind::kTimeout, ranks[*quiet].phase);
+            continue;
+          }
+          // "A peer failed" while no peer failed: every other rank is alive, with no error of its
+          // own, and the ones still running wait for this one. The failure is this rank's own (NCCL,
+          // for one, reports a failed system call the same way whether it was local or a peer's).
+          if (st.error_kind == FailureKind::kRemote && !peer_failed(workers, ranks, r)) {
+            failure += fmt::format("; no other rank had failed or exited, so the failure is rank {}'s own",
+                                   rank_of(global, r));
             continue;
           }
           for (size_t s = 0; s < ranks.size(); ++s) {

@@ -1,6 +1,8 @@
 #include "experiment/run_resolve.h"
 
 #include <algorithm>
+#include <map>
+#include <ranges>
 #include <set>
 
 #include <fmt/format.h>
@@ -148,6 +150,23 @@ void check_sizes_against_dtypes(const RunSpec& spec, DiagnosticSink& sink) {
                                    sdk::dtype_name(d)));
     }
   }
+  // A size written in elements and another in bytes can be the same case for a dtype ("1K
+  // elements" and 4096 of f32): it would be measured twice and the copies read as repeats.
+  for (cb_dtype d : spec.dtypes) {
+    const size_t esize = sdk::dtype_size(d);
+    std::map<uint64_t, size_t> first;
+    for (size_t i = 0; i < spec.sizes.size(); ++i) {
+      const SizeSpec& size = spec.sizes[i];
+      if (size.elements && size.value > kMaxSize / esize) continue;  // refused above
+      const auto [it, added] = first.emplace(size.bytes(esize), i);
+      // Two sizes in the same unit that are equal are refused where the list is read.
+      if (!added && spec.sizes[it->second].elements != size.elements)
+        sink.error(spec.pos_of(fmt::format("sizes[{}]", i)),
+                   fmt::format("size {} is {} B of {}, as is size {} (sizes[{}]): the case would be measured "
+                               "twice; keep one", size.text, size.bytes(esize), sdk::dtype_name(d),
+                               spec.sizes[it->second].text, it->second));
+    }
+  }
 }
 
 // Strong scaling of a data-parallel workload divides the global batch among the ranks (plan.cpp):
@@ -231,6 +250,16 @@ void check_expectations(const RunSpec& spec, DiagnosticSink& sink) {
         sink.error(e.pos, fmt::format("this expectation is about '{}', which run '{}' never measures (its ops: {}): "
                                       "it could never be checked",
                                       op_info(o).name, spec.name, fmt::join(run_ops, ", ")));
+    // msg_rate_mps is counted only for patterns that deliver messages (OpInfo::messages).
+    const std::vector<OpKind>& judged = e.ops.empty() ? spec.ops : e.ops;
+    const bool counts_messages = std::any_of(judged.begin(), judged.end(),
+                                             [](OpKind o) { return op_info(o).messages != PerWorld::Zero; });
+    for (const auto& [metric, condition] : e.conditions)
+      if (metric == "msg_rate_mps" && !counts_messages && !judged.empty())
+        sink.error(e.pos, fmt::format("this expectation checks msg_rate_mps, which none of its ops ({}) has (it is "
+                                      "counted for patterns that deliver messages: unidir_bw, bidir_bw, msg_rate): "
+                                      "it would compare 0",
+                                      fmt::join(judged | std::views::transform([](OpKind o) { return op_info(o).name; }), ", ")));
     if (!e.min_bytes && !e.max_bytes) continue;
     bool any = false;
     for (const SizeSpec& size : spec.sizes)
@@ -275,8 +304,12 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     warn("window", "only unidir_bw, bidir_bw and msg_rate use it");
   if (!any_op(ops, [](const OpInfo& o) { return between_two_peers(o.kind); }))
     warn("peers", "only pingpong, unidir_bw and bidir_bw use it");
-  if (only_barrier(ops)) warn("sizes", "barrier moves no data");
-  if (spec.world_sizes.size() < 2) warn("scaling", "the run has one world size, so nothing scales");
+  // A workload's `sizes` means nothing (its messages come from the model), whatever its ops.
+  if (spec.workload != WorkloadKind::None) warn("sizes", "a workload's messages come from its model");
+  else if (only_barrier(ops)) warn("sizes", "barrier moves no data");
+  // Strong scaling still divides each size among the ranks with one world size: only weak is moot.
+  if (spec.world_sizes.size() < 2 && spec.scaling != ScalingMode::Strong)
+    warn("scaling", "the run has one world size, so nothing scales");
   if (spec.memory != CB_MEM_CUDA) {
     warn("device", "only memory = \"cuda\" uses a GPU");
     warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");

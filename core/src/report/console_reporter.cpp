@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "report/comparison.h"
+#include "report/device_notes.h"
 #include "report/format.h"
 #include "report/memory_figures.h"
 #include "report/scaling.h"
@@ -229,11 +230,8 @@ void ConsoleReporter::execution_done(const ExecutionOutcome& o) {
                       o.status == "interrupted" ? "INTERRUPTED" : "FAILED", where, o.reason, rank,
                       o.cases_done, o.info.case_total, o.elapsed_s));
   // The simulated GPU of the tests (tests/simgpu) names itself; its times are a CPU emulation's.
-  const auto name_at = "/ranks/0/gpu/cuda/name"_json_pointer;
-  if (!o.metadata.is_object() || !o.metadata.contains(name_at)) return;
-  const nlohmann::json& name = o.metadata.at(name_at);
-  if (name.is_string() && name.get<std::string>().find("simulated") != std::string::npos)
-    print(fmt::format("# GPU: {}: these times are not GPU performance", name.get<std::string>()));
+  if (const auto name = simulated_gpu_name(o.metadata))
+    print(fmt::format("# GPU: {}: these times are not GPU performance", *name));
 }
 
 void ConsoleReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>& records) {

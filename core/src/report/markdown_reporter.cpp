@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "report/comparison.h"
+#include "report/device_notes.h"
 #include "report/format.h"
 #include "report/markdown_table.h"
 #include "report/workload_markdown.h"
@@ -43,12 +44,30 @@ void append_machine_warnings(std::string& md, const JobResult& result) {
   std::vector<std::string> lines;
   for (const auto& e : result.executions)
     if (auto w = host_load_warning(e.info.host_load))
-      lines.push_back(fmt::format("- ⚠ exec {} (run `{}`, {}, {} ranks): {}", e.info.exec_index, e.info.run,
+      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {} ranks): {}", e.info.exec_index, markdown_code(e.info.run),
                                   e.info.backend, e.info.world_size, *w));
   if (lines.empty()) return;
   md += fmt::format("## ⚠ Busy machine\n\n{} of {} executions started while this host was busy or "
                     "oversubscribed:\n\n{}\n\n",
                     lines.size(), result.executions.size(), fmt::join(lines, "\n"));
+}
+
+// GPU numbers that are not GPU performance: the simulated GPU's, and ranks sharing a GPU.
+void append_device_warnings(std::string& md, const JobResult& result) {
+  std::vector<std::string> lines;
+  for (const auto& e : result.executions)
+    if (const auto name = simulated_gpu_name(e.metadata))
+      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {} ranks) ran on {}: its times are a CPU emulation's",
+                                  e.info.exec_index, markdown_code(e.info.run), e.info.backend, e.info.world_size, markdown_text(*name)));
+  const auto shared = std::count_if(result.cases.begin(), result.cases.end(),
+                                    [](const CaseRecord& r) { return r.oversubscribe_gpu; });
+  if (shared > 0)
+    lines.push_back(fmt::format("- ⚠ {} case(s) ran with ranks sharing a GPU (`oversubscribe_gpu`): a correctness "
+                                "mode, their times are not any GPU's performance",
+                                shared));
+  if (lines.empty()) return;
+  md += fmt::format("## ⚠ Not GPU performance\n\n{}\n\nDo not compare or publish these times as a GPU's.\n\n",
+                    fmt::join(lines, "\n"));
 }
 
 void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& result) {
@@ -76,6 +95,7 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
     md += fmt::format("- **Exit code:** {} ({})\n", result.exit_code, exit_reason(result));
   md += fmt::format("- **Output folder:** {}\n\n", markdown_code(job.output_dir));
   append_machine_warnings(md, result);
+  append_device_warnings(md, result);
   md +=
       "Times are per operation in microseconds. Each table names its method and rank aggregation "
       "(docs/metrics.md): `batch` runs the iterations back to back after one synchronisation "
