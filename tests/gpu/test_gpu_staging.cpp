@@ -117,6 +117,36 @@ env = { SIMGPU_FAIL_MALLOC_AFTER = "1" }
   EXPECT_NE(cases[0]["reason"].get<std::string>().find("cudaMalloc"), std::string::npos) << cases[0].dump();
 }
 
+// The record is rank 0's: when rank 1's allocation fails, its own reason reaches the record
+// (it once read only "rank 1 could not allocate this case's buffers").
+TEST(GpuStaging, AnotherRanksAllocationFailureKeepsItsReason) {
+  REQUIRE_SIMULATION();
+  REQUIRE_NCCL("nccl", 2);
+  JobDir dir;
+  const auto file = dir.write("oom1.toml", R"(
+name = "oom1"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB", "8KiB"]
+iterations = 2
+env = { SIMGPU_FAIL_MALLOC_AFTER = "4", SIMGPU_FAULT_RANK = "1" }
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  int skipped = 0;
+  for (const auto& c : dir.records()) {
+    if (c["status"] != "skipped") continue;
+    ++skipped;
+    const std::string why = c["reason"];
+    EXPECT_NE(why.find("rank 1: "), std::string::npos) << why;
+    EXPECT_NE(why.find("cudaMalloc"), std::string::npos) << why;
+  }
+  EXPECT_GE(skipped, 1) << r.output;
+}
+
 TEST(GpuStaging, MetadataCarriesTheSimulatedDeviceAndTheFootprint) {
   REQUIRE_SIMULATION();
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";

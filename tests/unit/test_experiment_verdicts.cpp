@@ -123,6 +123,22 @@ TEST(ExperimentVerdicts, StrongScalingAtOneWorldSizeIsNotSaidToHaveNoEffect) {
   EXPECT_NE(w[0].find("'scaling' has no effect: the run has one world size"), std::string::npos) << w[0];
 }
 
+// alltoall has no in-place case: with in_place alone it once measured nothing and "passed".
+TEST(ExperimentVerdicts, InPlaceOnlyIsRefusedForAnOpWithoutAnInPlaceCase) {
+  const ParseResult only = parse_verdict_run("ops = [\"alltoall\", \"allreduce\"]\nsizes = [\"4KiB\"]\nplacement = \"in_place\"\n");
+  EXPECT_FALSE(only.experiment);
+  const auto e = verdict_diagnostics(only, Diagnostic::Severity::Error);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("placement = \"in_place\" leaves alltoall with no case"), std::string::npos) << e[0];
+  const ParseResult both =
+      parse_verdict_run("ops = [\"alltoall\", \"allreduce\"]\nsizes = [\"4KiB\"]\nplacement = [\"in_place\", \"out_of_place\"]\n");
+  ASSERT_TRUE(both.experiment);
+  const auto w = verdict_diagnostics(both, Diagnostic::Severity::Warning);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("alltoall is measured out of place only"), std::string::npos) << w[0];
+  EXPECT_EQ(plan_job(*both.experiment)[0].cases.size(), 3u) << "allreduce twice, alltoall once";
+}
+
 TEST(ExperimentVerdicts, QuickTakesNcclTestsBinaryNames) {
   EXPECT_EQ(quick_op_name("all_reduce_perf"), "allreduce");
   EXPECT_EQ(quick_op_name("all_gather_perf"), "allgather");

@@ -193,5 +193,48 @@ whatever = "x"
                     "option descriptors), so they are not checked here; its workers check them when they start");
 }
 
+// A plugin that chooses its GPU by its own option `device` (as nccl and ncclx do) never sees the
+// run's `device`: the buffers and the backend were on different GPUs, and the run failed with an
+// error about streams. Validation says so first.
+struct GpuOptions {
+  int64_t device = -1;
+};
+constexpr sdk::OptionDef<GpuOptions> kGpuTable[] = {
+    {.name = "device", .type = CB_OPTION_INT, .default_value = "-1", .doc = "the GPU",
+     .apply = [](GpuOptions& p, const sdk::OptionValue& v) { p.device = v.integer; }, .min = -1, .max = 1024},
+};
+constexpr auto kGpuDescriptors = sdk::describe_options(kGpuTable);
+
+std::vector<std::string> device_check_messages(const std::string& options) {
+  ParseResult r = parse_experiment_string(R"(name = "x"
+[[run]]
+backend = "gpu"
+memory = "cuda"
+op = "allreduce"
+dtype = "f32"
+sizes = ["4KiB"]
+device = 3
+)" + options, "dev.toml");
+  if (!r.experiment) return {"did not parse"};
+  PluginInfo p = plugin("gpu", true);
+  p.caps.mem_types |= CB_BIT(CB_MEM_CUDA);
+  p.options = read_option_descriptors(table_with(kGpuDescriptors.data(), kGpuDescriptors.size())).options;
+  std::vector<std::string> out;
+  for (const auto& d : check_against_plugins(*r.experiment, PluginCatalog{{"gpu", p}}))
+    if (d.severity == Diagnostic::Severity::Error) out.push_back(d.format());
+  return out;
+}
+
+TEST(OptionCheck, TheRunsDeviceMustReachAPluginThatChoosesItsGpuItself) {
+  auto out = device_check_messages("");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].find("dev.toml:8:10: error: device = 3 does not reach backend 'gpu'"), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("add options.gpu.device = 3"), std::string::npos) << out[0];
+  out = device_check_messages("[run.options.gpu]\ndevice = 2\n");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].find("device = 3 but options.gpu.device = 2"), std::string::npos) << out[0];
+  EXPECT_TRUE(device_check_messages("[run.options.gpu]\ndevice = 3\n").empty());
+}
+
 }  // namespace
 }  // namespace commbench

@@ -274,6 +274,33 @@ void check_expectations(const RunSpec& spec, DiagnosticSink& sink) {
   }
 }
 
+// Ops without an in-place layout the core measures (OpInfo::in_place: alltoall, the
+// point-to-point patterns) get no in-place case: said, and an error when that leaves an op of
+// the run with no case at all (the job would "pass" having measured nothing of it).
+void check_in_place(const RunSpec& spec, DiagnosticSink& sink) {
+  const auto& p = spec.placements;
+  if (std::find(p.begin(), p.end(), Placement::InPlace) == p.end()) return;
+  const bool out_of_place_too = std::find(p.begin(), p.end(), Placement::OutOfPlace) != p.end();
+  std::vector<std::string_view> without, collectives;
+  for (OpKind o : spec.ops)
+    if (!op_info(o).in_place && o != OpKind::Barrier) {
+      without.push_back(op_info(o).name);
+      if (!op_info(o).point_to_point) collectives.push_back(op_info(o).name);
+    }
+  if (without.empty()) return;
+  // Point-to-point patterns have no in-place form to expect: only a collective is worth a word.
+  if (out_of_place_too && !collectives.empty())
+    sink.warning(spec.pos_of("placement"),
+                 fmt::format("{} {} measured out of place only: in_place applies to the collectives with an in-place "
+                             "layout", fmt::join(collectives, ", "), collectives.size() == 1 ? "is" : "are"));
+  else if (!out_of_place_too)
+    sink.error(spec.pos_of("placement"),
+               fmt::format("placement = \"in_place\" leaves {} with no case (no in-place layout is measured for {}): "
+                           "add \"out_of_place\" or run {} in a [[run]] of its own",
+                           fmt::join(without, ", "), without.size() == 1 ? "it" : "them",
+                           without.size() == 1 ? "it" : "them"));
+}
+
 // Settings the run's own table writes but none of its ops reads: probably a mistake.
 void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink) {
   const auto& ops = spec.ops;
@@ -375,6 +402,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
       spec.scaling == ScalingMode::Strong && sink.error_count() == errors_before)
     check_strong_shares(spec, sink);
   if (ops_ok) warn_unused(spec, run, sink);
+  if (ops_ok && m.ok("placement") && spec.workload == WorkloadKind::None) check_in_place(spec, sink);
   if (ops_ok && sizes_ok && dtypes_ok && m.ok("expect") && spec.workload == WorkloadKind::None)
     check_expectations(spec, sink);
 

@@ -260,7 +260,9 @@ constexpr std::array<RunKeyDoc, 10> kStructural{{
     {"redops", "array of strings", "`[\"sum\"]`",
      "reduce ops for reductions: `sum`, `prod`, `min`, `max`, `avg`. `redop = \"sum\"` for one"},
     {"placement", "string or array of strings", "`[\"out_of_place\"]`",
-     "`out_of_place` (distinct send and receive buffers) and/or `in_place` (NCCL's in-place layouts)"},
+     "`out_of_place` (distinct send and receive buffers) and/or `in_place` (NCCL's in-place layouts). alltoall and "
+     "the point-to-point patterns are measured out of place only: with `in_place` alone they would have no case, "
+     "an error"},
     {"world_sizes", "array of integers ≥ 1", "`[2]`",
      "ranks to start; each value is a separate execution of the run. `world_size = 4` for one"},
     {"env", "table", "`{}`",

@@ -1,6 +1,7 @@
 #include "measure/case_runner.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -282,6 +283,14 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       }
     }
     const int short_rank = env.bootstrap.first_rank_that(allocated == 0, Millis(remaining_ms(env)));
+    if (short_rank >= 0) {
+      // The record is rank 0's: it gets the short rank's own reason (a failed cudaMalloc says
+      // more than "could not allocate"). Only on this path, so a case that fits pays nothing.
+      std::array<char, 512> why{};
+      if (rank == short_rank) reason.copy(why.data(), why.size() - 1);
+      env.bootstrap.broadcast(why.data(), why.size(), short_rank, Millis(remaining_ms(env)));
+      if (rank != short_rank && why[0] != '\0') reason = fmt::format("rank {}: {}", short_rank, why.data());
+    }
     if (short_rank >= 0 && mine.status == kOk) {
       mine.status = kDoesNotFit;
       if (reason.empty()) reason = fmt::format("rank {} could not allocate this case's buffers", short_rank);
