@@ -56,8 +56,9 @@ def _print_outcomes(outcomes, prefix="", out=None):
     missed = [o for o in outcomes if not o.ok]
     print(f"{prefix}Expectations: {len(outcomes) - len(missed)} of {len(outcomes)} met, "
           f"{len(missed)} missed", file=out)
+    several = len({o.job for o in outcomes}) > 1  # then each miss names its job
     for o in missed:
-        print(f"{prefix}  {o.describe()}", file=out)
+        print(f"{prefix}  {o.describe(with_job=several)}", file=out)
 
 
 def parser_check():

@@ -41,6 +41,8 @@ class Outcome:
         self.run, self.scope, self.metric, self.condition = run, scope, metric, condition
         self.case, self.value, self.ok, self.reason = case, value, ok, reason
 
+    job = None  # the job's label, set by evaluate: `check` names it when it reads several
+
     def where(self):
         c = self.case
         if c is None:
@@ -49,14 +51,15 @@ class Outcome:
         return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} "
                 f"{c.get('backend')} {c.get('world_size')} ranks")
 
-    def describe(self):
+    def describe(self, with_job=False):
         unit = METRICS[self.metric][2]
         if self.value is not None:
             got = f"{fmt.num(self.value)} {unit}"
         else:
             got = self.reason
         verdict = "met" if self.ok else "MISSED"
-        return f"{verdict}: {self.where()} — {self.metric} {self.condition}, got {got}"
+        job = f"[{self.job}] " if with_job and self.job else ""
+        return f"{verdict}: {job}{self.where()} — {self.metric} {self.condition}, got {got}"
 
 
 def scope_text(entry):
@@ -128,8 +131,10 @@ def evaluate(job):
                     continue
                 op_text, bound = parse_condition(cond)
                 if not matched:
-                    outcomes.append(Outcome(name, scope, metric, cond,
-                                            reason="no case of the run is in this scope"))
+                    # Say why when the run's executions failed before measuring anything.
+                    lost = lost_cases(job, name)
+                    for why in lost or ["no case of the run is in this scope"]:
+                        outcomes.append(Outcome(name, scope, metric, cond, reason=why))
                     continue
                 field, sub, _ = METRICS[metric]
                 # Cases the job never recorded (an execution that failed or was interrupted
@@ -149,4 +154,6 @@ def evaluate(job):
                         continue
                     outcomes.append(Outcome(name, scope, metric, cond, c, v,
                                             _OPS[op_text](v, bound)))
+    for o in outcomes:
+        o.job = job.label
     return outcomes

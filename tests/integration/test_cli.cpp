@@ -144,6 +144,11 @@ world_size = 2
   const auto unknown = dir.run(file, {"--only", "c"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find("the file has: a, b"), std::string::npos) << unknown.output;
+  // A name set on every run has no line of its own to point at (it once said "line 0").
+  const auto same = dir.run(file, {"--set", "run.name=x"});
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_NE(same.output.find("duplicate run name 'x' (also the name of [[run]] number 1)"), std::string::npos)
+      << same.output;
   // An empty name once selected nothing, and the job "passed" having measured nothing.
   for (const char* only : {"", ",", "a,"}) {
     const auto empty = dir.run(file, {"--only", only});

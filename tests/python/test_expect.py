@@ -83,6 +83,37 @@ class CheckTest(TempDirCase):
         self.assertIn("6 of 7 met, 1 missed", p.stdout)
         self.assertIn("gloo 4 ranks failed (6 of 9 cases recorded; rank 2 killed", p.stdout)
 
+    def test_an_execution_that_failed_before_any_case_is_named_and_each_job_is_too(self):
+        # It once read "got no case of the run is in this scope", not saying the run failed;
+        # checking several jobs, a miss did not say which job it was in.
+        low = min(r["busbw_gbps"] for r in records(QUICKSTART))
+        d = self.with_expect([{"busbw_gbps": f">= {low / 2}"}])
+        jl = os.path.join(d, "results.jsonl")
+        with open(jl) as f:
+            lines = [json.loads(l) for l in f if json.loads(l)["type"] != "case"]
+        for l in lines:
+            if l["type"] == "execution":
+                l.update(status="failed", cases_done=0, reason="bad interface (test)")
+        with open(jl, "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+        with open(os.path.join(d, "summary.json")) as f:
+            summary = json.load(f)
+        summary["results"] = []
+        for e in summary.get("executions", []):
+            e.update(status="failed", cases_done=0, reason="bad interface (test)")
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(summary, f)
+        p = commbench("check", d)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("got not measured: gloo 4 ranks failed (0 of 9 cases recorded; bad interface (test))", p.stdout)
+        self.assertNotIn("no case of the run is in this scope", p.stdout)
+        other = d + "-again"
+        shutil.copytree(d, other)
+        p = commbench("check", d, other)
+        missed = [l for l in p.stdout.splitlines() if "MISSED" in l]
+        self.assertEqual(len(missed), 2, p.stdout)
+        self.assertTrue(missed[0].strip().startswith("MISSED: [") and missed[0] != missed[1], missed)
+
     def test_skipped_executions_and_summary_only_folders_are_not_lost_cases(self):
         low = min(r["busbw_gbps"] for r in records(QUICKSTART))
         # Skipped (a world larger than the launch): its cases were left out on purpose.

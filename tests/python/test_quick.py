@@ -100,6 +100,10 @@ class QuickTest(TempDirCase):
         p = commbench("quick", "allreduce", "-n", "0", "--save", save)
         self.assertEqual(p.returncode, 2)
         self.assertFalse(os.path.exists(save))
+        for value in ("1 2", "abc"):  # once the TOML parser's own words, not the key's
+            p = commbench("quick", "allreduce", "-n", value, "-O", os.path.join(self.tmp, "g"))
+            self.assertEqual(p.returncode, 2, value)
+            self.assertIn(f"commbench quick: -n {value}: error: expected an integer for 'iterations'", p.stderr)
         for value in ("-1", "abc", "0.5"):  # each once meant method = "graph"
             p = commbench("quick", "allreduce", "-G", value, "-O", os.path.join(self.tmp, "g"))
             self.assertEqual(p.returncode, 2, value)

@@ -55,10 +55,13 @@ std::string string_list(const std::vector<std::string>& v) {
 
 // Values written into the TOML unquoted (numbers, lists of numbers): anything else is written
 // as a string, so the parser reports "expected an integer" instead of the text changing the file.
+// Only number characters pass ("1e3", "2, 4"); a space only in a list, where TOML allows it
+// ("1 2" or "abc" unquoted would draw the TOML parser's own message instead of the key's).
 std::string raw(const std::string& v) {
+  const bool list = v.find(',') != std::string::npos;
   for (char c : v)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != ',' && c != '+' &&
-        c != '-' && c != ' ')
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != ',' && c != '+' && c != '-' &&
+        c != 'e' && c != 'E' && !(c == ' ' && list))
       return quoted(v);
   return v.empty() ? quoted(v) : v;
 }

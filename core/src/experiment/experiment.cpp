@@ -84,11 +84,13 @@ void check_unique_names(DiagnosticSink& sink, const std::vector<RunSpec>& runs) 
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto [it, fresh] = first_with.emplace(runs[i].name, i);
     if (fresh) continue;
+    // A name from --set run.name=... has no line of its own: name the run by its place instead.
     const SourcePos first = runs[it->second].pos_of("name");
+    const std::string where = first.line > 0 ? fmt::format("the run at line {}", first.line)
+                                             : fmt::format("[[run]] number {}", it->second + 1);
     sink.error(runs[i].pos_of("name"),
-               fmt::format("duplicate run name '{}' (also the name of the run at line {}): give "
-                           "each [[run]] a distinct 'name'",
-                           runs[i].name, first.line));
+               fmt::format("duplicate run name '{}' (also the name of {}): give each [[run]] a distinct 'name'",
+                           runs[i].name, where));
   }
 }
 
