@@ -344,7 +344,8 @@ def stragglers(jobs):
                 continue
             r = max(counts, key=lambda k: counts[k])
             if counts[r] * 2 >= len(rows):
-                which = f", repeat {repeat}" if repeated else ""
+                # Counted from 1, as the console does (records keep `repeat` from 0).
+                which = f", repeat {repeat + 1}" if repeated else ""
                 out.append(f"{run} {backend} {world} ranks{which} ({j.label}): rank {r} is the slowest "
                            f"rank, at least {fmt.pct(STRAGGLER_RATIO - 1)} above the median rank, "
                            f"in {counts[r]} of {len(rows)} cases (up to "

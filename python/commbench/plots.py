@@ -401,11 +401,15 @@ def straggler_figures(plt, jobs, out_dir, written):
     for j in jobs:
         execs = {}
         for c in j.cases:
-            key = (c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"))
+            # One figure per execution: with `repeats`, each repeat is an execution of its own
+            # (pooled, a case's repeats overwrote each other's column).
+            key = (c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"), c.get("repeat") or 0)
             execs.setdefault(key, []).append(c)
-        for (run, backend, memory, world), recs in execs.items():
+        repeated = any(k[4] for k in execs)
+        for (run, backend, memory, world, repeat), recs in execs.items():
             if not world or world < 2:
                 continue
+            which = f", repeat {repeat + 1}" if repeated else ""
             rows = straggler_rows(recs, world)
             if not rows:
                 continue
@@ -422,11 +426,12 @@ def straggler_figures(plt, jobs, out_dir, written):
                 for x in range(len(rows)):
                     for y in range(world):
                         ax.text(x, y, f"{a[y, x]:.2f}", ha="center", va="center", fontsize=6)
-            ax.set_title(f"{j.label}: {run} {backend} ({memory}), {world} ranks — each rank's "
+            ax.set_title(f"{j.label}: {run} {backend} ({memory}), {world} ranks{which} — each rank's "
                          "mean time per case", fontsize=9)
             fig.tight_layout()
-            _save(plt, fig, out_dir, slug("stragglers", j.label, run, backend, memory, f"w{world}"),
-                  f"stragglers: {run} {backend} {world} ranks (rank_mean_us)", "stragglers",
+            parts = ["stragglers", j.label, run, backend, memory, f"w{world}"] + ([f"r{repeat + 1}"] if repeated else [])
+            _save(plt, fig, out_dir, slug(*parts),
+                  f"stragglers: {run} {backend} {world} ranks{which} (rank_mean_us)", "stragglers",
                   written)
 
 

@@ -121,7 +121,9 @@ def pairs(jobs):
     return groups
 
 
-SCALING_CONFIG = ("run", "backend", "op", "dtype", "redop", "placement", "memory", "workload", "mode")
+# A workload run with several batch sizes has one series per batch size (absent for op sweeps).
+SCALING_CONFIG = ("run", "backend", "op", "dtype", "redop", "placement", "memory", "workload", "batch_size",
+                  "mode")
 
 
 def scaling_entries(job):

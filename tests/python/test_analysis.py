@@ -210,6 +210,20 @@ class ScalingSentences(unittest.TestCase):
         self.assertIn("2 ranks 64.6 %", line)
         self.assertIn("samples/s", line)
 
+    def test_each_batch_size_of_a_workload_keeps_its_own_scaling(self):
+        # The series were keyed without batch_size: of batches 8 and 32, one was dropped.
+        def entry(batch, eff):
+            return {"run": "dp", "backend": "gloo", "op": "data_parallel", "mode": "weak", "bytes": 600000,
+                    "base_world_size": 1, "workload": "custom ddp overlap on", "batch_size": batch,
+                    "throughput": "samples_per_s",
+                    "points": [{"world_size": 1, "efficiency": 1.0}, {"world_size": 2, "efficiency": eff}]}
+        j = job([])
+        j.summary = {"scaling": [entry(8, 0.5), entry(32, 0.9)]}
+        lines = sentences([j], "Scaling across world sizes")
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn("batch 8 per rank", " ".join(lines))
+        self.assertIn("batch 32 per rank", " ".join(lines))
+
     def test_an_unfinished_job_says_it_has_no_scaling(self):
         j = job([rec(world=2), rec(world=4)])   # summary None: the job did not finish
         (line,) = sentences([j], "Scaling across world sizes")
@@ -367,9 +381,22 @@ class Stragglers(unittest.TestCase):
         slow3 = rec(rank_mean_us=[10.0, 10.0, 10.0, 20.0], repeat=1)
         s = sentences([job([slow1, slow3])], "Stragglers")
         self.assertEqual(len(s), 2, s)
-        self.assertIn("r gloo 4 ranks, repeat 0 (known): rank 1 is the slowest rank", s[0])
+        # Repeats counted from 1, as the console counts them ("repeat 1/2").
+        self.assertIn("r gloo 4 ranks, repeat 1 (known): rank 1 is the slowest rank", s[0])
         self.assertIn("in 1 of 1 cases", s[0])
-        self.assertIn("repeat 1 (known): rank 3", s[1])
+        self.assertIn("repeat 2 (known): rank 3", s[1])
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib is not installed")
+    def test_each_repeat_gets_its_own_straggler_figure(self):
+        # Pooled, the two repeats' one case shared a column: one figure showed only the last.
+        import tempfile
+        slow1 = rec(rank_mean_us=[10.0, 20.0, 10.0, 10.0], repeat=0)
+        slow3 = rec(rank_mean_us=[10.0, 10.0, 10.0, 20.0], repeat=1)
+        with tempfile.TemporaryDirectory() as out:
+            figs = plots.draw_all([job([slow1, slow3])], out)
+            titles = [f.title for f in figs if f.kind == "stragglers"]
+        self.assertEqual(len(titles), 2, titles)
+        self.assertTrue(any("repeat 1" in t for t in titles) and any("repeat 2" in t for t in titles), titles)
 
 
 class MarkdownDocument(unittest.TestCase):
