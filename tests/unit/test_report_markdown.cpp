@@ -23,6 +23,25 @@ TEST(ReportFormat, HumanSizesUseBinaryUnits) {
   EXPECT_EQ(human_size(uint64_t{1} << 30), "1 GiB");
 }
 
+// "every check passed" only when the results were checked: check = false once said it too.
+TEST(ReportFormat, ExitReasonSaysWhenResultsWereNotChecked) {
+  JobResult r;
+  CaseRecord checked, unchecked;
+  checked.status = unchecked.status = "ok";
+  checked.wrong = 0;
+  unchecked.wrong = -1;
+  r.cases = {unchecked, unchecked};
+  EXPECT_EQ(exit_reason(r), "every execution completed and results not checked (check = false)");
+  r.cases = {checked, unchecked};
+  EXPECT_EQ(exit_reason(r), "every execution completed and every check passed (1 of 2 measured cases checked)");
+  r.cases = {checked, checked};
+  EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");
+  CaseRecord step = unchecked;  // a workload step has no check of its own
+  step.workload = {{"step_ms", 1.0}};
+  r.cases = {checked, step};
+  EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");
+}
+
 TEST(ReportFormat, ExitReasonNamesEachCause) {
   JobResult r;
   EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");

@@ -90,7 +90,12 @@ std::string exit_reason(const JobResult& result) {
     if (e.status == "interrupted") ++interrupted;
     if (e.status == "skipped") ++skipped;
   }
+  int64_t measured = 0, checked = 0;
   for (const auto& c : result.cases) {
+    // Workload steps have no result check of their own: they are neither.
+    const bool op_case = c.workload.is_null();
+    if (op_case && c.status == "ok") ++measured;
+    if (op_case && c.status == "ok" && c.wrong >= 0) ++checked;
     if (c.status == "failed") ++failed_cases;
     if (c.status == "skipped") ++too_big;
     if (c.wrong > 0) wrong += c.wrong;
@@ -111,8 +116,13 @@ std::string exit_reason(const JobResult& result) {
     why.push_back(plural(not_run, "case not run (its execution ended early)", "cases not run (their execution ended early)"));
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
+  // "every check passed" only when checks ran: check = false measures without checking.
+  const std::string checks = checked == measured ? "every check passed"
+                             : checked == 0      ? "results not checked (check = false)"
+                                                 : fmt::format("every check passed ({} of {} measured cases checked)",
+                                                               checked, measured);
   if (result.exit_code == 0)
-    return why.empty() ? "every execution completed and every check passed"
+    return why.empty() ? "every execution completed and " + checks
                        : fmt::format("success, with notes: {}", fmt::join(why, "; "));
   return why.empty() ? "see the messages above" : fmt::format("{}", fmt::join(why, "; "));
 }
