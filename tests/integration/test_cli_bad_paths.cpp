@@ -32,6 +32,35 @@ TEST(CliBadPaths, SymlinkLoopIsAnErrorForValidateAndRun) {
   expect_refused(dir.run(file), "Too many levels of symbolic links");
 }
 
+// A plugin folder that is not there was taken silently: a typo then ran the plugin of another
+// folder on the search path, or none.
+TEST(CliBadPaths, APluginFolderThatIsNotThereIsSaid) {
+  JobDir dir;
+  const std::string config = std::string(COMMBENCH_SOURCE_DIR) + "/configs/quickstart.toml";
+  const auto r = run_commbench({"validate", config, "-P", (dir.path() / "no-such").string()}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: plugin folder '" + (dir.path() / "no-such").string() + "' (-P) is not a directory"),
+            std::string::npos)
+      << r.output;
+}
+
+// "{hardwar}" (a typo of {hardware}) once named a folder literally.
+TEST(CliBadPaths, AnUnknownPlaceholderInTheOutputFolderIsRefused) {
+  JobDir dir;
+  const std::string config = std::string(COMMBENCH_SOURCE_DIR) + "/configs/quickstart.toml";
+  const std::string out = (dir.path() / "{hardwar}").string();
+  const auto r = run_commbench({"run", config, "-o", out}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'{hardwar}' is not a placeholder; the one there is {hardware}"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  const auto file = dir.write("o.toml", "name = \"o\"\noutput_dir = \"res/{hw}\"\n[[run]]\nbackend = \"gloo\"\n"
+                                         "op = \"allreduce\"\nsizes = [\"4KiB\"]\nworld_size = 1\n");
+  const auto v = run_commbench({"validate", file.string()}, dir.path());
+  EXPECT_EQ(v.exit_code, 2) << v.output;
+  EXPECT_NE(v.output.find("o.toml:2:14: error: 'output_dir' holds '{hw}', which is not a placeholder"), std::string::npos)
+      << v.output;
+}
+
 TEST(CliBadPaths, DirectoryFifoAndDeviceAreErrors) {
   JobDir dir;
   expect_refused(run_commbench({"validate", dir.path().string()}, dir.path()), "it is a directory");

@@ -42,6 +42,15 @@ TEST(ReportFormat, ExitReasonSaysWhenResultsWereNotChecked) {
   EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");
 }
 
+// A memory workload whose batch did not fit exits 1: the line once said "see the messages above".
+TEST(ReportFormat, ExitReasonCountsFailedRecordsOfOtherKinds) {
+  JobResult r;
+  r.exit_code = 1;
+  r.records.push_back(KindRecord{"memory", {{"status", "failed"}, {"reason", "out of host memory"}}});
+  r.records.push_back(KindRecord{"memory", {{"status", "ok"}}});
+  EXPECT_EQ(exit_reason(r), "1 memory record failed");
+}
+
 TEST(ReportFormat, ExitReasonNamesEachCause) {
   JobResult r;
   EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");

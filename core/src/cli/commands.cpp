@@ -15,6 +15,7 @@
 #include "cli/cli_spec.h"
 #include "cli/experiment_loading.h"
 #include "cli/python_tools.h"
+#include "common/output_placeholders.h"
 #include "experiment/did_you_mean.h"
 #include "experiment/run_setting_table.h"
 #include "plan/plan.h"
@@ -200,6 +201,11 @@ int cmd_run(const std::vector<std::string>& args) {
 
 int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
                    const std::string& forced_launcher, bool json) {
+  if (auto bad = unknown_placeholder(out_dir)) {  // -o of run and quick alike
+    std::cerr << fmt::format("commbench run: -o {}: '{}' is not a placeholder; the one there is {} (the GPU, "
+                             "driver and CUDA version)\n", out_dir, *bad, kHardwarePlaceholder);
+    return kExitInvalid;
+  }
   LaunchContext launch;
   try {
     launch = discover_launch(current_environment(), forced_launcher);

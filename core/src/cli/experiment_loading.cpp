@@ -1,7 +1,11 @@
 #include "cli/experiment_loading.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "experiment/capability_check.h"
 #include "experiment/local_world_check.h"
@@ -49,6 +53,16 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
                        discover_plugins(dirs, current_executable_path(), used)};
 
   auto diags = check_against_plugins(out.experiment, out.plugins);
+  // A plugin folder that is not there is most likely a typo: the plugin then comes from
+  // elsewhere on the search path (or not at all), which the user would not notice.
+  for (const std::string& dir : extra) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      diags.push_back(Diagnostic{Diagnostic::Severity::Warning, SourcePos{out.experiment.file, 0, 0},
+                                 fmt::format("plugin folder '{}' ({}) is not a directory: no plugin is taken from it",
+                                             dir, std::find(plugin_dirs.begin(), plugin_dirs.end(), dir) != plugin_dirs.end()
+                                                      ? "-P" : "plugin_path")});
+  }
   for (auto& d : check_profilers(out.experiment)) diags.push_back(std::move(d));
   for (auto& d : check_outputs(out.experiment)) diags.push_back(std::move(d));
   if (starts_every_rank_here())

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "common/output_placeholders.h"
 #include "experiment/did_you_mean.h"
 #include "experiment/overrides.h"
 #include "experiment/experiment_file.h"
@@ -167,6 +168,9 @@ class ExperimentReader {
       if (auto dir = read_string(sink_, *n, "output_dir")) {
         if (dir->empty()) sink_.error(sink_.pos(*n), "'output_dir' is empty: leave it out for "
                                                      "\"results\"");
+        if (auto bad = unknown_placeholder(*dir))
+          sink_.error(sink_.pos(*n), fmt::format("'output_dir' holds '{}', which is not a placeholder: the one there "
+                                                 "is {} (the GPU, driver and CUDA version)", *bad, kHardwarePlaceholder));
         exp.output_dir = *dir;
       }
     }

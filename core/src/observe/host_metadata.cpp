@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/output_placeholders.h"
 #include "device/nvml.h"
 #include "observe/cpu_list.h"
 #include "observe/host_files.h"
@@ -248,7 +249,7 @@ std::string hardware_folder_name(const nlohmann::json& f) {
 }
 
 std::string expand_hardware_placeholder(const std::string& output_dir) {
-  static constexpr std::string_view kPlaceholder = "{hardware}";
+  constexpr std::string_view kPlaceholder = kHardwarePlaceholder;
   const auto pos = output_dir.find(kPlaceholder);
   if (pos == std::string::npos) return output_dir;
   std::string name = hardware_folder_name(host_facts());

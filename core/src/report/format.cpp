@@ -1,11 +1,13 @@
 #include "report/format.h"
 
+#include <map>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <vector>
 
 namespace commbench {
@@ -112,6 +114,12 @@ std::string exit_reason(const JobResult& result) {
   if (skipped) why.push_back(plural(skipped, "execution skipped", "executions skipped"));
   if (too_big) why.push_back(plural(too_big, "case skipped (does not fit in memory)", "cases skipped (do not fit in memory)"));
   if (failed_cases) why.push_back(plural(failed_cases, "case failed", "cases failed"));
+  // Records of other kinds that failed (a memory workload's batch size out of memory) fail the job too.
+  std::map<std::string, int> failed_records;
+  for (const auto& r : result.records)
+    if (r.body.value("status", "ok") == "failed") ++failed_records[r.kind];
+  for (const auto& [kind, n] : failed_records)
+    why.push_back(fmt::format("{} {} record{} failed", n, kind, n == 1 ? "" : "s"));
   if (const int not_run = cases_not_run(result))
     why.push_back(plural(not_run, "case not run (its execution ended early)", "cases not run (their execution ended early)"));
   if (wrong)
