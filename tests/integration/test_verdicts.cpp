@@ -165,6 +165,15 @@ TEST(Verdicts, QuietIsQuietAndJsonIsTheSummary) {
   ASSERT_TRUE(summary.is_object()) << j.output;
   EXPECT_EQ(summary["exit_code"], 0);
   EXPECT_EQ(summary["results"].size(), 1u);
+  // --dry-run --json: the plan as JSON (it once printed the text plan).
+  const CommandResult d = run_shell(fmt::format("(cd {} && {} run {} --dry-run --json 2>/dev/null)",
+                                                shell_quote(dir.path()), shell_quote(COMMBENCH_BIN), shell_quote(file)));
+  EXPECT_EQ(d.exit_code, 0);
+  const auto plan = nlohmann::json::parse(d.output, nullptr, false);
+  ASSERT_TRUE(plan.is_array()) << d.output;
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0]["cases"], 1);
+  EXPECT_EQ(plan[0]["records"], 1);
 }
 
 TEST(Verdicts, CompletionsAndManPageComeFromTheCommandDefinitions) {

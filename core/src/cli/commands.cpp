@@ -158,7 +158,7 @@ int cmd_run(const std::vector<std::string>& args) {
         "only", po::value(&only)->composing(), "run only the [[run]] of this name (repeatable, or comma-separated)")(
         "quiet,q", "nothing on stdout: no tables, no results folder (files are still written; errors and "
         "missed expectations go to stderr)")(
-        "json", "print the job's summary.json on stdout when it ends (implies --quiet), for scripts")(
+        "json", "print the job's summary.json on stdout when it ends (implies --quiet), for scripts; with --dry-run, the plan as JSON")(
         "dry-run", "validate and print the plan without running anything")(
         "launcher", po::value<std::string>(), "torchrun, slurm, openmpi, pmi or local (default: detect)")(
         "print-env", "print the launcher, rank and rendezvous this process detected, and why; run nothing");
@@ -185,7 +185,16 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!select_runs(*loaded, only)) return kExitInvalid;
     if (!sets.empty()) loaded->experiment.as_parsed["overrides"] = sets;
     if (p.vm.count("dry-run")) {
-      for (const Execution& e : plan_job(loaded->experiment))
+      const auto plan = plan_job(loaded->experiment);
+      if (p.vm.count("json")) {  // for scripts, as --json is for a run
+        nlohmann::json out = nlohmann::json::array();
+        for (const Execution& e : plan)
+          out.push_back({{"index", e.index}, {"run", e.run}, {"backend", e.backend}, {"world_size", e.world_size},
+                         {"repeat", e.repeat}, {"cases", e.cases.size()}, {"records", expected_records(e)}});
+        std::cout << out.dump(2) << "\n";
+        return 0;
+      }
+      for (const Execution& e : plan)
         std::cout << fmt::format("exec {}: run '{}' backend {} world {} — {} cases\n", e.index, e.run,
                                  e.backend, e.world_size, e.cases.size());
       return 0;
