@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/agent_group.h"
+#include "agent_test_helpers.h"
 #include "test_common.h"
 
 namespace commbench {
@@ -20,29 +21,8 @@ namespace agent_execution_test {  // named: unity builds put several test files 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-using test::free_port;
 
-// `count` torchrun-style agents of one host, joined (agent 0 first in the vector).
-std::vector<std::unique_ptr<AgentGroup>> join_agents(int count) {
-  const int port = free_port();
-  std::vector<std::future<std::unique_ptr<AgentGroup>>> joining;
-  for (int k = 0; k < count; ++k) {
-    joining.push_back(std::async(std::launch::async, [=] {
-      AgentGroupOptions o;
-      o.launch.launcher = "torchrun";
-      o.launch.agent_rank = o.launch.local_rank = k;
-      o.launch.agent_count = o.launch.local_count = count;
-      o.launch.rendezvous = Rendezvous::kEnv;
-      o.launch.master_addr = "127.0.0.1";
-      o.launch.master_port = port;
-      o.join_timeout = 60000ms;
-      return AgentGroup::create(o);
-    }));
-  }
-  std::vector<std::unique_ptr<AgentGroup>> agents;
-  for (auto& j : joining) agents.push_back(j.get());
-  return agents;
-}
+std::vector<std::unique_ptr<AgentGroup>> join_agents(int count) { return test::join_agents(count, 60000ms); }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 

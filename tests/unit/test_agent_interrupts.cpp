@@ -16,6 +16,7 @@
 
 #include "agent/agent_group.h"
 #include "agent/execution_monitor.h"
+#include "agent_test_helpers.h"
 #include "bootstrap/store.h"
 #include "test_common.h"
 
@@ -29,27 +30,11 @@ using test::free_port;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-AgentGroupOptions agent_options(int k, int count, int port) {
-  AgentGroupOptions o;
-  o.launch.launcher = "torchrun";
-  o.launch.agent_rank = o.launch.local_rank = k;
-  o.launch.agent_count = o.launch.local_count = count;
-  o.launch.rendezvous = Rendezvous::kEnv;
-  o.launch.master_addr = "127.0.0.1";
-  o.launch.master_port = port;
-  o.join_timeout = 120000ms;  // far longer than any test waits: only the signal can end a wait
-  return o;
-}
+// Far longer than any test waits: only the signal can end a wait.
+constexpr auto kJoinTimeout = std::chrono::milliseconds(120000);
 
-std::vector<std::unique_ptr<AgentGroup>> join_agents(int count) {
-  const int port = free_port();
-  std::vector<std::future<std::unique_ptr<AgentGroup>>> joining;
-  for (int k = 0; k < count; ++k)
-    joining.push_back(std::async(std::launch::async, [=] { return AgentGroup::create(agent_options(k, count, port)); }));
-  std::vector<std::unique_ptr<AgentGroup>> agents;
-  for (auto& j : joining) agents.push_back(j.get());
-  return agents;
-}
+AgentGroupOptions agent_options(int k, int count, int port) { return test::agent_options(k, count, port, kJoinTimeout); }
+std::vector<std::unique_ptr<AgentGroup>> join_agents(int count) { return test::join_agents(count, kJoinTimeout); }
 
 // Sets the "signal" after `delay`, and clears it when the test ends whatever happens.
 class SignalAfter {
