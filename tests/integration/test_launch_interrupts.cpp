@@ -32,21 +32,29 @@ iterations = 3
 
 // Starts the given ranks of a torchrun-style launch of `world` tasks, sends SIGINT to `signalled`
 // after `delay_s`, and records each task's exit code and the seconds from the signal to the last exit.
+// Starts the given ranks of a torchrun-style launch of `world` tasks (rank `bad_output`, if any,
+// with an output folder it cannot create), sends SIGINT to `signalled` (-1: none) after
+// `delay_s`, and records each task's exit code and the milliseconds from the signal (or the
+// start) to the last exit.
 void launch_some(const JobDir& dir, const fs::path& file, int world, const std::vector<int>& ranks, int signalled,
-                 double delay_s) {
+                 double delay_s, int bad_output = -1) {
   const int port = free_port();
   const std::string d = dir.path().string();
-  std::string script;
+  std::string script = "t0=$(date +%s%N)\n";
   for (int r : ranks)
     script += fmt::format(
         "RANK={0} WORLD_SIZE={1} LOCAL_RANK={0} LOCAL_WORLD_SIZE={1} MASTER_ADDR=127.0.0.1 MASTER_PORT={2} "
-        "{3} run {4} -o {5}/out --quiet > {5}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
-        r, world, port, COMMBENCH_BIN, file.string(), d);
-  script += fmt::format("sleep {}\nkill -INT $pid{}\nt0=$(date +%s%N)\n", delay_s, signalled);
+        "{3} run {4} -o {6} --quiet > {5}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
+        r, world, port, COMMBENCH_BIN, file.string(), d, r == bad_output ? "/proc/no-such-folder" : d + "/out");
+  if (signalled >= 0) script += fmt::format("sleep {}\nkill -INT $pid{}\nt0=$(date +%s%N)\n", delay_s, signalled);
   for (int r : ranks) script += fmt::format("wait $pid{0}; echo $? > {1}/exit-{0}\n", r, d);
-  script += fmt::format("echo \"scale=3; ($(date +%s%N) - $t0) / 1000000000\" | bc > {}/after-signal\n", d);
+  script += fmt::format("echo $(( ($(date +%s%N) - t0) / 1000000 )) > {}/after-signal-ms\n", d);
   const auto path = dir.write("launch.sh", script);
   ASSERT_EQ(std::system(("bash " + path.string()).c_str()), 0);
+}
+
+double seconds_after_signal(const JobDir& dir) {
+  return std::stod(read_text(dir.path() / "after-signal-ms")) / 1000.0;
 }
 
 int exit_of(const JobDir& dir, int rank) { return std::stoi(read_text(dir.path() / fmt::format("exit-{}", rank))); }
@@ -58,7 +66,7 @@ TEST(LaunchInterrupts, ASignalToRankZeroWhileATaskIsMissingEndsEveryStartedTask)
   JobDir dir;
   const auto file = dir.write("x.toml", kExperiment);
   launch_some(dir, file, 3, {0, 1}, 0, 2.0);
-  EXPECT_LT(std::stod(read_text(dir.path() / "after-signal")), 10.0) << log_of(dir, 0) << log_of(dir, 1);
+  EXPECT_LT(seconds_after_signal(dir), 10.0) << log_of(dir, 0) << log_of(dir, 1);
   EXPECT_EQ(exit_of(dir, 0), 130) << log_of(dir, 0);
   EXPECT_EQ(exit_of(dir, 1), 130) << log_of(dir, 1);
   EXPECT_NE(log_of(dir, 1).find("rank 0's task was interrupted by signal 2"), std::string::npos) << log_of(dir, 1);
@@ -69,10 +77,42 @@ TEST(LaunchInterrupts, ASignalToATaskWaitingForRankZerosStoreEndsIt) {
   JobDir dir;
   const auto file = dir.write("x.toml", kExperiment);
   launch_some(dir, file, 2, {1}, 1, 1.5);
-  EXPECT_LT(std::stod(read_text(dir.path() / "after-signal")), 5.0) << log_of(dir, 1);
+  EXPECT_LT(seconds_after_signal(dir), 5.0) << log_of(dir, 1);
   EXPECT_EQ(exit_of(dir, 1), 130) << log_of(dir, 1);
   EXPECT_NE(log_of(dir, 1).find("interrupted by signal 2 (SIGINT) while waiting for rank 0's store"), std::string::npos)
       << log_of(dir, 1);
+}
+
+// Three tasks launched, two started: Ctrl-C on rank 1, which has joined and waits for rank 0's
+// host map, ends rank 0's wait for rank 2 at once (rank 0 once waited out the rendezvous
+// timeout, then blamed rank 2).
+TEST(LaunchInterrupts, ASignalToAJoinedTaskWhileAnotherIsMissingEndsRankZerosWait) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  launch_some(dir, file, 3, {0, 1}, 1, 2.0);
+  EXPECT_LT(seconds_after_signal(dir), 10.0) << log_of(dir, 0);
+  EXPECT_EQ(exit_of(dir, 1), 130) << log_of(dir, 1);
+  EXPECT_EQ(exit_of(dir, 0), 130) << log_of(dir, 0);
+  EXPECT_NE(log_of(dir, 0).find("rank 1's agent left before the job started: interrupted by signal 2"),
+            std::string::npos)
+      << log_of(dir, 0);
+}
+
+// A task that ends on an error of its own (its output folder cannot be created) is named at
+// once, and the job fails: it once ended 0, the execution "skipped" for want of that rank.
+TEST(LaunchInterrupts, ATaskThatEndsOnAnErrorFailsTheExecutionThatNeedsIt) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kExperiment);
+  launch_some(dir, file, 2, {0, 1}, -1, 0, 1);
+  EXPECT_EQ(exit_of(dir, 1), 2) << log_of(dir, 1);
+  EXPECT_EQ(exit_of(dir, 0), 1) << log_of(dir, 0);
+  EXPECT_LT(seconds_after_signal(dir), 30.0) << log_of(dir, 0);
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "failed") << execs[0].dump();
+  EXPECT_EQ(execs[0]["failed_rank"], 1) << execs[0].dump();
+  EXPECT_NE(execs[0]["reason"].get<std::string>().find("rank 1's task ended on an error"), std::string::npos)
+      << execs[0].dump();
 }
 
 }  // namespace

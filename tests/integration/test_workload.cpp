@@ -123,8 +123,6 @@ sharding = "fsdp"
   }
 }
 
-// scaling = "strong" end to end: the global batch (8) and compute_ms split among 1, 2 and 4 ranks,
-// and summary.json's efficiency = (samples/s(N) / samples/s(1)) / N from the records themselves.
 // A step with no collective still times a few µs of its barrier as "communication": its overlap
 // efficiency is null (docs/workloads.md), not the 100 % that noise once gave.
 TEST(Workload, AStepWithoutCollectivesHasNoOverlapEfficiency) {
@@ -147,6 +145,8 @@ steps = 3
   }
 }
 
+// scaling = "strong" end to end: the global batch (8) and compute_ms split among 1, 2 and 4 ranks,
+// and summary.json's efficiency = (samples/s(N) / samples/s(1)) / N from the records themselves.
 TEST(Workload, StrongScalingSplitsTheGlobalBatchAndScoresItFromTheRecords) {
   REQUIRE_PLUGINS("gloo");
   JobDir dir;

@@ -104,7 +104,7 @@ TEST(ExperimentVerdicts, ASizeInElementsEqualToOneInBytesIsRefused) {
   const auto e = verdict_diagnostics(r, Diagnostic::Severity::Error);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_NE(e[0].find("size 4096 is 4096 B of f32, as is size 1K elements (sizes[0])"), std::string::npos) << e[0];
-  // Only one dtype makes them equal: still refused (f64 would be 8192 and 4096).
+  // With f32 and f64 the f32 cases differ (4096 and 8192 B) but the f64 ones are both 8192 B: refused.
   EXPECT_FALSE(parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"1K elements\", 8192]\ndtypes = [\"f32\", \"f64\"]\n")
                    .experiment);
   EXPECT_TRUE(parse_verdict_run("ops = [\"allreduce\"]\nsizes = [\"1K elements\", 8192]\n").experiment);

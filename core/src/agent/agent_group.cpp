@@ -80,6 +80,16 @@ std::string AgentGroup::store_address() const { return fmt::format("{}:{}", host
 
 void AgentGroup::mark_gone(int k, const std::string& why) { gone_.emplace(k, why); }
 
+std::optional<std::pair<int, std::string>> AgentGroup::take_failed_leaver(int world) {
+  for (auto it = failed_leavers_.begin(); it != failed_leavers_.end(); ++it)
+    if (it->first < world) {
+      auto out = *it;
+      failed_leavers_.erase(it);
+      return out;
+    }
+  return std::nullopt;
+}
+
 bool AgentGroup::peer_left(int world) const {
   return std::any_of(left_.begin(), left_.end(), [&](int k) { return k < world; });
 }
@@ -92,8 +102,6 @@ void AgentGroup::cancel_execution(int index, const std::string& reason) {
     // Agent 0's own store: nothing to tell anyone.
   }
 }
-
-
 
 std::optional<std::string> AgentGroup::start_execution(int index, int world, Millis timeout) {
   if (solo()) return std::nullopt;
@@ -146,6 +154,7 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
     for (const auto& [k, notice] : left) {
       gone_.emplace(k, "it left the job: " + notice.why);
       if (notice.interrupted) left_.insert(k);
+      else failed_leavers_.emplace(k, notice.why);
     }
     std::string verdict;
     if (g_interrupt_signal.load() != 0) {

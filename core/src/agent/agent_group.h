@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/agent_keys.h"
@@ -75,6 +76,10 @@ class AgentGroup {
   // Agent 0: whether an agent below `world` left because it was interrupted (rather than died,
   // or left on an error): the job then ends as interrupted.
   bool peer_left(int world) const;
+  // Agent 0: an agent below `world` that left on an error of its own (not a signal), with its
+  // reason, once: the first execution that needs it fails naming it (the later ones are skipped,
+  // as after a killed task), so that the job does not end 0 having lost a rank.
+  std::optional<std::pair<int, std::string>> take_failed_leaver(int world);
   // Agent 0, when the job stops before execution `index`: tells the agents waiting to start it
   // (they skip it with `reason` and go on to the job's end instead of waiting it out).
   void cancel_execution(int index, const std::string& reason);
@@ -121,6 +126,7 @@ class AgentGroup {
   std::map<int, int> execution_hosts_;  // hosts of each started execution (by world)
   std::map<int, std::string> gone_;  // agent 0's list of dead agents, with why
   std::set<int> left_;               // agent 0: those of gone_ that left interrupted
+  std::map<int, std::string> failed_leavers_;  // agent 0: those that left on an error, not yet reported
 };
 
 }  // namespace commbench

@@ -98,18 +98,23 @@ std::map<int, StopNotice> agents_that_left(StoreClient& store, const std::vector
 }
 
 std::vector<int> wait_for_agents(StoreClient& store, const KeyOf& key_of, std::vector<int> waiting, Millis timeout,
-                                 const AgentValueSink& found, std::map<int, StopNotice>& left) {
+                                 const AgentValueSink& found, std::map<int, StopNotice>& left, LeaverScope scope) {
   const auto deadline = Deadline::after(timeout);
+  const std::vector<int> all = waiting;
   while (!waiting.empty()) {
     // remaining_ms() is -1 for an unlimited wait: whole slices then, never a busy loop.
     const int64_t rest = deadline.remaining_ms();
     const Millis slice(rest < 0 ? kWaitSlice.count() : std::min<int64_t>(kWaitSlice.count(), rest));
     waiting = read_keys(store, key_of, waiting, Deadline::after(slice), found);
     if (waiting.empty()) break;
-    for (auto& [k, notice] : agents_that_left(store, waiting)) {
+    // An agent whose key came and that left afterwards (interrupted while waiting for agent 0's
+    // answer) counts too where the caller stops for any leaver: it will not take part.
+    const auto gone = agents_that_left(store, scope == LeaverScope::kAll ? all : waiting);
+    for (auto& [k, notice] : gone) {
       left.emplace(k, notice);
       waiting.erase(std::remove(waiting.begin(), waiting.end(), k), waiting.end());
     }
+    if (scope == LeaverScope::kAll && !gone.empty()) break;
     if (g_interrupt_signal.load() != 0 || deadline.passed()) break;
   }
   return waiting;

@@ -49,11 +49,17 @@ std::vector<int> read_keys(StoreClient& store, const KeyOf& key_of, const std::v
 // The agents of `agents` that announced leaving, with why (no wait).
 std::map<int, StopNotice> agents_that_left(StoreClient& store, const std::vector<int>& agents);
 
+// Which leavers wait_for_agents looks for: those still missing (an execution's start, which goes
+// on without them), or every agent waited for, stopping at the first (the join and agree, which
+// end the job for one).
+enum class LeaverScope { kMissing, kAll };
+
 // Agent 0: waits for the agents' keys (`key_of`) until `timeout`, a slice at a time. Returns the
 // agents whose key never came; those that announced leaving are put in `left` instead; stops
 // early (returning the rest) when this agent got a signal.
 std::vector<int> wait_for_agents(StoreClient& store, const KeyOf& key_of, std::vector<int> waiting, Millis timeout,
-                                 const AgentValueSink& found, std::map<int, StopNotice>& left);
+                                 const AgentValueSink& found, std::map<int, StopNotice>& left,
+                                 LeaverScope scope = LeaverScope::kMissing);
 
 // "interrupted by signal 2 (SIGINT) while waiting for <what>", for the signal this agent got.
 std::string interrupted_text(const std::string& waiting_for);

@@ -248,7 +248,7 @@ void AgentGroup::map_hosts(Millis timeout) {
                                                  [&](int k, const uint8_t* data, size_t n) {
                                                    names[static_cast<size_t>(k)].assign(reinterpret_cast<const char*>(data), n);
                                                  },
-                                                 left);
+                                                 left, LeaverScope::kAll);
   std::optional<StopNotice> stop;
   if (signalled()) {
     stop = StopNotice{true, "rank 0's task was " + interrupted_text("the other tasks to join")};
@@ -305,7 +305,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
                                        [&](int, const uint8_t* d, size_t n) {
                                          if (differs.empty() && std::string(d, d + n) != "ok") differs.assign(d, d + n);
                                        },
-                                       left);
+                                       left, LeaverScope::kAll);
     std::optional<StopNotice> stop;
     if (!differs.empty()) {
       stop = StopNotice{false, differs};
@@ -337,7 +337,8 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
       throw LaunchError(why);
     }
     client_->set(agree_key(rank()), bytes_of("ok"));
-    go = string_of(client_->get(kGoKey, timeout));
+    // Agent 0 answers within its own wait for the agents: a little longer than that.
+    go = string_of(client_->get(kGoKey, timeout + Millis(5000)));
   } catch (const StoreError& e) {
     if (e.code() == StoreError::Code::Interrupted) leave_interrupted("the other agents to agree on the experiment");
     if (e.code() == StoreError::Code::Timeout)

@@ -132,7 +132,8 @@ bool peer_failed(std::vector<std::unique_ptr<WorkerProcess>>& workers, const std
     if (s == r) continue;
     const bool victim = !ranks[s].error.empty() && is_victim_kind(ranks[s].error_kind);
     if (victim) continue;
-    if (!ranks[s].error.empty() || (workers[s]->poll_exit() && !workers[s]->exited_cleanly())) return true;
+    // An error of its own, or an exit before its result (any code: exit(0) inside a library too).
+    if (!ranks[s].error.empty() || (workers[s]->poll_exit() && !ranks[s].done)) return true;
   }
   return false;
 }
@@ -321,7 +322,10 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
           // "A peer failed" while no peer failed: every other rank is alive, with no error of its
           // own, and the ones still running wait for this one. The failure is this rank's own (NCCL,
           // for one, reports a failed system call the same way whether it was local or a peer's).
-          if (st.error_kind == FailureKind::kRemote && !peer_failed(workers, ranks, r)) {
+          // Only where this agent runs every rank: under a launcher the peer that failed may be
+          // another task's, which only agent 0's merge of the outcomes sees.
+          if (st.error_kind == FailureKind::kRemote && workers.size() == static_cast<size_t>(exec.world_size) &&
+              !peer_failed(workers, ranks, r)) {
             failure += fmt::format("; no other rank had failed or exited, so the failure is rank {}'s own",
                                    rank_of(global, r));
             continue;

@@ -338,6 +338,14 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
         res.outcome.status = interrupted ? "interrupted" : "skipped";
         if (interrupted) res.outcome.failure_kind = failure_kind_name(FailureKind::kInterrupted);
         res.outcome.reason = *skip;
+        // A rank's task that ended on an error of its own: this execution fails naming it.
+        if (const auto leaver = interrupted || group->rank() != 0 ? std::nullopt : group->take_failed_leaver(exec.world_size)) {
+          res.outcome.status = "failed";
+          res.outcome.failed_rank = leaver->first;
+          res.outcome.failure_kind = failure_kind_name(FailureKind::kOther);
+          res.outcome.reason = fmt::format("rank {}'s task ended on an error before this execution: {}", leaver->first,
+                                           leaver->second);
+        }
         if (group->rank() == 0) {
           reporter.execution_started(info);
           reporter.execution_done(res.outcome);

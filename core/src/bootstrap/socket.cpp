@@ -46,8 +46,9 @@ bool worth_retrying(int err) {
          err == ECONNRESET || err == EAGAIN || err == EINTR || err == EADDRNOTAVAIL;
 }
 
-// One non-blocking connect attempt bounded by `deadline`; returns the errno (0 = connected).
-int try_connect(const addrinfo& ai, const Deadline& deadline, UniqueFd& out) {
+// One non-blocking connect attempt bounded by `deadline`; returns the errno (0 = connected), or
+// ECANCELED when `stop` says so while the attempt is pending (looked at every 200 ms).
+int try_connect(const addrinfo& ai, const Deadline& deadline, const std::function<bool()>& stop, UniqueFd& out) {
   UniqueFd fd(
       ::socket(ai.ai_family, ai.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai.ai_protocol));
   if (!fd.valid()) return errno;
@@ -55,9 +56,14 @@ int try_connect(const addrinfo& ai, const Deadline& deadline, UniqueFd& out) {
     if (errno != EINPROGRESS) return errno;
     pollfd p{fd.get(), POLLOUT, 0};
     int rc;
-    do {
-      rc = ::poll(&p, 1, static_cast<int>(deadline.remaining_ms()));
-    } while (rc < 0 && errno == EINTR);
+    for (;;) {
+      int64_t wait_ms = deadline.remaining_ms();
+      if (stop) wait_ms = wait_ms < 0 ? 200 : std::min<int64_t>(wait_ms, 200);
+      rc = ::poll(&p, 1, static_cast<int>(wait_ms));
+      if (rc > 0 || (rc < 0 && errno != EINTR)) break;
+      if (stop && stop()) return ECANCELED;
+      if (rc == 0 && deadline.passed()) break;
+    }
     if (rc == 0) return ETIMEDOUT;
     if (rc < 0) return errno;
     int err = 0;
@@ -164,7 +170,8 @@ std::string local_host(int fd) {
   return host;
 }
 
-UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline) {
+UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
+                     const std::function<bool()>& stop) {
   using namespace std::chrono;
   const auto started = steady_clock::now();
   auto backoff = milliseconds(10);
@@ -176,12 +183,18 @@ UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& dea
                                   "ms): {}; {}",
                                   format_endpoint(host, port), waited, last_error, hint));
   };
+  const auto stopped = [&] {
+    return StoreError(StoreError::Code::Interrupted,
+                      fmt::format("stopped while connecting to the bootstrap store at {}", format_endpoint(host, port)));
+  };
   while (true) {
+    if (stop && stop()) throw stopped();
     auto list = resolve(host, port, /*passive=*/false, last_error);
     for (addrinfo* ai = list.get(); ai; ai = ai->ai_next) {
       UniqueFd fd;
-      const int err = try_connect(*ai, deadline, fd);
+      const int err = try_connect(*ai, deadline, stop, fd);
       if (err == 0) return fd;
+      if (err == ECANCELED) throw stopped();
       last_error = errno_text(err);
       if (!worth_retrying(err)) throw fail("check the host and port");
     }

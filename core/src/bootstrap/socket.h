@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -48,7 +49,9 @@ uint16_t bound_port(int fd);
 // Connects to host:port, retrying refused/unreachable attempts with backoff until `deadline`
 // (the server may start a moment after its clients). The returned socket is non-blocking with
 // TCP_NODELAY set.
-UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline);
+// Retries until `deadline`; throws StoreError(Interrupted) as soon as `stop` says so.
+UniqueFd connect_tcp(const std::string& host, uint16_t port, const Deadline& deadline,
+                     const std::function<bool()>& stop = {});
 
 void set_nonblocking(int fd);
 void set_nodelay(int fd);

@@ -448,20 +448,7 @@ std::unique_ptr<StoreClient> StoreClient::connect(const std::string& host, uint1
     if (stop && stop())
       throw StoreError(StoreError::Code::Interrupted,
                        fmt::format("stopped while connecting to the bootstrap store at {}", format_endpoint(host, port)));
-    UniqueFd fd;
-    if (!stop) {
-      fd = connect_tcp(host, port, deadline);
-    } else {
-      // In slices, looking at `stop` between them; an error before a slice ends is final.
-      const int64_t rest = deadline.remaining_ms();
-      const auto slice = Deadline::after(rest < 0 ? kStopCheckInterval : std::min(kStopCheckInterval, Millis(rest)));
-      try {
-        fd = connect_tcp(host, port, slice);
-      } catch (const StoreError&) {
-        if (!slice.passed() || deadline.passed()) throw;
-        continue;
-      }
-    }
+    UniqueFd fd = connect_tcp(host, port, deadline, stop);
     auto client =
         std::make_unique<TcpStoreClient>(std::move(fd), format_endpoint(host, port), request_timeout);
     client->set_stop_check(stop);

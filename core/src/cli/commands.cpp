@@ -238,7 +238,7 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
       std::cout.flush();
     }
     return code;
-  } catch (const LaunchInterrupted& e) {  // before the job began: nothing measured, nothing to write
+  } catch (const LaunchInterrupted& e) {  // while the tasks met or parted: what was measured is written
     std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
                              launch.agent_count, launch.launcher, e.what());
     return kExitInterrupted;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -55,15 +56,12 @@ std::string string_list(const std::vector<std::string>& v) {
 
 // Values written into the TOML unquoted (numbers, lists of numbers): anything else is written
 // as a string, so the parser reports "expected an integer" instead of the text changing the file.
-// Only number characters pass ("1e3", "2, 4"); a space only in a list, where TOML allows it
-// ("1 2" or "abc" unquoted would draw the TOML parser's own message instead of the key's).
+// Only numbers pass unquoted ("8", "1e3"), or a comma list of them ("2, 4"): anything else
+// ("1 2", "abc", "e") unquoted would draw the TOML parser's own message instead of the key's.
 std::string raw(const std::string& v) {
-  const bool list = v.find(',') != std::string::npos;
-  for (char c : v)
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != ',' && c != '+' && c != '-' &&
-        c != 'e' && c != 'E' && !(c == ' ' && list))
-      return quoted(v);
-  return v.empty() ? quoted(v) : v;
+  static const std::regex number_list(
+      R"(\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*(,\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*)*)");
+  return std::regex_match(v, number_list) ? v : quoted(v);
 }
 
 bool all_digits(const std::string& s) {
@@ -169,6 +167,9 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
     // -b or -e is not a size: the parser names it (the step is then not used).
     w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = 2 }}", quoted(lo), quoted(hi)), sizes_flag);
   } else if (lo == hi) {
+    // -f has nothing to multiply here, but a value that is not a factor is still refused.
+    if (!f.factor.empty() && (!all_digits(f.factor) || f.factor.size() > 6 || std::stoi(f.factor) < 2))
+      w.error("-f " + f.factor, "expected a whole factor of 2 or more, such as 2");
     w.line("sizes = [" + quoted(lo) + "]", sizes_flag);
   } else {
     w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = {} }}", quoted(lo), quoted(hi),

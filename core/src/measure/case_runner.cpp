@@ -287,7 +287,11 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       // The record is rank 0's: it gets the short rank's own reason (a failed cudaMalloc says
       // more than "could not allocate"). Only on this path, so a case that fits pays nothing.
       std::array<char, 512> why{};
-      if (rank == short_rank) reason.copy(why.data(), why.size() - 1);
+      if (rank == short_rank) {
+        size_t n = std::min(reason.size(), why.size() - 1);
+        while (n > 0 && n < reason.size() && (static_cast<unsigned char>(reason[n]) & 0xC0) == 0x80) --n;  // whole UTF-8
+        reason.copy(why.data(), n);
+      }
       env.bootstrap.broadcast(why.data(), why.size(), short_rank, Millis(remaining_ms(env)));
       if (rank != short_rank && why[0] != '\0') reason = fmt::format("rank {}: {}", short_rank, why.data());
     }

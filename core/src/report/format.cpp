@@ -1,6 +1,5 @@
 #include "report/format.h"
 
-#include <map>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -125,12 +124,14 @@ std::string exit_reason(const JobResult& result) {
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
   // "every check passed" only when checks ran: check = false measures without checking.
-  const std::string checks = checked == measured ? "every check passed"
-                             : checked == 0      ? "results not checked (check = false)"
-                                                 : fmt::format("every check passed ({} of {} measured cases checked)",
-                                                               checked, measured);
+  // No op case measured (a workload-only job, whose steps have no result check): no claim.
+  const std::string checks = measured == 0         ? ""
+                             : checked == measured ? " and every check passed"
+                             : checked == 0        ? " and results not checked (check = false)"
+                                                   : fmt::format(" and every check passed ({} of {} measured cases checked)",
+                                                                 checked, measured);
   if (result.exit_code == 0)
-    return why.empty() ? "every execution completed and " + checks
+    return why.empty() ? "every execution completed" + checks
                        : fmt::format("success, with notes: {}", fmt::join(why, "; "));
   return why.empty() ? "see the messages above" : fmt::format("{}", fmt::join(why, "; "));
 }
