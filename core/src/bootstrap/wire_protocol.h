@@ -19,7 +19,10 @@ using Bytes = std::vector<uint8_t>;
 
 inline constexpr uint32_t kMagic = 0x54534243;  // "CBST" in little-endian byte order
 // 2: mutual authentication (HELLO carries a nonce, not the token; AUTH carries the client's proof).
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: no wire change; the agents' own protocol on it changed (agree answers through agents/go,
+// leave notices are typed), so tasks of builds before it are refused at HELLO, naming the
+// mismatch, instead of waiting for each other until a timeout.
+inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr size_t kFrameHeaderBytes = 4;
 // timeout_ms on the wire; this value means "wait without limit".
 inline constexpr uint32_t kNoTimeout = 0xFFFFFFFFu;
