@@ -13,7 +13,7 @@
 #include "job_harness.h"
 
 namespace commbench::testing {
-namespace {
+namespace launch_interrupts_test {  // named: unity builds put test_launchers.cpp's helpers in the same unit
 
 namespace fs = std::filesystem;
 
@@ -115,5 +115,5 @@ TEST(LaunchInterrupts, ATaskThatEndsOnAnErrorFailsTheExecutionThatNeedsIt) {
       << execs[0].dump();
 }
 
-}  // namespace
+}  // namespace launch_interrupts_test
 }  // namespace commbench::testing

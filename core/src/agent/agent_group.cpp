@@ -97,7 +97,7 @@ bool AgentGroup::peer_left(int world) const {
 void AgentGroup::cancel_execution(int index, const std::string& reason) {
   if (solo() || rank() != 0) return;
   try {
-    client_->set(exec_key(index, "start"), bytes_of(reason));
+    client_->set(exec_key(index, "start"), store_bytes(reason));
   } catch (const StoreError&) {
     // Agent 0's own store: nothing to tell anyone.
   }
@@ -108,11 +108,11 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
   const std::string start = exec_key(index, "start");
   try {
     if (rank() != 0) {
-      client_->set(exec_key(index, fmt::format("ready/{}", rank())), bytes_of("1"));
+      client_->set(exec_key(index, fmt::format("ready/{}", rank())), store_bytes("1"));
       std::string verdict;
       for (const auto deadline = Deadline::after(timeout);;) {
         try {
-          verdict = string_of(client_->get(
+          verdict = store_text(client_->get(
               start, Millis(std::min<int64_t>(kWaitSlice.count(), std::max<int64_t>(0, deadline.remaining_ms())))));
           break;
         } catch (const StoreError& e) {
@@ -123,7 +123,7 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
             const std::string why = interrupted_text(fmt::format("execution {} to start", index));
             announce_leaving({true, why});
             try {
-              client_->set(exec_key(index, "abort"), bytes_of(fmt::format("rank {}: {}", rank(), why)));
+              client_->set(exec_key(index, "abort"), store_bytes(fmt::format("rank {}: {}", rank(), why)));
             } catch (const StoreError&) {
             }
             return why;
@@ -134,7 +134,7 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
       // Only an agent with a rank in this world starts a worker; agent 0 may clear the
       // execution's keys before the others read them.
       if (rank() < world) {
-        const std::string hosts = string_of(client_->get(exec_key(index, "hosts"), timeout));
+        const std::string hosts = store_text(client_->get(exec_key(index, "hosts"), timeout));
         int n = 0;
         const auto [end, ec] = std::from_chars(hosts.data(), hosts.data() + hosts.size(), n);
         if (ec != std::errc() || end != hosts.data() + hosts.size() || n < 1)
@@ -170,8 +170,8 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
       }
     // How many hosts the execution spans (its workers build their host tree from it): before
     // "start", so that no agent reads "start" without it.
-    client_->set(exec_key(index, "hosts"), bytes_of(std::to_string(hosts_below(world))));
-    client_->set(start, bytes_of(verdict));
+    client_->set(exec_key(index, "hosts"), store_bytes(std::to_string(hosts_below(world))));
+    client_->set(start, store_bytes(verdict));
     if (verdict.empty()) return std::nullopt;
     return verdict;
   } catch (const StoreError& e) {
@@ -189,7 +189,7 @@ void AgentGroup::lost_store(const StoreError& e, const std::string& doing) const
 void AgentGroup::raise_abort(int index, const std::string& reason) {
   if (solo()) return;
   try {
-    client_->set(exec_key(index, "abort"), bytes_of(reason));
+    client_->set(exec_key(index, "abort"), store_bytes(reason));
   } catch (const StoreError& e) {
     lost_store(e, fmt::format("telling the others that execution {} failed", index));
   }
@@ -199,7 +199,7 @@ std::optional<std::string> AgentGroup::abort_reason(int index) {
   if (solo()) return std::nullopt;
   try {
     if (!client_->check(exec_key(index, "abort"))) return std::nullopt;
-    return string_of(client_->get(exec_key(index, "abort"), Millis(1000)));
+    return store_text(client_->get(exec_key(index, "abort"), Millis(1000)));
   } catch (const StoreError& e) {
     lost_store(e, fmt::format("watching execution {}", index));
   }
@@ -207,7 +207,7 @@ std::optional<std::string> AgentGroup::abort_reason(int index) {
 
 void AgentGroup::publish_outcome(int index, const ExecutionOutcome& outcome) {
   try {
-    client_->set(exec_key(index, fmt::format("outcome/{}", rank())), bytes_of(nlohmann::json(outcome).dump()));
+    client_->set(exec_key(index, fmt::format("outcome/{}", rank())), store_bytes(nlohmann::json(outcome).dump()));
   } catch (const StoreError& e) {
     lost_store(e, fmt::format("reporting execution {}", index));
   }

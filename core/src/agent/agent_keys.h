@@ -14,8 +14,8 @@
 
 namespace commbench {
 
-inline Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
-inline std::string string_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
+inline Bytes store_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
+inline std::string store_text(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
 std::string exec_key(int index, const std::string& what);
 // An agent that left the job early writes a StopNotice here (AgentGroup::announce_leaving).

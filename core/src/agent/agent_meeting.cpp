@@ -218,9 +218,9 @@ void AgentGroup::join(Millis timeout) {
   std::string place;
   try {
     StopOnSignal stop(*client_);
-    if (rank() != 0) client_->set(name_key(rank()), bytes_of(this_host()));
+    if (rank() != 0) client_->set(name_key(rank()), store_bytes(this_host()));
     // Agent 0 answers once every name is in, or says why not: a little longer than its own wait.
-    place = string_of(client_->get(place_key(rank()), timeout + Millis(5000)));
+    place = store_text(client_->get(place_key(rank()), timeout + Millis(5000)));
   } catch (const StoreError& e) {
     if (e.code() == StoreError::Code::Interrupted) leave_interrupted("rank 0 to hand out the job's host map");
     if (e.code() != StoreError::Code::Timeout) lost_store(e, "meeting the other agents");
@@ -264,7 +264,7 @@ void AgentGroup::map_hosts(Millis timeout) {
   if (stop) {
     // Every agent learns why at once instead of waiting out its own timeout (those still to
     // come too, should they arrive before this agent's store goes away).
-    for (int k = 1; k < size(); ++k) client_->set(place_key(k), bytes_of(encode_stop_notice(*stop)));
+    for (int k = 1; k < size(); ++k) client_->set(place_key(k), store_bytes(encode_stop_notice(*stop)));
     throw_stop(*stop);
   }
   // Hosts numbered by their lowest rank; every agent learns its host's number and ranks.
@@ -286,7 +286,7 @@ void AgentGroup::map_hosts(Millis timeout) {
     for (int r : ranks_of[h]) lists[h] += fmt::format("{}{}", lists[h].empty() ? "" : ",", r);
   for (int k = size() - 1; k >= 0; --k) {  // agent 0's own last: it reads it back at once
     const auto h = static_cast<size_t>(host_of[static_cast<size_t>(k)]);
-    client_->set(place_key(k), bytes_of(fmt::format("{} {}", h, lists[h])));
+    client_->set(place_key(k), store_bytes(fmt::format("{} {}", h, lists[h])));
   }
 }
 
@@ -295,8 +295,8 @@ void AgentGroup::map_hosts(Millis timeout) {
 std::string AgentGroup::agree(const std::string& plan_digest, const std::string& job_folder, Millis timeout) {
   if (solo()) return job_folder;
   if (rank() == 0) {
-    client_->set("agents/plan", bytes_of(plan_digest));
-    client_->set("agents/folder", bytes_of(job_folder));
+    client_->set("agents/plan", store_bytes(plan_digest));
+    client_->set("agents/folder", store_bytes(job_folder));
     std::vector<int> others;
     for (int k = 1; k < size(); ++k) others.push_back(k);
     std::map<int, StopNotice> left;
@@ -318,7 +318,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
       stop = StopNotice{false, fmt::format("rank {}'s agent did not confirm the experiment within {} s", never.front(),
                                            timeout.count() / 1000)};
     }
-    client_->set(kGoKey, bytes_of(stop ? encode_stop_notice(*stop) : std::string(kGo)));
+    client_->set(kGoKey, store_bytes(stop ? encode_stop_notice(*stop) : std::string(kGo)));
     if (stop) throw_stop(*stop);
     client_->delete_prefix("agents/join/place/");  // every agent has read its own by now
     client_->delete_prefix("agents/agree/");
@@ -327,18 +327,18 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
   std::string go, folder;
   try {
     StopOnSignal stop(*client_);
-    const std::string theirs = string_of(client_->get("agents/plan", timeout));
-    folder = string_of(client_->get("agents/folder", timeout));
+    const std::string theirs = store_text(client_->get("agents/plan", timeout));
+    folder = store_text(client_->get("agents/folder", timeout));
     if (theirs != plan_digest) {
       const std::string why = fmt::format("rank {} read a different experiment than rank 0 (plan digest {} "
                                           "against {}): every task must run the same file with the same options",
                                           rank(), plan_digest, theirs);
-      client_->set(agree_key(rank()), bytes_of(why));
+      client_->set(agree_key(rank()), store_bytes(why));
       throw LaunchError(why);
     }
-    client_->set(agree_key(rank()), bytes_of("ok"));
+    client_->set(agree_key(rank()), store_bytes("ok"));
     // Agent 0 answers within its own wait for the agents: a little longer than that.
-    go = string_of(client_->get(kGoKey, timeout + Millis(5000)));
+    go = store_text(client_->get(kGoKey, timeout + Millis(5000)));
   } catch (const StoreError& e) {
     if (e.code() == StoreError::Code::Interrupted) leave_interrupted("the other agents to agree on the experiment");
     if (e.code() == StoreError::Code::Timeout)
@@ -353,7 +353,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
 void AgentGroup::announce_leaving(const StopNotice& notice) {
   if (solo() || rank() == 0 || !client_) return;
   try {
-    client_->set(left_key(rank()), bytes_of(encode_stop_notice(notice)));
+    client_->set(left_key(rank()), store_bytes(encode_stop_notice(notice)));
   } catch (const std::exception&) {
     // The store is gone: nobody is left to tell.
   }
@@ -374,7 +374,7 @@ void AgentGroup::leave_interrupted(const std::string& waiting_for) {
 void AgentGroup::finish(int exit_code) {
   if (solo()) return;
   try {
-    client_->set("agents/exit", bytes_of(std::to_string(exit_code)));
+    client_->set("agents/exit", store_bytes(std::to_string(exit_code)));
     // The others read the exit code before the store goes away (bounded: a dead one is not waited for).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::vector<int> others;
@@ -394,7 +394,7 @@ std::optional<int> AgentGroup::wait_for_finish(Millis timeout) {
     int code = 0;
     {
       StopOnSignal stop(*client_);
-      code = std::stoi(string_of(client_->get("agents/exit", timeout)));
+      code = std::stoi(store_text(client_->get("agents/exit", timeout)));
     }
     client_->add("agents/left", 1);
     return code;
