@@ -37,9 +37,8 @@ iters=${ITERS:-10000}
 [[ "$iters" =~ ^[1-9][0-9]*$ ]] || { echo "run_p2p_layers.sh: ITERS=$iters: expected a positive integer" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run_p2p_layers.sh: rounds '$rounds': expected a positive integer" >&2; exit 2; }
 work=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
-server=""  # the ucx_perftest server in flight, killed by its pid on any exit
-trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+source "$root/bench/ucx_perftest_pair.sh"
+trap 'ucx_perftest_cleanup; rm -rf "$work"' EXIT
 mpicc -O2 -I"$root/bench" -o "$work/ucp_pingpong" "$root/bench/ucp_pingpong.c" -lucp -lucs
 mpicc -O2 -I"$root/bench" -I"$root/core/include" -o "$work/plugin_pingpong" "$root/bench/plugin_pingpong.c" -ldl
 # Unbound, as the other layers run; --oversubscribe so that a 1-CPU host still runs 2 ranks.
@@ -64,20 +63,8 @@ run_layer() {  # layer round -> "layer round bytes p50_us" lines
   case $layer in
     perftest)
       for s in "${sizes[@]}"; do
-        timeout 120 ucx_perftest -p "$port" >/dev/null 2>&1 &
-        server=$!
-        local tries
-        v=""
-        for tries in 1 2 3 4 5 6 7 8 9 10; do  # the client retries until the server listens
-          sleep 0.2
-          v=$(timeout 60 ucx_perftest localhost -p "$port" -t tag_lat -s "$s" -n "$iters" -w 1000 2>/dev/null |
-              awk '/^Final:/ {print $3}' || true)
-          [ -n "$v" ] && break
-        done
-        kill "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
-        server=""
-        [ -n "$v" ] || { echo "run_p2p_layers.sh: ucx_perftest tag_lat -s $s gave no result" >&2; exit 1; }
+        v=$(ucx_perftest_final tag_lat "$s" "$iters" 1000 | awk '{print $3}') ||
+          { echo "run_p2p_layers.sh: the ucx_perftest reference failed" >&2; exit 1; }
         echo "perftest $round $s $v"
       done ;;
     ucp | plugin)

@@ -33,25 +33,15 @@ window=16
 bw_msgs=${BW_MESSAGES:-48}  # messages per bandwidth sample set: perftest -n, commbench windows x window
 warmup=100
 work=$(mktemp -d)
-trap 'rm -rf "$work"; pkill -f "ucx_perftest -p $port" 2>/dev/null || true' EXIT
+source "$root/bench/ucx_perftest_pair.sh"
+trap 'ucx_perftest_cleanup; rm -rf "$work"' EXIT
 csv=$work/samples.csv
 echo "kind,side,bytes,round,value" >"$csv"
-port=$((20000 + RANDOM % 20000))
 
 perftest() {  # test size iters extra... ; prints the "Final:" line
   local test=$1 size=$2 iters=$3
   shift 3
-  ucx_perftest -p "$port" >/dev/null 2>&1 &
-  local server=$!
-  local out="" tries
-  for tries in 1 2 3 4 5 6 7 8 9 10; do
-    sleep 0.2
-    out=$(ucx_perftest localhost -p "$port" -t "$test" -s "$size" -n "$iters" -w "$warmup" "$@" 2>/dev/null | grep '^Final:' || true)
-    [ -n "$out" ] && break
-  done
-  wait "$server" 2>/dev/null || true
-  [ -n "$out" ] || { echo "ucx_perftest $test -s $size failed" >&2; exit 1; }
-  echo "$out"
+  ucx_perftest_final "$test" "$size" "$iters" "$warmup" "$@" || exit 1
 }
 
 run_perftest() {  # round
