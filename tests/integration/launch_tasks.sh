@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts N commbench tasks the way torchrun does (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-# MASTER_ADDR, MASTER_PORT), optionally kills one of them with SIGKILL (or $KILL_SIGNAL) after a delay, waits for
+# MASTER_ADDR, MASTER_PORT), optionally kills one of them (or, with KILL_WORKER=1, its worker) with SIGKILL (or
+# $KILL_SIGNAL) after a delay, waits for
 # all, and writes each task's exit code to <dir>/exit-<rank> and the seconds from the kill to
 # the last exit to <dir>/after-kill.
 # Usage: launch_tasks.sh COMMBENCH DIR N PORT KILL_RANK(-1: none) KILL_AFTER_S -- run args...
@@ -15,7 +16,12 @@ for ((r = 0; r < n; r++)); do
 done
 if ((kill_rank >= 0)); then
   sleep "$kill_after"
-  kill -"${KILL_SIGNAL:-9}" "${pids[$kill_rank]}"
+  victim=${pids[$kill_rank]}
+  if [ -n "${KILL_WORKER:-}" ]; then  # the task's worker (its child), not the task itself
+    victim=$(pgrep -P "$victim" | head -1)
+    [ -n "$victim" ] || { echo "launch_tasks.sh: task $kill_rank has no worker to kill" >&2; exit 1; }
+  fi
+  kill -"${KILL_SIGNAL:-9}" "$victim"
   start=$(date +%s%N)
 fi
 for ((r = 0; r < n; r++)); do

@@ -23,6 +23,14 @@ TEST(FailureKind, PluginStatusesMapToTheirKinds) {
   EXPECT_EQ(failure_kind_of(CB_OK), FailureKind::kInternal);
 }
 
+TEST(FailureKind, OnlyTimeoutsAndPeersGoingAwayAreConsequences) {
+  EXPECT_TRUE(is_consequence(FailureKind::kTimeout));
+  EXPECT_TRUE(is_consequence(FailureKind::kRemote));
+  for (FailureKind k : {FailureKind::kUnavailable, FailureKind::kInternal, FailureKind::kStore, FailureKind::kOther,
+                        FailureKind::kCrash, FailureKind::kOutOfMemory, FailureKind::kInterrupted})
+    EXPECT_FALSE(is_consequence(k)) << failure_kind_name(k);
+}
+
 TEST(FailureKind, AnUnknownOrMissingNameIsNeverATimeout) {
   // An older worker sends no kind at all: it must not be taken for a timeout.
   EXPECT_EQ(failure_kind_from_name(""), FailureKind::kOther);

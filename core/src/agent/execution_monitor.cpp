@@ -102,9 +102,6 @@ void drain(std::vector<std::unique_ptr<WorkerProcess>>& workers, std::vector<Ran
   }
 }
 
-// Failures that are the consequence of another rank's: a wait that timed out, a peer that failed.
-bool is_victim_kind(FailureKind k) { return k == FailureKind::kTimeout || k == FailureKind::kRemote; }
-
 // A rank still expected to answer: running, no error reported, not finished.
 bool waiting_on(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
                 const std::vector<RankState>& ranks, size_t r) {
@@ -130,7 +127,7 @@ std::optional<size_t> silent_rank(const std::vector<std::unique_ptr<WorkerProces
 bool peer_failed(std::vector<std::unique_ptr<WorkerProcess>>& workers, const std::vector<RankState>& ranks, size_t r) {
   for (size_t s = 0; s < ranks.size(); ++s) {
     if (s == r) continue;
-    const bool victim = !ranks[s].error.empty() && is_victim_kind(ranks[s].error_kind);
+    const bool victim = !ranks[s].error.empty() && is_consequence(ranks[s].error_kind);
     if (victim) continue;
     // An error of its own, or an exit before its result (any code: exit(0) inside a library too).
     if (!ranks[s].error.empty() || (workers[s]->poll_exit() && !ranks[s].done)) return true;
@@ -295,7 +292,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         else judged(st.error_kind, st.error_phase, st.plugin_status);
         // A rank that gave up waiting (timeout) or saw a peer fail (remote) is a victim: blame the
         // rank that never answered. Decided by the reported kind, never by the message's words.
-        if (!st.error.empty() && is_victim_kind(st.error_kind)) {
+        if (!st.error.empty() && is_consequence(st.error_kind)) {
           // The victim said whom it waited for (a bootstrap collective's absentees): blame the
           // first of them still running without an error of its own.
           bool named = false;
@@ -344,7 +341,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
           if (failed_rank == rank_of(global, r))
             for (size_t s = r + 1; s < ranks.size(); ++s)
               if (workers[s]->poll_exit() && !workers[s]->exited_cleanly() &&
-                  (ranks[s].error.empty() || !is_victim_kind(ranks[s].error_kind))) {
+                  (ranks[s].error.empty() || !is_consequence(ranks[s].error_kind))) {
                 failure.clear();
                 failed_rank = -1;
                 break;

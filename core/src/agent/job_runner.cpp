@@ -19,6 +19,7 @@
 #include "agent/exposure_warnings.h"
 #include "agent/observability.h"
 #include "agent/orphan_reaper.h"
+#include "agent/outcome_merge.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
 #include "common/failure_kind.h"
@@ -175,54 +176,6 @@ std::vector<int> hosted_ranks(const AgentGroup& group, int world) {
     ranks.push_back(group.rank());
   }
   return ranks;
-}
-
-// Agent 0's view of an execution that ran on several agents. An agent that never reported is
-// the likeliest root cause (it died, and its peers' errors are consequences), so it is blamed
-// first; otherwise the first failed rank in rank order, agent 0's own included.
-void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<ExecutionOutcome>>& others,
-                    int participants) {
-  for (int k = 1; k < participants; ++k) {
-    if (others[static_cast<size_t>(k)]) continue;
-    mine.status = "failed";
-    mine.failed_rank = k;
-    mine.failure_kind = "crash";
-    mine.failed_phase.clear();
-    mine.plugin_status = -1;
-    mine.reason = fmt::format("rank {}'s agent never reported the outcome: the task died (killed, or "
-                              "its host went away); the other ranks saw: {}", k,
-                              mine.reason.empty() ? "nothing wrong" : mine.reason);
-    return;
-  }
-  // A rank interrupted by a signal explains what its peers then saw ("remote" failures: the
-  // peer went away); rank 0 once recorded its own remote failure and blamed itself.
-  // (-2: this rank stopped on another's abort, a consequence too.)
-  if (mine.status != "interrupted" &&
-      (mine.status == "ok" || mine.failure_kind == "remote" || mine.failed_rank == -2))
-    for (int k = 1; k < participants; ++k) {
-      const ExecutionOutcome& o = *others[static_cast<size_t>(k)];
-      if (o.status != "interrupted") continue;
-      mine.status = o.status;
-      mine.failed_rank = o.failed_rank >= 0 ? o.failed_rank : k;
-      mine.reason = fmt::format("rank {}: {}", k, o.reason);
-      mine.failure_kind = o.failure_kind;
-      mine.failed_phase = o.failed_phase;
-      mine.plugin_status = o.plugin_status;
-      return;
-    }
-  if (mine.status != "ok" && mine.failed_rank != -2) return;
-  for (int k = 1; k < participants; ++k) {
-    const ExecutionOutcome& o = *others[static_cast<size_t>(k)];
-    if (o.status == "ok" || o.failed_rank == -2) continue;
-    mine.status = o.status;
-    mine.failed_rank = o.failed_rank;
-    mine.reason = o.reason;
-    mine.failure_kind = o.failure_kind;
-    mine.failed_phase = o.failed_phase;
-    mine.plugin_status = o.plugin_status;
-    return;
-  }
-  if (mine.failed_rank == -2) mine.failed_rank = -1;
 }
 
 std::string plan_digest(const std::vector<Execution>& plan) {

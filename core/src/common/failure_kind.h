@@ -31,6 +31,9 @@ enum class FailureKind {
 std::string_view failure_kind_name(FailureKind kind);
 // The kind named `name`; kOther for a name this build does not know.
 FailureKind failure_kind_from_name(std::string_view name);
+// Whether a rank that failed this way is a victim of another rank's failure (a wait that timed
+// out, a peer that went away), not a cause: the agents blame a rank whose kind is not one first.
+bool is_consequence(FailureKind kind);
 // The kind of a plugin's status (CB_OK and unknown codes: kInternal).
 FailureKind failure_kind_of(cb_status status);
 

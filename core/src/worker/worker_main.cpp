@@ -121,6 +121,10 @@ int worker_main(int argc, char** argv) {
     // must still be the parent, or it died before prctl.
     if (args.wrapped ? ::kill(args.agent_pid, 0) != 0 : ::getppid() != args.agent_pid) return kWorkerExitFailed;
   }
+  // A peer that went away must reach the plugin as a write error (EPIPE: a "remote" failure),
+  // not kill this rank with SIGPIPE, which would make it look like the cause. Set here because
+  // the disposition a worker inherits depends on what its agent did before spawning it.
+  ::signal(SIGPIPE, SIG_IGN);
   ResultChannel out(args.result_fd, args.rank);
   Heartbeat heartbeat(out);
   std::string phase = "startup";
