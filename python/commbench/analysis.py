@@ -176,7 +176,8 @@ def _pair_sentence(where, la, lb, a, b, note):
         rs = [ratio[k] for k, _ in real]
         lo, hi = fmt.ratio(min(rs)), fmt.ratio(max(rs))
         span = lo if lo == hi else f"{lo} to {hi}"
-        at = f"all {len(common)} common sizes" if not noisy else \
+        # "all" only when every common size was established: an undecided size is not one.
+        at = f"all {len(common)} common sizes" if len(real) == len(common) else \
             f"{len(real)} of {len(common)} common sizes"
         other = lb if w == "a" else la
         return (f"{where}: {name[w]} is faster than {other} at {at}, by {span} (time ratio)"

@@ -110,15 +110,22 @@ def label(series, among, always=("backend",), never=()):
 
 def pairs(jobs):
     """all_pairs records grouped per (source, run, backend, memory, world size, bytes):
-    {key: [records]} with key a dict-like tuple."""
+    {key: [records]} with key a dict-like tuple, one record per directed pair: with `repeats`,
+    the pair's median repeat, as the job's own summary.md shows."""
     groups = {}
     for label_, c in case_rows(jobs):
         if c.get("op") != "all_pairs":
             continue
         key = (label_, c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"),
                c.get("bytes", 0))
-        groups.setdefault(key, []).append(c)
-    return groups
+        groups.setdefault(key, {}).setdefault((c.get("src"), c.get("dst")), []).append(c)
+    return {key: [_one_repeat(recs) for recs in by_pair.values()] for key, by_pair in groups.items()}
+
+
+def _one_repeat(records):
+    """The median repeat of the measured records, else the first (a failed pair shows failed)."""
+    ok = [r for r in records if measured(r)]
+    return _median_repeat(ok) if ok else records[0]
 
 
 # A workload run with several batch sizes has one series per batch size (absent for op sweeps).

@@ -78,14 +78,15 @@ iterations = 3
   const auto log = lines_of(first_job / "execution_log.csv");
   ASSERT_EQ(log.size(), 1u + 60u * 3u);  // header + every configuration per repetition
   EXPECT_EQ(log[0], "run,backend,world_size,config_id,src,dst,size,repetition,timestamp_start_ns,"
-                    "timestamp_end_ns,duration_ns");
+                    "timestamp_end_ns,duration_ns,repeat");
   std::map<int, int> per_config;
   std::vector<int> first_rep_order;
   for (size_t i = 1; i < log.size(); ++i) {
     std::vector<std::string> f;
     std::stringstream ss(log[i]);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    ASSERT_EQ(f.size(), 11u) << log[i];
+    ASSERT_EQ(f.size(), 12u) << log[i];
+    EXPECT_EQ(f[11], "0") << "no repeats: repeat 0";
     ++per_config[std::stoi(f[3])];
     if (f[7] == "0") first_rep_order.push_back(std::stoi(f[3]));
     EXPECT_LE(std::stoll(f[8]), std::stoll(f[9])) << log[i];

@@ -110,10 +110,34 @@ class Comparisons(unittest.TestCase):
         self.assertIn("gloo and ucx: no difference established: at 1 of 1 sizes ucx was faster in "
                       "every repeat, but 2 repeats per side were too few for the test to establish it",
                       line)
+        # One size established, one left undecided by too few repeats: not "at all 2 sizes".
+        def sized(backend, means_by_size):
+            return [rec(backend=backend, bytes_=b, mean=m, sd=0.01, repeat=i)
+                    for b, means in means_by_size.items() for i, m in enumerate(means)]
+        (line,) = sentences([job(sized("gloo", {4096: [1817.8, 993.1], 8192: [100.0, 100.1]})
+                                 + sized("ucx", {4096: [58.6, 67.3], 8192: [50.0, 50.1]}))],
+                            "Backends and memory types compared")
+        self.assertIn("ucx is faster than gloo at 1 of 2 common sizes", line)
+        self.assertIn("at 1 of 2 sizes ucx was faster in every repeat, but 2 repeats", line)
+        self.assertNotIn("at all 2 common sizes", line)
         # Overlapping repeats stay "within noise".
         (line,) = sentences([job(case("gloo", [100.0, 130.0]) + case("ucx", [110.0, 120.0]))],
                             "Backends and memory types compared")
         self.assertIn("differ by no more than noise can explain", line)
+
+
+class AllPairsRepeats(unittest.TestCase):
+    def test_links_count_pairs_not_repeats_and_take_each_pairs_median_repeat(self):
+        # 2 ranks, 3 repeats: once "4 pairs" / "6 pairs", the repeats pooled as if pairs.
+        cases = [rec(op="all_pairs", redop="", world=2, bytes_=1024, src=s, dst=1 - s, repeat=i,
+                     mean=m, algbw_gbps=1024 / m / 1e3)
+                 for s, means in ((0, (10.0, 40.0, 20.0)), (1, (5.0, 9.0, 7.0)))
+                 for i, m in enumerate(means)]
+        (line,) = sentences([job(cases)], "Links (all_pairs)")
+        self.assertIn("2 pairs", line)
+        # Fastest 1→0 at its median repeat (7 µs), slowest 0→1 at its median (20 µs).
+        self.assertIn(f"fastest pair 1→0 {fmt.num(1024 / 7.0 / 1e3)} GB/s", line)
+        self.assertIn(f"slowest 0→1 {fmt.num(1024 / 20.0 / 1e3)} GB/s", line)
 
 
 class MetricPerPattern(unittest.TestCase):

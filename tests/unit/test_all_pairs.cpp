@@ -75,6 +75,7 @@ TEST(ExecutionLog, WritesSeedColumnsOnlyWhenTransfersArrive) {
   EXPECT_FALSE(std::filesystem::exists(file)) << "a job without all_pairs gets no log";
   ExecutionOutcome done;
   done.info = test::make_exec("ucx", 0, 1, 12);
+  done.info.repeat = 1;  // the second of the run's repeats: its rows must say so
   log.execution_done(done);
   EXPECT_FALSE(std::filesystem::exists(file)) << "an execution without transfers writes nothing";
   log.transfers_logged(done.info, {{5, 0, 1, 1024, 0, 1000, 1500, 600}, {2, 1, 0, 8, 0, 2000, 2100, 100}});
@@ -84,10 +85,10 @@ TEST(ExecutionLog, WritesSeedColumnsOnlyWhenTransfersArrive) {
   const auto lines = test::read_lines(file);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0], "run,backend,world_size,config_id,src,dst,size,repetition,timestamp_start_ns,"
-                      "timestamp_end_ns,duration_ns");
-  EXPECT_EQ(lines[1], "sweep,ucx,4,5,0,1,1024,0,1000,1500,600");
-  EXPECT_EQ(lines[2], "sweep,ucx,4,2,1,0,8,0,2000,2100,100");
-  EXPECT_EQ(lines[3], "sweep,ucx,4,5,0,1,1024,1,3000,3400,400");
+                      "timestamp_end_ns,duration_ns,repeat");
+  EXPECT_EQ(lines[1], "sweep,ucx,4,5,0,1,1024,0,1000,1500,600,1");
+  EXPECT_EQ(lines[2], "sweep,ucx,4,2,1,0,8,0,2000,2100,100,1");
+  EXPECT_EQ(lines[3], "sweep,ucx,4,5,0,1,1024,1,3000,3400,400,1");
 }
 
 TEST(ExecutionLog, TimestampsMoveOntoRankZerosTimelineByTheReceiversClock) {
@@ -105,8 +106,8 @@ TEST(ExecutionLog, TimestampsMoveOntoRankZerosTimelineByTheReceiversClock) {
   log.execution_done(done);
   const auto lines = test::read_lines(dir.path() / ExecutionLogReporter::kFileName);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[1], "sweep,ucx,4,3,0,1,8,0,56050,57051,1000") << "receiver rank 1: moved";
-  EXPECT_EQ(lines[2], "sweep,ucx,4,4,1,0,8,0,60000,61000,1000") << "receiver rank 0: as it was";
+  EXPECT_EQ(lines[1], "sweep,ucx,4,3,0,1,8,0,56050,57051,1000,0") << "receiver rank 1: moved";
+  EXPECT_EQ(lines[2], "sweep,ucx,4,4,1,0,8,0,60000,61000,1000,0") << "receiver rank 0: as it was";
 }
 
 TEST(ExecutionLog, EntriesSurviveTheWorkerPipeAsJson) {
@@ -149,6 +150,25 @@ TEST(PairMatrix, OneBandwidthAndLatencyMatrixPerSizeWithPairsInPlace) {
   for (size_t at = md.find("### all_pairs"); at != std::string::npos; at = md.find("### all_pairs", at + 1))
     ++headings;
   EXPECT_EQ(headings, 2u);
+}
+
+TEST(PairMatrix, WithRepeatsEachPairShowsItsMedianRepeatAndSaysSo) {
+  // Three repeats of a 2-rank matrix: the cell once showed the last repeat, unlabelled.
+  std::vector<CaseRecord> records;
+  for (int repeat = 0; repeat < 3; ++repeat)
+    for (int s = 0; s < 2; ++s) {
+      const double times[3] = {30.0, 20.0, 10.0};  // the median is repeat 1, not the last
+      CaseRecord r = pair_record(s, 1 - s, 8, times[repeat] + s);
+      r.repeat = repeat;
+      records.push_back(r);
+    }
+  std::vector<const CaseRecord*> ptrs;
+  for (const auto& r : records) ptrs.push_back(&r);
+  std::string md;
+  append_pair_matrices(md, ptrs);
+  EXPECT_NE(md.find("With 3 repeats: each pair's median repeat (by mean time)."), std::string::npos) << md;
+  EXPECT_NE(md.find("| **0** | · | 20.00 |"), std::string::npos) << md;  // 0->1: 30, 20, 10
+  EXPECT_NE(md.find("| **1** | 21.00 | · |"), std::string::npos) << md;  // 1->0: 31, 21, 11
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "report/comparison.h"
+#include "report/repeat_choice.h"
 #include "report/format.h"
 #include "report/markdown_reporter.h"
 #include "report/markdown_table.h"
@@ -101,6 +102,35 @@ TEST(ReportComparison, RepeatsShowEachBackendsMedianRepeatAndSaySo) {
   EXPECT_EQ(repeats_note(compare_backends({"gloo"}, {make_case("gloo", "allreduce", 4096, 1)})), "");
 }
 
+TEST(ReportComparison, WorkloadStepsWithAnotherOverlapOrBatchGetTheirOwnTable) {
+  // overlap = [true, false] on gloo and ucx: the table once set gloo's overlap-off step (the
+  // faster) beside ucx's overlap-on step, and called the pair "2 repeats".
+  std::vector<CaseRecord> records;
+  for (const char* backend : {"gloo", "ucx"})
+    for (const bool overlap : {true, false}) {
+      CaseRecord r = make_case(backend, "data_parallel", 1 << 20, overlap ? 30.0 : 20.0);
+      if (std::string(backend) == "ucx") r.time_us.mean += 100;
+      r.workload = {{"model", "tiny"}, {"sharding", "ddp"}, {"overlap", overlap}, {"batch_size", 6}};
+      records.push_back(r);
+    }
+  const auto set = compare_backends({"gloo", "ucx"}, records);
+  EXPECT_EQ(set.max_repeats, 1);
+  ASSERT_EQ(set.tables.size(), 2u);
+  for (const auto& t : set.tables) {
+    ASSERT_EQ(t.rows.size(), 1u);
+    const bool on = t.variant == "tiny ddp, overlap on, batch 6/rank";
+    EXPECT_TRUE(on || t.variant == "tiny ddp, overlap off, batch 6/rank") << t.variant;
+    for (const CaseRecord* r : t.rows[0].by_backend) EXPECT_EQ(r->workload["overlap"], on) << r->backend;
+  }
+}
+
+TEST(ReportComparison, ARootedOpNamesItsRootAndOtherOpsNoVariant) {
+  CaseRecord bcast = make_case("gloo", "broadcast", 4096, 10);
+  bcast.root = 2;
+  EXPECT_EQ(case_variant(bcast), "root 2");
+  EXPECT_EQ(case_variant(make_case("gloo", "allreduce", 4096, 10)), "");
+}
+
 TEST(ReportComparison, MissingBackendHasNoRatio) {
   const std::vector<CaseRecord> records{make_case("gloo", "allreduce", 4096, 10)};
   const auto set = compare_backends({"gloo", "nccl"}, records);
@@ -175,8 +205,9 @@ TEST_F(ReportMarkdown, RepeatsAreNumberedAndTheComparisonSaysWhichRepeatItShows)
   const std::string md = render_markdown_summary(job, result, {{0, {"gloo", "mpi"}}});
   EXPECT_TRUE(contains(md, "With 2 repeats: each backend's median repeat (by mean time).")) << md;
   EXPECT_TRUE(contains(md, "| backend | ranks | repeat | status |")) << md;
-  EXPECT_TRUE(contains(md, "| 0 of 2 |")) << md;
-  EXPECT_TRUE(contains(md, "| 1 of 2 |")) << md;
+  EXPECT_TRUE(contains(md, "| 1 of 2 |")) << md;  // counted from 1, as the console does
+  EXPECT_TRUE(contains(md, "| 2 of 2 |")) << md;
+  EXPECT_FALSE(contains(md, "| 0 of 2 |")) << md;
   EXPECT_TRUE(contains(md, "| size | repeat | bytes |")) << md;
   // The median repeat of two is the faster (the lower middle): gloo 100, mpi 150, mpi / gloo 1.5.
   EXPECT_TRUE(contains(md, "| 1 MiB | 100.00 | 15.73 | 150.00 | 10.49 | 1.50× |")) << md;

@@ -33,6 +33,22 @@ TEST(Scaling, WeakEfficiencyIsBaseTimeOverTime) {
   EXPECT_NEAR(s.points[2].efficiency, 0.5, 1e-12);
 }
 
+TEST(Scaling, WithRepeatsEachWorldSizeTakesItsMedianRepeat) {
+  // Repeats at 4 ranks of 300, 125 and 150 us: the efficiency once used repeat 0 (300 us) while
+  // the comparison table showed the median (150 us).
+  std::vector<CaseRecord> recs{make_case("gloo", "allreduce", 1 << 20, 100, 2)};
+  int repeat = 0;
+  for (double t : {300.0, 125.0, 150.0}) {
+    recs.push_back(make_case("gloo", "allreduce", 1 << 20, t, 4));
+    recs.back().repeat = repeat++;
+  }
+  const auto series = scaling_series(recs, {});
+  ASSERT_EQ(series.size(), 1u);
+  ASSERT_EQ(series[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(series[0].points[1].time_us, 150.0);
+  EXPECT_NEAR(series[0].points[1].efficiency, 100.0 / 150.0, 1e-12);
+}
+
 TEST(Scaling, StrongEfficiencyDividesBySpeedup) {
   // 4 MiB in total of allgather: 4 MiB per rank at 1 rank, 2 MiB at 2, 1 MiB at 4 (plan.cpp).
   std::vector<CaseRecord> recs{make_case("gloo", "allgather", 4 << 20, 400, 1),

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/format.h"
+#include "report/repeat_choice.h"
 
 namespace commbench {
 namespace {
@@ -18,9 +19,9 @@ size_t index_of(std::vector<std::string>& names, const std::string& name) {
   return names.size() - 1;
 }
 
-bool same_table(const ComparisonTable& t, const CaseRecord& r) {
-  return std::tie(t.op, t.dtype, t.redop, t.placement, t.world_size) ==
-         std::tie(r.op, r.dtype, r.redop, r.placement, r.world_size);
+bool same_table(const ComparisonTable& t, const CaseRecord& r, const std::string& variant) {
+  return std::tie(t.op, t.dtype, t.redop, t.placement, t.world_size, t.variant) ==
+         std::tie(r.op, r.dtype, r.redop, r.placement, r.world_size, variant);
 }
 
 }  // namespace
@@ -34,10 +35,11 @@ ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
   std::map<std::tuple<size_t, size_t, size_t>, std::vector<const CaseRecord*>> repeats;
 
   for (const auto& r : records) {
+    const std::string variant = case_variant(r);
     auto table = std::find_if(set.tables.begin(), set.tables.end(),
-                              [&](const ComparisonTable& t) { return same_table(t, r); });
+                              [&](const ComparisonTable& t) { return same_table(t, r, variant); });
     if (table == set.tables.end()) {
-      set.tables.push_back({r.op, r.dtype, r.redop, r.placement, r.world_size, {}});
+      set.tables.push_back({r.op, r.dtype, r.redop, r.placement, r.world_size, variant, {}});
       table = std::prev(set.tables.end());
     }
     auto row = std::find_if(table->rows.begin(), table->rows.end(),
@@ -53,16 +55,10 @@ ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
              index_of(set.backends, r.backend)}]
         .push_back(&r);
   }
-  // A case measured in several repeats: its median repeat by mean time (the lower middle of an
-  // even count), measured ones first; a failed repeat shows only when none was measured.
+  // A case measured in several repeats: its median repeat (report/repeat_choice.h).
   for (auto& [where, recs] : repeats) {
     const auto [t, row, backend] = where;
-    std::vector<const CaseRecord*> ok;
-    for (const CaseRecord* r : recs)
-      if (r->status == "ok") ok.push_back(r);
-    std::stable_sort(ok.begin(), ok.end(),
-                     [](const CaseRecord* a, const CaseRecord* b) { return a->time_us.mean < b->time_us.mean; });
-    set.tables[t].rows[row].by_backend[backend] = ok.empty() ? recs.front() : ok[(ok.size() - 1) / 2];
+    set.tables[t].rows[row].by_backend[backend] = median_repeat(recs);
     set.max_repeats = std::max(set.max_repeats, static_cast<int>(recs.size()));
   }
   for (auto& t : set.tables)

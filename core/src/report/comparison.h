@@ -23,6 +23,8 @@ struct ComparisonRow {
 struct ComparisonTable {
   std::string op, dtype, redop, placement;
   int world_size = 0;
+  // What else sets one table's cases apart (case_variant, report/repeat_choice.h): "" for most ops.
+  std::string variant;
   std::vector<ComparisonRow> rows;  // ascending size (then src, dst)
 };
 

@@ -269,8 +269,8 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
                   "ratio = backend time / {} time{}",
                   run.name, ref, repeats_note(set)));
   for (const auto& t : set.tables) {
-    print(fmt::format("# {} {} {} {}, {}", t.op, t.dtype, redop_or_dash(t.redop),
-                      short_placement(t.placement), ranks(t.world_size)));
+    print(fmt::format("# {} {} {} {}, {}{}", t.op, t.dtype, redop_or_dash(t.redop),
+                      short_placement(t.placement), ranks(t.world_size), t.variant.empty() ? "" : ", " + t.variant));
     std::string header = fmt::format("#{:>{}}", "size(B)", kSize - 1);
     for (const auto& b : set.backends)
       header += fmt::format("{:>{}}{:>{}}", b + " time", kBw + 2, b + " busbw", kBw + 2);

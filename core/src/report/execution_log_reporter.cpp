@@ -9,10 +9,11 @@
 namespace commbench {
 
 const std::vector<std::string>& ExecutionLogReporter::columns() {
-  // Seed 003's columns, after the execution's identity.
+  // Seed 003's columns, after the execution's identity; `repeat` last (added later, so that
+  // readers by position keep working): with `repeats`, which execution a row is from.
   static const std::vector<std::string> kColumns{
-      "run",  "backend",    "world_size",         "config_id",        "src",        "dst",
-      "size", "repetition", "timestamp_start_ns", "timestamp_end_ns", "duration_ns"};
+      "run",  "backend",    "world_size",         "config_id",        "src",         "dst",
+      "size", "repetition", "timestamp_start_ns", "timestamp_end_ns", "duration_ns", "repeat"};
   return kColumns;
 }
 
@@ -34,9 +35,10 @@ void ExecutionLogReporter::execution_done(const ExecutionOutcome& outcome) {
   std::string block;
   for (const TransferLogEntry& e : entries) {
     if (!block.empty()) block += '\n';
-    block += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", csv_field(exec.run), csv_field(exec.backend),
+    block += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(exec.run), csv_field(exec.backend),
                          exec.world_size, e.config_id, e.src, e.dst, e.bytes, e.repetition,
-                         clock.to_rank0(e.dst, e.start_ns), clock.to_rank0(e.dst, e.end_ns), e.duration_ns);
+                         clock.to_rank0(e.dst, e.start_ns), clock.to_rank0(e.dst, e.end_ns), e.duration_ns,
+                         exec.repeat);
   }
   file_->write_line(block);
 }

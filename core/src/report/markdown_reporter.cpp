@@ -116,8 +116,8 @@ void append_executions(std::string& md, const std::vector<const ExecutionOutcome
                     fmt::format("{:.1f}", e->elapsed_s),
                     e->failed_rank >= 0 ? fmt::format("{}", e->failed_rank) : "-",
                     e->reason.empty() ? "-" : cell(e->reason)});
-    // 0-based, as the records' `repeat` and the case tables below.
-    if (repeated) rows.back().insert(rows.back().begin() + 2, fmt::format("{} of {}", e->info.repeat, e->info.repeats));
+    // Counted from 1, as the console, the analysis and the plots do (the records' field is 0-based).
+    if (repeated) rows.back().insert(rows.back().begin() + 2, fmt::format("{} of {}", e->info.repeat + 1, e->info.repeats));
   }
   std::vector<Column> columns{{"backend", false},     {"ranks", true},       {"status", false},
                               {"cases", true},        {"elapsed (s)", true}, {"failed rank", true},
@@ -185,7 +185,7 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
     if (repeated) {
       columns.insert(columns.begin() + 1, {"repeat", true});
       for (size_t i = 0; i < rows.size(); ++i)
-        rows[i].insert(rows[i].begin() + 1, fmt::format("{}", members[i]->repeat));
+        rows[i].insert(rows[i].begin() + 1, fmt::format("{}", members[i]->repeat + 1));
     }
     append_table(md, columns, rows);
   }
@@ -197,8 +197,8 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
   if (set.backends.size() < 2) return;
   const std::string& ref = set.backends[0];
   for (const auto& t : set.tables) {
-    md += fmt::format("### Comparison · {} · {} · {} · {} · {} ranks\n\n", t.op, t.dtype,
-                      redop_or_dash(t.redop), t.placement, t.world_size);
+    md += fmt::format("### Comparison · {} · {} · {} · {} · {} ranks{}\n\n", t.op, t.dtype,
+                      redop_or_dash(t.redop), t.placement, t.world_size, t.variant.empty() ? "" : " · " + t.variant);
     if (set.max_repeats > 1)
       md += fmt::format("With {} repeats: each backend's median repeat (by mean time).\n\n", set.max_repeats);
     std::vector<Column> columns{{"size", true}};

@@ -8,6 +8,7 @@
 
 #include "report/format.h"
 #include "report/markdown_table.h"
+#include "report/repeat_choice.h"
 
 namespace commbench {
 namespace {
@@ -42,7 +43,14 @@ void append_matrix(std::string& md, int world, const std::map<std::pair<int, int
 void append_pair_matrices(std::string& md, const std::vector<const CaseRecord*>& cases) {
   std::map<MatrixKey, std::map<std::pair<int, int>, const CaseRecord*>> matrices;
   std::vector<MatrixKey> order;  // backends in order of appearance, sizes ascending within
-  for (const CaseRecord* c : cases) {
+  int repeats = 1;  // the most records one pair has: with `repeats`, each pair's median repeat
+  {
+    std::map<std::tuple<int, std::string, int, std::string, uint64_t, int, int>, int> seen;
+    for (const CaseRecord* c : cases)
+      if (c->src >= 0)
+        repeats = std::max(repeats, ++seen[{c->run_index, c->backend, c->world_size, c->dtype, c->bytes, c->src, c->dst}]);
+  }
+  for (const CaseRecord* c : one_per_case(cases)) {
     if (c->src < 0) continue;
     const MatrixKey key{c->backend, c->world_size, c->dtype, c->bytes};
     if (!matrices.count(key)) order.push_back(key);
@@ -62,6 +70,8 @@ void append_pair_matrices(std::string& md, const std::vector<const CaseRecord*>&
     const CaseRecord* any = cells.begin()->second;
     md += fmt::format("### all_pairs · {} · {} ranks · {} ({} B) · {} · {} repetitions\n\n", backend,
                       world, human_size(bytes), bytes, dtype, any->iterations);
+    if (repeats > 1)
+      md += fmt::format("With {} repeats: each pair's median repeat (by mean time).\n\n", repeats);
     append_matrix(md, world, cells, "Bandwidth, GB/s",
                   [](const CaseRecord& r) { return format_gbps(r.algbw_gbps); });
     append_matrix(md, world, cells, "Latency, p50 us",

@@ -7,6 +7,7 @@
 
 #include "common/ops.h"
 #include "report/format.h"
+#include "report/repeat_choice.h"
 
 namespace commbench {
 namespace {
@@ -65,7 +66,9 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
                                           const std::map<int, ScalingMode>& modes) {
   std::map<ScalingKey, size_t> index;
   std::vector<ScalingSeries> all;
-  for (const CaseRecord& r : records) {
+  // With `repeats`, each case's median repeat, as the comparison tables show (repeat_choice.h).
+  for (const CaseRecord* one : one_per_case(records)) {
+    const CaseRecord& r = *one;
     if (r.workload.is_object()) {
       const auto m = modes.find(r.run_index);
       add_workload_point(r, m == modes.end() ? ScalingMode::Weak : m->second, index, all);
@@ -85,7 +88,8 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
     // an odd rank out does no work, and the efficiency says so).
     const double movers = op_info(*kind).algbw == PerWorld::Pairs ? per_world(PerWorld::Pairs, r.world_size) : n;
     const double work = mode == ScalingMode::Strong ? static_cast<double>(bytes) : movers * static_cast<double>(r.bytes);
-    // A repeated world size (the same case twice in one run) keeps the first measurement.
+    // A world size seen twice in one series (cases that differ in what the series does not key
+    // on, such as the timing method) keeps the first.
     if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
       s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, work / r.time_us.mean / 1e3, 0});
   }
