@@ -229,21 +229,25 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
                                   if r.z is not None else "fewer than 2 samples, min change only"))
 
 
-LOST = ("failed", "interrupted")  # execution outcomes whose cases were lost, not left out
+# Execution outcomes whose cases were lost, not left out: NEW planned them and could not measure
+# them. A backend `unavailable` in NEW that the baseline measured is a regression a gate must
+# see (the library broke, or the node lost its network); `skipped` (fewer ranks launched) is the
+# launch's choice.
+LOST = ("failed", "interrupted", "unavailable")
 
 
 def why_not_measured(case, new_jobs):
     """Why NEW has no record of a case the baseline measured, when NEW's own outcomes say it was
-    lost rather than left out: NEW's execution of the same run, backend and world size failed or
-    was interrupted (its cases were never run, so they left no record), or a NEW job of the same
-    experiment did not finish. None otherwise: NEW did not plan the case (a subset, a renamed
-    run, fewer ranks launched: `skipped`, a backend `unavailable` here) — "only in baseline", not
-    a failure."""
+    lost rather than left out: NEW's execution of the same backend and world size, of the same
+    run or of a run that plans the case's op (a renamed run), failed or was interrupted (its
+    cases were never run, so they left no record), or a NEW job of the same experiment did not
+    finish. None otherwise: NEW did not plan the case (a subset, fewer ranks launched:
+    `skipped`) — "only in baseline", not a failure."""
     for j in new_jobs:
         for e in j.executions:
-            if (e.get("status") in LOST and e.get("run") == case.get("run")
-                    and e.get("backend") == case.get("backend")
-                    and e.get("world_size") == case.get("world_size")):
+            if (e.get("status") in LOST and e.get("backend") == case.get("backend")
+                    and e.get("world_size") == case.get("world_size")
+                    and (e.get("run") == case.get("run") or _run_plans(j, e.get("run"), case))):
                 return (f"not measured: NEW's execution '{e.get('run')}' ({e.get('backend')}, "
                         f"{e.get('world_size')} ranks) was {e.get('status')}: {e.get('reason', '')}")
     for j in new_jobs:
@@ -251,6 +255,18 @@ def why_not_measured(case, new_jobs):
                 and j.header.get("experiment") == case.get("experiment")):
             return f"not measured: NEW's job {j.label} did not finish (no job_end record)"
     return None
+
+
+def _run_plans(job, run_name, case):
+    """Whether `job`'s run `run_name` planned cases like `case` (its op and dtype): cases match
+    across run names, so a renamed run that crashed has lost the baseline's cases too. False
+    when the job's experiment is not known (no summary.json: a killed job)."""
+    runs = ((job.summary or {}).get("experiment") or {}).get("runs") or []
+    for r in runs:
+        if isinstance(r, dict) and r.get("name") == run_name:
+            return (case.get("op") in (r.get("ops") or [])
+                    and (not r.get("dtypes") or case.get("dtype") in r["dtypes"]))
+    return False
 
 
 def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):

@@ -97,9 +97,10 @@ def lost_cases(job, run):
     nor its summary (killed: executions it never started left no record at all)."""
     out = []
     for e in job.executions:
-        # Only failed or interrupted executions lose cases (compare's rule); skipped and
-        # unavailable ones left their cases out on purpose, and say so in their records.
-        if e.get("run") != run or e.get("status") not in ("failed", "interrupted"):
+        # A skipped execution (a world larger than the launch) or an unavailable backend planned
+        # cases too: a qualification that never measured them must not pass on the rest.
+        if e.get("run") != run or e.get("status") not in ("failed", "interrupted", "skipped",
+                                                          "unavailable"):
             continue
         done, total = e.get("cases_done"), e.get("case_total")
         if isinstance(done, int) and isinstance(total, int) and done >= total:

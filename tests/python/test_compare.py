@@ -196,11 +196,33 @@ class CompareTest(TempDirCase):
         # Launched with fewer ranks (the 4-rank execution `skipped`, the job exits 0): not lost.
         p = commbench("compare", GLOO_VS_UCX, self.lose_ucx_4_ranks(status="skipped"), check=0)
         self.assertIn("Not compared: 12 case(s) only in BASELINE", p.stdout)
+        # A backend unavailable in NEW that the baseline measured: lost, a regression.
+        shutil.rmtree(os.path.join(self.tmp, "new"))
+        p = commbench("compare", GLOO_VS_UCX, self.lose_ucx_4_ranks(status="unavailable"), check=1)
+        self.assertEqual(p.stdout.count("was unavailable: rank 3 crashed (test)"), 12, p.stdout)
         # A failed execution of another run (same backend and world size) did not lose these.
         shutil.rmtree(os.path.join(self.tmp, "new"))
         p = commbench("compare", GLOO_VS_UCX, self.lose_ucx_4_ranks(run="another-run"), check=0)
         self.assertIn("Not compared: 12 case(s) only in BASELINE", p.stdout)
         self.assertNotIn("not measured: NEW", p.stdout)
+
+    def test_cases_lost_by_a_renamed_run_regress(self):
+        # Cases match across run names, so the same experiment with its run renamed compares
+        # case by case; its crash once left the lost cases "only in baseline", exit 0.
+        new = self.lose_ucx_4_ranks()
+        rewrite_records(new, lambda records: [dict(r, run="renamed") if r.get("run") else r
+                                              for r in records])
+        summary_path = os.path.join(new, "summary.json")
+        with open(summary_path) as f:
+            summary = json.load(f)
+        for r in summary["experiment"]["runs"]:
+            r["name"] = "renamed"
+        with open(summary_path, "w") as f:
+            json.dump(summary, f)
+        p = commbench("compare", GLOO_VS_UCX, new, check=1)
+        lost = [l for l in p.stdout.splitlines() if "not measured: NEW's execution 'renamed'" in l]
+        self.assertEqual(len(lost), 12, p.stdout)
+        self.assertNotIn("only in baseline", p.stdout)
 
     def test_every_case_lost_is_a_regression_not_a_mismatch(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")
