@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -234,6 +235,47 @@ iterations = 3
     EXPECT_EQ(execs[i]["cases_done"], 0);
     EXPECT_EQ(execs[i]["reason"], "not started: the job was interrupted before it");
   }
+}
+
+// A rendezvous file left by a dead job with the same id (a rank 0 killed with SIGKILL; Open MPI's
+// job ids repeat): rank 1 reads its dead address before this job's rank 0 replaces the file. It
+// once retried that address for the whole rendezvous timeout; it now reads the file again.
+TEST(Launchers, AStaleRendezvousFileIsReadAgainUntilRankZeroReplacesIt) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", R"(
+name = "stale"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)");
+  const fs::path out = dir.path() / "out", tmp = dir.path() / "tmp";
+  fs::create_directories(out);
+  fs::create_directories(tmp);
+  const fs::path stale = out / ".rendezvous-job-stale";
+  {
+    std::ofstream f(stale);
+    f << "job-stale\n127.0.0.1\n" << free_port() << "\n";  // nobody listens there
+  }
+  fs::permissions(stale, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  const std::string env = fmt::format("TMPDIR={} OMPI_MCA_ess_base_jobid=job-stale OMPI_COMM_WORLD_SIZE=2 "
+                                      "OMPI_COMM_WORLD_LOCAL_SIZE=2 COMMBENCH_RENDEZVOUS_TIMEOUT=60",
+                                      tmp.string());
+  const std::string cmd = fmt::format(
+      "cd {0} && start=$(date +%s%N); "
+      "{1} OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=1 {2} run {3} -o {4} --quiet > task-1.log 2>&1 & one=$!; "
+      "sleep 2; {1} OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_LOCAL_RANK=0 {2} run {3} -o {4} --quiet > task-0.log 2>&1; "
+      "echo $? > exit-0; wait $one; echo $? > exit-1; "
+      "echo \"scale=3; ($(date +%s%N) - $start) / 1000000000\" | bc > took",
+      dir.path().string(), env, COMMBENCH_BIN, file.string(), out.string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_EQ(exit_of(dir, 0), 0) << read_text(dir.path() / "task-0.log");
+  EXPECT_EQ(exit_of(dir, 1), 0) << read_text(dir.path() / "task-1.log");
+  EXPECT_LT(std::stod(read_text(dir.path() / "took")), 30.0) << "rank 1 waited for the dead address";
+  ASSERT_EQ(dir.records("execution").size(), 1u);
+  EXPECT_EQ(dir.records("execution")[0]["status"], "ok");
 }
 
 // A task that read another experiment: rank 0 names it at once (it once waited out the

@@ -181,14 +181,30 @@ void AgentGroup::connect_to_store(Millis timeout) {
             token_file_->path().string(), timeout.count() / 1000));
     }
     const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    // An address read from a rendezvous file may be a dead job's (a rank 0 killed before it
+    // could remove it; Open MPI's job ids repeat): try it a second at a time, and read the file
+    // again between tries, so that the address of this job's rank 0 is found once it is there.
+    const bool address_from_file = launch_.rendezvous == Rendezvous::kFile && !launch_.hosts_store();
+    const Millis slice = address_from_file ? std::min(left, Millis(1000)) : left;
     try {
       // Agent 0's own client needs no stop check: its store is right here.
-      client_ = StoreClient::connect(host_, port_, std::max(left, Millis(1)), token_,
+      client_ = StoreClient::connect(host_, port_, std::max(slice, Millis(1)), token_,
                                      launch_.hosts_store() ? StoreClient::StopCheck{} : StoreClient::StopCheck{signalled});
       client_->set_stop_check({});
       return;
     } catch (const StoreError& e) {
       if (e.code() == StoreError::Code::Interrupted) throw interrupted();
+      const bool unreachable = e.code() == StoreError::Code::Connection || e.code() == StoreError::Code::Timeout;
+      if (address_from_file && unreachable && std::chrono::steady_clock::now() < deadline) {
+        try {
+          std::tie(host_, port_) = read_rendezvous_file(rendezvous_file_, launch_.job_id, Millis(200), signalled);
+        } catch (const LaunchInterrupted&) {
+          throw;
+        } catch (const LaunchError&) {
+          // Gone or not ours for now (rank 0 replaces it): keep the address and try again.
+        }
+        continue;
+      }
       // A token file left by an earlier launch on the same port: rank 0 replaces it before its
       // store accepts anyone, so read it again.
       if (token_from_file && e.code() == StoreError::Code::Rejected && std::chrono::steady_clock::now() < deadline) {
