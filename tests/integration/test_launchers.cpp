@@ -83,6 +83,36 @@ TEST(Launchers, TorchrunStyleTasksGiveTheSameResultsAsALocalRun) {
   EXPECT_NE(summary.find("\"launcher\": \"torchrun\""), std::string::npos);
 }
 
+// torchrun's static rendezvous: its agent holds MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True).
+// A listener stands in for that store; rank 0 once failed to bind it and rank 1 waited 2 min.
+TEST(Launchers, UnderTorchrunsAgentStoreRankZeroListensOnAPortOfItsOwn) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", R"(
+name = "agent-store"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)");
+  const int port = free_port();
+  const std::string cmd = fmt::format(
+      "cd {0} && python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+      "s.bind((\"0.0.0.0\", {1})); s.listen(); open(\"listening\", \"w\").close(); time.sleep(120)' & store=$!; "
+      "for i in $(seq 50); do [ -f listening ] && break; sleep 0.1; done; "
+      "TMPDIR={0} TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RUN_ID=t1 COMMBENCH_RENDEZVOUS_TIMEOUT=30 "
+      "{2}/tests/integration/launch_tasks.sh {3} {0} 2 {1} -1 0 -- run {4} -o {0}/out --quiet; rc=$?; kill $store; exit $rc",
+      dir.path().string(), port, COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(exit_of(dir, k), 0) << read_text(dir.path() / fmt::format("task-{}.log", k));
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
+  EXPECT_FALSE(fs::exists(dir.path() / "out" / (".rendezvous-torchrun-t1-" + std::to_string(port))))
+      << "the rendezvous file is gone with the job";
+}
+
 TEST(Launchers, OpenMpiMpirunFindsRankZeroThroughTheRendezvousFile) {
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun not installed (Debian openmpi-bin)";
   JobDir dir;

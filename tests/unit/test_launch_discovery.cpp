@@ -34,6 +34,25 @@ TEST(LaunchDiscovery, TorchrunVariables) {
   EXPECT_NE(describe_launch(c).find("store         node7:29500"), std::string::npos) << describe_launch(c);
 }
 
+// Real torchrun (static rendezvous) keeps its own agent's TCPStore on MASTER_ADDR:MASTER_PORT for
+// the whole job: rank 0 could not bind it ("Address already in use") and the others waited 2 min.
+TEST(LaunchDiscovery, TorchrunsAgentStoreSendsRankZeroToAPortOfItsOwnThroughAFile) {
+  EnvMap env{{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
+             {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29500"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+             {"TORCHELASTIC_RUN_ID", "exp42"}};
+  LaunchContext c = discover_launch(env);
+  EXPECT_EQ(c.launcher, "torchrun");
+  EXPECT_EQ(c.rendezvous, Rendezvous::kFile);
+  EXPECT_EQ(c.file_store_host, "node7");
+  EXPECT_EQ(c.job_id, "torchrun-exp42-29500");
+  env.erase("TORCHELASTIC_RUN_ID");  // torchrun's default run id is "none"
+  EXPECT_EQ(discover_launch(env).job_id, "torchrun-none-29500");
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "False";  // c10d rendezvous, or a worker that asked not to
+  c = discover_launch(env);
+  EXPECT_EQ(c.rendezvous, Rendezvous::kEnv);
+  EXPECT_TRUE(c.file_store_host.empty());
+}
+
 TEST(LaunchDiscovery, TorchrunWithoutMasterIsRefused) {
   try {
     discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}});

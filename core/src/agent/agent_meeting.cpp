@@ -116,11 +116,11 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
       so.bind_host = loopback ? "127.0.0.1" : o.bind_host.empty() ? l.master_addr : o.bind_host;
       so.port = static_cast<uint16_t>(l.master_port);
     } else if (l.rendezvous == Rendezvous::kFile && !l.single_host()) {
-      if (o.bind_host.empty())
+      so.bind_host = o.bind_host.empty() ? l.file_store_host : o.bind_host;
+      if (so.bind_host.empty())
         throw LaunchError("mpirun across hosts without MASTER_ADDR: set COMMBENCH_STORE_BIND to an "
                           "address of rank 0's host that the other hosts reach (the store never "
                           "listens on all interfaces by itself)");
-      so.bind_host = o.bind_host;
     }
     try {
       g->server_ = StoreServer::start(so);

@@ -90,6 +90,18 @@ class TorchrunDiscovery : public RankDiscovery {
       throw LaunchError("RANK and WORLD_SIZE are set but MASTER_ADDR is not: set MASTER_ADDR and "
                         "MASTER_PORT to rank 0's host and a free port (torchrun does)");
     c.job_id = find(env, "TORCHELASTIC_RUN_ID") ? *find(env, "TORCHELASTIC_RUN_ID") : "";
+    // torchrun's agent keeps its own TCPStore on MASTER_ADDR:MASTER_PORT for the whole job
+    // (static rendezvous: TORCHELASTIC_USE_AGENT_STORE=True, which torch's init_process_group
+    // reads the same way): rank 0 cannot listen there. It listens on a port of its own on the
+    // same address and publishes it in a rendezvous file named by the run id and MASTER_PORT
+    // (the run id is "none" unless --rdzv-id sets it; two jobs on one host differ in port).
+    const std::string* agent_store = find(env, "TORCHELASTIC_USE_AGENT_STORE");
+    if (agent_store && *agent_store == "True") {
+      c.sources.push_back("TORCHELASTIC_USE_AGENT_STORE=True");
+      c.rendezvous = Rendezvous::kFile;
+      c.file_store_host = c.master_addr;
+      c.job_id = fmt::format("torchrun-{}-{}", c.job_id.empty() ? "none" : c.job_id, c.master_port);
+    }
     check_ranks(c, "torchrun");
     // Without the local layout commbench cannot tell a one-host job (store on loopback) from one
     // that spans hosts (store on MASTER_ADDR, job token required): guessing either is unsafe.

@@ -31,6 +31,9 @@ struct LaunchContext {
   std::string master_addr = "127.0.0.1";  // rank 0's host, as the other agents reach it
   int master_port = 0;                    // 0: the kernel picks (local and file rendezvous)
   std::string job_id;                     // the launcher's job/step id, names the rendezvous file
+  // File rendezvous only: where rank 0's store listens across hosts when the launcher says
+  // (torchrun's MASTER_ADDR, whose port its own agent holds); "": COMMBENCH_STORE_BIND must.
+  std::string file_store_host;
   std::vector<std::string> sources;       // the variables that decided, "NAME=value"
   std::string reason;                     // why this launcher was chosen, in words
 
