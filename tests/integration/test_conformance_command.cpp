@@ -147,6 +147,25 @@ TEST(ConformanceCommand, WrongResultsFailTheOpWithTheFirstWrongCase) {
   EXPECT_NE(row(r.output, "2 ranks", "op barrier").find(" pass "), std::string::npos) << r.output;
 }
 
+// A backend that writes 4 bytes past its receive buffer, or clobbers its send buffer, gave
+// "verdict: PASS" (a probe's store backend): both now fail the op, saying where.
+TEST(ConformanceCommand, WritesPastABufferOrIntoTheSendBufferFailTheOp) {
+  for (const auto& [fault, says] : {std::pair{"overflow", "wrote past the end of the receive buffer"},
+                                    std::pair{"clobber_send", "of the send buffer, which must not change"}}) {
+    JobDir dir;
+    const CommandResult r = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB",
+                                           "-O", fmt::format("fault={}", fault)}, dir.path());
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const std::string allreduce = row(r.output, "2 ranks", "op allreduce");
+    EXPECT_NE(allreduce.find("FAIL"), std::string::npos) << fault << "\n" << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << fault << "\n" << r.output;
+  }
+  JobDir dir;
+  const CommandResult good = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB"},
+                                           dir.path());
+  EXPECT_NE(row(good.output, "2 ranks", "op allreduce").find(" pass "), std::string::npos) << good.output;
+}
+
 TEST(ConformanceCommand, AnErrorStatusFailsTheOpWithThatStatusAndMessage) {
   JobDir dir;
   const CommandResult r = run_commbench(

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -181,6 +182,43 @@ world_size = 3
 
 // Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer
 // one, gave the right numbers.
+// A probe's store backend wrote one f32 past its receive buffer: "#wrong 0" and conformance
+// PASS, and with 64 bytes the next case died in glibc, blamed on that case. Guard bytes now
+// follow every buffer; also a clobbered send buffer (out of place, read-only by the ABI).
+TEST(ResultChecks, WritesPastTheEndOrIntoTheSendBufferAreCaughtAboveAndBelow8KiB) {
+  for (const auto& [fault, options, buffer] :
+       {std::tuple{"overflow", "overflow_bytes = 4", "past_recv_end"},
+        std::tuple{"overflow", "overflow_bytes = 64", "past_recv_end"},
+        std::tuple{"clobber_send", "", "send"}}) {
+    JobDir dir;
+    const auto o = run_faulty(dir, fault, R"(ops = ["allreduce", "allgather", "alltoall"]
+sizes = ["96B", "64KiB"]
+world_size = 3
+placement = "out_of_place"
+)", options);
+    expect_caught(o, fmt::format("{} {}", fault, options));
+    for (const auto& c : o.cases) {
+      EXPECT_EQ(c["first_wrong"].value("buffer", "recv"), buffer) << fault << ": " << c.dump();
+      if (std::string(buffer) == "past_recv_end") {
+        EXPECT_EQ(c["first_wrong"]["index"], 0) << c.dump();  // the first element after the end
+        EXPECT_NE(c["reason"].get<std::string>().find("wrote past the end of its receive buffer"), std::string::npos)
+            << c.dump();
+      } else {
+        EXPECT_NE(c["reason"].get<std::string>().find("of the send buffer, which must not change"), std::string::npos)
+            << c.dump();
+      }
+    }
+  }
+  // In place, the one buffer is guarded too.
+  JobDir dir;
+  const auto o = run_faulty(dir, "overflow", R"(ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 2
+placement = "in_place"
+)");
+  expect_caught(o, "overflow in place");
+}
+
 TEST(ResultChecks, AvgRoundedTheWrongWayIsCaught) {
   JobDir dir;
   expect_caught(run_faulty(dir, "avg_rounding", R"(ops = ["allreduce"]

@@ -234,7 +234,8 @@ typedef struct cb_host_services {
  *  scatter: sendbuf at root count*world_size; recvbuf count.
  *  barrier: no buffers.
  * In-place means recvbuf == sendbuf (allgather: sendbuf == recvbuf + rank*count;
- * reducescatter: recvbuf == sendbuf + rank*count), as in NCCL. */
+ * reducescatter: recvbuf == sendbuf + rank*count), as in NCCL. Out of place, sendbuf is
+ * read-only; no byte outside the sizes above may be written (the core's check looks). */
 typedef struct cb_op_args {
   size_t struct_size;
   cb_op op;

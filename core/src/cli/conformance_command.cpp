@@ -50,7 +50,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
         "plugin search path) follows the commbench ABI: loads it alone, then at each number of ranks\n"
         "(one process per rank) checks its function table and struct_size handling, every op x dtype x\n"
         "redop x placement x root it advertises with exact results (counts 0, 1, 7, 1001), every op at\n"
-        "sizes across protocol and chunk boundaries (one element below and above each power of two from\n"
+        "sizes across protocol and chunk boundaries (one element below and above each power of four from\n"
         "4 KiB to --max-bytes), self send/recv and p2p pending across a collective, that what it does not\n"
         "advertise is refused with CB_ERR_UNIMPLEMENTED, bad arguments, a timeout, an abort with an op\n"
         "pending, repeated communicator creation without leaks, and concurrency where claimed.\n"

@@ -272,9 +272,13 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     }
     ++run;
     if (o.wrong > 0 && wrong_cases++ == 0) {
-      first_wrong = fmt::format("{}: {} of the elements this rank received are wrong", what, o.wrong);
-      if (o.first)
-        first_wrong += fmt::format(" (first at element {}: expected {}, got {})", o.first->index,
+      first_wrong = fmt::format("{}: {} wrong element(s) on this rank", what, o.wrong);
+      if (o.first && o.first->buffer != CheckedBuffer::kRecv && o.first->buffer != CheckedBuffer::kSend)
+        first_wrong += fmt::format(" (first: it wrote past the end of the {} buffer, element {} after it)",
+                                   o.first->buffer == CheckedBuffer::kPastSendEnd ? "send" : "receive", o.first->index);
+      else if (o.first)
+        first_wrong += fmt::format(" (first at element {}{}: expected {}, got {})", o.first->index,
+                                   o.first->buffer == CheckedBuffer::kSend ? " of the send buffer, which must not change" : "",
                                    std::isnan(o.first->expected) ? std::string("untouched") : fmt::format("{}", o.first->expected),
                                    std::isnan(o.first->got) ? std::string("nothing written") : fmt::format("{}", o.first->got));
     }

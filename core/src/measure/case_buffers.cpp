@@ -1,6 +1,7 @@
 #include "measure/case_buffers.h"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <vector>
 
@@ -32,7 +33,8 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
   if (data_on_device_) {
     // Ask first: an allocation that does not fit may fail late (or, with some allocators,
     // succeed and fail the op); a size larger than what is free is skipped on every rank.
-    const size_t need = rounded(first) + (in_place ? 0 : rounded(second)) + (plan.staged ? 0 : rounded(kAckBytes));
+    const size_t guard = plan.staged ? 0 : kGuardBytes;
+    const size_t need = rounded(first + guard) + (in_place ? 0 : rounded(second + guard)) + (plan.staged ? 0 : rounded(kAckBytes));
     free_before = gpu_->free_bytes();
     if (need > free_before)
       throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, cuda::kErrorSource, "cudaMemGetInfo",
@@ -40,19 +42,24 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
                                     need, free_before, gpu_->index()));
   }
   try {
-    // Data buffers: on the device (the backend's allocator or cudaMalloc), or host memory.
-    void* base = allocate(plan.requested, first, plan.staged, false);
-    void* other = in_place ? nullptr : allocate(plan.requested, second, plan.staged, false);
+    // Data buffers: on the device (the backend's allocator or cudaMalloc), or host memory. The
+    // buffers the backend is handed end in guard bytes (check_pattern.h): a backend writing past
+    // the count it was given is caught by the check, not left to corrupt the next allocation.
+    const size_t data_guard = plan.staged ? 0 : kGuardBytes;
+    void* base = allocate(plan.requested, first + data_guard, plan.staged, false);
+    void* other = in_place ? nullptr : allocate(plan.requested, second + data_guard, plan.staged, false);
     data_ = layout(base, other);
     if (plan.staged) {
-      void* hbase = allocate(CB_MEM_HOST_PINNED, first, false, true);
-      void* hother = in_place ? nullptr : allocate(CB_MEM_HOST_PINNED, second, false, true);
+      void* hbase = allocate(CB_MEM_HOST_PINNED, first + kGuardBytes, false, true);
+      void* hother = in_place ? nullptr : allocate(CB_MEM_HOST_PINNED, second + kGuardBytes, false, true);
       op_ = layout(hbase, hother);
       op_.ack = allocate(CB_MEM_HOST_PINNED, kAckBytes, false, true);
       staging_ = StagingCopies{data_.send, data_.recv, send_elems_ * elem_size_, recv_elems_ * elem_size_};
+      set_guards(hbase, first, hother, second, false);
     } else {
       op_ = data_;
       op_.ack = allocate(plan.requested, kAckBytes, false, false);
+      set_guards(base, first, other, second, data_on_device_);
     }
     if (data_on_device_) {
       const size_t free_after = gpu_->free_bytes();
@@ -106,6 +113,12 @@ void* CaseBuffers::allocate(cb_mem mem, size_t bytes, bool core_device, bool pin
   return b.base;
 }
 
+void CaseBuffers::set_guards(void* first, size_t first_bytes, void* second, size_t second_bytes, bool on_device) {
+  guards_on_device_ = on_device;
+  guards_[0] = {static_cast<char*>(first) + first_bytes, second ? CheckedBuffer::kPastSendEnd : CheckedBuffer::kPastRecvEnd};
+  if (second) guards_[1] = {static_cast<char*>(second) + second_bytes, CheckedBuffer::kPastRecvEnd};
+}
+
 OpBuffers CaseBuffers::layout(void* base, void* second) const {
   OpBuffers o;
   if (!second) {  // in place: the ABI's offsets (cb_op_args), pointer arithmetic only
@@ -122,6 +135,13 @@ OpBuffers CaseBuffers::layout(void* base, void* second) const {
 }
 
 void CaseBuffers::prepare_check(const CheckContext& cc) {
+  std::vector<unsigned char> guard(kGuardBytes);
+  fill_guard(guard.data(), guard.size());
+  for (const Guard& g : guards_) {
+    if (!g.at) continue;
+    if (guards_on_device_) gpu_->copy_to_device_on_stream(g.at, guard.data(), guard.size());
+    else std::memcpy(g.at, guard.data(), guard.size());
+  }
   // Staged data: the backend works on the pinned copies, which still hold the last result.
   if (staging_) poison_recv(cc, op_.recv, recv_elems_);
   if (!data_on_device_) {
@@ -140,10 +160,28 @@ void CaseBuffers::prepare_check(const CheckContext& cc) {
 }
 
 CheckResult CaseBuffers::check(const CheckContext& cc) {
-  if (!data_on_device_) return check_recv(cc, data_.recv, recv_elems_);
-  std::vector<unsigned char> host(recv_elems_ * elem_size_);
-  gpu_->copy_to_host_on_stream(host.data(), data_.recv, host.size());
-  return check_recv(cc, host.data(), recv_elems_);
+  CheckResult r;
+  if (!data_on_device_) {
+    r = check_recv(cc, data_.recv, recv_elems_);
+  } else {
+    std::vector<unsigned char> host(recv_elems_ * elem_size_);
+    gpu_->copy_to_host_on_stream(host.data(), data_.recv, host.size());
+    r = check_recv(cc, host.data(), recv_elems_);
+  }
+  // What the backend was handed beyond its receive buffer: the guards, and out of place the send
+  // buffer, which must still hold the input (staged: the pinned copy the backend read).
+  std::vector<unsigned char> host;
+  const auto readable = [&](const void* at, size_t bytes, bool on_device) -> const void* {
+    if (!on_device) return at;
+    host.resize(bytes);
+    gpu_->copy_to_host_on_stream(host.data(), at, bytes);
+    return host.data();
+  };
+  for (const Guard& g : guards_)
+    if (g.at) merge_check(r, check_guard(readable(g.at, kGuardBytes, guards_on_device_), kGuardBytes, elem_size_, g.which));
+  if (guards_[1].at)  // out of place
+    merge_check(r, check_send_unchanged(cc, readable(op_.send, send_elems_ * elem_size_, guards_on_device_), send_elems_));
+  return r;
 }
 
 }  // namespace commbench

@@ -19,6 +19,7 @@ Json wrong_element_json(const WrongElement& w) {
   j["expected"] = w.expected;
   j["got"] = w.got;  // NaN is written as null
   j["check"] = w.check;
+  if (w.buffer != "recv") j["buffer"] = w.buffer;  // absent: the receive buffer
   return j;
 }
 
@@ -133,6 +134,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
     w.expected = it->contains("expected") && !(*it)["expected"].is_null() ? (*it)["expected"].get<double>() : nan;
     w.got = it->contains("got") && !(*it)["got"].is_null() ? (*it)["got"].get<double>() : nan;
     read_field(*it, "check", w.check);
+    read_field(*it, "buffer", w.buffer);
     r.first_wrong = w;
   }
   read_field(j, "target_cv", r.target_cv);

@@ -33,6 +33,10 @@ struct WrongElement {
   double expected = 0;
   double got = 0;         // NaN (JSON null) when the element still held the poison
   std::string check;      // check_stage_name
+  // check_buffer_name: "recv" (absent in JSON), or "past_recv_end" / "past_send_end" (the backend
+  // wrote past a buffer's end; index counts from the end, got is the first changed byte) or
+  // "send" (an out-of-place send buffer changed).
+  std::string buffer = "recv";
 };
 
 struct CaseRecord {

@@ -31,7 +31,7 @@ struct RankOutcome {
   int32_t iterations;
   int64_t wrong;        // the larger of the checked iterations' counts; -1 = not checked
   int32_t first_check;  // CheckStage of the first mismatch; -1 = none
-  int32_t unused = 0;
+  int32_t first_buffer = 0;  // CheckedBuffer of the first mismatch
   uint64_t first_index = 0;
   double first_expected = 0, first_got = 0;
   int64_t timed_page_faults = 0;  // OpExecutor::timed_page_faults
@@ -48,6 +48,7 @@ void record_check(RankOutcome& o, CheckStage stage, const CheckResult& r) {
     o.first_index = r.first->index;
     o.first_expected = r.first->expected;
     o.first_got = r.first->got;
+    o.first_buffer = static_cast<int32_t>(r.first->buffer);
   }
 }
 
@@ -88,11 +89,15 @@ std::string wrong_reason(const CaseRecord& r) {
   std::string s = fmt::format("wrong results: {} element{} differ", r.wrong, r.wrong == 1 ? "" : "s");
   if (!r.first_wrong) return s;
   const WrongElement& w = *r.first_wrong;
+  if (w.buffer == "past_recv_end" || w.buffer == "past_send_end")
+    return s + fmt::format(" (first: rank {} wrote past the end of its {} buffer, element {} after it; {} check)", w.rank,
+                           w.buffer == "past_send_end" ? "send" : "receive", w.index, w.check);
   const std::string expected = std::isnan(w.expected) ? std::string("it untouched (no output goes there)")
                                                       : fmt::format("{}", w.expected);
   const std::string got = std::isnan(w.got) ? std::string("the poison (nothing was written)") : fmt::format("{}", w.got);
-  return s + fmt::format(" (first: rank {}, element {}, expected {}, got {}; {} check)", w.rank, w.index,
-                         expected, got, w.check);
+  const char* where = w.buffer == "send" ? " of the send buffer, which must not change," : "";
+  return s + fmt::format(" (first: rank {}, element {}{} expected {}, got {}; {} check)", w.rank, w.index,
+                         where, expected, got, w.check);
 }
 
 }  // namespace
@@ -416,7 +421,8 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       rec.wrong += o.wrong;
       if (o.first_check >= 0 && !rec.first_wrong)
         rec.first_wrong = WrongElement{r, o.first_index, o.first_expected, o.first_got,
-                                       std::string(check_stage_name(static_cast<CheckStage>(o.first_check)))};
+                                       std::string(check_stage_name(static_cast<CheckStage>(o.first_check))),
+                                       std::string(checked_buffer_name(static_cast<CheckedBuffer>(o.first_buffer)))};
     }
     // Wrong results are a failed case, whatever its times: no table may rank it.
     if (rec.wrong > 0) {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/check_values.h"
@@ -158,6 +160,60 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
       break;
   }
   return cmp.result();
+}
+
+std::string_view checked_buffer_name(CheckedBuffer b) {
+  switch (b) {
+    case CheckedBuffer::kRecv: return "recv";
+    case CheckedBuffer::kPastRecvEnd: return "past_recv_end";
+    case CheckedBuffer::kSend: return "send";
+    case CheckedBuffer::kPastSendEnd: return "past_send_end";
+  }
+  return "recv";
+}
+
+namespace {
+// Varies with the offset, so that neither a constant fill nor a copied pattern matches it.
+unsigned char guard_byte(size_t i) { return static_cast<unsigned char>(0x5A + i * 7); }
+}  // namespace
+
+void fill_guard(void* guard, size_t bytes) {
+  auto* p = static_cast<unsigned char*>(guard);
+  for (size_t i = 0; i < bytes; ++i) p[i] = guard_byte(i);
+}
+
+CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which) {
+  CheckResult r;
+  const auto* p = static_cast<const unsigned char*>(guard);
+  elem_size = std::max<size_t>(elem_size, 1);
+  for (size_t e = 0; e * elem_size < bytes; ++e) {
+    for (size_t b = e * elem_size; b < std::min(bytes, (e + 1) * elem_size); ++b) {
+      if (p[b] == guard_byte(b)) continue;
+      if (r.wrong++ == 0) r.first = Mismatch{e, std::numeric_limits<double>::quiet_NaN(), static_cast<double>(p[b]), which};
+      break;
+    }
+  }
+  return r;
+}
+
+CheckResult check_send_unchanged(const CheckContext& c, const void* send, uint64_t send_elems) {
+  CheckResult r;
+  const size_t es = sdk::dtype_size(c.dtype);
+  std::vector<unsigned char> want(send_elems * es);
+  fill_send(c, want.data(), send_elems);
+  const auto* got = static_cast<const unsigned char*>(send);
+  for (uint64_t i = 0; i < send_elems; ++i) {
+    if (std::memcmp(got + i * es, want.data() + i * es, es) == 0) continue;
+    if (r.wrong++ == 0)
+      r.first = Mismatch{i, sdk::load_as_double(c.dtype, want.data(), i), sdk::load_as_double(c.dtype, send, i),
+                         CheckedBuffer::kSend};
+  }
+  return r;
+}
+
+void merge_check(CheckResult& total, const CheckResult& more) {
+  total.wrong += more.wrong;
+  if (!total.first && more.first) total.first = more.first;
 }
 
 }  // namespace commbench

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "commbench/backend.h"
 #include "common/ops.h"
@@ -32,11 +33,19 @@ struct CheckContext {
   bool in_place = false;  // the ABI's in-place layout (what a non-root's buffer holds before the op)
 };
 
-// The first element of a receive buffer that differs from what the check expects.
+// Where a mismatch is: in the receive buffer (the checks below); in the guard bytes just past the
+// end of a buffer the backend was handed (it wrote beyond the count it was given); or in an
+// out-of-place send buffer, which must come back unchanged (the ABI's send buffers are read-only).
+enum class CheckedBuffer : int32_t { kRecv = 0, kPastRecvEnd = 1, kSend = 2, kPastSendEnd = 3 };
+// "recv", "past_recv_end", "send", "past_send_end" (first_wrong.buffer, docs/output.md).
+std::string_view checked_buffer_name(CheckedBuffer b);
+
+// The first element of a buffer that differs from what the check expects.
 struct Mismatch {
-  uint64_t index = 0;  // element of the receive buffer (ABI layout, in elements)
-  double expected = 0; // NaN when the element had to be left untouched (it held the poison)
+  uint64_t index = 0;  // element of the buffer (ABI layout, in elements; past the end: from the end)
+  double expected = 0; // NaN when the element had to be left untouched (the poison, a guard, the input)
   double got = 0;      // NaN when the element still holds the poison (nothing was written)
+  CheckedBuffer buffer = CheckedBuffer::kRecv;
 };
 
 struct CheckResult {
@@ -56,5 +65,18 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
 inline int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t recv_elems) {
   return check_recv(c, recv, recv_elems).wrong;
 }
+
+// Guard bytes after a buffer: written before the op with a pattern no check value produces;
+// afterwards every element-sized chunk that changed is one wrong element (`which` says past
+// which buffer; `got` is the first changed byte).
+inline constexpr size_t kGuardBytes = 4096;
+void fill_guard(void* guard, size_t bytes);
+CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which);
+
+// An out-of-place send buffer after the op: it must still hold what fill_send wrote.
+CheckResult check_send_unchanged(const CheckContext& c, const void* send, uint64_t send_elems);
+
+// Adds `more` to `total`: counts summed, the first mismatch kept.
+void merge_check(CheckResult& total, const CheckResult& more);
 
 }  // namespace commbench

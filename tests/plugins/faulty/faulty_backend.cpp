@@ -18,6 +18,11 @@
 //         | "chunk"          a chunking bug: of a result (or received message) larger than
 //                            `chunk_bytes`, only the first `chunk_bytes` are written — right up
 //                            to that size, wrong past it
+//         | "overflow"       collectives write `overflow_bytes` bytes of zeros past the end of the
+//                            receive buffer (a count or size bug), the result itself right
+//         | "clobber_send"   out of place, the send buffer is zeroed after it was read (the ABI's
+//                            send buffers are read-only), the result itself right
+//   overflow_bytes = bytes the "overflow" fault writes past the end (default 4)
 //   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
 //         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
 //         addition; correct, and the check must accept its rounding)
@@ -44,7 +49,7 @@
 
 namespace faulty {
 
-enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk };
+enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, ClobberSend };
 
 }  // namespace faulty
 
@@ -55,6 +60,7 @@ struct cb_backend {
   int64_t good_posts = 1;
   int64_t rotate = 120;
   int64_t chunk_bytes = 1 << 20;
+  int64_t overflow_bytes = 4;
 };
 
 namespace faulty {
@@ -208,6 +214,10 @@ void run(cb_comm& comm, const cb_op_args& a) {
   if (b.fault == Fault::Stale && comm.collectives >= b.good_posts) writes = false;
   ++comm.collectives;
   if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()));
+  if (writes && b.fault == Fault::Overflow)
+    std::memset(static_cast<unsigned char*>(a.recvbuf) + out.size(), 0, static_cast<size_t>(b.overflow_bytes));
+  if (b.fault == Fault::ClobberSend && a.sendbuf != nullptr && a.sendbuf != a.recvbuf)
+    std::memset(const_cast<void*>(a.sendbuf), 0, send_bytes);
 }
 
 struct Traits {
@@ -232,10 +242,12 @@ struct Traits {
         static const std::pair<std::string_view, Fault> kFaults[] = {
             {"none", Fault::None}, {"zeros", Fault::Zeros}, {"max_for_prod", Fault::MaxForProd},
             {"stale", Fault::Stale}, {"nonroot_write", Fault::NonrootWrite}, {"rotate", Fault::Rotate},
-            {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}};
+            {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}, {"overflow", Fault::Overflow},
+            {"clobber_send", Fault::ClobberSend}};
         const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
         if (it == std::end(kFaults))
-          sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding or chunk");
+          sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding, chunk, "
+                                            "overflow or clobber_send");
         b->fault = it->second;
       } else if (key == "avg") {
         if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
@@ -246,8 +258,10 @@ struct Traits {
         b->rotate = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
       } else if (key == "chunk_bytes") {
         b->chunk_bytes = sdk::parse_integer_option(key, value, 1, INT32_MAX, "a number of bytes >= 1");
+      } else if (key == "overflow_bytes") {
+        b->overflow_bytes = sdk::parse_integer_option(key, value, 1, 4096, "a number of bytes from 1 to 4096");
       } else {
-        sdk::unknown_option(name, key, {"fault", "avg", "good_posts", "rotate", "chunk_bytes"});
+        sdk::unknown_option(name, key, {"fault", "avg", "good_posts", "rotate", "chunk_bytes", "overflow_bytes"});
       }
     });
     return b;
