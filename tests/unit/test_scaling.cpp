@@ -49,6 +49,18 @@ TEST(Scaling, WithRepeatsEachWorldSizeTakesItsMedianRepeat) {
   EXPECT_NEAR(series[0].points[1].efficiency, 100.0 / 150.0, 1e-12);
 }
 
+TEST(Scaling, StrongSendrecvDividesTheRingsTotalAmongTheRanks) {
+  // 12 KiB in total: 6 KiB per rank at 2 ranks, 3 KiB at 4. A ring that halves its time scales
+  // perfectly; sendrecv once kept 12 KiB per rank and scored 50 %.
+  EXPECT_EQ(strong_scaling_share(OpKind::SendRecvRing, 4), 4u);
+  std::vector<CaseRecord> recs{make_case("ucx", "sendrecv", 6 << 10, 100, 2), make_case("ucx", "sendrecv", 3 << 10, 50, 4)};
+  const auto series = scaling_series(recs, {{0, ScalingMode::Strong}});
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].bytes, 12u << 10);
+  ASSERT_EQ(series[0].points.size(), 2u);
+  EXPECT_NEAR(series[0].points[1].efficiency, 1.0, 1e-12);
+}
+
 TEST(Scaling, StrongEfficiencyDividesBySpeedup) {
   // 4 MiB in total of allgather: 4 MiB per rank at 1 rank, 2 MiB at 2, 1 MiB at 4 (plan.cpp).
   std::vector<CaseRecord> recs{make_case("gloo", "allgather", 4 << 20, 400, 1),

@@ -71,7 +71,8 @@ std::optional<OpKind> parse_op_kind(std::string_view name);
 bool between_two_peers(OpKind kind);
 
 // Strong scaling (common/scaling_mode.h): the number of equal shares a job-wide size is
-// divided into at `world` ranks, from the algbw multiple (allgather: world; allreduce: 1).
+// divided into at `world` ranks, from the algbw multiple (allgather: world; allreduce: 1), except
+// sendrecv, where every rank sends its own message: world.
 uint64_t strong_scaling_share(OpKind op, int world);
 
 // Elements of the send and receive buffers of one rank for `count` (the ABI's count).
