@@ -113,6 +113,13 @@ class QuickTest(TempDirCase):
             self.assertEqual(p.returncode, 2, args)   # the last flag once won silently
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "g")))
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "c")))
+        # A bad --ranks entry is named: once "expected an integer for 'world_sizes[0]'" for any.
+        for value, named in (("2,abc", "'abc'"), ("2,3,x", "'x'"), ("2,,4", "an empty entry"), ("-2", "'-2'")):
+            p = commbench("quick", "allreduce", "--ranks", value, "-O", os.path.join(self.tmp, "r"))
+            self.assertEqual(p.returncode, 2, value)
+            self.assertIn(f"commbench quick: --ranks {value}: error: {named} is not a number of ranks", p.stderr)
+            self.assertNotIn("world_sizes[0]", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "r")))
 
     def test_timeout_takes_fractional_seconds(self):
         save = os.path.join(self.tmp, "saved.toml")

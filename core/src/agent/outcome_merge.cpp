@@ -35,8 +35,8 @@ void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<Exec
     mine.failure_kind = "crash";
     mine.failed_phase.clear();
     mine.plugin_status = -1;
-    mine.reason = fmt::format("rank {}'s agent never reported the outcome: the task died (killed, or "
-                              "its host went away); the other ranks saw: {}", k,
+    mine.reason = fmt::format("rank {}'s agent never reported the outcome: the task died, was stopped "
+                              "(SIGSTOP) or its host went away; the other ranks saw: {}", k,
                               mine.reason.empty() ? "nothing wrong" : mine.reason);
     return;
   }

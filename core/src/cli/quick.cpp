@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -176,7 +177,19 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
                        f.factor.empty() ? "2" : raw(f.factor)),
            sizes_flag + (f.factor.empty() ? "" : " -f " + f.factor));
   }
-  w.line("world_sizes = [" + raw(f.ranks) + "]", "--ranks " + f.ranks);
+  // Each entry on its own: as one string the loader would name world_sizes[0] whatever was wrong.
+  {
+    std::string bad;
+    std::stringstream list(f.ranks);
+    for (std::string item; std::getline(list, item, ',');) {
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (!all_digits(item) && bad.empty()) bad = item.empty() ? "an empty entry" : "'" + item + "'";
+    }
+    if (f.ranks.empty() || f.ranks.back() == ',') bad = "an empty entry";
+    if (bad.empty()) w.line("world_sizes = [" + f.ranks + "]", "--ranks " + f.ranks);
+    else w.error("--ranks " + f.ranks, bad + " is not a number of ranks: write whole numbers separated by commas, such as 2,4,8");
+  }
   if (!f.dtype.empty()) w.line("dtype = " + quoted(quick_dtype_name(f.dtype)), "-d " + f.dtype);
   if (!f.redop.empty()) w.line("redop = " + quoted(f.redop), "-o " + f.redop);
   if (!f.iters.empty()) w.line("iterations = " + raw(f.iters), "-n " + f.iters);
