@@ -222,6 +222,17 @@ class ScalingSentences(unittest.TestCase):
         self.assertIn("(time(base) / time(N)) × (base / N)", line)
         self.assertNotIn("80 %", line)
 
+    def test_msg_rate_weak_scaling_states_its_pairs_formula(self):
+        # 2 -> 3 ranks printed 32.3 % next to "time(base) / time(N)", which would give 48.5 %.
+        j = job([])
+        j.summary = {"scaling": [{
+            "run": "r", "backend": "ucx", "op": "msg_rate", "mode": "weak", "bytes": 64,
+            "base_world_size": 2,
+            "points": [{"world_size": 2, "efficiency": 1.0}, {"world_size": 3, "efficiency": 0.323}]}]}
+        (line,) = sentences([j], "Scaling across world sizes")
+        self.assertIn("(⌊N/2⌋ / ⌊base/2⌋) × (time(base) / time(N)) × (base / N)", line)
+        self.assertNotIn("efficiency = time(base) / time(N)", line)
+
     def test_workload_scaling_names_its_variant_and_samples_per_second(self):
         j = job([])
         j.summary = {"scaling": [{
