@@ -156,8 +156,8 @@ const std::array kSettings{
         "scaling", "scaling", "string",
         "how `sizes` scale with `world_sizes`: `weak` (each rank's message is the size written, at "
         "every world size) or `strong` (the size written is the job's total — what nccl-tests "
-        "prints for allgather, reducescatter, alltoall, gather and scatter — divided among the "
-        "ranks). With `workload = \"data_parallel\"`: `weak` keeps `batch_size` per rank, `strong` "
+        "prints for allgather, reducescatter, alltoall, gather and scatter, and for `sendrecv` the "
+        "N messages of the ring together — divided among the ranks). With `workload = \"data_parallel\"`: `weak` keeps `batch_size` per rank, `strong` "
         "makes it the global batch split among the ranks (docs/workloads.md). Either way, a run with "
         "several world sizes gets a scaling-efficiency table (docs/metrics.md)"),
     row<&RunSettings::trace, codec::Bool>(
