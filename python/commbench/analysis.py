@@ -6,7 +6,8 @@ import statistics
 
 from . import fmt, noise
 from .load import num
-from .series import SERIES_FIELDS, label, pairs, scaling_entries, series_of
+from .scaling_sentences import scaling
+from .series import SERIES_FIELDS, label, pairs, series_of
 
 SMALL_BYTES = 64 * 1024   # "small message": up to 64 KiB per rank
 HIGH_CV = 0.05            # the console's CV warning threshold (docs/output.md)
@@ -216,58 +217,6 @@ def crossovers(all_series):
     return out
 
 
-_SCALING_FORMULA = {
-    ("op", "weak"): "efficiency = time(base) / time(N), the bytes per rank fixed",
-    ("op", "strong"): "efficiency = (time(base) / time(N)) × (base / N), the total fixed",
-    ("workload", "weak"): "efficiency = (samples/s(N) / samples/s(base)) / (N / base), the batch "
-                          "per rank fixed",
-    ("workload", "strong"): "efficiency = (step(base) / step(N)) × (base / N), the global batch "
-                            "fixed",
-}
-
-
-def scaling(jobs):
-    """Scaling efficiency as the job computed it (summary.json `scaling`, docs/metrics.md): weak,
-    strong and workload runs each by their own formula, so the report says what the console and
-    summary.json say. One sentence per configuration, at its largest size measured at every
-    world size."""
-    out = []
-    for j in jobs:
-        if j.summary is None:
-            worlds = {c.get("world_size") for c in j.cases if c.get("status") == "ok"}
-            if len(worlds) > 1:
-                out.append(f"{j.label} did not finish, so it has no scaling table (the job "
-                           "computes it into summary.json at the end).")
-            continue
-        entries = scaling_entries(j)
-        for e in entries:
-            kind = "workload" if e.get("throughput") == "samples_per_s" else "op"
-            mode = e.get("mode", "weak")
-            if kind == "workload":
-                what = f"{e.get('workload')}, {e.get('backend')}"
-                amount = (f"batch {e.get('batch_size')} per rank" if mode == "weak"
-                          else f"global batch {e.get('batch_size')}")
-            else:
-                ops = [x for x in entries if x.get("throughput") != "samples_per_s"]
-                varying = [f for f in ("dtype", "redop", "placement", "memory")
-                           if len({x.get(f) for x in ops}) > 1 and e.get(f)]
-                what = ", ".join([e.get("op"), e.get("backend")] + [str(e[f]) for f in varying])
-                amount = fmt.size(e.get("bytes", 0)) + (" per rank" if mode == "weak" else " in total")
-            src = f" in {j.label}" if len(jobs) > 1 else ""
-            pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))
-            effs = ", ".join(f"{p['world_size']} ranks {fmt.pct(p['efficiency'])}" for p in pts[1:]
-                             if p.get("efficiency") is not None)
-            formula = _SCALING_FORMULA.get((kind, mode), "docs/metrics.md")
-            if kind == "op" and mode == "weak" and e.get("op") == "msg_rate":
-                # Its ⌊N/2⌋ pairs do the work, not N ranks (docs/metrics.md): the plain
-                # time ratio would overstate it at odd N.
-                formula = ("efficiency = (⌊N/2⌋ / ⌊base/2⌋) × (time(base) / time(N)) × (base / N), "
-                           "the bytes per pair fixed")
-            out.append(f"**{what}**{src}, {mode} scaling of {amount}, relative to "
-                       f"{e.get('base_world_size')} rank(s): {effs} ({formula}).")
-    return out
-
-
 def quality(jobs):
     """Failed checks, failed/unsupported cases, not-ok executions, high CV."""
     out = []
@@ -362,14 +311,16 @@ def stragglers(jobs):
 def links(jobs):
     """all_pairs: per size the fastest and slowest directed pair by bandwidth."""
     out = []
-    for (source, run, backend, memory, world, nbytes), recs in pairs(jobs).items():
+    groups = pairs(jobs)
+    dtypes = len({k[6] for k in groups}) > 1
+    for (source, run, backend, memory, world, nbytes, dtype), recs in groups.items():
         bw = [(num(r, "algbw_gbps"), r.get("src"), r.get("dst")) for r in recs
               if r.get("status") == "ok" and num(r, "algbw_gbps")]
         if len(bw) < 2:
             continue
         lo, hi = min(bw), max(bw)
         med = statistics.median(b[0] for b in bw)
-        out.append(f"all_pairs {backend} {world} ranks, {fmt.size(nbytes)}: fastest pair "
+        out.append(f"all_pairs {backend} {world} ranks, {fmt.size(nbytes)}{' ' + dtype if dtypes else ''}: fastest pair "
                    f"{hi[1]}→{hi[2]} {fmt.num(hi[0])} GB/s, slowest {lo[1]}→{lo[2]} "
                    f"{fmt.num(lo[0])} GB/s ({fmt.ratio(lo[0] / med)} the median pair, "
                    f"{fmt.num(med)} GB/s; {len(bw)} pairs).")

@@ -258,14 +258,25 @@ def why_not_measured(case, new_jobs):
 
 
 def _run_plans(job, run_name, case):
-    """Whether `job`'s run `run_name` planned cases like `case` (its op and dtype): cases match
-    across run names, so a renamed run that crashed has lost the baseline's cases too. False
-    when the job's experiment is not known (no summary.json: a killed job)."""
+    """Whether `job`'s run `run_name` planned `case`: its op, dtype, reduce op, placement and,
+    where the run lists its sizes in bytes per rank (weak scaling), its size. Cases match across
+    run names, so a renamed run that crashed has lost the baseline's cases too; a run that never
+    planned the case (a subset on purpose, another run's failure) has not. False when the job's
+    experiment is not known (no summary.json: a killed job)."""
     runs = ((job.summary or {}).get("experiment") or {}).get("runs") or []
     for r in runs:
-        if isinstance(r, dict) and r.get("name") == run_name:
-            return (case.get("op") in (r.get("ops") or [])
-                    and (not r.get("dtypes") or case.get("dtype") in r["dtypes"]))
+        if not isinstance(r, dict) or r.get("name") != run_name:
+            continue
+        if case.get("op") not in (r.get("ops") or []):
+            return False
+        for field, listed in (("dtype", "dtypes"), ("redop", "redops"), ("placement", "placements")):
+            if r.get(listed) and case.get(field) and case.get(field) not in r[listed]:
+                return False
+        sizes = r.get("sizes")
+        if (isinstance(sizes, list) and sizes and r.get("scaling") in (None, "weak")
+                and all(isinstance(x, dict) and "bytes" in x for x in sizes)):
+            return case.get("bytes") in {x["bytes"] for x in sizes}
+        return True
     return False
 
 

@@ -345,7 +345,8 @@ def pair_figures(plt, jobs, out_dir, written):
     import numpy as np
     groups = pairs(jobs)
     many_sources = len({k[0] for k in groups}) > 1
-    for (source, run, backend, memory, world, nbytes), recs in groups.items():
+    dtypes = len({k[6] for k in groups}) > 1  # each dtype its own figure, named so
+    for (source, run, backend, memory, world, nbytes, dtype), recs in groups.items():
         if not world:
             continue
         bw, lat = pair_matrix(recs, world)
@@ -369,13 +370,14 @@ def pair_figures(plt, jobs, out_dir, written):
                                     bbox=dict(boxstyle="round,pad=0.1", fc="black", alpha=0.4,
                                               lw=0))
         where = f"{source}: " if many_sources else ""
-        fig.suptitle(f"{where}all_pairs {backend} ({memory}), {world} ranks, {fmt.size(nbytes)}",
+        which = f" {dtype}" if dtypes else ""
+        fig.suptitle(f"{where}all_pairs {backend} ({memory}), {world} ranks, {fmt.size(nbytes)}{which}",
                      fontsize=11)
         fig.tight_layout()
         _save(plt, fig, out_dir,
               slug("pairs", source if many_sources else "", run, backend, memory, f"w{world}",
-                   f"{nbytes}B"),
-              f"all_pairs {backend} {world} ranks {fmt.size(nbytes)}: src × dst", "pairs", written)
+                   f"{nbytes}B", dtype if dtypes else ""),
+              f"all_pairs {backend} {world} ranks {fmt.size(nbytes)}{which}: src × dst", "pairs", written)
 
 
 def straggler_rows(records, world):

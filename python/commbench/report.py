@@ -105,11 +105,14 @@ def _comparison_tables(doc, jobs):
 
 
 def _pair_tables(doc, jobs):
-    for (source, run, backend, memory, world, nbytes), recs in pairs(jobs).items():
+    groups = pairs(jobs)
+    dtypes = len({k[6] for k in groups}) > 1
+    for (source, run, backend, memory, world, nbytes, dtype), recs in groups.items():
         if not world:
             continue
         bw, _ = pair_matrix(recs, world)
-        doc.h(3, f"all_pairs {backend} ({memory}) {world} ranks, {fmt.size(nbytes)}: bandwidth "
+        which = f" {dtype}" if dtypes else ""
+        doc.h(3, f"all_pairs {backend} ({memory}) {world} ranks, {fmt.size(nbytes)}{which}: bandwidth "
               "(GB/s, src rows × dst columns)")
         doc.table(["src \\ dst"] + [str(d) for d in range(world)],
                   [[str(s)] + ["·" if s == d else (fmt.num(bw[s][d]) if bw[s][d] is not None

@@ -109,15 +109,15 @@ def label(series, among, always=("backend",), never=()):
 
 
 def pairs(jobs):
-    """all_pairs records grouped per (source, run, backend, memory, world size, bytes):
-    {key: [records]} with key a dict-like tuple, one record per directed pair: with `repeats`,
-    the pair's median repeat, as the job's own summary.md shows."""
+    """all_pairs records grouped per (source, run, backend, memory, world size, bytes, dtype):
+    {key: [records]}, one record per directed pair: with `repeats`, the pair's median repeat, as
+    the job's own summary.md shows."""
     groups = {}
     for label_, c in case_rows(jobs):
         if c.get("op") != "all_pairs":
             continue
         key = (label_, c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"),
-               c.get("bytes", 0))
+               c.get("bytes", 0), c.get("dtype"))
         groups.setdefault(key, {}).setdefault((c.get("src"), c.get("dst")), []).append(c)
     return {key: [_one_repeat(recs) for recs in by_pair.values()] for key, by_pair in groups.items()}
 

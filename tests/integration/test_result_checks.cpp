@@ -180,8 +180,6 @@ world_size = 3
   }
 }
 
-// Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer
-// one, gave the right numbers.
 // A probe's store backend wrote one f32 past its receive buffer: "#wrong 0" and conformance
 // PASS, and with 64 bytes the next case died in glibc, blamed on that case. Guard bytes now
 // follow every buffer; also a clobbered send buffer (out of place, read-only by the ABI).
@@ -219,6 +217,8 @@ placement = "in_place"
   expect_caught(o, "overflow in place");
 }
 
+// Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer
+// one, gave the right numbers.
 TEST(ResultChecks, AvgRoundedTheWrongWayIsCaught) {
   JobDir dir;
   expect_caught(run_faulty(dir, "avg_rounding", R"(ops = ["allreduce"]

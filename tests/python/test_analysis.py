@@ -140,6 +140,17 @@ class AllPairsRepeats(unittest.TestCase):
         self.assertIn(f"slowest 0→1 {fmt.num(1024 / 20.0 / 1e3)} GB/s", line)
 
 
+    def test_each_dtype_of_an_all_pairs_run_keeps_its_own_pairs(self):
+        # Two dtypes of one size: not two repeats of one pair (one dtype once vanished).
+        cases = [rec(op="all_pairs", redop="", world=2, bytes_=1024, src=s, dst=1 - s, dtype=dt,
+                     mean=m, algbw_gbps=1024 / m / 1e3)
+                 for dt, m in (("f32", 10.0), ("int32", 40.0)) for s in (0, 1)]
+        lines = sentences([job(cases)], "Links (all_pairs)")
+        self.assertEqual(len(lines), 2, lines)
+        self.assertTrue(any(" f32:" in l for l in lines) and any(" int32:" in l for l in lines), lines)
+        self.assertTrue(all("2 pairs" in l for l in lines), lines)
+
+
 class MetricPerPattern(unittest.TestCase):
     def test_bandwidth_patterns_have_no_latency_floor(self):
         cases = [rec(op="unidir_bw", redop="", world=2, bytes_=b, mean=m, agg="rank0",

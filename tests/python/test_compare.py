@@ -223,6 +223,15 @@ class CompareTest(TempDirCase):
         lost = [l for l in p.stdout.splitlines() if "not measured: NEW's execution 'renamed'" in l]
         self.assertEqual(len(lost), 12, p.stdout)
         self.assertNotIn("only in baseline", p.stdout)
+        # The renamed run planned fewer sizes on purpose: those it left out are not lost.
+        for r in summary["experiment"]["runs"]:
+            r["sizes"] = [x for x in r["sizes"] if x["bytes"] != 1024]
+        with open(summary_path, "w") as f:
+            json.dump(summary, f)
+        p = commbench("compare", GLOO_VS_UCX, new, check=1)
+        lost = [l for l in p.stdout.splitlines() if "not measured: NEW's execution 'renamed'" in l]
+        self.assertEqual(len(lost), 10, p.stdout)
+        self.assertIn("Not compared: 2 case(s) only in BASELINE", p.stdout)
 
     def test_every_case_lost_is_a_regression_not_a_mismatch(self):
         new = self.copy_fixture(GLOO_VS_UCX, "new")

@@ -166,6 +166,7 @@ AgentGroup::~AgentGroup() {
 void AgentGroup::connect_to_store(Millis timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const bool token_from_file = token_file_ && !launch_.hosts_store();
+  std::optional<std::chrono::steady_clock::time_point> refused_since;  // a listener there said no
   const auto interrupted = [&] {
     return LaunchInterrupted(interrupted_text(fmt::format("rank 0's store at {}:{}", host_, port_)));
   };
@@ -194,8 +195,16 @@ void AgentGroup::connect_to_store(Millis timeout) {
       return;
     } catch (const StoreError& e) {
       if (e.code() == StoreError::Code::Interrupted) throw interrupted();
+      // Nothing listening (or not in time): read the file again and retry. Someone else listening
+      // there (a store that rejects our token, or speaks another protocol: the dead job's port
+      // reused): retry while the file may still be replaced, 10 s at most, then fail naming it —
+      // a wrong token or a mixed build is not left waiting for the whole timeout.
       const bool unreachable = e.code() == StoreError::Code::Connection || e.code() == StoreError::Code::Timeout;
-      if (address_from_file && unreachable && std::chrono::steady_clock::now() < deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!unreachable && !refused_since) refused_since = now;
+      const bool may_be_replaced = unreachable || now - *refused_since < std::chrono::seconds(10);
+      if (address_from_file && may_be_replaced && now < deadline) {
+        const auto before = std::pair{host_, port_};
         try {
           std::tie(host_, port_) = read_rendezvous_file(rendezvous_file_, launch_.job_id, Millis(200), signalled);
         } catch (const LaunchInterrupted&) {
@@ -203,6 +212,7 @@ void AgentGroup::connect_to_store(Millis timeout) {
         } catch (const LaunchError&) {
           // Gone or not ours for now (rank 0 replaces it): keep the address and try again.
         }
+        if (std::pair{host_, port_} != before) refused_since.reset();
         continue;
       }
       // A token file left by an earlier launch on the same port: rank 0 replaces it before its

@@ -95,8 +95,8 @@ std::string wrong_reason(const CaseRecord& r) {
   const std::string expected = std::isnan(w.expected) ? std::string("it untouched (no output goes there)")
                                                       : fmt::format("{}", w.expected);
   const std::string got = std::isnan(w.got) ? std::string("the poison (nothing was written)") : fmt::format("{}", w.got);
-  const char* where = w.buffer == "send" ? " of the send buffer, which must not change," : "";
-  return s + fmt::format(" (first: rank {}, element {}{} expected {}, got {}; {} check)", w.rank, w.index,
+  const char* where = w.buffer == "send" ? " of the send buffer, which must not change" : "";
+  return s + fmt::format(" (first: rank {}, element {}{}, expected {}, got {}; {} check)", w.rank, w.index,
                          where, expected, got, w.check);
 }
 

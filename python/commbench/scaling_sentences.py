@@ -1,0 +1,56 @@
+"""The analysis' scaling sentences: the efficiency each job computed (summary.json `scaling`,
+docs/metrics.md), said with the formula of the run's mode."""
+from . import fmt
+from .series import scaling_entries
+
+
+_SCALING_FORMULA = {
+    ("op", "weak"): "efficiency = time(base) / time(N), the bytes per rank fixed",
+    ("op", "strong"): "efficiency = (time(base) / time(N)) × (base / N), the total fixed",
+    ("workload", "weak"): "efficiency = (samples/s(N) / samples/s(base)) / (N / base), the batch "
+                          "per rank fixed",
+    ("workload", "strong"): "efficiency = (step(base) / step(N)) × (base / N), the global batch "
+                            "fixed",
+}
+
+
+def scaling(jobs):
+    """Scaling efficiency as the job computed it (summary.json `scaling`, docs/metrics.md): weak,
+    strong and workload runs each by their own formula, so the report says what the console and
+    summary.json say. One sentence per configuration, at its largest size measured at every
+    world size."""
+    out = []
+    for j in jobs:
+        if j.summary is None:
+            worlds = {c.get("world_size") for c in j.cases if c.get("status") == "ok"}
+            if len(worlds) > 1:
+                out.append(f"{j.label} did not finish, so it has no scaling table (the job "
+                           "computes it into summary.json at the end).")
+            continue
+        entries = scaling_entries(j)
+        for e in entries:
+            kind = "workload" if e.get("throughput") == "samples_per_s" else "op"
+            mode = e.get("mode", "weak")
+            if kind == "workload":
+                what = f"{e.get('workload')}, {e.get('backend')}"
+                amount = (f"batch {e.get('batch_size')} per rank" if mode == "weak"
+                          else f"global batch {e.get('batch_size')}")
+            else:
+                ops = [x for x in entries if x.get("throughput") != "samples_per_s"]
+                varying = [f for f in ("dtype", "redop", "placement", "memory")
+                           if len({x.get(f) for x in ops}) > 1 and e.get(f)]
+                what = ", ".join([e.get("op"), e.get("backend")] + [str(e[f]) for f in varying])
+                amount = fmt.size(e.get("bytes", 0)) + (" per rank" if mode == "weak" else " in total")
+            src = f" in {j.label}" if len(jobs) > 1 else ""
+            pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))
+            effs = ", ".join(f"{p['world_size']} ranks {fmt.pct(p['efficiency'])}" for p in pts[1:]
+                             if p.get("efficiency") is not None)
+            formula = _SCALING_FORMULA.get((kind, mode), "docs/metrics.md")
+            if kind == "op" and mode == "weak" and e.get("op") == "msg_rate":
+                # Its ⌊N/2⌋ pairs do the work, not N ranks (docs/metrics.md): the plain
+                # time ratio would overstate it at odd N.
+                formula = ("efficiency = (⌊N/2⌋ / ⌊base/2⌋) × (time(base) / time(N)) × (base / N), "
+                           "the bytes per pair fixed")
+            out.append(f"**{what}**{src}, {mode} scaling of {amount}, relative to "
+                       f"{e.get('base_world_size')} rank(s): {effs} ({formula}).")
+    return out
