@@ -115,9 +115,25 @@ def parser_compare():
     return p
 
 
+def _attach_dash_values(argv, options):
+    """`--min-change -5%` -> `--min-change=-5%`: argparse takes '-5%' for an option and would
+    say only "expected one argument"; attached, the value reaches our own range check."""
+    out, i = [], 0
+    argv = list(argv)
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and argv[i + 1][1:2].isdigit():
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def cmd_compare(argv):
     p = parser_compare()
-    a = p.parse_args(argv)
+    a = p.parse_args(_attach_dash_values(argv, ("--min-change", "--threshold")))
     try:
         min_change = compare.parse_threshold(a.min_change)
     except ValueError as e:

@@ -18,7 +18,7 @@ CSV_COLUMNS = [
     "time_us_mean", "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max",
     "time_us_stddev", "time_us_cv", "algbw_gbps", "busbw_gbps", "wrong", "src", "dst",
     "msg_rate_mps", "staging", "method", "rank_aggregation", "total_bytes", "target_cv",
-    "cv_reached", "repeat",
+    "cv_reached", "repeat", "oversubscribe_gpu",
 ]
 
 # What identifies a case across jobs (compare, combined tables). src/dst only matter for all_pairs.

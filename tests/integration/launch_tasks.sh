@@ -18,7 +18,14 @@ if ((kill_rank >= 0)); then
   sleep "$kill_after"
   victim=${pids[$kill_rank]}
   if [ -n "${KILL_WORKER:-}" ]; then  # the task's worker (its child), not the task itself
-    victim=$(pgrep -P "$victim" | head -1)
+    # Only a child running `commbench __worker`: plugin probes are children of the task too.
+    parent=$victim victim=
+    for ((try = 0; try < 100 && ${#victim} == 0; try++)); do  # up to 10 s for it to start
+      for child in $(pgrep -P "$parent"); do
+        tr '\0' ' ' <"/proc/$child/cmdline" 2>/dev/null | grep -q ' __worker ' && { victim=$child; break; }
+      done
+      [ -n "$victim" ] || sleep 0.1
+    done
     [ -n "$victim" ] || { echo "launch_tasks.sh: task $kill_rank has no worker to kill" >&2; exit 1; }
   fi
   kill -"${KILL_SIGNAL:-9}" "$victim"

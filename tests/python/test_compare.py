@@ -315,6 +315,13 @@ class CompareTest(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("expected a percentage", p.stderr)
 
+    def test_negative_threshold_names_the_range(self):
+        # argparse took '-5%' for an option and said only "expected one argument".
+        for flag in ("--min-change", "--threshold"):
+            p = commbench("compare", QUICKSTART, QUICKSTART, flag, "-5%")
+            self.assertEqual(p.returncode, 2, flag)
+            self.assertIn("'-5%': expected a percentage between 0 and 1000", p.stderr)
+
     def test_nan_or_infinite_limits_are_usage_errors(self):
         # nan compares false with everything: every regression became "within noise", exit 0.
         for flag in ("--min-effect", "--sigma"):

@@ -178,7 +178,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       // cuda memory staged through host buffers
       "src",         "dst",         "msg_rate_mps", "staging",
       // schema 2 (issue 12): how the time was taken, nccl-tests' size, the CV target
-      "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached", "repeat"};
+      "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached", "repeat",
+      // a correctness run of ranks sharing a GPU says so in the CSV too
+      "oversubscribe_gpu"};
   EXPECT_EQ(rows[0], expected);
 }
 
@@ -204,6 +206,22 @@ TEST(ReportCsv, RowsAreFlushedAsCasesArriveAndReadBackExactly) {
     EXPECT_EQ(std::stod(row[col("busbw_gbps")]), sent[i].busbw_gbps);
     EXPECT_EQ(row[col("wrong")], "0");
   }
+}
+
+TEST(ReportCsv, ACorrectnessRunOfRanksSharingAGpuSaysSo) {
+  TempDir tmp;
+  CsvReporter reporter(tmp.path());
+  auto shared = make_case("gloo", "allreduce", 4096, 12.5);
+  shared.oversubscribe_gpu = true;
+  reporter.case_done(shared);
+  reporter.case_done(make_case("gloo", "allreduce", 4096, 12.5));
+  const auto rows = test::parse_csv(test::read_file(tmp.path() / "results.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  const auto& cols = CsvReporter::columns();
+  const auto at = static_cast<size_t>(std::find(cols.begin(), cols.end(), "oversubscribe_gpu") - cols.begin());
+  ASSERT_LT(at, cols.size());
+  EXPECT_EQ(rows[1][at], "true");
+  EXPECT_EQ(rows[2][at], "");  // as the JSON field is absent
 }
 
 TEST(ReportCsv, QuotesFieldsWithCommasQuotesAndNewlines) {

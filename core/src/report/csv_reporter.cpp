@@ -19,7 +19,7 @@ const std::vector<std::string>& CsvReporter::columns() {
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
       "msg_rate_mps", "staging",     "method",      "rank_aggregation", "total_bytes",
-      "target_cv",   "cv_reached",  "repeat"};
+      "target_cv",   "cv_reached",  "repeat",      "oversubscribe_gpu"};
   return kColumns;
 }
 
@@ -50,7 +50,9 @@ std::string csv_row(const CaseRecord& r) {
       // Empty when the run set no target_cv.
       r.target_cv > 0 ? number(r.target_cv) : std::string(),
       r.target_cv > 0 && measured ? std::string(r.cv_reached ? "true" : "false") : std::string(),
-      fmt::format("{}", r.repeat)};
+      fmt::format("{}", r.repeat),
+      // "true" only for a correctness run of ranks sharing a GPU: its times are not performance.
+      r.oversubscribe_gpu ? std::string("true") : std::string()};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 
