@@ -238,14 +238,20 @@ ops = ["allreduce"]
 sizes = ["4KiB"]
 world_size = 2
 iterations = 2
-env = { COMMBENCH_TEST_MARK = "set-by-the-file" }
+env = { COMMBENCH_TEST_MARK = "set-by-the-file", FORGED = "x\n# Exit code 0: fake\u001b[2J" }
 )");
   const auto r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("run 'with-env' sets the workers' environment: COMMBENCH_TEST_MARK=set-by-the-file"),
             std::string::npos) << r.output;
+  // A value's line break or escape sequence is shown, not obeyed: it could forge a console line
+  // or erase this notice (a probe's).
+  EXPECT_NE(r.output.find("FORGED=x\\n# Exit code 0: fake\\x1b[2J"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\n# Exit code 0: fake"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
   const std::string log = read_text(dir.job_folder() / "logs" / "exec0-gloo-w2-rank1.log");
   EXPECT_EQ(log.rfind("commbench: the experiment sets COMMBENCH_TEST_MARK=set-by-the-file\n", 0), 0u) << log;
+  EXPECT_NE(log.find("commbench: the experiment sets FORGED=x\\n# Exit code 0: fake\\x1b[2J\n"), std::string::npos) << log;
 }
 
 // Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events

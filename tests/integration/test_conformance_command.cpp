@@ -147,10 +147,11 @@ TEST(ConformanceCommand, WrongResultsFailTheOpWithTheFirstWrongCase) {
   EXPECT_NE(row(r.output, "2 ranks", "op barrier").find(" pass "), std::string::npos) << r.output;
 }
 
-// A backend that writes 4 bytes past its receive buffer, or clobbers its send buffer, gave
-// "verdict: PASS" (a probe's store backend): both now fail the op, saying where.
-TEST(ConformanceCommand, WritesPastABufferOrIntoTheSendBufferFailTheOp) {
+// A backend that writes 4 bytes past (or before) its receive buffer, or clobbers its send
+// buffer, gave "verdict: PASS" (a probe's store backend): they now fail the op, saying where.
+TEST(ConformanceCommand, WritesOutsideABufferOrIntoTheSendBufferFailTheOp) {
   for (const auto& [fault, says] : {std::pair{"overflow", "wrote past the end of the receive buffer"},
+                                    std::pair{"underflow", "wrote before the start of the receive buffer"},
                                     std::pair{"clobber_send", "of the send buffer, which must not change"}}) {
     JobDir dir;
     const CommandResult r = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB",
@@ -164,6 +165,36 @@ TEST(ConformanceCommand, WritesPastABufferOrIntoTheSendBufferFailTheOp) {
   const CommandResult good = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB"},
                                            dir.path());
   EXPECT_NE(row(good.output, "2 ranks", "op allreduce").find(" pass "), std::string::npos) << good.output;
+}
+
+// A probe: conformance loads a file by path and passed "libcommbench_backend_my.bad.so", which
+// no run ever loads (the search path takes libcommbench_backend_<name>.so only), and
+// `plugins` listed nothing and said nothing. Both now name the file and the rule.
+TEST(ConformanceCommand, AFileARunWouldNeverLoadFailsAndPluginsSaysWhy) {
+  JobDir dir;
+  const fs::path plugins = dir.path() / "plugins";
+  fs::create_directories(plugins);
+  for (const char* bad : {"libcommbench_backend_my.bad.so", "libcommbench_backend_faulty.so.1"})
+    fs::copy_file(test_plugin("faulty"), plugins / bad);
+  const CommandResult r = run_commbench(
+      {"conformance", (plugins / "libcommbench_backend_my.bad.so").string(), "--ranks", "1", "--max-bytes", "4KiB"},
+      dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string table = row(r.output, "1 rank", "function table");
+  EXPECT_NE(table.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(table.find("'libcommbench_backend_my.bad.so' is never loaded from the search path"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("name it libcommbench_backend_faulty.so"), std::string::npos) << r.output;
+
+  const CommandResult listing = run_commbench({"plugins", "-P", plugins.string()}, dir.path());
+  EXPECT_EQ(listing.exit_code, 0) << listing.output;
+  EXPECT_NE(listing.output.find("Not loaded (a plugin file must be named libcommbench_backend_<name>.so"),
+            std::string::npos) << listing.output;
+  for (const char* bad : {"libcommbench_backend_my.bad.so", "libcommbench_backend_faulty.so.1"})
+    EXPECT_NE(listing.output.find((plugins / bad).string()), std::string::npos) << bad << "\n" << listing.output;
+  const CommandResult named = run_commbench({"plugins", "my.bad", "-P", plugins.string()}, dir.path());
+  EXPECT_EQ(named.exit_code, 2) << named.output;
+  EXPECT_NE(named.output.find("not loaded (a plugin file must be named"), std::string::npos) << named.output;
 }
 
 TEST(ConformanceCommand, AnErrorStatusFailsTheOpWithThatStatusAndMessage) {

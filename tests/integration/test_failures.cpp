@@ -109,6 +109,29 @@ TEST(Failures, AFailureIsJudgedByItsStatusNotByTheWordsOfItsMessage) {
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << "noticed at once, not at the 60 s timeout";
 }
 
+// backend.h: "UNAVAILABLE skips the whole backend for this run". A probe found it did so only
+// from init: from comm_create or post the run failed (exit 1).
+TEST(Failures, UnavailableFromACommunicatorOrAnOpSkipsTheBackend) {
+  for (const char* mode : {"unavailable_comm", "unavailable"}) {
+    JobDir dir;
+    const auto file =
+        dir.write("unavailable.toml", experiment("crash", fmt::format("crash_rank = 1\ncrash_after = 5\nmode = \"{}\"", mode), 60));
+    const CommandResult r = dir.run(file, {"--quiet"});
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+    const auto execs = dir.records("execution");
+    ASSERT_EQ(execs.size(), 2u) << mode;
+    EXPECT_EQ(execs[0]["status"], "unavailable") << mode << ": " << execs[0].dump();
+    EXPECT_EQ(execs[0]["failure_kind"], "unavailable") << mode << ": " << execs[0].dump();
+    const std::string reason = execs[0]["reason"];
+    EXPECT_NE(reason.find("on purpose"), std::string::npos) << mode << ": " << reason;
+    EXPECT_NE(reason.find(std::string(mode) == "unavailable" ? "(during case" : "(during communicator creation)"),
+              std::string::npos) << mode << ": " << reason;
+    EXPECT_EQ(execs[1]["status"], "ok");
+    expect_gloo_results(dir);
+    EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << mode << ": noticed at once, not at the 60 s timeout";
+  }
+}
+
 TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   JobDir dir;
   const int timeout_s = 4;

@@ -182,6 +182,40 @@ TEST(OutputFaults, DiskFullWithoutRoomForTheSummarySaysWhatIsMissing) {
     EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line.substr(0, 200);
 }
 
+// A probe: summary.json's reservation did not fit a 200 KiB disk while summary.md's did;
+// summary.json, written first at the end, failed, and summary.md then gave back most of its
+// reservation: 144 KiB free and no summary.json. A summary that found no room is now written
+// again after the others.
+TEST(OutputFaults, ASummaryThatFoundTheDiskFullIsWrittenOnceTheOthersGaveBackTheirSpace) {
+  JobDir dir;
+  Tmpfs tiny(dir.path() / "tiny", "size=200k");
+  if (!tiny.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)";
+  const auto file = dir.write("e.toml", R"(name = "fill"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce", "allgather"]
+sizes = { min = "8B", max = "64KiB", factor = 2 }
+dtypes = ["f32", "int32", "f64"]
+warmup = 0
+iterations = 60
+)");
+  const auto r = run_commbench({"run", file.string(), "-o", (tiny.path() / "out").string(), "--quiet"}, dir.path());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  std::vector<fs::path> jobs;
+  for (const auto& e : fs::directory_iterator(tiny.path() / "out")) jobs.push_back(e.path());
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_TRUE(fs::exists(jobs[0] / "summary.json")) << r.output;
+  const auto s = nlohmann::json::parse(read_text(jobs[0] / "summary.json"), nullptr, false);
+  ASSERT_FALSE(s.is_discarded());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"((\d+) of 84 planned case\(s\) were measured)"))) << r.output;
+  EXPECT_EQ(static_cast<int>(s["results"].size()), std::stoi(m[1]));
+  EXPECT_NE(r.output.find("summary.json: written"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(jobs[0] / "summary.md"));
+  EXPECT_FALSE(fs::exists(jobs[0] / "summary.json.tmp"));
+}
+
 // Issue 28 §7: on a file system with almost no inodes left the summaries cannot even get their
 // temporary files; what the job says about each must match what is on disk ("summary.json:
 // written" was printed for a summary that was not there).

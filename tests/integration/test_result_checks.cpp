@@ -182,11 +182,13 @@ world_size = 3
 
 // A probe's store backend wrote one f32 past its receive buffer: "#wrong 0" and conformance
 // PASS, and with 64 bytes the next case died in glibc, blamed on that case. Guard bytes now
-// follow every buffer; also a clobbered send buffer (out of place, read-only by the ABI).
-TEST(ResultChecks, WritesPastTheEndOrIntoTheSendBufferAreCaughtAboveAndBelow8KiB) {
+// surround every buffer; also a clobbered send buffer (out of place, read-only by the ABI).
+TEST(ResultChecks, WritesOutsideTheBuffersOrIntoTheSendBufferAreCaughtAboveAndBelow8KiB) {
   for (const auto& [fault, options, buffer] :
        {std::tuple{"overflow", "overflow_bytes = 4", "past_recv_end"},
         std::tuple{"overflow", "overflow_bytes = 64", "past_recv_end"},
+        std::tuple{"underflow", "overflow_bytes = 4", "before_recv_start"},
+        std::tuple{"underflow", "overflow_bytes = 64", "before_recv_start"},
         std::tuple{"clobber_send", "", "send"}}) {
     JobDir dir;
     const auto o = run_faulty(dir, fault, R"(ops = ["allreduce", "allgather", "alltoall"]
@@ -199,7 +201,13 @@ placement = "out_of_place"
       EXPECT_EQ(c["first_wrong"].value("buffer", "recv"), buffer) << fault << ": " << c.dump();
       if (std::string(buffer) == "past_recv_end") {
         EXPECT_EQ(c["first_wrong"]["index"], 0) << c.dump();  // the first element after the end
-        EXPECT_NE(c["reason"].get<std::string>().find("wrote past the end of its receive buffer"), std::string::npos)
+        EXPECT_NE(c["reason"].get<std::string>().find("wrote past the end of its receive buffer, element 0 after it"),
+                  std::string::npos)
+            << c.dump();
+      } else if (std::string(buffer) == "before_recv_start") {
+        EXPECT_EQ(c["first_wrong"]["index"], 0) << c.dump();  // the element just before the start
+        EXPECT_NE(c["reason"].get<std::string>().find("wrote before the start of its receive buffer, element 0 before it"),
+                  std::string::npos)
             << c.dump();
       } else {
         EXPECT_NE(c["reason"].get<std::string>().find("of the send buffer, which must not change"), std::string::npos)
@@ -207,14 +215,16 @@ placement = "out_of_place"
       }
     }
   }
-  // In place, the one buffer is guarded too.
-  JobDir dir;
-  const auto o = run_faulty(dir, "overflow", R"(ops = ["allreduce"]
+  // In place, the one buffer is guarded too, at both ends.
+  for (const char* fault : {"overflow", "underflow"}) {
+    JobDir dir;
+    const auto o = run_faulty(dir, fault, R"(ops = ["allreduce"]
 sizes = ["4KiB"]
 world_size = 2
 placement = "in_place"
 )");
-  expect_caught(o, "overflow in place");
+    expect_caught(o, fmt::format("{} in place", fault));
+  }
 }
 
 // Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer

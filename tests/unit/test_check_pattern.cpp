@@ -245,5 +245,28 @@ TEST(CheckPattern, AlltoallAndScatterBlocksNameTheirDestination) {
   }
 }
 
+// Guards count elements away from the buffer: after it from its end, before it from its start.
+TEST(CheckPattern, GuardMismatchesAreCountedFromTheBufferTheyTouch) {
+  Bytes guard(kGuardBytes);
+  fill_guard(guard.data(), guard.size());
+  EXPECT_EQ(check_guard(guard.data(), guard.size(), 4, CheckedBuffer::kPastRecvEnd).wrong, 0);
+  Bytes touched = guard;
+  touched[9] ^= 0xFF;                    // element 2 of 4 bytes from the start of the guard
+  touched[kGuardBytes - 1] ^= 0xFF;      // the guard's last element
+  const CheckResult after = check_guard(touched.data(), touched.size(), 4, CheckedBuffer::kPastRecvEnd);
+  EXPECT_EQ(after.wrong, 2);
+  ASSERT_TRUE(after.first);
+  EXPECT_EQ(after.first->index, 2u);     // past the end: the nearer one is the guard's start
+  const CheckResult before = check_guard(touched.data(), touched.size(), 4, CheckedBuffer::kBeforeSendStart);
+  EXPECT_EQ(before.wrong, 2);
+  ASSERT_TRUE(before.first);
+  EXPECT_EQ(before.first->index, 0u);    // before the start: the guard's last element touches it
+  EXPECT_EQ(before.first->buffer, CheckedBuffer::kBeforeSendStart);
+  EXPECT_EQ(outside_text(checked_buffer_name(before.first->buffer), 0, "its"),
+            "wrote before the start of its send buffer, element 0 before it");
+  EXPECT_EQ(outside_text("past_recv_end", 2, "the"), "wrote past the end of the receive buffer, element 2 after it");
+  EXPECT_EQ(outside_text("recv", 2, "the"), "");
+}
+
 }  // namespace
 }  // namespace commbench

@@ -22,6 +22,7 @@
 #include "agent/outcome_merge.h"
 #include "agent/worker_process.h"
 #include "bootstrap/store.h"
+#include "common/console_text.h"
 #include "common/failure_kind.h"
 #include "launch/cpu_binding.h"
 #include "launch/rank_discovery.h"
@@ -85,21 +86,24 @@ nlohmann::json environment_facts(const LaunchContext& launch) {
 void note_experiment_environment(const Execution& exec, const std::string& log_path) {
   if (exec.env.empty()) return;
   if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
-    for (const auto& [k, v] : exec.env) std::fprintf(f, "commbench: the experiment sets %s=%s\n", k.c_str(), v.c_str());
+    for (const auto& [k, v] : exec.env)
+      std::fprintf(f, "commbench: the experiment sets %s=%s\n", console_safe(k).c_str(), console_safe(v).c_str());
     std::fclose(f);
   }
 }
 
 // Once per job on agent 0's console: every variable the experiment hands to the workers and
-// every profiler command template, since either can run arbitrary code.
+// every profiler command template, since either can run arbitrary code. Escaped: a value with a
+// line break or ESC could otherwise forge the lines after it or erase this notice.
 void print_experiment_overrides(const Experiment& exp) {
   for (const RunSpec& run : exp.runs) {
     std::string what;
-    for (const auto& [k, v] : run.env) what += fmt::format("{}{}={}", what.empty() ? "" : ", ", k, v);
+    for (const auto& [k, v] : run.env)
+      what += fmt::format("{}{}={}", what.empty() ? "" : ", ", console_safe(k), console_safe(v));
     if (!what.empty()) std::fprintf(stderr, "commbench: run '%s' sets the workers' environment: %s\n", run.name.c_str(), what.c_str());
     if (run.profiler)
       std::fprintf(stderr, "commbench: run '%s' starts its workers under a profiler: %s\n", run.name.c_str(),
-                   (run.profiler->tool == "command" ? run.profiler->command : run.profiler->tool).c_str());
+                   console_safe(run.profiler->tool == "command" ? run.profiler->command : run.profiler->tool).c_str());
   }
 }
 

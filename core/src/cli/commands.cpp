@@ -311,15 +311,19 @@ int cmd_plugins(const std::vector<std::string>& args) {
       auto it = listing.plugins.find(only);
       if (it == listing.plugins.end()) {
         std::vector<std::string> found;  // by file name, unprobed
-        for (const PluginFile& f : scan_plugin_dirs(search_dir_paths(search)).found) found.push_back(f.name);
+        const PluginScan scan = scan_plugin_dirs(search_dir_paths(search));
+        for (const PluginFile& f : scan.found) found.push_back(f.name);
         std::vector<std::string_view> names(found.begin(), found.end());
         std::cerr << fmt::format("commbench plugins: no plugin named '{}' on the search path{}; found: {}\n", only,
                                  did_you_mean(only, names), names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
+        if (!scan.misnamed.empty())
+          std::cerr << fmt::format("not loaded ({}): {}\n", kMisnamedWhy, fmt::join(scan.misnamed, ", "));
         return kExitInvalid;
       }
       PluginCatalog one{{it->first, it->second}};
       listing.plugins = std::move(one);
-      listing.shadowed.clear();
+      // Files of this name that lose to it stay listed: the user learns which copy is used.
+      listing.misnamed.clear();
     }
     if (p.vm.count("json"))
       std::cout << plugin_listing_json(listing).dump(2) << "\n";

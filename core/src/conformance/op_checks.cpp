@@ -273,9 +273,10 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     ++run;
     if (o.wrong > 0 && wrong_cases++ == 0) {
       first_wrong = fmt::format("{}: {} wrong element(s) on this rank", what, o.wrong);
-      if (o.first && o.first->buffer != CheckedBuffer::kRecv && o.first->buffer != CheckedBuffer::kSend)
-        first_wrong += fmt::format(" (first: it wrote past the end of the {} buffer, element {} after it)",
-                                   o.first->buffer == CheckedBuffer::kPastSendEnd ? "send" : "receive", o.first->index);
+      const std::string outside =
+          o.first ? outside_text(checked_buffer_name(o.first->buffer), o.first->index, "the") : std::string();
+      if (!outside.empty())
+        first_wrong += fmt::format(" (first: it {})", outside);
       else if (o.first)
         first_wrong += fmt::format(" (first at element {}{}: expected {}, got {})", o.first->index,
                                    o.first->buffer == CheckedBuffer::kSend ? " of the send buffer, which must not change" : "",

@@ -68,9 +68,13 @@ void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
   const size_t v10 = CB_STRUCT_SIZE(cb_backend_api, group_end);
   if (api.struct_size < v10)
     wrong.push_back(fmt::format("struct_size {} is smaller than ABI 1.0's table ({})", api.struct_size, v10));
-  const auto file_name = plugin_name_from_file(std::filesystem::path(plugin.path).filename().string());
+  const std::string file = std::filesystem::path(plugin.path).filename().string();
+  const auto file_name = plugin_name_from_file(file);
   if (file_name && *file_name != api.name)
     wrong.push_back(fmt::format("table name '{}' differs from the file's '{}'", api.name, *file_name));
+  if (!file_name)  // conformance loads it by path; a run never would
+    wrong.push_back(fmt::format("'{}' is never loaded from the search path: {}; name it {}", file, kMisnamedWhy,
+                                plugin_file_name(api.name ? api.name : "<name>")));
   if (!api.version || !*api.version) wrong.push_back("version is empty");
   if ((api.group_start == nullptr) != (api.group_end == nullptr)) wrong.push_back("only one of group_start/group_end is set");
   if ((api.mem_alloc == nullptr) != (api.mem_free == nullptr)) wrong.push_back("only one of mem_alloc/mem_free is set");

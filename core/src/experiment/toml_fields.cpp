@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/console_text.h"
 #include "experiment/did_you_mean.h"
 #include "experiment/durations.h"
 
@@ -105,13 +106,14 @@ std::optional<std::string> read_name_text(DiagnosticSink& sink, const toml::node
                                           std::string_view key) {
   auto text = read_string(sink, node, key);
   if (!text) return text;
-  for (unsigned char c : *text)
-    if (c < 0x20 || c == 0x7f) {
-      sink.error(sink.pos(node), fmt::format("'{}' holds a control character (0x{:02x}): names head tables and "
-                                             "console lines, so use printable characters only",
-                                             key, static_cast<unsigned>(c)));
-      return std::nullopt;
-    }
+  // C1 controls (U+0085 NEL, U+009B CSI), line separators and bidirectional overrides too: a
+  // byte check below 0x20 let them through to the console.
+  if (const auto c = first_unprintable(*text)) {
+    sink.error(sink.pos(node), fmt::format("'{}' holds a control character ({}): names head tables and console "
+                                           "lines, so use printable characters only",
+                                           key, describe_code_point(*c)));
+    return std::nullopt;
+  }
   return text;
 }
 

@@ -33,8 +33,8 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
   if (data_on_device_) {
     // Ask first: an allocation that does not fit may fail late (or, with some allocators,
     // succeed and fail the op); a size larger than what is free is skipped on every rank.
-    const size_t guard = plan.staged ? 0 : kGuardBytes;
-    const size_t need = rounded(first + guard) + (in_place ? 0 : rounded(second + guard)) + (plan.staged ? 0 : rounded(kAckBytes));
+    const size_t guards = plan.staged ? 0 : 2 * kGuardBytes;
+    const size_t need = rounded(first + guards) + (in_place ? 0 : rounded(second + guards)) + (plan.staged ? 0 : rounded(kAckBytes));
     free_before = gpu_->free_bytes();
     if (need > free_before)
       throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, cuda::kErrorSource, "cudaMemGetInfo",
@@ -43,22 +43,23 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
   }
   try {
     // Data buffers: on the device (the backend's allocator or cudaMalloc), or host memory. The
-    // buffers the backend is handed end in guard bytes (check_pattern.h): a backend writing past
-    // the count it was given is caught by the check, not left to corrupt the next allocation.
+    // buffers the backend is handed lie between guard bytes (check_pattern.h): a backend writing
+    // past the count it was given, or before the start, is caught by the check, not left to
+    // corrupt the next allocation. A guard is 4 KiB, so the buffers keep their page alignment.
     const size_t data_guard = plan.staged ? 0 : kGuardBytes;
-    void* base = allocate(plan.requested, first + data_guard, plan.staged, false);
-    void* other = in_place ? nullptr : allocate(plan.requested, second + data_guard, plan.staged, false);
+    void* base = allocate(plan.requested, first + 2 * data_guard, plan.staged, false, data_guard);
+    void* other = in_place ? nullptr : allocate(plan.requested, second + 2 * data_guard, plan.staged, false, data_guard);
     data_ = layout(base, other);
     if (plan.staged) {
-      void* hbase = allocate(CB_MEM_HOST_PINNED, first + kGuardBytes, false, true);
-      void* hother = in_place ? nullptr : allocate(CB_MEM_HOST_PINNED, second + kGuardBytes, false, true);
+      void* hbase = allocate(CB_MEM_HOST_PINNED, first + 2 * kGuardBytes, false, true, kGuardBytes);
+      void* hother = in_place ? nullptr : allocate(CB_MEM_HOST_PINNED, second + 2 * kGuardBytes, false, true, kGuardBytes);
       op_ = layout(hbase, hother);
-      op_.ack = allocate(CB_MEM_HOST_PINNED, kAckBytes, false, true);
+      op_.ack = allocate(CB_MEM_HOST_PINNED, kAckBytes, false, true, 0);
       staging_ = StagingCopies{data_.send, data_.recv, send_elems_ * elem_size_, recv_elems_ * elem_size_};
       set_guards(hbase, first, hother, second, false);
     } else {
       op_ = data_;
-      op_.ack = allocate(plan.requested, kAckBytes, false, false);
+      op_.ack = allocate(plan.requested, kAckBytes, false, false, 0);
       set_guards(base, first, other, second, data_on_device_);
     }
     if (data_on_device_) {
@@ -97,7 +98,7 @@ CaseBuffers::~CaseBuffers() {
   }
 }
 
-void* CaseBuffers::allocate(cb_mem mem, size_t bytes, bool core_device, bool pinned) {
+void* CaseBuffers::allocate(cb_mem mem, size_t bytes, bool core_device, bool pinned, size_t offset) {
   Block b;
   b.mem = mem;
   if (pinned) {
@@ -110,13 +111,18 @@ void* CaseBuffers::allocate(cb_mem mem, size_t bytes, bool core_device, bool pin
     b.from_backend = true;
   }
   blocks_.push_back(b);
-  return b.base;
+  return static_cast<char*>(b.base) + offset;
 }
 
 void CaseBuffers::set_guards(void* first, size_t first_bytes, void* second, size_t second_bytes, bool on_device) {
   guards_on_device_ = on_device;
-  guards_[0] = {static_cast<char*>(first) + first_bytes, second ? CheckedBuffer::kPastSendEnd : CheckedBuffer::kPastRecvEnd};
-  if (second) guards_[1] = {static_cast<char*>(second) + second_bytes, CheckedBuffer::kPastRecvEnd};
+  auto* a = static_cast<char*>(first);
+  guards_[0] = {a - kGuardBytes, second ? CheckedBuffer::kBeforeSendStart : CheckedBuffer::kBeforeRecvStart};
+  guards_[1] = {a + first_bytes, second ? CheckedBuffer::kPastSendEnd : CheckedBuffer::kPastRecvEnd};
+  if (!second) return;
+  auto* b = static_cast<char*>(second);
+  guards_[2] = {b - kGuardBytes, CheckedBuffer::kBeforeRecvStart};
+  guards_[3] = {b + second_bytes, CheckedBuffer::kPastRecvEnd};
 }
 
 OpBuffers CaseBuffers::layout(void* base, void* second) const {
@@ -179,7 +185,7 @@ CheckResult CaseBuffers::check(const CheckContext& cc) {
   };
   for (const Guard& g : guards_)
     if (g.at) merge_check(r, check_guard(readable(g.at, kGuardBytes, guards_on_device_), kGuardBytes, elem_size_, g.which));
-  if (guards_[1].at)  // out of place
+  if (guards_[2].at)  // out of place
     merge_check(r, check_send_unchanged(cc, readable(op_.send, send_elems_ * elem_size_, guards_on_device_), send_elems_));
   return r;
 }

@@ -38,7 +38,7 @@ class CaseBuffers {
   // pattern into the send buffer (through host copies for device data).
   void prepare_check(const CheckContext& cc);
   // After it: reads the receive buffer back (device to host for device data) and checks it,
-  // then the guard bytes past each buffer and, out of place, that the send buffer is unchanged.
+  // then the guard bytes around each buffer and, out of place, that the send buffer is unchanged.
   CheckResult check(const CheckContext& cc);
 
  private:
@@ -48,12 +48,13 @@ class CaseBuffers {
     bool from_backend = false;  // freed through the backend's mem_free
     bool pinned = false;        // cudaFreeHost
   };
-  // Guard bytes past the end of each buffer the backend is handed (check_pattern.h).
+  // Guard bytes before and after each buffer the backend is handed (check_pattern.h).
   struct Guard {
     void* at = nullptr;
     CheckedBuffer which = CheckedBuffer::kPastRecvEnd;
   };
-  void* allocate(cb_mem mem, size_t bytes, bool core_device, bool pinned);
+  // The allocation's address plus `offset` (the front guard); freed by the allocation's address.
+  void* allocate(cb_mem mem, size_t bytes, bool core_device, bool pinned, size_t offset);
   void set_guards(void* first, size_t first_bytes, void* second, size_t second_bytes, bool on_device);
   // The send/recv pointers of a layout starting at `base` (and `second` out of place).
   OpBuffers layout(void* base, void* second) const;
@@ -71,7 +72,8 @@ class CaseBuffers {
   bool data_on_device_ = false;
   std::optional<StagingCopies> staging_;
   uint64_t device_bytes_ = 0;
-  Guard guards_[2];  // [0]: after the first buffer (send, or the in-place one); [1]: after recv
+  // Before and after the first buffer (send, or the in-place one), then before and after recv.
+  Guard guards_[4];
   bool guards_on_device_ = false;
 };
 

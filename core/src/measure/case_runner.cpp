@@ -89,9 +89,8 @@ std::string wrong_reason(const CaseRecord& r) {
   std::string s = fmt::format("wrong results: {} element{} differ", r.wrong, r.wrong == 1 ? "" : "s");
   if (!r.first_wrong) return s;
   const WrongElement& w = *r.first_wrong;
-  if (w.buffer == "past_recv_end" || w.buffer == "past_send_end")
-    return s + fmt::format(" (first: rank {} wrote past the end of its {} buffer, element {} after it; {} check)", w.rank,
-                           w.buffer == "past_send_end" ? "send" : "receive", w.index, w.check);
+  if (const std::string outside = outside_text(w.buffer, w.index, "its"); !outside.empty())
+    return s + fmt::format(" (first: rank {} {}; {} check)", w.rank, outside, w.check);
   const std::string expected = std::isnan(w.expected) ? std::string("it untouched (no output goes there)")
                                                       : fmt::format("{}", w.expected);
   const std::string got = std::isnan(w.got) ? std::string("the poison (nothing was written)") : fmt::format("{}", w.got);

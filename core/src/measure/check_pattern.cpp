@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/check_values.h"
 
@@ -168,8 +170,19 @@ std::string_view checked_buffer_name(CheckedBuffer b) {
     case CheckedBuffer::kPastRecvEnd: return "past_recv_end";
     case CheckedBuffer::kSend: return "send";
     case CheckedBuffer::kPastSendEnd: return "past_send_end";
+    case CheckedBuffer::kBeforeRecvStart: return "before_recv_start";
+    case CheckedBuffer::kBeforeSendStart: return "before_send_start";
   }
   return "recv";
+}
+
+std::string outside_text(std::string_view buffer_name, uint64_t index, std::string_view whose) {
+  const bool past = buffer_name == "past_recv_end" || buffer_name == "past_send_end";
+  const bool before = buffer_name == "before_recv_start" || buffer_name == "before_send_start";
+  if (!past && !before) return "";
+  const bool send = buffer_name == "past_send_end" || buffer_name == "before_send_start";
+  return fmt::format("wrote {} {} {} buffer, element {} {} it", past ? "past the end of" : "before the start of", whose,
+                     send ? "send" : "receive", index, past ? "after" : "before");
 }
 
 namespace {
@@ -186,10 +199,14 @@ CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, Check
   CheckResult r;
   const auto* p = static_cast<const unsigned char*>(guard);
   elem_size = std::max<size_t>(elem_size, 1);
-  for (size_t e = 0; e * elem_size < bytes; ++e) {
+  const size_t elems = (bytes + elem_size - 1) / elem_size;
+  // Before a buffer, the element next to it is the guard's last: count from there.
+  const bool before = which == CheckedBuffer::kBeforeRecvStart || which == CheckedBuffer::kBeforeSendStart;
+  for (size_t k = 0; k < elems; ++k) {
+    const size_t e = before ? elems - 1 - k : k;
     for (size_t b = e * elem_size; b < std::min(bytes, (e + 1) * elem_size); ++b) {
       if (p[b] == guard_byte(b)) continue;
-      if (r.wrong++ == 0) r.first = Mismatch{e, std::numeric_limits<double>::quiet_NaN(), static_cast<double>(p[b]), which};
+      if (r.wrong++ == 0) r.first = Mismatch{k, std::numeric_limits<double>::quiet_NaN(), static_cast<double>(p[b]), which};
       break;
     }
   }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "commbench/backend.h"
@@ -34,11 +35,18 @@ struct CheckContext {
 };
 
 // Where a mismatch is: in the receive buffer (the checks below); in the guard bytes just past the
-// end of a buffer the backend was handed (it wrote beyond the count it was given); or in an
-// out-of-place send buffer, which must come back unchanged (the ABI's send buffers are read-only).
-enum class CheckedBuffer : int32_t { kRecv = 0, kPastRecvEnd = 1, kSend = 2, kPastSendEnd = 3 };
-// "recv", "past_recv_end", "send", "past_send_end" (first_wrong.buffer, docs/output.md).
+// end of a buffer the backend was handed (it wrote beyond the count it was given) or just before
+// its start; or in an out-of-place send buffer, which must come back unchanged (the ABI's send
+// buffers are read-only).
+enum class CheckedBuffer : int32_t {
+  kRecv = 0, kPastRecvEnd = 1, kSend = 2, kPastSendEnd = 3, kBeforeRecvStart = 4, kBeforeSendStart = 5
+};
+// "recv", "past_recv_end", "send", "past_send_end", "before_recv_start", "before_send_start"
+// (first_wrong.buffer, docs/output.md).
 std::string_view checked_buffer_name(CheckedBuffer b);
+// The guard of a buffer: "wrote past the end of its receive buffer, element 3 after it" (for a
+// mismatch in the guard bytes; "" for kRecv and kSend). `whose` is "its" or "the".
+std::string outside_text(std::string_view buffer_name, uint64_t index, std::string_view whose);
 
 // The first element of a buffer that differs from what the check expects.
 struct Mismatch {
@@ -66,9 +74,10 @@ inline int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t rec
   return check_recv(c, recv, recv_elems).wrong;
 }
 
-// Guard bytes after a buffer: written before the op with a pattern no check value produces;
-// afterwards every element-sized chunk that changed is one wrong element (`which` says past
-// which buffer; `got` is the first changed byte).
+// Guard bytes before and after a buffer: written before the op with a pattern no check value
+// produces; afterwards every element-sized chunk that changed is one wrong element (`which` says
+// beside which buffer; `got` is the first changed byte; `index` counts elements away from the
+// buffer, 0 being the one next to it).
 inline constexpr size_t kGuardBytes = 4096;
 void fill_guard(void* guard, size_t bytes);
 CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which);

@@ -94,6 +94,11 @@ std::string format_plugin_listing(const PluginListing& listing) {
       out += fmt::format("  {}  (shadowed by {})\n", s.file.path, s.shadowed_by);
     out += "\n";
   }
+  if (!listing.misnamed.empty()) {
+    out += fmt::format("Not loaded ({}):\n", kMisnamedWhy);
+    for (const auto& path : listing.misnamed) out += fmt::format("  {}\n", path);
+    out += "\n";
+  }
 
   out += "Search path (first match of a name wins):\n";
   int index = 1;
@@ -115,7 +120,7 @@ nlohmann::json plugin_listing_json(const PluginListing& listing) {
   for (const auto& s : listing.shadowed)
     shadowed.push_back({{"name", s.file.name}, {"path", s.file.path}, {"shadowed_by", s.shadowed_by}});
   return {{"search_path", std::move(search_path)}, {"plugins", std::move(plugins)},
-          {"shadowed", std::move(shadowed)}};
+          {"shadowed", std::move(shadowed)}, {"misnamed", listing.misnamed}};
 }
 
 std::string format_plugin_listing(const PluginCatalog& catalog, const std::vector<SearchDir>& search_path,
@@ -123,7 +128,9 @@ std::string format_plugin_listing(const PluginCatalog& catalog, const std::vecto
   PluginListing listing;
   listing.search_path = search_path;
   listing.plugins = catalog;
-  listing.shadowed = scan_plugin_dirs(search_dir_paths(search_path)).shadowed;
+  PluginScan scan = scan_plugin_dirs(search_dir_paths(search_path));
+  listing.shadowed = std::move(scan.shadowed);
+  listing.misnamed = std::move(scan.misnamed);
   if (!json) return format_plugin_listing(listing);
   return plugin_listing_json(listing).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -43,6 +43,7 @@ struct PluginListing {
   std::vector<SearchDir> search_path;
   PluginCatalog plugins;                // by name, first match on the search path
   std::vector<PluginScan::Shadowed> shadowed;
+  std::vector<std::string> misnamed;  // PluginScan::misnamed
 };
 
 // Scans `search_path` and probes every plugin found (each in its own subprocess, all at once).

@@ -116,8 +116,11 @@ PluginScan scan_plugin_dirs(const std::vector<std::string>& dirs) {
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code type_ec;
       if (!it->is_regular_file(type_ec)) continue;  // follows symlinks, as dlopen does
-      if (auto name = plugin_name_from_file(it->path().filename().string()))
+      const std::string file = it->path().filename().string();
+      if (auto name = plugin_name_from_file(file))
         in_dir.push_back({*name, normalise(it->path().string())});
+      else if (file.starts_with(kFilePrefix))
+        scan.misnamed.push_back(normalise(it->path().string()));
     }
     std::sort(in_dir.begin(), in_dir.end(),
               [](const PluginFile& a, const PluginFile& b) { return a.path < b.path; });

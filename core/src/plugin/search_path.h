@@ -37,6 +37,10 @@ std::vector<SearchDir> default_search_path(const std::vector<std::string>& extra
 // Absolute path of the running executable (/proc/self/exe); "" if it cannot be read.
 std::string current_executable_path();
 
+// Why a misnamed plugin file is not loaded (`plugins`; `conformance` fails such a file).
+inline constexpr const char* kMisnamedWhy =
+    "a plugin file must be named libcommbench_backend_<name>.so, <name> of letters, digits, '_' and '-'";
+
 // "libcommbench_backend_<name>.so" <-> name. A name is [A-Za-z0-9_-]+.
 std::string plugin_file_name(std::string_view name);
 std::optional<std::string> plugin_name_from_file(std::string_view file_name);
@@ -53,6 +57,9 @@ struct PluginScan {
     std::string shadowed_by;  // path of the file that wins
   };
   std::vector<Shadowed> shadowed;
+  // Files that start like a plugin but whose name is not libcommbench_backend_<name>.so with a
+  // valid <name> ("…_my.bad.so", "…_x.so.1"): never loaded, so `commbench plugins` says so.
+  std::vector<std::string> misnamed;
 };
 
 // Lists plugin files in `dirs` (missing or unreadable directories are skipped; files within one

@@ -1,6 +1,7 @@
 #include "report/multi_reporter.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <exception>
 
 #include "report/output_file.h"
@@ -11,17 +12,21 @@ void MultiReporter::add(std::unique_ptr<Reporter> reporter) {
   if (reporter) reporters_.push_back(std::move(reporter));
 }
 
+void MultiReporter::record_failure(const OutputError& e) {
+  const std::string path = e.path().string();
+  if (std::none_of(failures_.begin(), failures_.end(), [&](const OutputFailure& f) { return f.path == path; }))
+    failures_.push_back(OutputFailure{path, e.what()});
+}
+
 template <class F>
-void MultiReporter::each(F&& call) {
+void MultiReporter::each(F&& call, std::vector<Reporter*>* out_of_space) {
   std::exception_ptr first;
   for (auto& r : reporters_) {
     try {
       call(*r);
     } catch (const OutputError& e) {
-      const std::string path = e.path().string();
-      if (std::none_of(failures_.begin(), failures_.end(),
-                       [&](const OutputFailure& f) { return f.path == path; }))
-        failures_.push_back(OutputFailure{path, e.what()});
+      if (out_of_space && (e.error_number() == ENOSPC || e.error_number() == EDQUOT)) out_of_space->push_back(r.get());
+      else record_failure(e);
     } catch (...) {
       if (!first) first = std::current_exception();
     }
@@ -53,7 +58,22 @@ void MultiReporter::run_done(const RunSpec& run, const std::vector<CaseRecord>& 
   each([&](Reporter& r) { r.run_done(run, records); });
 }
 void MultiReporter::job_done(const JobResult& result) {
-  each([&](Reporter& r) { r.job_done(result); });
+  // A summary that found the disk full is written again after the others: writing theirs gave
+  // back what their reservations held beyond their content. (summary.json, written first, was
+  // lost with 144 KiB free once summary.md had been written.)
+  std::vector<Reporter*> out_of_space;
+  each([&](Reporter& r) { r.job_done(result); }, &out_of_space);
+  std::exception_ptr first;
+  for (Reporter* r : out_of_space) {
+    try {
+      r->job_done(result);
+    } catch (const OutputError& e) {
+      record_failure(e);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 long MultiReporter::records_written() const {

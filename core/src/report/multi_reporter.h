@@ -9,6 +9,8 @@
 
 namespace commbench {
 
+class OutputError;  // report/output_file.h
+
 class MultiReporter : public Reporter {
  public:
   void add(std::unique_ptr<Reporter> reporter);
@@ -37,8 +39,11 @@ class MultiReporter : public Reporter {
   const std::vector<OutputFailure>& output_failures() const { return failures_; }
 
  private:
+  // With `out_of_space`, reporters that failed for lack of space are collected there instead of
+  // recorded as failed (job_done tries them again).
   template <class F>
-  void each(F&& call);
+  void each(F&& call, std::vector<Reporter*>* out_of_space = nullptr);
+  void record_failure(const OutputError& e);
 
   std::vector<std::unique_ptr<Reporter>> reporters_;
   std::vector<OutputFailure> failures_;

@@ -132,6 +132,23 @@ int worker_main(int argc, char** argv) {
   // Declared before the session: destroyed after it, so the backend is gone before the stream.
   std::unique_ptr<GpuDevice> gpu;
   std::unique_ptr<BackendSession> session;
+  // A failure ends the rank: what it was goes to the agent as data, then the backend is aborted.
+  const auto fail = [&](const std::exception& e) {
+    nlohmann::json error{{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
+                         {"message", e.what()}};
+    // The plugin's own status code travels as data too (the kind is derived from it).
+    if (const auto* p = dynamic_cast<const PluginError*>(&e)) error["status"] = static_cast<int>(p->status());
+    // Who this rank was waiting for when its bootstrap collective (its own, or the plugin's
+    // through the host services) timed out: the agent blames them, not this rank.
+    if (!waiting_for.empty()) error["waiting_for"] = waiting_for;
+    out.send(std::move(error));
+    std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
+    if (session) session->abort();
+    // Work may still be queued on the stream (a hung op): destroying the device would wait for
+    // it. The process exits now; the driver reclaims everything.
+    (void)gpu.release();
+    return kWorkerExitFailed;
+  };
   try {
     const std::string spec_text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
     const Execution exec = nlohmann::json::parse(spec_text).get<Execution>();
@@ -371,21 +388,17 @@ int worker_main(int argc, char** argv) {
     bootstrap.close(Millis(ms_until(deadline)));  // no host's store goes while others read it
     out.send({{"type", "done"}});
     return 0;
-  } catch (const std::exception& e) {
-    nlohmann::json error{{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
-                         {"message", e.what()}};
-    // The plugin's own status code travels as data too (the kind is derived from it).
-    if (const auto* p = dynamic_cast<const PluginError*>(&e)) error["status"] = static_cast<int>(p->status());
-    // Who this rank was waiting for when its bootstrap collective (its own, or the plugin's
-    // through the host services) timed out: the agent blames them, not this rank.
-    if (!waiting_for.empty()) error["waiting_for"] = waiting_for;
-    out.send(std::move(error));
-    std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
+  } catch (const PluginError& e) {
+    if (e.status() != CB_ERR_UNAVAILABLE) return fail(e);
+    // UNAVAILABLE skips the backend for this run wherever it comes from (backend.h), not only
+    // from init: a communicator or an op the backend finds it cannot run here after all.
+    out.send({{"type", "unavailable"}, {"reason", fmt::format("{} (during {})", e.what(), phase)}});
+    std::cerr << fmt::format("commbench worker rank {}: unavailable during {}: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
-    // Work may still be queued on the stream (a hung op): destroying the device would wait for
-    // it. The process exits now; the driver reclaims everything.
     (void)gpu.release();
-    return kWorkerExitFailed;
+    return kWorkerExitUnavailable;
+  } catch (const std::exception& e) {
+    return fail(e);
   }
 }
 

@@ -116,7 +116,11 @@ cb_error* comm_create(cb_backend* backend, int32_t timeout_ms, cb_comm** out) {
   const cb_host_services* h = backend->host;
   if (cb_error* e = host_error(h->bootstrap_barrier(h->ctx, timeout_ms), "bootstrap_barrier")) return e;
   static uint64_t created = 0;
-  on_comm_create(*h, created++);
+  try {
+    on_comm_create(*h, created++);
+  } catch (const InjectedError& injected) {
+    return make_error(injected.status, injected.message);
+  }
   const int32_t op = backend->op_timeout_ms > 0 && (timeout_ms < 0 || backend->op_timeout_ms < timeout_ms)
                        ? backend->op_timeout_ms : timeout_ms;
   *out = new cb_comm{backend, op};

@@ -56,7 +56,7 @@ int64_t async_completion_ns();
 // crash plugin's `fd_leak` option opens descriptors here, for the conformance leak check).
 void on_comm_create(const cb_host_services& host, uint64_t index);
 
-// Thrown by a hook: the current post fails with this status and message.
+// Thrown by a hook: the current post (or comm_create) fails with this status and message.
 struct InjectedError {
   cb_status status;
   std::string message;

@@ -9,6 +9,8 @@
 //                 ends "cleanly" without its result) |
 //                 "error": the post fails with CB_ERR_INTERNAL and a message that mentions a
 //                 timeout, to prove that the core goes by the status, not the words |
+//                 "unavailable": the post fails with CB_ERR_UNAVAILABLE (the backend cannot
+//                 run here after all); "unavailable_comm": comm_create fails so on every rank |
 //                 "hog": allocates and touches `hog_mib` MiB (default 1024), for the OOM killer |
 //                 "spawn": no crash; the rank starts two `sleep 300` processes, one left in its
 //                 process group and one detached (setsid, double fork), and writes their pids
@@ -34,7 +36,7 @@
 namespace cbtest {
 namespace {
 
-enum class CrashMode { Segv, Abort, Exit, Exit0, Error, Hog, Spawn };
+enum class CrashMode { Segv, Abort, Exit, Exit0, Error, Unavailable, UnavailableComm, Hog, Spawn };
 int64_t g_crash_rank = 1;
 int64_t g_crash_after = 3;
 CrashMode g_mode = CrashMode::Segv;
@@ -93,15 +95,20 @@ void configure(const Options& options, const cb_host_services&) {
   else if (m == "exit") g_mode = CrashMode::Exit;
   else if (m == "exit0") g_mode = CrashMode::Exit0;
   else if (m == "error") g_mode = CrashMode::Error;
+  else if (m == "unavailable") g_mode = CrashMode::Unavailable;
+  else if (m == "unavailable_comm") g_mode = CrashMode::UnavailableComm;
   else if (m == "spawn") g_mode = CrashMode::Spawn;
   else if (m == "hog") g_mode = CrashMode::Hog;
-  else throw std::invalid_argument("option mode='" + m + "' must be segv, abort, exit, exit0, error, hog or spawn");
+  else throw std::invalid_argument("option mode='" + m + "' must be segv, abort, exit, exit0, error, unavailable, "
+                                   "unavailable_comm, hog or spawn");
   g_hog_mib = int_option(options, "hog_mib", 1024);
   auto pid_file = options.find("pid_file");
   g_pid_file = pid_file == options.end() ? "" : pid_file->second;
 }
 
 void on_comm_create(const cb_host_services&, uint64_t index) {
+  if (g_mode == CrashMode::UnavailableComm)
+    throw InjectedError{CB_ERR_UNAVAILABLE, "crash: no communicator here, on purpose (mode unavailable_comm)"};
   if ((g_fd_leak == "lazy" && index == 5) || g_fd_leak == "per_comm") ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
@@ -120,6 +127,8 @@ void before_post(const cb_host_services& host, uint64_t post_index) {
   std::string what = "crash: rank " + std::to_string(host.rank) + " crashing on purpose in post " +
                      std::to_string(post_index);
   host.log(host.ctx, CB_LOG_ERROR, what.c_str());
+  if (g_mode == CrashMode::Unavailable)
+    throw InjectedError{CB_ERR_UNAVAILABLE, "rank " + std::to_string(host.rank) + " cannot run here after all, on purpose"};
   if (g_mode == CrashMode::Error)
     throw InjectedError{CB_ERR_INTERNAL, "rank " + std::to_string(host.rank) +
                                              " failed on purpose; nothing timed out, though this "
@@ -136,7 +145,8 @@ void before_post(const cb_host_services& host, uint64_t post_index) {
     case CrashMode::Abort: std::abort();
     case CrashMode::Exit: std::exit(7);
     case CrashMode::Exit0: ::_exit(0);
-    case CrashMode::Error: case CrashMode::Spawn: case CrashMode::Hog: break;  // thrown / returned above
+    case CrashMode::Error: case CrashMode::Unavailable: case CrashMode::UnavailableComm:
+    case CrashMode::Spawn: case CrashMode::Hog: break;  // thrown / returned above
   }
   std::abort();  // SIGSEGV was caught and ignored by someone: still die
 }

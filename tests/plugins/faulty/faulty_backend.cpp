@@ -20,9 +20,11 @@
 //                            to that size, wrong past it
 //         | "overflow"       collectives write `overflow_bytes` bytes of zeros past the end of the
 //                            receive buffer (a count or size bug), the result itself right
+//         | "underflow"      collectives write `overflow_bytes` bytes of zeros just before the
+//                            start of the receive buffer (an offset bug), the result itself right
 //         | "clobber_send"   out of place, the send buffer is zeroed after it was read (the ABI's
 //                            send buffers are read-only), the result itself right
-//   overflow_bytes = bytes the "overflow" fault writes past the end (default 4)
+//   overflow_bytes = bytes the "overflow" and "underflow" faults write outside (default 4)
 //   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
 //         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
 //         addition; correct, and the check must accept its rounding)
@@ -49,7 +51,7 @@
 
 namespace faulty {
 
-enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, ClobberSend };
+enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, Underflow, ClobberSend };
 
 }  // namespace faulty
 
@@ -216,6 +218,8 @@ void run(cb_comm& comm, const cb_op_args& a) {
   if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()));
   if (writes && b.fault == Fault::Overflow)
     std::memset(static_cast<unsigned char*>(a.recvbuf) + out.size(), 0, static_cast<size_t>(b.overflow_bytes));
+  if (writes && b.fault == Fault::Underflow)
+    std::memset(static_cast<unsigned char*>(a.recvbuf) - b.overflow_bytes, 0, static_cast<size_t>(b.overflow_bytes));
   if (b.fault == Fault::ClobberSend && a.sendbuf != nullptr && a.sendbuf != a.recvbuf)
     std::memset(const_cast<void*>(a.sendbuf), 0, send_bytes);
 }
@@ -243,11 +247,11 @@ struct Traits {
             {"none", Fault::None}, {"zeros", Fault::Zeros}, {"max_for_prod", Fault::MaxForProd},
             {"stale", Fault::Stale}, {"nonroot_write", Fault::NonrootWrite}, {"rotate", Fault::Rotate},
             {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}, {"overflow", Fault::Overflow},
-            {"clobber_send", Fault::ClobberSend}};
+            {"underflow", Fault::Underflow}, {"clobber_send", Fault::ClobberSend}};
         const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
         if (it == std::end(kFaults))
           sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding, chunk, "
-                                            "overflow or clobber_send");
+                                            "overflow, underflow or clobber_send");
         b->fault = it->second;
       } else if (key == "avg") {
         if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
