@@ -95,7 +95,8 @@ class QuickTest(TempDirCase):
         p = commbench("quick", "allreduce", "-b", "1K", "-e", "2K", "-f", '2 }\ncheck = false\nenv = { X = "1"',
                       "-O", os.path.join(self.tmp, "r"), "--save", save)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("expected an integer for 'sizes.factor'", p.stderr)
+        self.assertIn("-f 2 }\\ncheck = false\\nenv = { X = \"1\": error: expected a whole factor of 2 or more",
+                      p.stderr)
         self.assertFalse(os.path.exists(save), "an experiment that does not validate was saved")
         p = commbench("quick", "allreduce", "-n", "0", "--save", save)
         self.assertEqual(p.returncode, 2)

@@ -83,6 +83,10 @@ TEST(Expect, BadInputIsLocatedAndSaysWhatToWrite) {
       {R"(expect = { min_size = "1M elements", time_us = "< 1" })", "in bytes"},
       {R"(expect = ">= 180")", "expected a table"},
       {R"(expect = { busbw_gbps = 180 })", "expected a string"},
+      // A probe: these were merged silently, as a run refuses them; 1e400 read as infinity.
+      {R"(expect = { op = "allreduce", ops = ["broadcast"], busbw_gbps = ">= 1" })", "both 'op' and 'ops' are given"},
+      {R"(expect = { ops = ["allreduce", "allreduce"], busbw_gbps = ">= 1" })", "'allreduce' is listed twice in 'ops'"},
+      {R"(expect = { busbw_gbps = ">= 1e400" })", "1e400 is beyond the range of a double"},
   };
   for (const auto& c : cases) {
     const ParseResult r = parse("", c.line);

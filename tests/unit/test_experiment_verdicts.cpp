@@ -150,5 +150,39 @@ TEST(ExperimentVerdicts, QuickTakesNcclTestsBinaryNames) {
   EXPECT_EQ(quick_op_name("allreduce"), "allreduce");
 }
 
+// nccl-tests' common.cu: size = stepfactor > 1 ? size * stepfactor : size + stepbytes. A probe:
+// -f 2 -i 1K gave 8 arithmetic sizes (the factor dropped without a word), and -f 1 was refused.
+TEST(ExperimentVerdicts, QuickStepsAsNcclTestsDoes) {
+  const auto sizes_line = [](const QuickExperiment& q) {
+    const auto at = q.toml.find("\nsizes = ");
+    return at == std::string::npos ? std::string() : q.toml.substr(at + 1, q.toml.find('\n', at + 1) - at - 1);
+  };
+  QuickFlags f;
+  f.ops = {"allreduce"};
+  f.min_bytes = "1K", f.max_bytes = "8K", f.factor = "2", f.step = "1K";
+  QuickExperiment q = quick_experiment(f);
+  EXPECT_TRUE(q.errors.empty());
+  EXPECT_EQ(sizes_line(q), "sizes = { min = \"1KiB\", max = \"8KiB\", factor = 2 }");
+  ASSERT_EQ(q.notes.size(), 1u);
+  EXPECT_NE(q.notes[0].find("-i 1K: not used: -f 2 multiplies"), std::string::npos) << q.notes[0];
+  f.factor = "1";  // nccl-tests' default: add -i
+  q = quick_experiment(f);
+  EXPECT_TRUE(q.errors.empty());
+  EXPECT_TRUE(q.notes.empty());
+  EXPECT_EQ(sizes_line(q), "sizes = [\"1024B\", \"2048B\", \"3072B\", \"4096B\", \"5120B\", \"6144B\", \"7168B\", \"8192B\"]");
+  f.step.clear();  // -f 1 and nothing to add
+  q = quick_experiment(f);
+  ASSERT_EQ(q.errors.size(), 1u);
+  EXPECT_NE(q.errors[0].find("-f 1: error: adds -i"), std::string::npos) << q.errors[0];
+  f.factor.clear(), f.step = "1K", f.min_bytes = "8K", f.max_bytes = "1K";
+  q = quick_experiment(f);
+  ASSERT_EQ(q.errors.size(), 1u);
+  EXPECT_NE(q.errors[0].find("-b is larger than -e"), std::string::npos) << q.errors[0];
+  f.min_bytes = "1K", f.max_bytes = "8K", f.backends = {""};
+  q = quick_experiment(f);
+  ASSERT_EQ(q.errors.size(), 1u);
+  EXPECT_NE(q.errors[0].find("--backend: error: expected a backend name"), std::string::npos) << q.errors[0];
+}
+
 }  // namespace
 }  // namespace commbench

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/console_text.h"
 #include "common/exit_codes.h"
 #include "cli/cli_spec.h"
 #include "cli/commands.h"
@@ -80,12 +81,14 @@ class Writer {
     origin_.push_back(flag);
   }
   void error(const std::string& flag, const std::string& message) { errors_.push_back(flag + ": error: " + message); }
-  QuickExperiment done() { return QuickExperiment{toml_, origin_, errors_}; }
+  void note(const std::string& flag, const std::string& message) { notes_.push_back(flag + ": " + message); }
+  QuickExperiment done() { return QuickExperiment{toml_, origin_, errors_, notes_}; }
 
  private:
   std::string toml_;
   std::vector<std::string> origin_;
   std::vector<std::string> errors_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace
@@ -138,6 +141,8 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   std::vector<std::string> backends;
   for (const auto& b : f.backends)
     for (const auto& x : split_commas(b)) backends.push_back(x);
+  if (backends.empty() && !f.backends.empty())  // --backend '' is not "the default"
+    w.error("--backend", "expected a backend name, such as gloo or gloo,ucx (commbench plugins lists them)");
   if (backends.empty()) backends.push_back("gloo");
   w.line("backends = " + string_list(backends), "--backend " + fmt::format("{}", fmt::join(backends, ",")));
   std::vector<std::string> ops;
@@ -148,9 +153,20 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   const std::string lo = quick_size(f.min_bytes), hi = quick_size(f.max_bytes);
   const auto blo = parse_size(lo), bhi = parse_size(hi), bstep = parse_size(quick_size(f.step));
   constexpr uint64_t kMaxSteps = 4096;
-  const bool stepped = !f.step.empty() && f.step != "0";
+  // nccl-tests: a factor above 1 multiplies and wins over -i; -f 1 (its default) adds -i.
+  const bool factor_given = !f.factor.empty();
+  const bool factor_multiplies = factor_given && all_digits(f.factor) && f.factor.size() <= 6 && std::stoi(f.factor) >= 2;
+  const bool step_given = !f.step.empty() && f.step != "0";
+  const bool stepped = step_given && !factor_multiplies;
+  if (step_given && factor_multiplies)
+    w.note("-i " + f.step, fmt::format("not used: -f {} multiplies the size (as in nccl-tests, a factor above 1 "
+                                       "wins over -i; -f 1 adds -i instead)", f.factor));
+  if (factor_given && f.factor == "1" && !step_given)
+    w.error("-f 1", "adds -i to the size each step (as in nccl-tests): give -i, such as -i 1M, or -f 2 or more");
   const bool step_in_bytes = bstep && !bstep.value->elements && bstep.value->value > 0;
-  if (stepped && blo && bhi && step_in_bytes && !blo.value->elements && !bhi.value->elements &&
+  if (stepped && blo && bhi && !blo.value->elements && !bhi.value->elements && blo.value->value > bhi.value->value) {
+    w.error(sizes_flag, "-b is larger than -e: the sweep goes from -b up to -e");
+  } else if (stepped && blo && bhi && step_in_bytes && !blo.value->elements && !bhi.value->elements &&
       (bhi.value->value - std::min(bhi.value->value, blo.value->value)) / bstep.value->value < kMaxSteps) {
     // nccl-tests -i: arithmetic steps, written out as a list (the file format has no such range).
     std::vector<std::string> list;
@@ -167,10 +183,9 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   } else if (stepped) {
     // -b or -e is not a size: the parser names it (the step is then not used).
     w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = 2 }}", quoted(lo), quoted(hi)), sizes_flag);
-  } else if (lo == hi) {
-    // -f has nothing to multiply here, but a value that is not a factor is still refused.
-    if (!f.factor.empty() && (!all_digits(f.factor) || f.factor.size() > 6 || std::stoi(f.factor) < 2))
-      w.error("-f " + f.factor, "expected a whole factor of 2 or more, such as 2");
+  } else if (factor_given && !factor_multiplies && f.factor != "1") {
+    w.error("-f " + console_safe(f.factor), "expected a whole factor of 2 or more, such as 2 (or -f 1 with -i, to add a step)");
+  } else if (lo == hi || f.factor == "1") {
     w.line("sizes = [" + quoted(lo) + "]", sizes_flag);
   } else {
     w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = {} }}", quoted(lo), quoted(hi),
@@ -244,7 +259,7 @@ int cmd_quick(const std::vector<std::string>& args) {
       "minbytes,b", po::value(&f.min_bytes), "smallest size (default 32M)")(
       "maxbytes,e", po::value(&f.max_bytes), "largest size (default 32M)")(
       "stepfactor,f", po::value(&f.factor), "multiply the size by this (default 2)")(
-      "stepbytes,i", po::value(&f.step), "add this to the size instead (0 = use -f)")(
+      "stepbytes,i", po::value(&f.step), "add this to the size instead, when -f is not given or is 1 (0 = use -f)")(
       "iters,n", po::value(&f.iters), "timed iterations (default 20)")(
       "warmup_iters,w", po::value(&f.warmup), "warm-up iterations (default 5)")(
       "check,c", po::value(&f.check), "check results: 1 or 0 (true or false; default 1)")(
@@ -294,6 +309,7 @@ int cmd_quick(const std::vector<std::string>& args) {
   }
   const QuickExperiment q = quick_experiment(f);
   for (const std::string& e : q.errors) std::cerr << "commbench quick: " << e << "\n";
+  for (const std::string& n : q.notes) std::cerr << "commbench quick: " << n << "\n";
   if (!q.errors.empty()) return kExitInvalid;
   // Errors name the flag that wrote the line they are about.
   const auto print = [&](const std::vector<Diagnostic>& diags) {

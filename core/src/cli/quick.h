@@ -14,6 +14,7 @@ struct QuickExperiment {
   std::string toml;
   std::vector<std::string> origin;
   std::vector<std::string> errors;  // flags the file cannot express ("-i -8: ..."), none when empty
+  std::vector<std::string> notes;   // flags given but not used, and why ("-i 1K: not used: ...")
 };
 
 struct QuickFlags {

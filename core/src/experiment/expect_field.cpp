@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <regex>
 
@@ -36,6 +37,12 @@ std::optional<std::string> condition(DiagnosticSink& sink, const toml::node& nod
     sink.error(sink.pos(node), fmt::format("'{}' = \"{}\" is not a condition: write a comparison "
                                            "and a number, e.g. \">= 180\" or \"<= 25.5\"",
                                            key, *text));
+    return std::nullopt;
+  }
+  // "1e400" matches the pattern but reads as infinity, a bound nothing meets or everything does.
+  if (!std::isfinite(std::strtod(m[2].str().c_str(), nullptr))) {
+    sink.error(sink.pos(node), fmt::format("'{}' = \"{}\": {} is beyond the range of a double; write a finite bound",
+                                           key, *text, m[2].str()));
     return std::nullopt;
   }
   return fmt::format("{} {}", m[1].str(), m[2].str());
@@ -83,18 +90,30 @@ std::optional<Expectation> one(DiagnosticSink& sink, const toml::node& node, std
   Expectation e;
   e.pos = sink.pos(node);
   bool ok = true;
+  // As in a run: the singular and the plural together, or an op twice, is a mistake to name
+  // (both were merged silently into one list).
+  if (t->contains("op") && t->contains("ops")) {
+    sink.error(sink.pos(*t->get("ops")), "'expect': both 'op' and 'ops' are given: keep one");
+    ok = false;
+  }
+  const auto add_op = [&](const toml::node& el, const std::string& key) {
+    const auto op = op_name(sink, el, key);
+    if (!op) {
+      ok = false;
+    } else if (std::find(e.ops.begin(), e.ops.end(), *op) != e.ops.end()) {
+      sink.error(sink.pos(el), fmt::format("'{}' is listed twice in '{}'", op_info(*op).name, key));
+      ok = false;
+    } else {
+      e.ops.push_back(*op);
+    }
+  };
   for (auto&& [k, v] : *t) {
     const std::string key(k.str());
     if (key == "op" || key == "ops") {
       if (const toml::array* a = v.as_array()) {
-        for (const auto& el : *a) {
-          if (auto op = op_name(sink, el, key)) e.ops.push_back(*op);
-          else ok = false;
-        }
-      } else if (auto op = op_name(sink, v, key)) {
-        e.ops.push_back(*op);
+        for (const auto& el : *a) add_op(el, key);
       } else {
-        ok = false;
+        add_op(v, key);
       }
     } else if (key == "min_size" || key == "max_size") {
       auto b = size_bytes(sink, v, key);
