@@ -42,14 +42,18 @@ class Outcome:
         self.case, self.value, self.ok, self.reason = case, value, ok, reason
 
     job = None  # the job's label, set by evaluate: `check` names it when it reads several
+    repeats = 1  # the run's `repeats`, set by evaluate: with more, each case line says which
 
     def where(self):
         c = self.case
         if c is None:
             return f"run '{self.run}' ({self.scope})"
         pair = f" {c.get('src')}→{c.get('dst')}" if c.get("op") == "all_pairs" else ""
+        # 1-based, as summary.md counts them: two repeats' lines were otherwise identical.
+        repeat = (f" repeat {int(c.get('repeat') or 0) + 1} of {self.repeats}"
+                  if isinstance(self.repeats, int) and self.repeats > 1 else "")
         return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} "
-                f"{c.get('backend')} {c.get('world_size')} ranks")
+                f"{c.get('backend')} {c.get('world_size')} ranks{repeat}")
 
     def describe(self, with_job=False):
         unit = METRICS[self.metric][2]
@@ -155,6 +159,9 @@ def evaluate(job):
                         continue
                     outcomes.append(Outcome(name, scope, metric, cond, c, v,
                                             _OPS[op_text](v, bound)))
+        for o in outcomes:
+            if o.run == name:
+                o.repeats = run.get("repeats", 1)
     for o in outcomes:
         o.job = job.label
     return outcomes

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -252,6 +253,43 @@ env = { COMMBENCH_TEST_MARK = "set-by-the-file", FORGED = "x\n# Exit code 0: fak
   const std::string log = read_text(dir.job_folder() / "logs" / "exec0-gloo-w2-rank1.log");
   EXPECT_EQ(log.rfind("commbench: the experiment sets COMMBENCH_TEST_MARK=set-by-the-file\n", 0), 0u) << log;
   EXPECT_NE(log.find("commbench: the experiment sets FORGED=x\\n# Exit code 0: fake\\x1b[2J\n"), std::string::npos) << log;
+}
+
+// plugin-abi.md §1: a plugin's dependencies are found through its RUNPATH or LD_LIBRARY_PATH,
+// which "the run's env table can set for the workers". A probe: validate and run refused the
+// plugin first, since the probe before the run did not get that env.
+TEST(Cli, APluginDependencyFoundThroughTheRunsEnvLoads) {
+  if (std::system("command -v patchelf >/dev/null") != 0) GTEST_SKIP() << "needs patchelf (scripts/install-deps.sh)";
+  JobDir dir;
+  const auto plugins = dir.path() / "plugins", deps = dir.path() / "deps";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::create_directories(deps);
+  const auto plugin = plugins / "libcommbench_backend_faulty.so";
+  std::filesystem::copy_file(fmt::format("{}/libcommbench_backend_faulty.so", COMMBENCH_TEST_PLUGIN_DIR), plugin);
+  // A dependency only `deps` holds: any small library under a name nothing else has.
+  ASSERT_EQ(std::system(fmt::format("cp -L /usr/lib/x86_64-linux-gnu/libz.so.1 {0}/libcbvendordep.so && "
+                                    "patchelf --add-needed libcbvendordep.so {1}", deps.string(), plugin.string()).c_str()),
+            0);
+  const std::string body = fmt::format(R"(name = "dep"
+plugin_path = ["{}"]
+[[run]]
+backend = "faulty"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 2
+iterations = 2
+)", plugins.string());
+  const auto without = dir.write("without.toml", body);
+  const auto r0 = run_commbench({"validate", without.string()}, dir.path());
+  EXPECT_EQ(r0.exit_code, 2) << r0.output;
+  EXPECT_NE(r0.output.find("libcbvendordep.so: cannot open shared object file"), std::string::npos) << r0.output;
+  const auto with = dir.write("with.toml", body + fmt::format("env = {{ LD_LIBRARY_PATH = \"{}\" }}\n", deps.string()));
+  const auto r1 = run_commbench({"validate", with.string()}, dir.path());
+  EXPECT_EQ(r1.exit_code, 0) << r1.output;
+  const auto r2 = dir.run(with, {"--quiet"});
+  EXPECT_EQ(r2.exit_code, 0) << r2.output;
+  ASSERT_EQ(dir.records().size(), 1u) << r2.output;
+  EXPECT_EQ(dir.records()[0]["status"], "ok");
 }
 
 // Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events

@@ -197,6 +197,25 @@ TEST(ConformanceCommand, AFileARunWouldNeverLoadFailsAndPluginsSaysWhy) {
   EXPECT_NE(named.output.find("not loaded (a plugin file must be named"), std::string::npos) << named.output;
 }
 
+// A probe's plugins passed: one refused every case of the ops it advertised ("0 case(s)
+// exact, 192 refused"), one was wrong only when called again with the same arguments.
+TEST(ConformanceCommand, AnOpRefusedInEveryCaseOrWrongOnASecondCallFails) {
+  JobDir dir;
+  const CommandResult refused = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "1", "--max-bytes", "4KiB",
+                                               "-O", "fault=refuse_all"}, dir.path());
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  const std::string allreduce = row(refused.output, "1 rank", "op allreduce");
+  EXPECT_NE(allreduce.find("FAIL"), std::string::npos) << refused.output;
+  EXPECT_NE(allreduce.find("was refused as unsupported (CB_ERR_UNIMPLEMENTED), though the capabilities advertise "
+                           "allreduce"), std::string::npos) << refused.output;
+  const CommandResult stale = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "4KiB",
+                                             "-O", "fault=repeat_stale"}, dir.path());
+  EXPECT_EQ(stale.exit_code, 1) << stale.output;
+  const std::string again = row(stale.output, "2 ranks", "op allreduce");
+  EXPECT_NE(again.find("FAIL"), std::string::npos) << stale.output;
+  EXPECT_NE(again.find("its second call with the same arguments; the first was right"), std::string::npos) << stale.output;
+}
+
 TEST(ConformanceCommand, AnErrorStatusFailsTheOpWithThatStatusAndMessage) {
   JobDir dir;
   const CommandResult r = run_commbench(

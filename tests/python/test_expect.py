@@ -40,6 +40,21 @@ class CheckTest(TempDirCase):
         root = ET.parse(junit).getroot()
         self.assertEqual(root.get("failures"), "1")
 
+    def test_with_repeats_each_line_names_its_repeat(self):
+        # A probe: with repeats = 2 each MISSED line appeared twice, the same word for word.
+        d = self.with_expect([{"time_us": "< 0"}])
+        path = os.path.join(d, "summary.json")
+        with open(path) as f:
+            s = json.load(f)
+        s["experiment"]["runs"][0]["repeats"] = 2
+        with open(path, "w") as f:
+            json.dump(s, f)
+        p = commbench("check", d, check=1)
+        missed = [l for l in p.stdout.splitlines() if "MISSED" in l]
+        self.assertTrue(missed, p.stdout)
+        for line in missed:
+            self.assertIn("ranks repeat 1 of 2 —", line)
+
     def test_met_expectations_exit_0(self):
         recs = records(QUICKSTART)
         low = min(r["busbw_gbps"] for r in recs)

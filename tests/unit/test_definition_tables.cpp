@@ -171,6 +171,18 @@ TEST(OutputFormats, OutputsChooseReportersAndUnknownNamesAreErrors) {
   EXPECT_EQ(diags[0].pos.line, 2);
   EXPECT_EQ(diags[0].pos.column, 19);  // the "cvs" element
 
+  // Asked for, and no run would write it (a probe's `outputs = ["trace"]` without `trace = true`).
+  ParseResult idle = parse(std::string("outputs = [\"trace\", \"execution_log\"]\n") + kRun);
+  ASSERT_TRUE(idle.experiment);
+  const auto warned = check_outputs(*idle.experiment);
+  ASSERT_EQ(warned.size(), 2u);
+  EXPECT_EQ(warned[0].severity, Diagnostic::Severity::Warning);
+  EXPECT_NE(warned[0].message.find("no run sets it: there will be no trace.json"), std::string::npos) << warned[0].message;
+  EXPECT_NE(warned[1].message.find("no run has that op"), std::string::npos) << warned[1].message;
+  ParseResult traced = parse(std::string("outputs = [\"trace\"]\n") + kRun + "trace = true\n");
+  ASSERT_TRUE(traced.experiment);
+  EXPECT_TRUE(check_outputs(*traced.experiment).empty());
+
   for (const OutputFormat& f : output_formats()) {
     EXPECT_EQ(find_output_format(f.name), &f);
     EXPECT_NE(f.make, nullptr);

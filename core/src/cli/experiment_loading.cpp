@@ -48,9 +48,14 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
   extra.insert(extra.end(), plugin_dirs.begin(), plugin_dirs.end());
   const auto dirs = search_dir_paths(default_search_path(extra));
   std::set<std::string> used;  // only these are probed (issue 17: a hanging plugin elsewhere costs nothing)
-  for (const RunSpec& run : parsed.experiment->runs) used.insert(run.backends.begin(), run.backends.end());
+  // Each probed with the `env` of the first run that uses it, as its workers will load it: a
+  // dependency found through LD_LIBRARY_PATH set there was "missing" to a probe without it.
+  std::map<std::string, std::map<std::string, std::string>> probe_env;
+  for (const RunSpec& run : parsed.experiment->runs)
+    for (const std::string& b : run.backends)
+      if (used.insert(b).second) probe_env[b] = run.env;
   LoadedExperiment out{std::move(*parsed.experiment),
-                       discover_plugins(dirs, current_executable_path(), used)};
+                       discover_plugins(dirs, current_executable_path(), used, kDefaultProbeTimeout, probe_env)};
 
   auto diags = check_against_plugins(out.experiment, out.plugins);
   // A plugin folder that is not there is most likely a typo: the plugin then comes from

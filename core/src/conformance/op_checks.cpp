@@ -107,6 +107,7 @@ struct CaseOutcome {
   Kind mine = kOk;
   int64_t wrong = 0;
   std::optional<Mismatch> first;  // the first wrong element (check_pattern's own report)
+  int wrong_call = 0;             // which call of the case was wrong first (0: the first)
   std::string error;        // this rank's error (kFailed)
   bool refused_everywhere = false;
   bool failed_anywhere = false;
@@ -125,7 +126,10 @@ Execution conformance_execution(const SuiteContext& ctx, cb_mem mem) {
 
 // `check` names the op's check: a rank whose case failed reports it at once, before the ranks
 // agree, so the reason is known even if the others then never answer.
-CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check) {
+// `calls` times on the same buffers, re-poisoned and refilled before each: a backend that keeps
+// state between calls with the same arguments (a cached result, a reused staging buffer left
+// stale) is wrong on the second call and right on the first (a probe's plugin was).
+CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check, int calls) {
   CaseOutcome o;
   const Execution exec = conformance_execution(ctx, mem);
   try {
@@ -141,11 +145,15 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
     const CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
                           spec.root, spec.count, {exec.peers[0], exec.peers[1]},
                           spec.placement == Placement::InPlace};
-    buffers.prepare_check(cc);
-    executor.run_once(ctx.op_timeout_ms);
-    const CheckResult checked = buffers.check(cc);
-    o.wrong = checked.wrong;
-    o.first = checked.first;
+    for (int call = 0; call < calls; ++call) {  // every call on every rank: they are collective
+      buffers.prepare_check(cc);
+      executor.run_once(ctx.op_timeout_ms);
+      const CheckResult checked = buffers.check(cc);
+      if (o.wrong > 0 || checked.wrong == 0) continue;  // the first wrong call is the one reported
+      o.wrong = checked.wrong;
+      o.first = checked.first;
+      o.wrong_call = call;
+    }
   } catch (const PluginError& e) {
     o.mine = e.skips_case() ? CaseOutcome::kRefused : CaseOutcome::kFailed;
     o.error = e.what();
@@ -245,7 +253,7 @@ std::vector<CaseSpec> size_cases_of(const SuiteContext& ctx, const OpInfo& info)
 
 // Runs one op's cases; stops the suite (ctx.broken) at the first failure on any rank.
 void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vector<CaseSpec>& cases,
-              const std::string& name) {
+              const std::string& name, int calls) {
   if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
   if (ctx.world < info.min_world_size)
     return ctx.report(name, ConformanceResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
@@ -256,7 +264,7 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
   for (const CaseSpec& spec : cases) {
     const std::string what = describe_case(spec, mem);
     ctx.out.phase("conformance " + what);
-    const CaseOutcome o = run_case(ctx, spec, mem, name);
+    const CaseOutcome o = run_case(ctx, spec, mem, name, calls);
     if (o.failed_anywhere) {  // this rank's own failure is reported already
       ctx.broken = fmt::format("the communicator failed in {}", what);
       if (o.mine != CaseOutcome::kFailed) ctx.report(name, ConformanceResult::Fail, fmt::format("{}: failed on another rank", what));
@@ -272,7 +280,9 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     }
     ++run;
     if (o.wrong > 0 && wrong_cases++ == 0) {
-      first_wrong = fmt::format("{}: {} wrong element(s) on this rank", what, o.wrong);
+      first_wrong = fmt::format("{}{}: {} wrong element(s) on this rank", what,
+                                o.wrong_call > 0 ? " (its second call with the same arguments; the first was right)" : "",
+                                o.wrong);
       const std::string outside =
           o.first ? outside_text(checked_buffer_name(o.first->buffer), o.first->index, "the") : std::string();
       if (!outside.empty())
@@ -287,6 +297,14 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
   if (wrong_cases > 0)
     return ctx.report(name, ConformanceResult::Fail,
                       fmt::format("{} case(s) with wrong results; first: {}", wrong_cases, first_wrong));
+  // The capabilities must say what post accepts: an op advertised and refused in every case
+  // passed (a probe's plugin refused them all), and `run` then measured nothing of it.
+  if (run == 0 && refused > 0)
+    return ctx.report(name, ConformanceResult::Fail,
+                      fmt::format("every one of its {} case(s) was refused as unsupported (CB_ERR_UNIMPLEMENTED), "
+                                  "though the capabilities advertise {} with these dtypes, reduce ops and placements: "
+                                  "leave it out of the capabilities or implement it",
+                                  refused, info.name));
   std::string sizes;
   if (!cases.empty() && cases.front().bytes >= 4096 - sdk::dtype_size(cases.front().dtype))
     sizes = fmt::format(", {} to {} bytes", cases.front().bytes, cases.back().bytes);
@@ -323,7 +341,7 @@ void check_op_matrix(SuiteContext& ctx) {
   }
   for (cb_mem mem : mems)
     for_each_advertised_op(ctx, [&](const OpInfo& info) {
-      check_op(ctx, info, mem, cases_of(ctx, info), check_name(info, mem, ""));
+      check_op(ctx, info, mem, cases_of(ctx, info), check_name(info, mem, ""), 2);
     });
 }
 
@@ -334,7 +352,7 @@ void check_op_sizes(SuiteContext& ctx) {
   if (mems.empty()) return;  // check_op_matrix said why
   for_each_advertised_op(ctx, [&](const OpInfo& info) {
     if (info.kind == OpKind::Barrier) return;
-    check_op(ctx, info, mems.front(), size_cases_of(ctx, info), check_name(info, mems.front(), " sizes"));
+    check_op(ctx, info, mems.front(), size_cases_of(ctx, info), check_name(info, mems.front(), " sizes"), 1);
   });
 }
 

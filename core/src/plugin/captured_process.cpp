@@ -51,7 +51,7 @@ bool drain(int fd, std::string& into, size_t limit) {
 }  // namespace
 
 CapturedRun run_captured(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                         size_t max_output_bytes) {
+                         size_t max_output_bytes, const std::map<std::string, std::string>& env) {
   CapturedRun run;
   Fd out_r, out_w, err_r, err_w;
   if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
@@ -80,9 +80,20 @@ CapturedRun run_captured(const std::vector<std::string>& argv, std::chrono::mill
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
+  // environ, with `env` replacing or adding its variables.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    if (!env.count(std::string(entry.substr(0, entry.find('='))))) env_text.emplace_back(entry);
+  }
+  for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
   pid_t pid = -1;
   int rc = argv.empty() ? EINVAL
-                        : ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+                        : ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   out_w.reset();  // the child holds its own copies; ours would keep the pipes from ever ending

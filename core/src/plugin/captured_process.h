@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,11 @@ struct CapturedRun {
   std::string spawn_error;  // End::SpawnFailed: why
 };
 
-// posix_spawn argv[0] (a path, not searched on PATH) with argv, stdin from /dev/null.
-// After `timeout` the process is killed (SIGKILL: a helper that hangs gets no grace).
+// posix_spawn argv[0] (a path, not searched on PATH) with argv, stdin from /dev/null, this
+// process's environment with `env` set on top. After `timeout` the process is killed (SIGKILL:
+// a helper that hangs gets no grace).
 CapturedRun run_captured(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                         size_t max_output_bytes = 1 << 20);
+                         size_t max_output_bytes = 1 << 20, const std::map<std::string, std::string>& env = {});
 
 // "exited with code 3", "killed by signal 11 (Segmentation fault)", "timed out after 10 s", ...
 std::string describe_end(const CapturedRun& run, std::chrono::milliseconds timeout);

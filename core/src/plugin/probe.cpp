@@ -83,8 +83,8 @@ int run_probe(const std::string& path) {
 }
 
 PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
-                        std::chrono::milliseconds timeout) {
-  CapturedRun run = run_captured({self_exe, "__probe", path}, timeout);
+                        std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env) {
+  CapturedRun run = run_captured({self_exe, "__probe", path}, timeout, 1 << 20, env);
   const bool answered = run.end == CapturedRun::End::Exited &&
                         (run.exit_code == kProbeExitOk || run.exit_code == kProbeExitLoadError);
   if (run.end == CapturedRun::End::TimedOut) {
@@ -119,11 +119,14 @@ namespace {
 // Probes every file at once, each in its own subprocess: a plugin that hangs costs the caller
 // one timeout, not one per plugin after it.
 std::vector<PluginInfo> probe_files(const std::vector<PluginFile>& files, const std::string& self_exe,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout,
+                                    const std::map<std::string, std::map<std::string, std::string>>& env = {}) {
+  static const std::map<std::string, std::string> kNone;
   std::vector<std::future<PluginInfo>> pending;
   for (const PluginFile& file : files)
-    pending.push_back(std::async(std::launch::async, [&file, &self_exe, timeout] {
-      PluginInfo info = probe_plugin(file.path, self_exe, timeout);
+    pending.push_back(std::async(std::launch::async, [&file, &self_exe, timeout, &env] {
+      const auto own = env.find(file.name);
+      PluginInfo info = probe_plugin(file.path, self_exe, timeout, own == env.end() ? kNone : own->second);
       // Experiments name backends by file name: a table that says otherwise is a packaging
       // mistake that would make results carry one name and the listing another.
       if (info.ok() && info.name != file.name)
@@ -159,7 +162,8 @@ PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std:
 
 PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe,
                                const std::optional<std::set<std::string>>& only,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::milliseconds timeout,
+                               const std::map<std::string, std::map<std::string, std::string>>& env) {
   PluginScan scan = scan_plugin_dirs(dirs);
   std::vector<PluginFile> wanted;
   PluginCatalog catalog;
@@ -176,7 +180,7 @@ PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::
     info.load_error = "not probed: no run of this experiment uses it";
     catalog.emplace(file.name, std::move(info));
   }
-  for (PluginInfo& info : probe_files(wanted, self_exe, timeout)) catalog.insert_or_assign(info.name, std::move(info));
+  for (PluginInfo& info : probe_files(wanted, self_exe, timeout, env)) catalog.insert_or_assign(info.name, std::move(info));
   return catalog;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,9 +35,11 @@ inline constexpr std::chrono::milliseconds kListingProbeTimeout{5000};
 // Anything the plugin itself writes to stdout is sent to stderr, so stdout carries only the JSON.
 int run_probe(const std::string& path);
 
-// Probes one file with `self_exe __probe path`. Never throws for a bad plugin.
+// Probes one file with `self_exe __probe path`, with `env` on top of this process's environment
+// (a run's `env` table: the workers load the plugin with it). Never throws for a bad plugin.
 PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
-                        std::chrono::milliseconds timeout = kDefaultProbeTimeout);
+                        std::chrono::milliseconds timeout = kDefaultProbeTimeout,
+                        const std::map<std::string, std::string>& env = {});
 
 // Everything `commbench plugins` shows.
 struct PluginListing {
@@ -56,9 +59,12 @@ PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std:
 // The catalog for validating and running an experiment: the first file of each name in `dirs`.
 // Only the names in `only` (the backends the experiment uses; nullopt: all) are probed, in
 // parallel; the others are listed by name with a load_error saying they were not probed, so a
-// hanging or broken plugin that no run uses costs nothing.
+// hanging or broken plugin that no run uses costs nothing. `env`: per backend name, the
+// environment its probe gets on top of this process's (the `env` of the first run using it, so
+// that a library found through LD_LIBRARY_PATH there is found by the probe too).
 PluginCatalog discover_plugins(const std::vector<std::string>& dirs, const std::string& self_exe,
                                const std::optional<std::set<std::string>>& only = std::nullopt,
-                               std::chrono::milliseconds timeout = kDefaultProbeTimeout);
+                               std::chrono::milliseconds timeout = kDefaultProbeTimeout,
+                               const std::map<std::string, std::map<std::string, std::string>>& env = {});
 
 }  // namespace commbench

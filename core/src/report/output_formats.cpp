@@ -61,12 +61,24 @@ std::vector<std::string_view> output_format_names() {
 std::vector<Diagnostic> check_outputs(const Experiment& exp) {
   std::vector<Diagnostic> diags;
   const auto valid = output_format_names();
+  const bool traced = std::any_of(exp.runs.begin(), exp.runs.end(), [](const RunSpec& r) { return r.trace; });
+  const bool all_pairs = std::any_of(exp.runs.begin(), exp.runs.end(), [](const RunSpec& r) {
+    return std::find(r.ops.begin(), r.ops.end(), OpKind::AllPairs) != r.ops.end();
+  });
   for (size_t i = 0; i < exp.outputs.size(); ++i) {
-    if (find_output_format(exp.outputs[i])) continue;
     auto it = exp.outputs_where.find(fmt::format("outputs[{}]", i));
-    diags.push_back(Diagnostic{Diagnostic::Severity::Error,
-                               it == exp.outputs_where.end() ? SourcePos{exp.file, 0, 0} : it->second,
-                               unknown_value("output", exp.outputs[i], valid)});
+    const SourcePos at = it == exp.outputs_where.end() ? SourcePos{exp.file, 0, 0} : it->second;
+    if (!find_output_format(exp.outputs[i])) {
+      diags.push_back(Diagnostic{Diagnostic::Severity::Error, at, unknown_value("output", exp.outputs[i], valid)});
+    } else if (exp.outputs[i] == "trace" && !traced) {  // asked for, and nothing would write it
+      diags.push_back(Diagnostic{Diagnostic::Severity::Warning, at,
+                                 "output 'trace' is written only for runs with `trace = true`, and no run sets it: "
+                                 "there will be no trace.json"});
+    } else if (exp.outputs[i] == "execution_log" && !all_pairs) {
+      diags.push_back(Diagnostic{Diagnostic::Severity::Warning, at,
+                                 "output 'execution_log' lists the transfers of all_pairs, and no run has that op: "
+                                 "there will be no execution_log.csv rows"});
+    }
   }
   return diags;
 }

@@ -24,6 +24,11 @@
 //                            start of the receive buffer (an offset bug), the result itself right
 //         | "clobber_send"   out of place, the send buffer is zeroed after it was read (the ABI's
 //                            send buffers are read-only), the result itself right
+//         | "repeat_stale"   a collective with the same op, buffers, count and dtype as the one
+//                            before it leaves its last result element unwritten (a stale cache):
+//                            right on a first call, wrong on a second
+//         | "refuse_all"     every collective is refused with CB_ERR_UNIMPLEMENTED although the
+//                            capabilities advertise all of them
 //   overflow_bytes = bytes the "overflow" and "underflow" faults write outside (default 4)
 //   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
 //         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
@@ -51,7 +56,10 @@
 
 namespace faulty {
 
-enum class Fault { None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, Underflow, ClobberSend };
+enum class Fault {
+  None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, Underflow, ClobberSend,
+  RepeatStale, RefuseAll
+};
 
 }  // namespace faulty
 
@@ -75,6 +83,7 @@ struct cb_comm {
   cb_backend* backend = nullptr;
   int32_t timeout_ms = 0;
   int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
+  std::tuple<int, const void*, void*, uint64_t, int> last{};  // op, buffers, count, dtype of the last one
   // (src, dst, tag) -> messages sent / receives posted so far: apart, so that a rank sending to
   // itself numbers its send and its receive alike; by tag, as the ABI matches (plugin-abi.md §4).
   std::map<std::tuple<int, int, uint32_t>, uint64_t> sent, received;
@@ -174,6 +183,7 @@ void run(cb_comm& comm, const cb_op_args& a) {
     return;
   }
   if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
+  if (b.fault == Fault::RefuseAll) sdk::fail(CB_ERR_UNIMPLEMENTED, "every collective refused (fault refuse_all)");
   const int world = h.world_size, rank = h.rank;
   const size_t es = sdk::dtype_size(a.dtype);
   const uint64_t n = a.count;
@@ -215,7 +225,10 @@ void run(cb_comm& comm, const cb_op_args& a) {
   if (b.fault == Fault::Zeros) std::fill(out.begin(), out.end(), 0);
   if (b.fault == Fault::Stale && comm.collectives >= b.good_posts) writes = false;
   ++comm.collectives;
-  if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()));
+  const auto call = std::tuple{static_cast<int>(a.op), a.sendbuf, a.recvbuf, n, static_cast<int>(a.dtype)};
+  const bool repeated = b.fault == Fault::RepeatStale && call == comm.last && out.size() >= es;
+  comm.last = call;
+  if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()) - (repeated ? es : 0));
   if (writes && b.fault == Fault::Overflow)
     std::memset(static_cast<unsigned char*>(a.recvbuf) + out.size(), 0, static_cast<size_t>(b.overflow_bytes));
   if (writes && b.fault == Fault::Underflow)
@@ -247,11 +260,12 @@ struct Traits {
             {"none", Fault::None}, {"zeros", Fault::Zeros}, {"max_for_prod", Fault::MaxForProd},
             {"stale", Fault::Stale}, {"nonroot_write", Fault::NonrootWrite}, {"rotate", Fault::Rotate},
             {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}, {"overflow", Fault::Overflow},
-            {"underflow", Fault::Underflow}, {"clobber_send", Fault::ClobberSend}};
+            {"underflow", Fault::Underflow}, {"clobber_send", Fault::ClobberSend},
+            {"repeat_stale", Fault::RepeatStale}, {"refuse_all", Fault::RefuseAll}};
         const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
         if (it == std::end(kFaults))
           sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding, chunk, "
-                                            "overflow, underflow or clobber_send");
+                                            "overflow, underflow, clobber_send, repeat_stale or refuse_all");
         b->fault = it->second;
       } else if (key == "avg") {
         if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
