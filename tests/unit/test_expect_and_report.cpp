@@ -87,6 +87,9 @@ TEST(Expect, BadInputIsLocatedAndSaysWhatToWrite) {
       {R"(expect = { op = "allreduce", ops = ["broadcast"], busbw_gbps = ">= 1" })", "both 'op' and 'ops' are given"},
       {R"(expect = { ops = ["allreduce", "allreduce"], busbw_gbps = ">= 1" })", "'allreduce' is listed twice in 'ops'"},
       {R"(expect = { busbw_gbps = ">= 1e400" })", "1e400 is beyond the range of a double"},
+      {R"(expect = { ops = [], busbw_gbps = ">= 1" })", "'ops' is empty"},
+      {R"(expect = { op = ["allreduce"], busbw_gbps = ">= 1" })", "use 'ops' for a list"},
+      {R"(expect = { ops = "allreduce", busbw_gbps = ">= 1" })", "use 'op' for a single value"},
   };
   for (const auto& c : cases) {
     const ParseResult r = parse("", c.line);

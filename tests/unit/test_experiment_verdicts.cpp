@@ -178,6 +178,17 @@ TEST(ExperimentVerdicts, QuickStepsAsNcclTestsDoes) {
   q = quick_experiment(f);
   ASSERT_EQ(q.errors.size(), 1u);
   EXPECT_NE(q.errors[0].find("-b is larger than -e"), std::string::npos) << q.errors[0];
+  f.factor = "02", f.step.clear(), f.min_bytes = "1K", f.max_bytes = "8K";  // written as the number: "02" is not TOML
+  EXPECT_EQ(sizes_line(quick_experiment(f)), "sizes = { min = \"1KiB\", max = \"8KiB\", factor = 2 }");
+  f.factor.clear();  // the default
+  EXPECT_EQ(sizes_line(quick_experiment(f)), "sizes = { min = \"1KiB\", max = \"8KiB\", factor = 2 }");
+  for (const char* bad : {"abc", "0"}) {  // refused also where -i would make it unused
+    f.factor = bad, f.step = "1K";
+    q = quick_experiment(f);
+    ASSERT_EQ(q.errors.size(), 1u) << bad;
+    EXPECT_NE(q.errors[0].find("expected a whole factor of 2 or more"), std::string::npos) << q.errors[0];
+  }
+  f.factor.clear(), f.step.clear();
   f.min_bytes = "1K", f.max_bytes = "8K", f.backends = {""};
   q = quick_experiment(f);
   ASSERT_EQ(q.errors.size(), 1u);

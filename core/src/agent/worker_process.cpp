@@ -17,23 +17,11 @@
 
 #include <fmt/format.h>
 
+#include "common/process_environment.h"
 #include "observe/cpu_list.h"
-
-extern char** environ;
 
 namespace commbench {
 namespace {
-
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    const std::string key = kv.substr(0, kv.find('='));
-    if (!overrides.count(key)) env.push_back(std::move(kv));
-  }
-  for (const auto& [k, v] : overrides) env.push_back(k + "=" + v);
-  return env;
-}
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
   std::vector<char*> out;

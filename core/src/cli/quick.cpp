@@ -154,14 +154,19 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   const auto blo = parse_size(lo), bhi = parse_size(hi), bstep = parse_size(quick_size(f.step));
   constexpr uint64_t kMaxSteps = 4096;
   // nccl-tests: a factor above 1 multiplies and wins over -i; -f 1 (its default) adds -i.
-  const bool factor_given = !f.factor.empty();
-  const bool factor_multiplies = factor_given && all_digits(f.factor) && f.factor.size() <= 6 && std::stoi(f.factor) >= 2;
+  // Checked whether or not it is used, and written as the number it is ("02" is not TOML).
+  std::optional<int> factor;
+  if (!f.factor.empty()) {
+    if (all_digits(f.factor) && f.factor.size() <= 6 && std::stoi(f.factor) >= 1) factor = std::stoi(f.factor);
+    else w.error("-f " + console_safe(f.factor), "expected a whole factor of 2 or more, such as 2 (or -f 1 with -i, to add a step)");
+  }
+  const bool factor_multiplies = factor && *factor >= 2;
   const bool step_given = !f.step.empty() && f.step != "0";
   const bool stepped = step_given && !factor_multiplies;
   if (step_given && factor_multiplies)
     w.note("-i " + f.step, fmt::format("not used: -f {} multiplies the size (as in nccl-tests, a factor above 1 "
-                                       "wins over -i; -f 1 adds -i instead)", f.factor));
-  if (factor_given && f.factor == "1" && !step_given)
+                                       "wins over -i; -f 1 adds -i instead)", *factor));
+  if (factor == 1 && !step_given)
     w.error("-f 1", "adds -i to the size each step (as in nccl-tests): give -i, such as -i 1M, or -f 2 or more");
   const bool step_in_bytes = bstep && !bstep.value->elements && bstep.value->value > 0;
   if (stepped && blo && bhi && !blo.value->elements && !bhi.value->elements && blo.value->value > bhi.value->value) {
@@ -183,13 +188,10 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   } else if (stepped) {
     // -b or -e is not a size: the parser names it (the step is then not used).
     w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = 2 }}", quoted(lo), quoted(hi)), sizes_flag);
-  } else if (factor_given && !factor_multiplies && f.factor != "1") {
-    w.error("-f " + console_safe(f.factor), "expected a whole factor of 2 or more, such as 2 (or -f 1 with -i, to add a step)");
-  } else if (lo == hi || f.factor == "1") {
+  } else if (lo == hi || (!f.factor.empty() && !factor_multiplies)) {  // one size; -f 1 or a bad -f said above
     w.line("sizes = [" + quoted(lo) + "]", sizes_flag);
   } else {
-    w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = {} }}", quoted(lo), quoted(hi),
-                       f.factor.empty() ? "2" : raw(f.factor)),
+    w.line(fmt::format("sizes = {{ min = {}, max = {}, factor = {} }}", quoted(lo), quoted(hi), factor.value_or(2)),
            sizes_flag + (f.factor.empty() ? "" : " -f " + f.factor));
   }
   // Each entry on its own: as one string the loader would name world_sizes[0] whatever was wrong.

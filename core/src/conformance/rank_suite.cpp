@@ -72,9 +72,13 @@ void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
   const auto file_name = plugin_name_from_file(file);
   if (file_name && *file_name != api.name)
     wrong.push_back(fmt::format("table name '{}' differs from the file's '{}'", api.name, *file_name));
-  if (!file_name)  // conformance loads it by path; a run never would
-    wrong.push_back(fmt::format("'{}' is never loaded from the search path: {}; name it {}", file, kMisnamedWhy,
-                                plugin_file_name(api.name ? api.name : "<name>")));
+  if (!file_name) {  // conformance loads it by path; a run never would
+    const std::string own = api.name ? api.name : "";
+    const bool usable = plugin_name_from_file(plugin_file_name(own)).has_value();
+    wrong.push_back(fmt::format("'{}' is never loaded from the search path: {}; {}", file, kMisnamedWhy,
+                                usable ? "name it " + plugin_file_name(own)
+                                       : fmt::format("the table's name '{}' is not such a name either: change both", own)));
+  }
   if (!api.version || !*api.version) wrong.push_back("version is empty");
   if ((api.group_start == nullptr) != (api.group_end == nullptr)) wrong.push_back("only one of group_start/group_end is set");
   if ((api.mem_alloc == nullptr) != (api.mem_free == nullptr)) wrong.push_back("only one of mem_alloc/mem_free is set");

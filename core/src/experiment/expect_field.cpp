@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "experiment/did_you_mean.h"
+#include "experiment/list_field.h"
 #include "experiment/sizes.h"
 
 namespace commbench {
@@ -90,31 +91,26 @@ std::optional<Expectation> one(DiagnosticSink& sink, const toml::node& node, std
   Expectation e;
   e.pos = sink.pos(node);
   bool ok = true;
-  // As in a run: the singular and the plural together, or an op twice, is a mistake to name
-  // (both were merged silently into one list).
-  if (t->contains("op") && t->contains("ops")) {
+  // As in a run (the same list reader): `op` one name, `ops` a non-empty list without repeats,
+  // not both (they were merged silently into one list).
+  const bool both = t->contains("op") && t->contains("ops");
+  if (both) {
     sink.error(sink.pos(*t->get("ops")), "'expect': both 'op' and 'ops' are given: keep one");
     ok = false;
   }
-  const auto add_op = [&](const toml::node& el, const std::string& key) {
-    const auto op = op_name(sink, el, key);
-    if (!op) {
-      ok = false;
-    } else if (std::find(e.ops.begin(), e.ops.end(), *op) != e.ops.end()) {
-      sink.error(sink.pos(el), fmt::format("'{}' is listed twice in '{}'", op_info(*op).name, key));
-      ok = false;
-    } else {
-      e.ops.push_back(*op);
-    }
-  };
   for (auto&& [k, v] : *t) {
     const std::string key(k.str());
     if (key == "op" || key == "ops") {
-      if (const toml::array* a = v.as_array()) {
-        for (const auto& el : *a) add_op(el, key);
-      } else {
-        add_op(v, key);
-      }
+      if (both) continue;
+      const bool plural = key == "ops";
+      const ListKey spec{plural ? "ops" : "op", "ops", plural ? ListForm::Array : ListForm::Scalar,
+                         "a string (an op name)", "strings (op names)", plural ? "op" : "ops"};
+      WhereMap where;  // element positions are needed only while reading
+      auto ops = read_list<OpKind>(
+          sink, v, spec, where, [&](const toml::node& el, const std::string& el_key) { return op_name(sink, el, el_key); },
+          [](OpKind op) { return fmt::format("'{}'", op_info(op).name); });
+      if (ops) e.ops = std::move(*ops);
+      else ok = false;
     } else if (key == "min_size" || key == "max_size") {
       auto b = size_bytes(sink, v, key);
       if (!b) ok = false;

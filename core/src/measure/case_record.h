@@ -33,8 +33,9 @@ struct WrongElement {
   double expected = 0;
   double got = 0;         // NaN (JSON null) when the element still held the poison
   std::string check;      // check_stage_name
-  // check_buffer_name: "recv" (absent in JSON), or "past_recv_end" / "past_send_end" (the backend
-  // wrote past a buffer's end; index counts from the end, got is the first changed byte) or
+  // check_buffer_name: "recv" (absent in JSON), "past_recv_end" / "past_send_end" (the backend
+  // wrote past a buffer's end; index counts from the end, got is the first changed byte),
+  // "before_recv_start" / "before_send_start" (before its start; index counts back from it) or
   // "send" (an out-of-place send buffer changed).
   std::string buffer = "recv";
 };

@@ -50,7 +50,7 @@ std::string outside_text(std::string_view buffer_name, uint64_t index, std::stri
 
 // The first element of a buffer that differs from what the check expects.
 struct Mismatch {
-  uint64_t index = 0;  // element of the buffer (ABI layout, in elements; past the end: from the end)
+  uint64_t index = 0;  // element of the buffer (ABI layout, in elements; in a guard: away from the buffer)
   double expected = 0; // NaN when the element had to be left untouched (the poison, a guard, the input)
   double got = 0;      // NaN when the element still holds the poison (nothing was written)
   CheckedBuffer buffer = CheckedBuffer::kRecv;

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-extern char** environ;
+#include "common/process_environment.h"
 
 namespace commbench {
 namespace {
@@ -80,13 +80,7 @@ CapturedRun run_captured(const std::vector<std::string>& argv, std::chrono::mill
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
-  // environ, with `env` replacing or adding its variables.
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e; ++e) {
-    const std::string_view entry(*e);
-    if (!env.count(std::string(entry.substr(0, entry.find('='))))) env_text.emplace_back(entry);
-  }
-  for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
+  std::vector<std::string> env_text = merged_environment(env);
   std::vector<char*> envp;
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -119,11 +119,12 @@ PluginScan scan_plugin_dirs(const std::vector<std::string>& dirs) {
       const std::string file = it->path().filename().string();
       if (auto name = plugin_name_from_file(file))
         in_dir.push_back({*name, normalise(it->path().string())});
-      else if (file.starts_with(kFilePrefix))
+      else if (file.starts_with(kFilePrefix) && file.find(".so") != std::string::npos)
         scan.misnamed.push_back(normalise(it->path().string()));
     }
     std::sort(in_dir.begin(), in_dir.end(),
               [](const PluginFile& a, const PluginFile& b) { return a.path < b.path; });
+    std::sort(scan.misnamed.begin(), scan.misnamed.end());
     for (auto& file : in_dir) {
       auto [it, inserted] = winner.try_emplace(file.name, scan.found.size());
       if (inserted)

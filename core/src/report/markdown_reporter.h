@@ -19,6 +19,7 @@ class MarkdownReporter : public Reporter {
   void job_started(const JobInfo& job) override;
   void run_done(const RunSpec& run, const std::vector<CaseRecord>& records) override;
   void job_done(const JobResult& result) override;
+  bool writes_whole_file_at_end() const override { return true; }
 
   static constexpr const char* kFileName = "summary.md";
 

@@ -19,14 +19,13 @@ void MultiReporter::record_failure(const OutputError& e) {
 }
 
 template <class F>
-void MultiReporter::each(F&& call, std::vector<Reporter*>* out_of_space) {
+void MultiReporter::each(F&& call) {
   std::exception_ptr first;
   for (auto& r : reporters_) {
     try {
       call(*r);
     } catch (const OutputError& e) {
-      if (out_of_space && (e.error_number() == ENOSPC || e.error_number() == EDQUOT)) out_of_space->push_back(r.get());
-      else record_failure(e);
+      record_failure(e);
     } catch (...) {
       if (!first) first = std::current_exception();
     }
@@ -61,14 +60,27 @@ void MultiReporter::job_done(const JobResult& result) {
   // A summary that found the disk full is written again after the others: writing theirs gave
   // back what their reservations held beyond their content. (summary.json, written first, was
   // lost with 144 KiB free once summary.md had been written.)
-  std::vector<Reporter*> out_of_space;
-  each([&](Reporter& r) { r.job_done(result); }, &out_of_space);
+  // Only files written whole at the end are tried again (a line file that failed once stays
+  // failed); if the second try fails too, the first error is the one kept: it says what to do.
+  std::vector<std::pair<Reporter*, OutputError>> out_of_space;
   std::exception_ptr first;
-  for (Reporter* r : out_of_space) {
+  for (auto& r : reporters_) {
     try {
       r->job_done(result);
     } catch (const OutputError& e) {
-      record_failure(e);
+      if ((e.error_number() == ENOSPC || e.error_number() == EDQUOT) && r->writes_whole_file_at_end())
+        out_of_space.emplace_back(r.get(), e);
+      else
+        record_failure(e);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  for (auto& [r, original] : out_of_space) {
+    try {
+      r->job_done(result);
+    } catch (const OutputError&) {
+      record_failure(original);
     } catch (...) {
       if (!first) first = std::current_exception();
     }

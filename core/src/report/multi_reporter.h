@@ -39,10 +39,8 @@ class MultiReporter : public Reporter {
   const std::vector<OutputFailure>& output_failures() const { return failures_; }
 
  private:
-  // With `out_of_space`, reporters that failed for lack of space are collected there instead of
-  // recorded as failed (job_done tries them again).
   template <class F>
-  void each(F&& call, std::vector<Reporter*>* out_of_space = nullptr);
+  void each(F&& call);
   void record_failure(const OutputError& e);
 
   std::vector<std::unique_ptr<Reporter>> reporters_;

@@ -102,6 +102,9 @@ class Reporter {
   // Case records this output has durably written, for the message of a failed job
   // (output_failures.h); -1 for outputs that keep no count.
   virtual long records_written() const { return -1; }
+  // True for an output that job_done writes whole (through a temporary file and a rename): one
+  // that found the disk full can be written again once the others gave their space back.
+  virtual bool writes_whole_file_at_end() const { return false; }
 };
 
 }  // namespace commbench

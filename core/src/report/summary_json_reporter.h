@@ -15,6 +15,7 @@ class SummaryJsonReporter : public Reporter {
 
   void job_started(const JobInfo& job) override;
   void job_done(const JobResult& result) override;
+  bool writes_whole_file_at_end() const override { return true; }
 
   static constexpr const char* kFileName = "summary.json";
 

@@ -129,6 +129,19 @@ int worker_main(int argc, char** argv) {
   Heartbeat heartbeat(out);
   std::string phase = "startup";
   std::vector<int> waiting_for;  // ranks the last bootstrap collective waited for in vain
+  // Declared before the session and the device: the store connection and the bootstrap outlive
+  // them, and a rank ending unavailable (from any plugin call) can still close the bootstrap.
+  std::unique_ptr<StoreClient> store;
+  std::unique_ptr<Bootstrap> bootstrap_owner;
+  // A rank that cannot run here still ends like the others: a host's first rank keeps its store
+  // up until the ranks that read from it are done (bounded: they may have failed instead).
+  const auto end_unavailable = [&](int32_t close_ms) {
+    try {
+      if (bootstrap_owner) bootstrap_owner->close(Millis(close_ms));
+    } catch (const std::exception&) {
+    }
+    return kWorkerExitUnavailable;
+  };
   // Declared before the session: destroyed after it, so the backend is gone before the stream.
   std::unique_ptr<GpuDevice> gpu;
   std::unique_ptr<BackendSession> session;
@@ -158,10 +171,11 @@ int worker_main(int argc, char** argv) {
     phase = "connect to store";
     const auto colon = args.store.rfind(':');
     const char* token = std::getenv("COMMBENCH_STORE_TOKEN");
-    auto store = StoreClient::connect(args.store.substr(0, colon),
+    store = StoreClient::connect(args.store.substr(0, colon),
                                       static_cast<uint16_t>(std::stoi(args.store.substr(colon + 1))),
                                       Millis(ms_until(deadline)), token ? token : "");
-    Bootstrap bootstrap(*store, fmt::format("exec{}", exec.index), args.rank, args.world);
+    bootstrap_owner = std::make_unique<Bootstrap>(*store, fmt::format("exec{}", exec.index), args.rank, args.world);
+    Bootstrap& bootstrap = *bootstrap_owner;
     bootstrap.record_missing_ranks_in(&waiting_for);
     if (args.hosts > 1) {
       HostLayout layout{args.host_index, args.hosts, {}};
@@ -169,15 +183,6 @@ int worker_main(int argc, char** argv) {
       for (std::string r; std::getline(list, r, ',');) layout.ranks.push_back(std::stoi(r));
       bootstrap.route_through_hosts(std::move(layout), token ? token : "");
     }
-    // A rank that cannot run here still ends like the others: a host's first rank keeps its store
-    // up until the ranks that read from it are done (bounded: they may have failed instead).
-    const auto end_unavailable = [&] {
-      try {
-        bootstrap.close(Millis(std::min(ms_until(deadline), 10000)));
-      } catch (const std::exception&) {
-      }
-      return kWorkerExitUnavailable;
-    };
 
     phase = "timer calibration";
     out.phase(phase);
@@ -215,14 +220,14 @@ int worker_main(int argc, char** argv) {
         gpu = GpuDevice::open(args.local_rank, args.local_world, requested_device(exec), shared_gpu, &gpu_unusable);
       } catch (const GpuBindingError& e) {
         out.send({{"type", "unavailable"}, {"reason", e.what()}});
-        return end_unavailable();
+        return end_unavailable(std::min(ms_until(deadline), 10000));
       }
       // Before the backend's init: a library that refuses two ranks on one GPU would fail the
       // execution instead of saying why it cannot run here.
       if (const std::string why = gpu_sharing_problem(bootstrap, gpu.get(), shared_gpu, Millis(ms_until(deadline)));
           !why.empty()) {
         out.send({{"type", "unavailable"}, {"reason", why}});
-        return end_unavailable();
+        return end_unavailable(std::min(ms_until(deadline), 10000));
       }
     }
     MemoryFootprint footprint;
@@ -235,15 +240,10 @@ int worker_main(int argc, char** argv) {
 
     phase = "init";
     out.phase(phase);
-    try {
+    {
       TraceScope t(tr, TracePhase::Init);
       nvtx::Range n("init");
-      session->init(host.get());
-    } catch (const PluginError& e) {
-      if (e.status() != CB_ERR_UNAVAILABLE) throw;
-      out.send({{"type", "unavailable"}, {"reason", e.what()}});
-      session.reset();
-      return end_unavailable();
+      session->init(host.get());  // CB_ERR_UNAVAILABLE: the handler at the end, as from any call
     }
     phase = "communicator creation";
     out.phase(phase);
@@ -389,14 +389,14 @@ int worker_main(int argc, char** argv) {
     out.send({{"type", "done"}});
     return 0;
   } catch (const PluginError& e) {
-    if (e.status() != CB_ERR_UNAVAILABLE) return fail(e);
-    // UNAVAILABLE skips the backend for this run wherever it comes from (backend.h), not only
-    // from init: a communicator or an op the backend finds it cannot run here after all.
+    if (!e.skips_backend()) return fail(e);
+    // UNAVAILABLE skips the backend for this run wherever it comes from (backend.h): init, or a
+    // communicator or an op the backend finds it cannot run here after all.
     out.send({{"type", "unavailable"}, {"reason", fmt::format("{} (during {})", e.what(), phase)}});
     std::cerr << fmt::format("commbench worker rank {}: unavailable during {}: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
-    (void)gpu.release();
-    return kWorkerExitUnavailable;
+    (void)gpu.release();  // work may still be queued on its stream, as in fail()
+    return end_unavailable(10000);
   } catch (const std::exception& e) {
     return fail(e);
   }
