@@ -213,7 +213,17 @@ TEST(ConformanceCommand, AnOpRefusedInEveryCaseOrWrongOnASecondCallFails) {
   EXPECT_EQ(stale.exit_code, 1) << stale.output;
   const std::string again = row(stale.output, "2 ranks", "op allreduce");
   EXPECT_NE(again.find("FAIL"), std::string::npos) << stale.output;
-  EXPECT_NE(again.find("its call 2 with the same arguments; the first was right"), std::string::npos) << stale.output;
+  EXPECT_NE(again.find("its call 2: same arguments and buffers, new input values; the first was right"),
+            std::string::npos) << stale.output;
+  // A result cache keyed by the arguments: right while the inputs stay the same.
+  const CommandResult cached = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "4KiB",
+                                              "-O", "fault=cache"}, dir.path());
+  EXPECT_EQ(cached.exit_code, 1) << cached.output;
+  for (const char* op : {"op allreduce", "op allgather", "op alltoall"}) {
+    const std::string line = row(cached.output, "2 ranks", op);
+    EXPECT_NE(line.find("FAIL"), std::string::npos) << op << "\n" << cached.output;
+    EXPECT_NE(line.find("its call 2: same arguments"), std::string::npos) << op << "\n" << cached.output;
+  }
 }
 
 TEST(ConformanceCommand, AnErrorStatusFailsTheOpWithThatStatusAndMessage) {

@@ -127,6 +127,23 @@ world_size = 2
   EXPECT_EQ(o.cases[0]["wrong"].get<int64_t>(), 2 * 256);
 }
 
+// Old check: the check after the timed iterations used the first check's inputs again, so a
+// backend returning the result it cached for these arguments passed. It now uses new values.
+TEST(ResultChecks, AResultCachedFromAnEarlierCallIsCaughtAfterTheTimedIterations) {
+  JobDir dir;
+  const auto o = run_faulty(dir, "cache", R"(ops = ["allreduce", "allgather", "reducescatter"]
+sizes = ["1KiB"]
+world_size = 2
+placement = ["out_of_place", "in_place"]
+)");
+  expect_caught(o, "cache");
+  ASSERT_EQ(o.cases.size(), 6u);
+  for (const auto& c : o.cases) {
+    EXPECT_EQ(c["first_wrong"]["check"], "after_timing") << c.dump();
+    EXPECT_FALSE(c["first_wrong"]["got"].is_null()) << "a value was written, an old one: " << c.dump();
+  }
+}
+
 // Old check: non-roots of reduce and gather were not looked at.
 TEST(ResultChecks, WritesIntoNonRootBuffersOfReduceAndGatherAreCaught) {
   JobDir dir;

@@ -268,5 +268,35 @@ TEST(CheckPattern, GuardMismatchesAreCountedFromTheBufferTheyTouch) {
   EXPECT_EQ(outside_text("recv", 2, "the"), "");
 }
 
+// A later check of a case uses other inputs (CheckContext::generation): the result of the first
+// must fail it almost everywhere, or a backend returning a cached result would pass. Each
+// generation on its own stays exact.
+TEST(CheckPattern, ALaterGenerationRejectsTheFirstGenerationsResult) {
+  for (cb_dtype d : kAllDtypes) {
+    for (OpKind op : {OpKind::Allreduce, OpKind::Allgather}) {
+      const int world = 3;
+      CheckContext first = ctx(op, d, CB_REDOP_SUM, 0, world, 480);
+      CheckContext later = first;
+      later.generation = 1;
+      auto result_of = [&](const CheckContext& c) {
+        if (op == OpKind::Allreduce) return reduced(c, orders_of(world, 0), CB_REDOP_SUM);
+        Bytes all;
+        for (int r = 0; r < world; ++r) {
+          const Bytes in = input_of(c, r);
+          all.insert(all.end(), in.begin(), in.end());
+        }
+        return all;
+      };
+      const uint64_t n = recv_elements(op, first.count, world);
+      const Bytes old_result = result_of(first), new_result = result_of(later);
+      ASSERT_EQ(check_recv(first, old_result.data(), n).wrong, 0) << sdk::dtype_name(d) << " " << op_info(op).name;
+      ASSERT_EQ(check_recv(later, new_result.data(), n).wrong, 0) << sdk::dtype_name(d) << " " << op_info(op).name;
+      // 8-bit sums have few distinct values: most elements still differ.
+      EXPECT_GT(check_recv(later, old_result.data(), n).wrong, static_cast<int64_t>(n / 2))
+          << sdk::dtype_name(d) << " " << op_info(op).name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commbench

@@ -127,9 +127,10 @@ Execution conformance_execution(const SuiteContext& ctx, cb_mem mem) {
 
 // `check` names the op's check: a rank whose case failed reports it at once, before the ranks
 // agree, so the reason is known even if the others then never answer.
-// `calls` times on the same buffers, re-poisoned and refilled before each: a backend that keeps
-// state between calls with the same arguments (a cached result, a reused staging buffer left
-// stale) is wrong on the second call and right on the first (a probe's plugin was).
+// `calls` times on the same buffers, re-poisoned and refilled with other input values before
+// each: a backend that keeps state between calls with the same arguments (a cached result, a
+// reused staging buffer left stale) is wrong on the second call and right on the first (a
+// probe's plugin was).
 CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check, int calls) {
   CaseOutcome o;
   const Execution exec = conformance_execution(ctx, mem);
@@ -144,10 +145,11 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
     setup.group_p2p = setup.stream_ordered && (ctx.caps.flags & CB_CAP_GROUPS) && ctx.session.has_groups();
     setup.staging = buffers.staging();
     OpExecutor executor(ctx.session, exec, spec, ctx.rank, buffers.bufs(), setup);
-    const CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
-                          spec.root, spec.count, {exec.peers[0], exec.peers[1]},
-                          spec.placement == Placement::InPlace};
+    CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
+                    spec.root, spec.count, {exec.peers[0], exec.peers[1]},
+                    spec.placement == Placement::InPlace};
     for (int call = 0; call < calls; ++call) {  // every call on every rank: they are collective
+      cc.generation = static_cast<uint32_t>(call);
       buffers.prepare_check(cc);
       executor.run_once(ctx.op_timeout_ms);
       ++completed;
@@ -291,8 +293,8 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     ++ran;
     if (o.wrong > 0 && wrong_cases++ == 0) {
       first_wrong = fmt::format("{}{}: {} wrong element(s) on this rank", what,
-                                o.wrong_call > 0 ? fmt::format(" (its call {} with the same arguments; the first was right)",
-                                                               o.wrong_call + 1)
+                                o.wrong_call > 0 ? fmt::format(" (its call {}: same arguments and buffers, new input "
+                                                               "values; the first was right)", o.wrong_call + 1)
                                                  : std::string(),
                                 o.wrong);
       const std::string outside =

@@ -81,7 +81,7 @@ void fill_send(const CheckContext& c, void* send, uint64_t send_elems) {
   const bool per_destination = c.op == OpKind::Alltoall || c.op == OpKind::Scatter;
   const uint64_t block = per_destination ? std::max<uint64_t>(c.count, 1) : std::max<uint64_t>(send_elems, 1);
   for (uint64_t start = 0; start < send_elems; start += block) {
-    const uint64_t key = check_values::moved_key(c.rank, per_destination ? static_cast<int>(start / block) : -1);
+    const uint64_t key = check_values::moved_key(c.rank, per_destination ? static_cast<int>(start / block) : -1, c.generation);
     for (uint64_t i = 0; i < block && start + i < send_elems; ++i)
       check_values::store_bits(c.dtype, send, start + i, check_values::moved_bits(c.dtype, key, i));
   }
@@ -101,7 +101,7 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
   // input where the in-place layout put it there, the poison everywhere else).
   auto unchanged_moved = [&](uint64_t blocks) {
     for (uint64_t b = 0; b < blocks; ++b) {
-      if (c.in_place && b == static_cast<uint64_t>(c.rank) % blocks) cmp.moved(b * n, n, check_values::moved_key(c.rank, -1));
+      if (c.in_place && b == static_cast<uint64_t>(c.rank) % blocks) cmp.moved(b * n, n, check_values::moved_key(c.rank, -1, c.generation));
       else cmp.untouched(b * n, n);
     }
   };
@@ -119,41 +119,41 @@ CheckResult check_recv(const CheckContext& c, const void* recv, uint64_t recv_el
       reduced(static_cast<uint64_t>(c.rank) * n);
       break;
     case OpKind::Allgather:
-      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, -1));
+      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, -1, c.generation));
       break;
     case OpKind::Gather:
       if (c.rank == c.root)
-        for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, -1));
+        for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, -1, c.generation));
       else unchanged_moved(static_cast<uint64_t>(c.world));
       break;
     case OpKind::Broadcast:
-      cmp.moved(0, n, check_values::moved_key(c.root, -1));
+      cmp.moved(0, n, check_values::moved_key(c.root, -1, c.generation));
       break;
     case OpKind::Alltoall:
-      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, c.rank));
+      for (int b = 0; b < c.world; ++b) cmp.moved(static_cast<uint64_t>(b) * n, n, check_values::moved_key(b, c.rank, c.generation));
       break;
     case OpKind::Scatter:
-      cmp.moved(0, n, check_values::moved_key(c.root, c.rank));
+      cmp.moved(0, n, check_values::moved_key(c.root, c.rank, c.generation));
       break;
     case OpKind::PingPong:
     case OpKind::UnidirBw:
       // The second peer receives the first peer's data (pingpong's reply is checked the same way).
-      if (c.rank == c.peers[1]) cmp.moved(0, n, check_values::moved_key(c.peers[0], -1));
-      else if (c.op == OpKind::PingPong && c.rank == c.peers[0]) cmp.moved(0, n, check_values::moved_key(c.peers[1], -1));
+      if (c.rank == c.peers[1]) cmp.moved(0, n, check_values::moved_key(c.peers[0], -1, c.generation));
+      else if (c.op == OpKind::PingPong && c.rank == c.peers[0]) cmp.moved(0, n, check_values::moved_key(c.peers[1], -1, c.generation));
       else unchanged_moved(1);
       break;
     case OpKind::SendRecvRing:
-      cmp.moved(0, n, check_values::moved_key((c.rank + c.world - 1) % c.world, -1));
+      cmp.moved(0, n, check_values::moved_key((c.rank + c.world - 1) % c.world, -1, c.generation));
       break;
     case OpKind::BidirBw:
       if (c.rank == c.peers[0] || c.rank == c.peers[1])
-        cmp.moved(0, n, check_values::moved_key(c.rank == c.peers[0] ? c.peers[1] : c.peers[0], -1));
+        cmp.moved(0, n, check_values::moved_key(c.rank == c.peers[0] ? c.peers[1] : c.peers[0], -1, c.generation));
       else unchanged_moved(1);
       break;
     case OpKind::MsgRate: {
       // Ranks n/2 .. 2*(n/2)-1 receive from their partner in the first half.
       const int pairs = msg_rate_pairs(c.world);
-      if (c.rank >= pairs && c.rank < 2 * pairs) cmp.moved(0, n, check_values::moved_key(c.rank - pairs, -1));
+      if (c.rank >= pairs && c.rank < 2 * pairs) cmp.moved(0, n, check_values::moved_key(c.rank - pairs, -1, c.generation));
       else unchanged_moved(1);
       break;
     }

@@ -32,6 +32,10 @@ struct CheckContext {
   uint64_t count;  // ABI count
   int peers[2];    // p2p patterns
   bool in_place = false;  // the ABI's in-place layout (what a non-root's buffer holds before the op)
+  // Which set of inputs: checks of one case after the first use other values (the benchmark's
+  // check after timing, conformance's second call), so a backend that returns a result cached
+  // from an earlier call with the same buffers fails. 0 is the first.
+  uint32_t generation = 0;
 };
 
 // Where a mismatch is: in the receive buffer (the checks below); in the guard bytes just past the

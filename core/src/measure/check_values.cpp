@@ -127,7 +127,7 @@ ReducePattern::ReducePattern(const CheckContext& c)
   }
   const double inv_n = 1.0 / world_;
   inv_n_error_ = floating_ ? std::fabs(rounded(dtype_, inv_n) - inv_n) : 0;
-  element_key_ = mix(kTagValue ^ static_cast<uint64_t>(redop_));
+  element_key_ = mix(kTagValue ^ static_cast<uint64_t>(redop_) ^ (uint64_t{c.generation} << 32));
   rank_keys_.resize(static_cast<size_t>(world_));
   for (int r = 0; r < world_; ++r) rank_keys_[static_cast<size_t>(r)] = mix(element_key_ + static_cast<uint64_t>(r));
 }
@@ -223,8 +223,8 @@ Expected ReducePattern::expected(uint64_t i) const {
   return out;
 }
 
-uint64_t moved_key(int src, int dst) {
-  return hash3(kTagMoved, static_cast<uint64_t>(static_cast<int64_t>(src)),
+uint64_t moved_key(int src, int dst, uint32_t generation) {
+  return hash3(kTagMoved + (uint64_t{generation} << 48), static_cast<uint64_t>(static_cast<int64_t>(src)),
                static_cast<uint64_t>(static_cast<int64_t>(dst)));
 }
 

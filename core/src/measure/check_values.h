@@ -49,8 +49,9 @@ class ReducePattern {
 
 // ---- data movement and poison: raw element bits (the low dtype_size bytes)
 // Key of the block that rank `src` sends; `dst` = the destination rank when each destination
-// gets its own block (alltoall, scatter), -1 when every receiver gets the same data.
-uint64_t moved_key(int src, int dst);
+// gets its own block (alltoall, scatter), -1 when every receiver gets the same data;
+// `generation` = CheckContext::generation.
+uint64_t moved_key(int src, int dst, uint32_t generation);
 // Element i of that block: pseudo-random, a finite normal non-zero value for floating types,
 // never the poison.
 uint64_t moved_bits(cb_dtype d, uint64_t key, uint64_t i);

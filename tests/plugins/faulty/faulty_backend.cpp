@@ -27,6 +27,10 @@
 //         | "repeat_stale"   a collective with the same op, buffers, count and dtype as the one
 //                            before it leaves its last result element unwritten (a stale cache):
 //                            right on a first call, wrong on a second
+//         | "cache"          a collective with the same op, buffers, count and dtype as the one
+//                            before it writes that one's result again, whatever its inputs now
+//                            are (a result cache keyed by the arguments): right while the inputs
+//                            stay the same
 //         | "refuse_all"     every collective is refused with CB_ERR_UNIMPLEMENTED although the
 //                            capabilities advertise all of them
 //   overflow_bytes = bytes the "overflow" and "underflow" faults write outside (default 4)
@@ -58,7 +62,7 @@ namespace faulty {
 
 enum class Fault {
   None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, Underflow, ClobberSend,
-  RepeatStale, RefuseAll
+  RepeatStale, RefuseAll, Cache
 };
 
 }  // namespace faulty
@@ -84,6 +88,7 @@ struct cb_comm {
   int32_t timeout_ms = 0;
   int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
   std::tuple<int, const void*, void*, uint64_t, int> last{};  // op, buffers, count, dtype of the last one
+  std::vector<unsigned char> last_result;  // what the last one wrote (the "cache" fault)
   // (src, dst, tag) -> messages sent / receives posted so far: apart, so that a rank sending to
   // itself numbers its send and its receive alike; by tag, as the ABI matches (plugin-abi.md §4).
   std::map<std::tuple<int, int, uint32_t>, uint64_t> sent, received;
@@ -227,6 +232,8 @@ void run(cb_comm& comm, const cb_op_args& a) {
   ++comm.collectives;
   const auto call = std::tuple{static_cast<int>(a.op), a.sendbuf, a.recvbuf, n, static_cast<int>(a.dtype)};
   const bool repeated = b.fault == Fault::RepeatStale && call == comm.last && out.size() >= es;
+  if (b.fault == Fault::Cache && call == comm.last && comm.last_result.size() == out.size()) out = comm.last_result;
+  comm.last_result = out;
   comm.last = call;
   if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()) - (repeated ? es : 0));
   if (writes && b.fault == Fault::Overflow)
@@ -261,11 +268,12 @@ struct Traits {
             {"stale", Fault::Stale}, {"nonroot_write", Fault::NonrootWrite}, {"rotate", Fault::Rotate},
             {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}, {"overflow", Fault::Overflow},
             {"underflow", Fault::Underflow}, {"clobber_send", Fault::ClobberSend},
-            {"repeat_stale", Fault::RepeatStale}, {"refuse_all", Fault::RefuseAll}};
+            {"repeat_stale", Fault::RepeatStale}, {"refuse_all", Fault::RefuseAll},
+            {"cache", Fault::Cache}};
         const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
         if (it == std::end(kFaults))
           sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding, chunk, "
-                                            "overflow, underflow, clobber_send, repeat_stale or refuse_all");
+                                            "overflow, underflow, clobber_send, repeat_stale, refuse_all or cache");
         b->fault = it->second;
       } else if (key == "avg") {
         if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
