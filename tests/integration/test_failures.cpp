@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -151,6 +152,14 @@ TEST(Failures, HangingRankTimesOutAndTheJobGoesOn) {
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), timeout_s + 6.0);
   EXPECT_EQ(execs[1]["status"], "ok");
   expect_gloo_results(dir);
+  // The limit each execution ran under: the run's `timeout`, or, unset, one sized to its cases
+  // (10 minutes plus per case), which the parsed experiment cannot state as one number.
+  EXPECT_EQ(execs[0]["timeout_s"], static_cast<double>(timeout_s)) << execs[0].dump();
+  EXPECT_GT(execs[1]["timeout_s"].get<double>(), 600.0) << execs[1].dump();
+  std::ifstream summary(dir.job_folder() / "summary.json");
+  const auto runs = nlohmann::json::parse(summary).at("experiment").at("runs");
+  EXPECT_EQ(runs.at(0).at("timeout_s"), static_cast<double>(timeout_s));
+  EXPECT_TRUE(runs.at(1).at("timeout_s").is_null()) << runs.at(1).dump();
 }
 
 // A worker stopped with SIGSTOP (a debugger, a frozen cgroup) holds its peers up inside a

@@ -260,7 +260,8 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
     for (const Execution& exec : plan) {
       if (exec.run_index != run.index) continue;
       ExecutionInfo info{exec.run_index, exec.run, exec.backend, exec.world_size, exec.index,
-                         static_cast<int>(plan.size()), expected_records(exec), exec.repeat, exec.repeats, HostLoad{}};
+                         static_cast<int>(plan.size()), expected_records(exec), exec.repeat, exec.repeats,
+                         exec.timeout_s, HostLoad{}};
       ExecutionResult res;
       res.outcome.info = info;
       if (interrupted || stop_for_output) {

@@ -40,6 +40,8 @@ nlohmann::json run_to_json(const RunSpec& run) {
       {"options", run.options},
   };
   settings_to_json(run, j);
+  // Unset, each execution gets a limit sized to its cases (plan.cpp): there is no one number.
+  if (!run.timeout_given) j["timeout_s"] = nullptr;
   return j;
 }
 

@@ -13,6 +13,7 @@ void write_info(Json& j, const ExecutionInfo& e) {
   j["exec_total"] = e.exec_total;
   j["case_total"] = e.case_total;
   j["repeat"] = e.repeat;
+  j["timeout_s"] = e.timeout_s;
   if (e.host_load.sampled) j["host_load"] = to_json(e.host_load);
 }
 
@@ -60,6 +61,7 @@ void from_json(const nlohmann::json& j, ExecutionInfo& e) {
   read_field(j, "exec_total", e.exec_total);
   read_field(j, "case_total", e.case_total);
   read_field(j, "repeat", e.repeat);
+  read_field(j, "timeout_s", e.timeout_s);
   if (j.contains("host_load")) from_json(j["host_load"], e.host_load);
 }
 

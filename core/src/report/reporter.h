@@ -43,6 +43,7 @@ struct ExecutionInfo {
   int case_total = 0;  // cases this execution will measure
   int repeat = 0;      // which of the run's `repeats` (0-based)
   int repeats = 1;
+  double timeout_s = 0;  // the execution's wall-clock limit: the run's `timeout`, or sized to its cases
   HostLoad host_load;  // this host just before the workers started (observe/host_load.h)
 };
 
