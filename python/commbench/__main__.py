@@ -92,8 +92,9 @@ def cmd_check(argv):
 def parser_compare():
     p = Parser(prog="commbench compare", description=(
         "Compares two results folders case by case (matched by backend, op, size, dtype, redop, "
-        "placement, memory, world size and method, not by run name): median time and busbw "
-        "ratios and a verdict. Each side may hold several job folders, and runs may set "
+        "placement, memory, world size, method, peers, window, the backend's options and the "
+        "run's env; not by run name): the ratio of each side's fastest repeat's time and busbw, "
+        "and a verdict. Each side may hold several job folders, and runs may set "
         "`repeats`: every record of a case is one repeat, and with 2 or more repeats per side "
         "the verdict judges run-to-run noise (Welch's t-test on the repeats' log mean times, "
         "Holm-corrected, plus an effect size and a minimum change). Exit code 1 when a case "
@@ -101,8 +102,12 @@ def parser_compare():
     p.add_argument("baseline", metavar="BASELINE")
     p.add_argument("new", metavar="NEW")
     p.add_argument("--min-change", "--threshold", dest="min_change", default="5%",
-                   help="smallest change of the median time that can be a verdict (default 5%%; "
-                   "--threshold is the former name)")
+                   help="smallest change of the compared (fastest repeat's) time that can be a "
+                   "verdict (default 5%%; --threshold is the former name)")
+    p.add_argument("--ignore", action="append", metavar="FIELD", help="leave FIELD out of the "
+                   "match, to compare two configurations on purpose (e.g. --ignore env for "
+                   "NCCL_ALGO=Ring against Tree); one of " + ", ".join(compare.IGNORABLE)
+                   + "; repeat it or separate fields by commas")
     p.add_argument("--alpha", type=float, default=compare.ALPHA, help="family-wise false-alarm "
                    f"rate of the run-to-run test (default {compare.ALPHA:g})")
     p.add_argument("--min-effect", type=float, default=compare.MIN_EFFECT, help="smallest effect "
@@ -146,16 +151,24 @@ def cmd_compare(argv):
         p.error(f"--alpha {a.alpha}: expected a probability between 0 and 1, such as 0.05")
     if not (math.isfinite(a.min_effect) and a.min_effect >= 0):
         p.error(f"--min-effect {a.min_effect}: expected a finite effect size >= 0, such as 0.8")
-    rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma)
+    try:
+        ignore = compare.parse_ignore(a.ignore)
+    except ValueError as e:
+        p.error(str(e))
+    rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma, ignore)
     print(f"commbench compare: baseline {a.baseline}\n                   new      {a.new}\n")
     print(compare.render_text(rows, min_change, a.alpha, a.min_effect, a.sigma))
     # NEW's cases lost to a failed execution or an unfinished job are regressions (exit 1), not
     # two experiments that share nothing (exit 2).
     if not any(r.matched or r.verdict == "regressed" for r in rows):
-        why = compare.why_nothing_matches(a.baseline, a.new)
+        why = compare.why_nothing_matches(a.baseline, a.new, ignore)
+        fields = [w.split(":", 1)[0] for w in why]
+        hint = (f" To compare them anyway, --ignore {','.join(fields)}."
+                if fields and all(f in compare.IGNORABLE for f in fields) else "")
         sys.stderr.write("commbench compare: no case of NEW matches a case of BASELINE, so nothing "
                          "was compared" + (": they differ in " + "; ".join(why) if why else "")
-                         + ". Compare results of the same experiment (the run names may differ).\n")
+                         + ". Compare results of the same experiment (the run names may differ)."
+                         + hint + "\n")
         return EXIT_INVALID
     outcomes = [o for j in read_jobs([a.new]) for o in expect.evaluate(j)]
     if outcomes:

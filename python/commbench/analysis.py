@@ -424,8 +424,10 @@ def method_sentence(jobs):
         return "No case was measured."
     clauses = [f"{_aggregation_words(m, a)} ({n} record{'s' if n != 1 else ''})"
                for (m, a), n in sorted(found.items(), key=lambda kv: -kv[1])]
-    # The comparisons judge the series' records, which carry every repeat's mean.
-    judged = [r for s in series_of(jobs) for r in s.records]
+    # The repeats are counted over every case, all_pairs included (series_of leaves those out):
+    # the series' and the pairs' records each carry every repeat's mean (`repeat_means_us`).
+    judged = ([r for s in series_of(jobs) for r in s.records]
+              + [r for recs in pairs(jobs).values() for r in recs])
     return ("Times are mean times per operation; " + "; ".join(clauses) + " (docs/metrics.md, "
             "\"Methods\"). In comparisons, " + noise.describe_rule(judged) + ".")
 

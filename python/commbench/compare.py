@@ -1,10 +1,13 @@
-"""`commbench compare BASELINE NEW`: per case the ratio of median times and busbw, and a verdict a
-CI gate can act on without crying wolf.
+"""`commbench compare BASELINE NEW`: per case the ratio of each side's fastest repeat's time and
+busbw, and a verdict a CI gate can act on without crying wolf.
 
 Cases are matched by what they are (MATCH_FIELDS: backend, op, size, dtype, redop, placement,
-memory, world size, method, ...), never by the name of the run that measured them. Every record
-of a case on one side is one *repeat*: the `repeats` of a run (docs/configuration.md), the same
-case in several runs of a job, or the same case in several job folders under BASELINE or NEW.
+memory, world size, method, peers, window, the backend's options, the run's env, ...), never by
+the name of the run that measured them. Every record of a case on one side is one *repeat*: the
+`repeats` of a run (docs/configuration.md), the same case in several runs of a job, or the same
+case in several job folders under BASELINE or NEW. Two runs that differ in a setting that changes
+what is measured (peers, window, options, env) are two cases; `--ignore FIELD` drops a field from
+the match, to compare two configurations on purpose (NCCL_ALGO=Ring against Tree: `--ignore env`).
 
 Noise model (docs/output.md, "Comparing jobs"):
 - run-to-run, when both sides have >= 2 repeats: each repeat's mean time is one value. On a
@@ -22,12 +25,13 @@ Noise model (docs/output.md, "Comparing jobs"):
   standard error of the difference of the two means), which does not see run-to-run variation
   and so understates the noise on a shared machine; the output says so.
 """
+import json
 import math
 
 from . import fmt, stats
 from .load import num, read_jobs
 
-MIN_CHANGE = 0.05   # a change of the median time smaller than this is never a verdict
+MIN_CHANGE = 0.05   # a change of the compared time smaller than this is never a verdict
 ALPHA = 0.05        # family-wise false-alarm rate of the run-to-run test (Holm)
 MIN_EFFECT = 0.8    # |change| / noise scale: "large" (Cohen 1988); small shifts in large spreads are noise
 MAD_TO_SD = 1.4826  # a normal sample's standard deviation from its median absolute deviation
@@ -36,8 +40,12 @@ SIGMA = 3.0         # iterations-only mode: standard errors a change must exceed
 # What a case is. The run's name is not among them: the same measurement under another run name
 # is the same case. `workload` cases (docs/workloads.md) add their model/sharding/overlap.
 MATCH_FIELDS = ("backend", "op", "bytes", "dtype", "redop", "placement", "memory", "staging",
-                "world_size", "root", "src", "dst", "method", "rank_aggregation", "timing")
+                "world_size", "root", "src", "dst", "method", "rank_aggregation", "timing",
+                "cpu_binding", "peers", "window", "options", "env")
 WORKLOAD_FIELDS = ("model", "sharding", "overlap", "batch_size")
+# Fields `--ignore` may drop: what a user may deliberately vary between the two sides.
+IGNORABLE = ("cpu_binding", "peers", "window", "options", "env", "staging", "timing", "method",
+             "rank_aggregation")
 
 
 def parse_threshold(text):
@@ -53,21 +61,56 @@ def parse_threshold(text):
     return v / 100.0
 
 
-def match_key(c):
+def parse_ignore(values):
+    """`--ignore env,options --ignore peers` -> a set of MATCH_FIELDS; ValueError names the bad one."""
+    out = set()
+    for v in values or []:
+        for f in (x.strip() for x in str(v).split(",")):
+            if f not in IGNORABLE:
+                raise ValueError(f"--ignore '{f}': expected one of {', '.join(IGNORABLE)}")
+            out.add(f)
+    return out
+
+
+def _hashable(v):
+    """Lists and objects (peers, options, env) as canonical text, so they can be a key."""
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return v
+
+
+def match_key(c, ignore=()):
     w = c.get("workload") if isinstance(c.get("workload"), dict) else {}
-    return tuple(c.get(k) for k in MATCH_FIELDS) + tuple(w.get(k) for k in WORKLOAD_FIELDS)
+    return (tuple(None if k in ignore else _hashable(c.get(k)) for k in MATCH_FIELDS)
+            + tuple(w.get(k) for k in WORKLOAD_FIELDS))
 
 
-def cases_by_key(path):
+def cases_by_key(path, ignore=()):
     """{match key: [records]} over every job folder under `path`, in the order measured."""
     out = {}
     for j in read_jobs([path]):
         for c in j.cases:
-            out.setdefault(match_key(c), []).append(c)
+            out.setdefault(match_key(c, ignore), []).append(c)
     return out
 
 
-def describe_key(c):
+def _settings_words(c, ignore=()):
+    """The run settings beyond the op that tell a case apart, as words: 'peers 0-2', 'window 1',
+    'bound core', 'NCCL_ALGO=Ring', 'algorithm=ring'."""
+    out = []
+    if isinstance(c.get("peers"), list) and len(c["peers"]) == 2 and "peers" not in ignore:
+        out.append(f"peers {c['peers'][0]}-{c['peers'][1]}")
+    if c.get("window") and "window" not in ignore:
+        out.append(f"window {c['window']}")
+    if c.get("cpu_binding") and "cpu_binding" not in ignore:
+        out.append(f"bound {c['cpu_binding']}")
+    for field in ("options", "env"):
+        if isinstance(c.get(field), dict) and field not in ignore:
+            out.extend(f"{k}={v}" for k, v in sorted(c[field].items()))
+    return out
+
+
+def describe_key(c, ignore=()):
     """Every dimension that can tell two cases apart, defaults left out: 'allreduce 4 KiB gloo
     4r (f32 sum in-place, per_iteration)'."""
     pair = f" {c.get('src')}→{c.get('dst')}" if c.get("op") == "all_pairs" else ""
@@ -83,7 +126,8 @@ def describe_key(c):
                          f"staged via {c['staging']}" if c.get("staging") else "",
                          f"root {c['root']}" if c.get("root") not in (None, 0) else "",
                          f"clock {c['timing']}" if c.get("timing") not in (None, "host") else "",
-                         how, *(f"{k} {w[k]}" for k in WORKLOAD_FIELDS if k in w)) if v]
+                         how, *(f"{k} {w[k]}" for k in WORKLOAD_FIELDS if k in w),
+                         *_settings_words(c, ignore)) if v]
     return (f"{c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} {c.get('backend')} "
             f"{c.get('world_size')}r" + (f" ({' '.join(str(x) for x in extra)})" if extra else ""))
 
@@ -94,8 +138,9 @@ def _times(recs):
 
 
 class Row:
-    def __init__(self, key, base, new):
+    def __init__(self, key, base, new, ignore=()):
         self.key, self.base, self.new = key, base or [], new or []
+        self.ignore = ignore
         self.time_ratio = self.bw_ratio = None
         self.p = self.d = self.z = None
         self.logs = None          # (base, new) log times of the repeats
@@ -105,7 +150,7 @@ class Row:
 
     @property
     def name(self):
-        return describe_key((self.new or self.base)[0])
+        return describe_key((self.new or self.base)[0], self.ignore)
 
     @property
     def matched(self):
@@ -132,6 +177,12 @@ def _status_verdict(row):
         return ("newly measured" if ok_n else "not measured",
                 f"baseline was {row.base[0].get('status')}")
     return None
+
+
+def _fastest(recs):
+    """The measured record with the smallest mean time (what Row.time judges a side by)."""
+    ok = [r for r in recs if r.get("status") == "ok" and (num(r, "time_us", "mean") or 0) > 0]
+    return min(ok, key=lambda r: num(r, "time_us", "mean"))
 
 
 def _iteration_z(b, n):
@@ -173,10 +224,10 @@ def _measure(row):
         row.mode = "repeats"
         row.logs = ([math.log(x) for x in tb], [math.log(x) for x in tn])
     else:
+        # The records whose times make the ratio (each side's fastest), so the test and the
+        # ratio speak of the same two runs whatever order the job folders were read in.
         row.mode = "iterations"
-        ok_b = [r for r in row.base if r.get("status") == "ok"]
-        ok_n = [r for r in row.new if r.get("status") == "ok"]
-        row.z = _iteration_z(ok_b[0], ok_n[0])
+        row.z = _iteration_z(_fastest(row.base), _fastest(row.new))
 
 
 def _test_repeats(tested):
@@ -225,8 +276,11 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
             r.verdict = "within noise"
         else:
             r.verdict = "regressed" if change > 0 else "improved"
-        r.note = ("1 repeat: " + (f"{fmt.num(abs(r.z), 2)} standard errors of the iterations"
-                                  if r.z is not None else "fewer than 2 samples, min change only"))
+        nb, nn = len(_times(r.base)), len(_times(r.new))
+        r.note = ("1 repeat: " if nb == nn == 1 else
+                  f"{nb}+{nn} repeats, fewer than 2 on a side; the fastest of each: ") + (
+                      f"{fmt.num(abs(r.z), 2)} standard errors of the iterations"
+                      if r.z is not None else "fewer than 2 samples, min change only")
 
 
 # Execution outcomes whose cases were lost, not left out: NEW planned them and could not measure
@@ -280,12 +334,14 @@ def _run_plans(job, run_name, case):
     return False
 
 
-def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
+def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA,
+            ignore=()):
     """Rows for every case on either side: matched ones judged, regressions first (cases NEW lost
-    among them), then by time ratio; unmatched ones last."""
-    b, n = cases_by_key(baseline), cases_by_key(new)
+    among them), then by time ratio; unmatched ones last. `ignore`: MATCH_FIELDS left out of the
+    match (parse_ignore)."""
+    b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore)
     new_jobs = read_jobs([new])
-    rows = [Row(k, b.get(k), n.get(k)) for k in list(b) + [k for k in n if k not in b]]
+    rows = [Row(k, b.get(k), n.get(k), ignore) for k in list(b) + [k for k in n if k not in b]]
     for row in rows:
         measured = [r for r in row.base if r.get("status") == "ok"]
         lost = why_not_measured(measured[0], new_jobs) if measured and not row.new else None
@@ -308,9 +364,9 @@ def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EF
     return rows
 
 
-def why_nothing_matches(baseline, new):
+def why_nothing_matches(baseline, new, ignore=()):
     """The fields whose values the two sides do not share (what tells their cases apart)."""
-    b, n = cases_by_key(baseline), cases_by_key(new)
+    b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore)
     names = MATCH_FIELDS + WORKLOAD_FIELDS
     out = []
     for i, f in enumerate(names):
@@ -380,6 +436,7 @@ def render_text(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGM
     if only_b or only_n:
         lines.append(f"Not compared: {only_b} case(s) only in BASELINE, {only_n} only in NEW "
                      "(matched by backend, op, size, dtype, redop, placement, memory, world size, "
-                     "method; not by run name).")
+                     "method, peers, window, options, env; not by run name; `--ignore FIELD` "
+                     "drops a field from the match).")
     lines.append(method_text(rows, min_change, alpha, min_effect, sigma))
     return "\n".join(lines)

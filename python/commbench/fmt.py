@@ -4,12 +4,16 @@ import math
 
 
 def size(nbytes):
-    """4096 -> '4 KiB', 1536 -> '1.5 KiB', 0 -> '0 B' (binary units, as summary.md)."""
+    """4096 -> '4 KiB', 1536 -> '1.5 KiB', 0 -> '0 B' (binary units, as summary.md). Never an
+    exponent: from 1000 of a unit up, two decimals as summary.md writes them (1,025,000 B ->
+    '1000.98 KiB'), where three significant digits would read '1e+03 KiB'."""
     n = int(nbytes)
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
             v = n / (1 << shift)
-            return f"{v:g} {unit}" if v == int(v) else f"{v:.3g} {unit}"
+            if v == int(v):
+                return f"{v:.0f} {unit}"
+            return f"{v:.2f} {unit}" if v >= 1000 else f"{num(v)} {unit}"
     return f"{n} B"
 
 

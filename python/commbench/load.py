@@ -5,6 +5,7 @@ when pandas is importable. Fields are read defensively: a field a record does no
 or newer schema, another helper's addition) is simply absent, never an error.
 """
 import csv
+import json
 import math
 import os
 
@@ -18,8 +19,11 @@ CSV_COLUMNS = [
     "time_us_mean", "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max",
     "time_us_stddev", "time_us_cv", "algbw_gbps", "busbw_gbps", "wrong", "src", "dst",
     "msg_rate_mps", "staging", "method", "rank_aggregation", "total_bytes", "target_cv",
-    "cv_reached", "repeat", "oversubscribe_gpu",
+    "cv_reached", "repeat", "oversubscribe_gpu", "cpu_binding", "peers", "window", "options", "env",
 ]
+
+# Structured fields results.csv writes as one cell of compact JSON (csv_reporter.cpp).
+JSON_CELLS = ("peers", "options", "env")
 
 # What identifies a case across jobs (compare, combined tables). src/dst only matter for all_pairs.
 CASE_KEY = ("run", "backend", "world_size", "op", "bytes", "dtype", "redop", "placement",
@@ -174,7 +178,9 @@ def flatten(record, source=None):
     for k, v in record.items():
         if k in ("type", "schema_version"):
             continue
-        if isinstance(v, dict):
+        if k in JSON_CELLS:
+            row[k] = json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        elif isinstance(v, dict):
             for sk, sv in v.items():
                 if not isinstance(sv, (dict, list)):
                     row[f"{k}_{sk}"] = sv

@@ -43,8 +43,34 @@ def _job_section(doc, j):
                    for e in j.executions])
 
 
+def _repeats_counts(records):
+    """How many measured repeats each shown record stands for (series.py's `repeat_means_us`)."""
+    return [len(r["repeat_means_us"]) for r in records
+            if isinstance(r.get("repeat_means_us"), list)]
+
+
+def _repeats_sentence(records, what):
+    """With `repeats`, the tables show each case's median repeat (series.py), as summary.md and the
+    console do: say so, with how many repeats there were (docs/metrics.md). None without repeats."""
+    counts = _repeats_counts(records)
+    if max(counts, default=1) < 2:
+        return None
+    lo, hi = min(counts), max(counts)
+    many = f"{hi}" if lo == hi else f"{lo} to {hi}"
+    return (f"With {many} repeats per case: {what} is the case's median repeat by mean time "
+            "(the lower middle of an even count), not every repeat; results.jsonl, results.csv "
+            "and combined.csv keep every repeat.")
+
+
 def _series_tables(doc, jobs):
     all_series = series_of(jobs)
+    pair_groups = pairs(jobs)
+    what = ("each row below, and each all_pairs cell," if all_series and pair_groups
+            else "each row below" if all_series else "each all_pairs cell below")
+    note = _repeats_sentence([r for s in all_series for r in s.records]
+                             + [r for recs in pair_groups.values() for r in recs], what)
+    if note:
+        doc.p(note)
     for s in all_series:
         same_op = [g for g in all_series if g["op"] == s["op"]]
         always = ("backend", "world_size", "memory") + (
@@ -71,6 +97,11 @@ def _comparison_tables(doc, jobs):
         k = (s["op"], s["world_size"], s["dtype"], s["redop"], s["placement"], s["root"])
         groups.setdefault(k, []).append(s)
     any_table = False
+    note = _repeats_sentence([r for group in groups.values() if len(group) >= 2
+                              for s in group for r in s.records],
+                             "each time and busbw below")
+    if note:
+        doc.p(note)
     for (op, world, dtype, redop, placement, _), group in groups.items():
         if len(group) < 2:
             continue

@@ -14,11 +14,42 @@ _SCALING_FORMULA = {
 }
 
 
+_GROUP_FIELDS = ("run", "dtype", "redop", "placement", "memory")
+
+
+def _kind(e):
+    return "workload" if e.get("throughput") == "samples_per_s" else "op"
+
+
+def _subject(e):
+    """What a sentence is about before anything else is named: the op (or workload) and backend."""
+    kind = _kind(e)
+    return kind, e.get("workload") if kind == "workload" else e.get("op"), e.get("backend")
+
+
+def _differing(jobs):
+    """{subject: fields whose values differ between the sentences of that op (or workload) and
+    backend, over every job}: two runs of one op and backend (a window of 64 and one of 1) once
+    read as two identical sentences with different numbers."""
+    values = {}
+    for j in jobs:
+        if j.summary is None:
+            continue
+        for e in scaling_entries(j):
+            per = values.setdefault(_subject(e), {f: set() for f in _GROUP_FIELDS})
+            for f in _GROUP_FIELDS:
+                per[f].add(str(e.get(f)))
+    return {k: [f for f in _GROUP_FIELDS if len(v[f]) > 1] for k, v in values.items()}
+
+
 def scaling(jobs):
     """Scaling efficiency as the job computed it (summary.json `scaling`, docs/metrics.md): weak,
     strong and workload runs each by their own formula, so the report says what the console and
     summary.json say. One sentence per configuration, at its largest size measured at every
-    world size."""
+    world size; where one op (or workload) and backend has several, each names what tells it
+    apart — the run, dtype, reduce op, placement or memory — in series.label's order, and the
+    job when there are several."""
+    differing = _differing(jobs)
     out = []
     for j in jobs:
         if j.summary is None:
@@ -29,17 +60,22 @@ def scaling(jobs):
             continue
         entries = scaling_entries(j)
         for e in entries:
-            kind = "workload" if e.get("throughput") == "samples_per_s" else "op"
+            kind = _kind(e)
             mode = e.get("mode", "weak")
+            named = differing.get(_subject(e), [])
+            run = [str(e["run"])] if "run" in named and e.get("run") not in (None, "") else []
             if kind == "workload":
-                what = f"{e.get('workload')}, {e.get('backend')}"
+                varying = [f for f in named if f != "run" and e.get(f)]
+                what = ", ".join([str(e.get("workload"))] + run + [str(e.get("backend"))]
+                                 + [str(e[f]) for f in varying])
                 amount = (f"batch {e.get('batch_size')} per rank" if mode == "weak"
                           else f"global batch {e.get('batch_size')}")
             else:
                 ops = [x for x in entries if x.get("throughput") != "samples_per_s"]
                 varying = [f for f in ("dtype", "redop", "placement", "memory")
-                           if len({x.get(f) for x in ops}) > 1 and e.get(f)]
-                what = ", ".join([e.get("op"), e.get("backend")] + [str(e[f]) for f in varying])
+                           if (len({x.get(f) for x in ops}) > 1 or f in named) and e.get(f)]
+                what = ", ".join([e.get("op")] + run + [e.get("backend")]
+                                 + [str(e[f]) for f in varying])
                 amount = fmt.size(e.get("bytes", 0)) + (" per rank" if mode == "weak" else " in total")
             src = f" in {j.label}" if len(jobs) > 1 else ""
             pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))

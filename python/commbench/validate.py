@@ -9,15 +9,19 @@ import math
 
 _INT, _NUM, _STR, _BOOL, _NUMS, _NUM_MAP = "an integer", "a number", "a string", "a boolean", \
     "a list of numbers", "an object of numbers"
+_INTS, _STR_MAP = "a list of integers", "an object of strings"
 
 # Fields whose type the readers rely on; other fields are passed through untouched (a newer
 # schema may add any). None stands for JSON null, which every field may be.
 CASE_FIELDS = {
     **{k: _STR for k in ("experiment", "run", "backend", "op", "dtype", "redop", "placement",
                          "memory", "status", "reason", "timing", "staging", "method",
-                         "rank_aggregation")},
+                         "rank_aggregation", "cpu_binding")},
     **{k: _INT for k in ("run_index", "world_size", "bytes", "total_bytes", "count", "root",
-                         "warmup", "iterations", "wrong", "src", "dst")},
+                         "warmup", "iterations", "wrong", "src", "dst", "window")},
+    "peers": _INTS,
+    "options": _STR_MAP,
+    "env": _STR_MAP,
     **{k: _NUM for k in ("algbw_gbps", "busbw_gbps", "msg_rate_mps", "target_cv")},
     "cv_reached": _BOOL,
     "time_us": _NUM_MAP,
@@ -80,6 +84,10 @@ def _matches(v, kind):
         return isinstance(v, list) and all(x is None or _is_number(x) for x in v)
     if kind == _NUM_MAP:
         return isinstance(v, dict) and all(x is None or _is_number(x) for x in v.values())
+    if kind == _INTS:
+        return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    if kind == _STR_MAP:
+        return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
     return True
 
 

@@ -50,6 +50,15 @@ class MethodSentence(unittest.TestCase):
         self.assertIn("method batch, rank_aggregation avg: ", text)
         self.assertIn("rank 0's clock", text)
 
+    def test_repeats_of_an_all_pairs_job_are_counted(self):
+        # A job of only all_pairs with `repeats = 2` was said to have "one repeat per case": the
+        # repeats were counted over the series, which leave all_pairs out.
+        cases = [rec(op="all_pairs", redop="", world=2, bytes_=1024, src=s, dst=1 - s, repeat=i,
+                     mean=m) for s in (0, 1) for i, m in enumerate((10.0, 12.0))]
+        text = analysis.method_sentence([job(cases)])
+        self.assertIn("Welch's t-test on the 2 repeats' log mean times", text)
+        self.assertNotIn("one repeat per case", text)
+
 
 class Comparisons(unittest.TestCase):
     def test_sentences_name_dtype_and_redop(self):
@@ -182,6 +191,23 @@ class Formatting(unittest.TestCase):
         self.assertEqual(fmt.rate(1.234e6), "1.23 M messages/s")
         self.assertEqual(fmt.rate(950.0), "950 messages/s")
 
+    def test_sizes_and_percentages_never_use_an_exponent(self):
+        # 1,025,000 B read "1e+03 KiB" and 1,048,000 B "1.02e+03 KiB" (three significant digits
+        # from 1000 of a unit up): now two decimals there, as summary.md writes them.
+        self.assertEqual(fmt.size(1025000), "1000.98 KiB")
+        self.assertEqual(fmt.size(1048000), "1023.44 KiB")
+        self.assertEqual(fmt.size(1000 * (1 << 20) + (1 << 19)), "1000.50 MiB")
+        self.assertEqual(fmt.size(1 << 50), "1048576 GiB")
+        # Below 1000 of a unit, as before: three significant digits, exact values bare.
+        self.assertEqual(fmt.size(1536), "1.5 KiB")
+        self.assertEqual(fmt.size(12800), "12.5 KiB")
+        self.assertEqual(fmt.size(1000 * 1024), "1000 KiB")
+        self.assertEqual(fmt.size(1023), "1023 B")
+        for n in range(1000 * 1024 - 7, 1 << 20, 997):
+            self.assertNotIn("e+", fmt.size(n), n)
+        # A scaling efficiency of 31.7 (a superlinear outlier) is a plain number, never 3.17e+03 %.
+        self.assertEqual(fmt.pct(31.7), "3170 %")
+
 
 class BusyMachine(unittest.TestCase):
     def test_busy_executions_are_said_with_their_numbers(self):
@@ -269,6 +295,38 @@ class ScalingSentences(unittest.TestCase):
         self.assertEqual(len(lines), 2, lines)
         self.assertIn("batch 8 per rank", " ".join(lines))
         self.assertIn("batch 32 per rank", " ".join(lines))
+
+    def test_runs_of_one_op_and_backend_are_named(self):
+        # msg_rate on ucx in two runs (window 64 and window 1) once gave two sentences that
+        # differed only in their numbers: "**msg_rate, ucx**, weak scaling of 4 KiB per rank...".
+        def entry(run, eff):
+            return {"run": run, "backend": "ucx", "op": "msg_rate", "dtype": "f32", "redop": "",
+                    "placement": "out_of_place", "memory": "host", "mode": "weak", "bytes": 4096,
+                    "base_world_size": 2,
+                    "points": [{"world_size": 2, "efficiency": 1.0},
+                               {"world_size": 3, "efficiency": eff}]}
+        j = job([])
+        j.summary = {"scaling": [entry("w64", 0.651), entry("w1", 0.0875)]}
+        lines = sentences([j], "Scaling across world sizes")
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn("**msg_rate, w64, ucx**, weak scaling of 4 KiB per rank, relative to 2 rank(s): "
+                      "3 ranks 65.1 %", lines[0])
+        self.assertIn("**msg_rate, w1, ucx**, weak scaling of 4 KiB per rank, relative to 2 rank(s): "
+                      "3 ranks 8.75 %", lines[1])
+        # One run per op and backend: nothing more to name (another op's run does not count).
+        other = dict(entry("other", 0.9), op="pingpong")
+        j.summary = {"scaling": [entry("w64", 0.651), other]}
+        lines = sentences([j], "Scaling across world sizes")
+        self.assertTrue(lines[0].startswith("**msg_rate, ucx**, weak"), lines)
+        self.assertTrue(lines[1].startswith("**pingpong, ucx**, weak"), lines)
+        # The same op and backend in two jobs, each its own run: the run and the job are named.
+        a, b = job([]), job([])
+        a.label, b.label = "job-a", "job-b"
+        a.summary = {"scaling": [entry("w64", 0.651)]}
+        b.summary = {"scaling": [entry("w1", 0.0875)]}
+        lines = sentences([a, b], "Scaling across world sizes")
+        self.assertIn("**msg_rate, w64, ucx** in job-a, weak", lines[0])
+        self.assertIn("**msg_rate, w1, ucx** in job-b, weak", lines[1])
 
     def test_an_unfinished_job_says_it_has_no_scaling(self):
         j = job([rec(world=2), rec(world=4)])   # summary None: the job did not finish

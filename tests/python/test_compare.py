@@ -54,20 +54,22 @@ def rewrite(path, change):
     return dropped
 
 
-def synthetic_job(parent, name, repeat_means):
-    """A job folder whose one case (allreduce 4 KiB, gloo, 2 ranks) was measured once per
-    value of `repeat_means`, each with 20 tight iterations (stddev 0.1 %)."""
+def synthetic_job(parent, name, repeat_means, op="allreduce", cv=0.001, n=20, **extra):
+    """A job folder whose one case (`op` 4 KiB, gloo, 2 ranks) was measured once per value of
+    `repeat_means`, each with `n` iterations of the given CV (tight: 0.1 %); `extra` fields are
+    added to every record (peers, window, options, env)."""
     path = os.path.join(parent, name)
     os.makedirs(path)
     lines = [{"type": "job", "schema_version": 2, "experiment": "gate"}]
     for i, m in enumerate(repeat_means):
         lines.append({"type": "case", "schema_version": 2, "experiment": "gate", "run": "r",
-                      "repeat": i, "backend": "gloo", "world_size": 2, "op": "allreduce",
+                      "repeat": i, "backend": "gloo", "world_size": 2, "op": op,
                       "bytes": 4096, "dtype": "f32", "redop": "sum", "placement": "out_of_place",
                       "memory": "host", "root": 0, "src": -1, "dst": -1, "status": "ok",
                       "method": "batch", "rank_aggregation": "avg", "timing": "host",
-                      "time_us": {"n": 20, "mean": m, "stddev": m * 0.001, "cv": 0.001},
-                      "busbw_gbps": 4096 / m / 1e3, "wrong": 0})
+                      "time_us": {"n": n, "mean": m, "stddev": m * cv, "cv": cv},
+                      "busbw_gbps": 4096 / m / 1e3, "wrong": 0, **extra})
+    lines.append({"type": "job_end", "schema_version": 2, "exit_code": 0})
     with open(os.path.join(path, "results.jsonl"), "w") as f:
         f.writelines(json.dumps(l) + "\n" for l in lines)
     return path
@@ -309,6 +311,59 @@ class CompareTest(TempDirCase):
             synthetic_job(other, f"job{i}", [m])
         p = commbench("compare", side, other, check=0)
         self.assertIn("judged by run-to-run noise (>= 3 repeats per side", p.stdout)
+
+    def test_runs_that_differ_in_peers_window_options_or_env_are_not_repeats(self):
+        # A probe pooled the 0-1 and 0-2 links of one job as "2+2 repeats" and judged each side
+        # by the faster: a slow cross-node link hid behind a fast local one.
+        for field, a, b in (("peers", [0, 1], [0, 2]), ("window", 64, 1),
+                            ("options", {"algorithm": "ring"}, {"algorithm": "halving_doubling"}),
+                            ("env", {"NCCL_ALGO": "Ring"}, {"NCCL_ALGO": "Tree"})):
+            with self.subTest(field=field):
+                job = os.path.join(self.tmp, f"both-{field}")
+                os.makedirs(job)
+                for name, value, mean in (("a", a, 10.0), ("b", b, 50.0)):
+                    synthetic_job(job, name, [mean], op="unidir_bw", **{field: value})
+                p = commbench("compare", job, job, check=0)
+                self.assertIn("2 cases (2 matched): 2 unchanged", p.stdout)
+                self.assertIn("1 repeat: 0 standard errors", p.stdout)
+                self.assertNotIn("repeats", p.stdout.split("\n\n")[1].split("A verdict")[0])
+                # One configuration per side: nothing matches, and the message says how to
+                # compare them on purpose.
+                base = synthetic_job(os.path.join(self.tmp, f"base-{field}"), "j", [10.0],
+                                     op="unidir_bw", **{field: a})
+                new = synthetic_job(os.path.join(self.tmp, f"new-{field}"), "j", [50.0],
+                                    op="unidir_bw", **{field: b})
+                p = commbench("compare", base, new)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(f"{field}: BASELINE has", p.stderr)
+                self.assertIn(f"--ignore {field}", p.stderr)
+                p = commbench("compare", base, new, "--ignore", field)
+                self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                self.assertIn("regressed", p.stdout)
+
+    def test_the_fastest_record_of_a_side_is_tested_whatever_the_folder_order(self):
+        # Baseline: two jobs (1.0 and 0.9 µs), NEW one job at 1.0 µs; iterations' SE 0.01 µs.
+        # The ratio used the fastest (0.9) but the test used the first folder read, so renaming
+        # the folders flipped "within noise" to "regressed".
+        outs = []
+        for order in (("a", "b"), ("b", "a")):
+            base = os.path.join(self.tmp, "base-" + "".join(order))
+            synthetic_job(base, order[0] + "-job", [1.0], cv=0.05, n=50)
+            synthetic_job(base, order[1] + "-job", [0.9], cv=0.05, n=50)
+            new = synthetic_job(os.path.join(self.tmp, "new-" + "".join(order)), "c-job", [1.0],
+                                cv=0.05, n=50)
+            p = commbench("compare", base, new)
+            row = next(l for l in p.stdout.splitlines() if l.startswith("allreduce"))
+            outs.append((p.returncode, row.split("  ")[-1].strip(), "regressed" in row))
+        self.assertEqual(outs[0], outs[1])
+        self.assertTrue(outs[0][2], outs[0])  # 0.9 -> 1.0 is 11 %, and 15 standard errors
+        self.assertEqual(outs[0][0], 1)
+        self.assertIn("2+1 repeats, fewer than 2 on a side; the fastest of each", outs[0][1])
+
+    def test_unknown_ignore_field_is_a_usage_error(self):
+        p = commbench("compare", QUICKSTART, QUICKSTART, "--ignore", "backend")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--ignore 'backend': expected one of", p.stderr)
 
     def test_bad_threshold_is_a_usage_error(self):
         p = commbench("compare", QUICKSTART, QUICKSTART, "--threshold", "fast")

@@ -10,7 +10,9 @@ import re
 import unittest
 import xml.etree.ElementTree as ET
 
-from commbench import fmt
+from commbench import fmt, report
+from commbench.document import to_html, to_markdown
+from commbench.load import Job
 from helpers import (ALL_PAIRS, GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, have_matplotlib,
                      png_size, png_size_bytes, records)
 
@@ -229,6 +231,66 @@ class ReportTest(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("not a results folder", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
+
+
+class RepeatsAreSaid(unittest.TestCase):
+    """With `repeats`, the Results and Comparisons tables show each case's median repeat by mean
+    time (docs/metrics.md); report.md and report.html once did so without saying it."""
+
+    @staticmethod
+    def case(backend, mean, repeat, op="allreduce", **extra):
+        r = {"type": "case", "run": "r", "backend": backend, "world_size": 2, "op": op,
+             "bytes": 4096, "dtype": "f32", "redop": "sum", "placement": "out_of_place",
+             "memory": "host", "root": 0, "src": -1, "dst": -1, "status": "ok", "method": "batch",
+             "rank_aggregation": "avg", "repeat": repeat,
+             "time_us": {"n": 20, "mean": mean, "stddev": 0.1, "cv": 0.1 / mean, "p50": mean},
+             "busbw_gbps": 4096 / mean / 1e3, "algbw_gbps": 4096 / mean / 1e3, "wrong": 0}
+        r.update(extra)
+        return r
+
+    def build(self, cases):
+        j = Job("/nonexistent", "known")
+        j.cases = cases
+        title, doc = report.build([j], [], [])
+        return to_markdown(doc), to_html(doc, title, "/nonexistent")
+
+    def test_median_repeat_and_repeat_count_are_said(self):
+        # 3 repeats each; gloo's median repeat is 11 µs, ucx's 6 µs.
+        cases = [self.case(b, m, i) for b, means in (("gloo", (10.0, 13.0, 11.0)),
+                                                    ("ucx", (5.0, 7.0, 6.0)))
+                 for i, m in enumerate(means)]
+        md, page = self.build(cases)
+        comparisons = md.split("## Comparisons")[1].split("## Results")[0]
+        results = md.split("## Results")[1].split("## Jobs and metadata")[0]
+        self.assertIn("With 3 repeats per case: each time and busbw below is the case's median "
+                      "repeat by mean time", comparisons)
+        self.assertIn(f"| 4 KiB | 11 | {fmt.num(4096 / 11.0 / 1e3)} | 6 | {fmt.num(4096 / 6.0 / 1e3)} "
+                      f"| {fmt.ratio(6.0 / 11.0)} |", comparisons)
+        self.assertIn("With 3 repeats per case: each row below is the case's median repeat by mean "
+                      "time", results)
+        self.assertIn("| 4 KiB | 11 |", results)
+        self.assertIn("<p>With 3 repeats per case: each row below is the case&#x27;s median repeat "
+                      "by mean time", page)
+        self.assertIn("<p>With 3 repeats per case: each time and busbw below is", page)
+        # all_pairs cells are median repeats too: said in Results (no comparison table for them).
+        ap = [self.case("ucx", m, i, op="all_pairs", redop="", src=s, dst=1 - s)
+              for s in (0, 1) for i, m in enumerate((10.0, 12.0))]
+        md, _ = self.build(ap)
+        self.assertIn("With 2 repeats per case: each all_pairs cell below is the case's median "
+                      "repeat by mean time", md.split("## Results")[1])
+        # Nothing compared, nothing to say there.
+        self.assertNotIn("repeats per case", md.split("## Results")[0].split("## Comparisons")[1])
+        md, _ = self.build(cases + ap)   # 3 repeats of allreduce, 2 of all_pairs
+        self.assertIn("With 2 to 3 repeats per case: each row below, and each all_pairs cell, is the "
+                      "case's median repeat by mean time", md.split("## Results")[1])
+        self.assertIn("With 3 repeats per case: each time and busbw below",
+                      md.split("## Results")[0].split("## Comparisons")[1])
+
+    def test_no_such_sentence_without_repeats(self):
+        md, page = self.build([self.case("gloo", 10.0, 0), self.case("ucx", 5.0, 0)])
+        self.assertIn("### allreduce f32 sum out_of_place, 2 ranks: gloo vs ucx", md)
+        self.assertNotIn("median repeat", md)
+        self.assertNotIn("median repeat", page)
 
 
 if __name__ == "__main__":

@@ -180,7 +180,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       // schema 2 (issue 12): how the time was taken, nccl-tests' size, the CV target
       "method",      "rank_aggregation", "total_bytes", "target_cv", "cv_reached", "repeat",
       // a correctness run of ranks sharing a GPU says so in the CSV too
-      "oversubscribe_gpu"};
+      "oversubscribe_gpu",
+      // what else tells two runs' cases apart (compare matches on them)
+      "cpu_binding", "peers", "window", "options", "env"};
   EXPECT_EQ(rows[0], expected);
 }
 
@@ -222,6 +224,45 @@ TEST(ReportCsv, ACorrectnessRunOfRanksSharingAGpuSaysSo) {
   ASSERT_LT(at, cols.size());
   EXPECT_EQ(rows[1][at], "true");
   EXPECT_EQ(rows[2][at], "");  // as the JSON field is absent
+}
+
+// Two runs that differ in peers, window, a backend option or env measure different things: the
+// records and the CSV say which (compact JSON for the structured ones; empty where absent).
+TEST(ReportCsv, RunSettingsThatChangeTheMeasurementAreColumnsAndRoundTrip) {
+  TempDir tmp;
+  CsvReporter reporter(tmp.path());
+  auto set = make_case("gloo", "unidir_bw", 4096, 12.5);
+  set.peers = {0, 2};
+  set.window = 8;
+  set.options = {{"algorithm", "ring"}, {"a,b", "x\"y"}};
+  set.env = {{"NCCL_ALGO", "Ring"}};
+  set.cpu_binding = "core";
+  reporter.case_done(set);
+  reporter.case_done(make_case("gloo", "allreduce", 4096, 12.5));
+  const auto rows = test::parse_csv(test::read_file(tmp.path() / "results.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  const auto& cols = CsvReporter::columns();
+  auto at = [&](size_t row, const std::string& name) {
+    return rows[row][static_cast<size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
+  };
+  EXPECT_EQ(at(1, "peers"), "[0,2]");
+  EXPECT_EQ(at(1, "window"), "8");
+  EXPECT_EQ(at(1, "options"), "{\"a,b\":\"x\\\"y\",\"algorithm\":\"ring\"}");
+  EXPECT_EQ(at(1, "env"), "{\"NCCL_ALGO\":\"Ring\"}");
+  EXPECT_EQ(at(1, "cpu_binding"), "core");
+  for (const char* name : {"peers", "window", "options", "env", "cpu_binding"}) EXPECT_EQ(at(2, name), "") << name;
+
+  nlohmann::json j = set;
+  EXPECT_EQ(j.at("peers"), nlohmann::json::array({0, 2}));
+  EXPECT_EQ(j.at("window"), 8);
+  EXPECT_EQ(j.at("env").at("NCCL_ALGO"), "Ring");
+  const CaseRecord back = j.get<CaseRecord>();
+  EXPECT_EQ(back.peers, set.peers);
+  EXPECT_EQ(back.window, set.window);
+  EXPECT_EQ(back.options, set.options);
+  EXPECT_EQ(back.env, set.env);
+  const nlohmann::json plain = make_case("gloo", "allreduce", 4096, 12.5);
+  for (const char* name : {"peers", "window", "options", "env"}) EXPECT_FALSE(plain.contains(name)) << name;
 }
 
 TEST(ReportCsv, QuotesFieldsWithCommasQuotesAndNewlines) {

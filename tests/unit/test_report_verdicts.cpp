@@ -52,6 +52,11 @@ TEST(VerdictText, NumbersKeepTheirSignificantDigits) {
   EXPECT_EQ(format_msg_rate(1.234), "1.23 M");
   EXPECT_EQ(format_msg_rate(0.000456), "456");
   EXPECT_EQ(format_msg_rate(0.0456), "45.6 k");
+  // Scaling efficiencies: "{:.3g}" wrote 31.7 as "3.17e+03".
+  EXPECT_EQ(format_percent(31.7), "3170");
+  EXPECT_EQ(format_percent(10.4), "1040");
+  EXPECT_EQ(format_percent(0.651), "65.1");
+  EXPECT_EQ(format_percent(0.0875), "8.75");
 }
 
 TEST(VerdictText, ComparisonRatiosOfAThousandfoldGap) {

@@ -73,6 +73,8 @@ bool between_two_peers(OpKind kind) {
   return kind == OpKind::PingPong || kind == OpKind::UnidirBw || kind == OpKind::BidirBw;
 }
 
+bool uses_window(OpKind kind) { return op_info(kind).messages != PerWorld::Zero; }
+
 uint64_t strong_scaling_share(OpKind op, int world) {
   // sendrecv's bandwidth is per rank (algbw: one message), but every rank sends one: the job
   // moves N of them, so a fixed total is N shares (a perfect ring then scores 100 %, not 2/N).

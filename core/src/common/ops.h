@@ -69,6 +69,9 @@ std::optional<OpKind> parse_op_kind(std::string_view name);
 // Patterns between the two ranks of `peers` (pingpong, unidir_bw, bidir_bw): the other ranks
 // idle, so the world size changes nothing they measure and they have no scaling efficiency.
 bool between_two_peers(OpKind kind);
+// Patterns that keep `window` messages in flight (unidir_bw, bidir_bw, msg_rate): the ones that
+// count messages.
+bool uses_window(OpKind kind);
 
 // Strong scaling (common/scaling_mode.h): the number of equal shares a job-wide size is
 // divided into at `world` ranks, from the algbw multiple (allgather: world; allreduce: 1), except

@@ -45,6 +45,10 @@ void write_case(Json& j, const CaseRecord& r) {
   j["root"] = r.root;
   j["src"] = r.src;
   j["dst"] = r.dst;
+  if (!r.peers.empty()) j["peers"] = r.peers;
+  if (r.window > 0) j["window"] = r.window;
+  if (!r.options.empty()) j["options"] = r.options;
+  if (!r.env.empty()) j["env"] = r.env;
   j["status"] = r.status;
   j["reason"] = r.reason;
   j["method"] = r.method;
@@ -107,6 +111,10 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "root", r.root);
   read_field(j, "src", r.src);
   read_field(j, "dst", r.dst);
+  read_field(j, "peers", r.peers);
+  read_field(j, "window", r.window);
+  read_field(j, "options", r.options);
+  read_field(j, "env", r.env);
   read_field(j, "status", r.status);
   read_field(j, "reason", r.reason);
   read_field(j, "method", r.method);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,12 @@ struct CaseRecord {
   int root = 0;
   int src = -1;          // all_pairs: the sending rank; -1 for every other op
   int dst = -1;          // all_pairs: the receiving rank; -1 for every other op
+  // What else the run set that changes what is measured, so that two runs of one job that
+  // differ only there are two cases, never two repeats of one (compare matches on them):
+  std::vector<int> peers;  // pingpong, unidir_bw, bidir_bw: the two ranks; empty (absent) otherwise
+  int window = 0;          // unidir_bw, bidir_bw, msg_rate: messages in flight; 0 (absent) otherwise
+  std::map<std::string, std::string> options;  // the run's options for this backend; absent when none
+  std::map<std::string, std::string> env;      // the run's `env`; absent when none
 
   // outcome
   std::string status = "ok";  // "ok" | "unsupported" | "failed"

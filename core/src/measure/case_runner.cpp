@@ -161,6 +161,10 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.oversubscribe_gpu = e.memory == CB_MEM_CUDA && e.oversubscribe_gpu;
   if (e.cpu_binding != CpuBinding::None) r.cpu_binding = std::string(cpu_binding_name(e.cpu_binding));
   r.root = c.root;
+  if (between_two_peers(c.op)) r.peers = e.peers;
+  if (uses_window(c.op)) r.window = e.window;
+  r.options = e.options;
+  r.env = e.env;
   r.warmup = e.warmup;
   r.method = std::string(method_name(e.method));
   // The all-pairs sweep has its own layout whatever the run's method: a barrier before every

@@ -251,10 +251,10 @@ void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRe
                            : fmt::format("# {} {} {} {}: {}", s.backend, s.op, s.dtype, s.memory, describe_scaling(s));
     for (const auto& p : s.points)
       line += s.workload.empty()
-                  ? fmt::format(" | {} rank{} {} us {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
-                                format_time_us(p.time_us), p.efficiency * 100)
-                  : fmt::format(" | {} rank{} {:.4g} samples/s {:.3g}%", p.world_size, p.world_size == 1 ? "" : "s",
-                                p.samples_per_s, p.efficiency * 100);
+                  ? fmt::format(" | {} rank{} {} us {}%", p.world_size, p.world_size == 1 ? "" : "s",
+                                format_time_us(p.time_us), format_percent(p.efficiency))
+                  : fmt::format(" | {} rank{} {} samples/s {}%", p.world_size, p.world_size == 1 ? "" : "s",
+                                format_ratio(p.samples_per_s), format_percent(p.efficiency));
     print(line);
   }
 }

@@ -19,7 +19,8 @@ const std::vector<std::string>& CsvReporter::columns() {
       "time_us_min", "time_us_p50", "time_us_p95", "time_us_p99", "time_us_max", "time_us_stddev",
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
       "msg_rate_mps", "staging",     "method",      "rank_aggregation", "total_bytes",
-      "target_cv",   "cv_reached",  "repeat",      "oversubscribe_gpu"};
+      "target_cv",   "cv_reached",  "repeat",      "oversubscribe_gpu", "cpu_binding", "peers",
+      "window",      "options",     "env"};
   return kColumns;
 }
 
@@ -52,7 +53,13 @@ std::string csv_row(const CaseRecord& r) {
       r.target_cv > 0 && measured ? std::string(r.cv_reached ? "true" : "false") : std::string(),
       fmt::format("{}", r.repeat),
       // "true" only for a correctness run of ranks sharing a GPU: its times are not performance.
-      r.oversubscribe_gpu ? std::string("true") : std::string()};
+      r.oversubscribe_gpu ? std::string("true") : std::string(),
+      csv_field(r.cpu_binding),
+      // Compact JSON for the structured ones; empty where the op or the run has none.
+      r.peers.empty() ? std::string() : csv_field(nlohmann::json(r.peers).dump()),
+      r.window > 0 ? fmt::format("{}", r.window) : std::string(),
+      r.options.empty() ? std::string() : csv_field(nlohmann::json(r.options).dump()),
+      r.env.empty() ? std::string() : csv_field(nlohmann::json(r.env).dump())};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 

@@ -63,6 +63,7 @@ std::string format_msg_rate(double mps) {
   return significant(per_s, 3, 0);
 }
 std::string format_cv_percent(double cv) { return fmt::format("{:.1f}", cv * 100.0); }
+std::string format_percent(double fraction) { return significant(fraction * 100.0, 3, 0); }
 std::string format_wrong(int64_t wrong) { return wrong < 0 ? "-" : fmt::format("{}", wrong); }
 
 std::string short_placement(std::string_view placement) {

@@ -31,6 +31,7 @@ std::string format_ratio(double ratio);
 // Messages per second from msg_rate_mps (millions/s): "1.23 M", "456 k".
 std::string format_msg_rate(double mps);
 std::string format_cv_percent(double cv);                 // 0.0234 -> "2.3"
+std::string format_percent(double fraction);              // 0.651 -> "65.1", 31.7 -> "3170" (never an exponent)
 std::string format_wrong(int64_t wrong);                  // -1 (not checked) -> "-"
 std::string short_placement(std::string_view placement);  // "out_of_place" -> "out"
 std::string redop_or_dash(std::string_view redop);

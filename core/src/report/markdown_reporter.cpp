@@ -258,7 +258,7 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
     for (int w : worlds) {
       auto p = std::find_if(s.points.begin(), s.points.end(), [&](const ScalingPoint& x) { return x.world_size == w; });
       cells.push_back(p == s.points.end() ? "-"
-                                          : fmt::format("{:.3g}% ({})", p->efficiency * 100, format_time_us(p->time_us)));
+                                          : fmt::format("{}% ({})", format_percent(p->efficiency), format_time_us(p->time_us)));
     }
     rows.push_back(std::move(cells));
   }
