@@ -52,7 +52,9 @@ class Outcome:
         # 1-based, as summary.md counts them: two repeats' lines were otherwise identical.
         repeat = (f" repeat {int(c.get('repeat') or 0) + 1} of {self.repeats}"
                   if isinstance(self.repeats, int) and self.repeats > 1 else "")
-        return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{pair} "
+        share = (f" (a share of {fmt.size(c['job_bytes'])} job-wide)"
+                 if isinstance(c.get("job_bytes"), int) and c["job_bytes"] > 0 else "")
+        return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{share}{pair} "
                 f"{c.get('backend')} {c.get('world_size')} ranks{repeat}")
 
     def describe(self, with_job=False):
@@ -80,7 +82,9 @@ def scope_text(entry):
 def in_scope(entry, case):
     if entry.get("ops") and case.get("op") not in entry["ops"]:
         return False
-    b = case.get("bytes", 0)
+    # The size as the run's `sizes` wrote it: per rank (weak scaling), or the job-wide total a
+    # strong-scaling case is a share of, as validate reads min_size and max_size.
+    b = case.get("job_bytes") or case.get("bytes", 0)
     if entry.get("min_bytes") is not None and b < entry["min_bytes"]:
         return False
     if entry.get("max_bytes") is not None and b > entry["max_bytes"]:

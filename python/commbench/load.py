@@ -20,6 +20,7 @@ CSV_COLUMNS = [
     "time_us_stddev", "time_us_cv", "algbw_gbps", "busbw_gbps", "wrong", "src", "dst",
     "msg_rate_mps", "staging", "method", "rank_aggregation", "total_bytes", "target_cv",
     "cv_reached", "repeat", "oversubscribe_gpu", "cpu_binding", "peers", "window", "options", "env",
+    "job_bytes",
 ]
 
 # Structured fields results.csv writes as one cell of compact JSON (csv_reporter.cpp).

@@ -18,7 +18,7 @@ CASE_FIELDS = {
                          "memory", "status", "reason", "timing", "staging", "method",
                          "rank_aggregation", "cpu_binding")},
     **{k: _INT for k in ("run_index", "world_size", "bytes", "total_bytes", "count", "root",
-                         "warmup", "iterations", "wrong", "src", "dst", "window")},
+                         "warmup", "iterations", "wrong", "src", "dst", "window", "job_bytes")},
     "peers": _INTS,
     "options": _STR_MAP,
     "env": _STR_MAP,

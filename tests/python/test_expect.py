@@ -228,6 +228,26 @@ class RunTest(TempDirCase):
         self.assertNotIn("# Analysis", p.stdout)          # report is off
         self.assertFalse(os.path.exists(os.path.join(self.job_dir(), "report")))
 
+    def test_strong_scaling_sizes_are_scoped_as_the_run_wrote_them(self):
+        # A probe: min_size = 48000 validated (a size of the run) but scoped per-rank bytes
+        # (24000 and 16000 of the 48000 B total), so the run "missed" with no case in scope, and
+        # an impossible bound silently left out the 3-rank case.
+        path = os.path.join(self.tmp, "strong.toml")
+        with open(path, "w") as f:
+            f.write('name = "strong"\n[[run]]\nname = "s"\nbackend = "gloo"\nops = ["allgather"]\n'
+                    'sizes = [12000, 48000]\ndtypes = ["f32"]\nscaling = "strong"\n'
+                    'world_sizes = [2, 3]\nwarmup = 1\niterations = 3\n'
+                    'expect = { min_size = 48000, busbw_gbps = ">= 1000" }\n')
+        p = commbench("run", path, "-o", os.path.join(self.tmp, "results"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("0 of 2 met, 2 missed", p.stdout)
+        self.assertIn("MISSED: s: allgather 23.4 KiB (a share of 46.9 KiB job-wide) gloo 2 ranks", p.stdout)
+        self.assertIn("MISSED: s: allgather 15.6 KiB (a share of 46.9 KiB job-wide) gloo 3 ranks", p.stdout)
+        self.assertNotIn("no case of the run is in this scope", p.stdout)
+        cases = records(self.job_dir())
+        self.assertEqual(sorted((c["world_size"], c["bytes"], c["job_bytes"]) for c in cases),
+                         [(2, 6000, 12000), (2, 24000, 48000), (3, 4000, 12000), (3, 16000, 48000)])
+
     def test_expectation_that_could_never_be_checked_is_refused(self):
         exp = self.experiment('{ op = "alltoall", busbw_gbps = ">= 1" }')
         p = commbench("validate", exp)

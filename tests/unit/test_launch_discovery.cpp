@@ -96,7 +96,7 @@ TEST(LaunchDiscovery, PmiWithoutTheLocalLayoutIsRefused) {
 TEST(LaunchDiscovery, SlurmOnSeveralNodesWithoutTasksPerNodeSpansHosts) {
   const LaunchContext c = discover_launch({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"},
                                            {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_STEP_NODELIST", "n[1-2]"},
-                                           {"SLURM_JOB_ID", "7"}});
+                                           {"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "0"}});
   EXPECT_FALSE(c.single_host()) << "two nodes: the store must not be treated as one host's";
   EXPECT_EQ(c.local_count, 1);
 }
@@ -133,7 +133,7 @@ TEST(LaunchDiscovery, SlurmUsesTheNodeListAndAPortFromTheJobId) {
 // a missing job id gave every such job port 20000.
 TEST(LaunchDiscovery, SlurmIdsMustBeSlurmsNumbers) {
   const EnvMap base{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_LOCALID", "0"},
-                    {"SLURM_STEP_NODELIST", "node03"}, {"SLURM_NNODES", "1"}};
+                    {"SLURM_STEP_NODELIST", "node03"}, {"SLURM_NNODES", "1"}, {"SLURM_STEP_ID", "0"}};
   for (const auto& [name, value, says] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
            {"SLURM_STEP_ID", "batch", "SLURM_STEP_ID=batch is not valid"},
@@ -157,9 +157,30 @@ TEST(LaunchDiscovery, SlurmIdsMustBeSlurmsNumbers) {
 TEST(LaunchDiscovery, OneNodeSlurmStepStaysOnLoopback) {
   const LaunchContext c = discover_launch({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "0"},
                                            {"SLURM_STEP_NUM_NODES", "1"}, {"SLURM_STEP_NODELIST", "vm"},
-                                           {"SLURM_JOB_ID", "7"}});
+                                           {"SLURM_JOB_ID", "7"}, {"SLURM_STEPID", "0"}});
+  EXPECT_EQ(c.launcher, "slurm");
   EXPECT_TRUE(c.single_host());
   EXPECT_EQ(c.master_addr, "127.0.0.1");
+}
+
+// The batch script itself (`sbatch -n 2 script` running `commbench run`): Slurm 22's environment
+// there, as dumped from a real batch job, has SLURM_PROCID=0 and the allocation's SLURM_NTASKS but
+// no step id. Read as srun's task 0 it waited 2 minutes for a task 1 nobody started.
+TEST(LaunchDiscovery, ASlurmBatchScriptRunsItsLocalRanksAndSaysSo) {
+  const EnvMap batch{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}, {"SLURM_NNODES", "1"},
+                     {"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "vm"}, {"SLURM_NODELIST", "vm"},
+                     {"SLURM_CPUS_ON_NODE", "2"}, {"SLURM_TASK_PID", "11575"}};
+  const LaunchContext c = discover_launch(batch);
+  EXPECT_EQ(c.launcher, "local");
+  EXPECT_EQ(c.agent_count, 1);
+  EXPECT_NE(c.note.find("not by srun"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("srun commbench run"), std::string::npos) << c.note;
+  try {
+    discover_launch(batch, "slurm");
+    ADD_FAILURE() << "--launcher slurm accepted the batch script";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("start it with srun"), std::string::npos) << e.what();
+  }
 }
 
 TEST(LaunchDiscovery, SlurmNodeLists) {

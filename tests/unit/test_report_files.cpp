@@ -182,7 +182,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       // a correctness run of ranks sharing a GPU says so in the CSV too
       "oversubscribe_gpu",
       // what else tells two runs' cases apart (compare matches on them)
-      "cpu_binding", "peers", "window", "options", "env"};
+      "cpu_binding", "peers", "window", "options", "env",
+      // strong scaling: the job-wide size a case is a share of
+      "job_bytes"};
   EXPECT_EQ(rows[0], expected);
 }
 

@@ -181,8 +181,9 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
 
 void AgentGroup::lost_store(const StoreError& e, const std::string& doing) const {
   throw LaunchError(fmt::format(
-      "rank {} lost the job's store while {}: {}. The store lives in rank 0's agent: it was killed or its "
-      "host went away; this agent stops its workers and ends (the measurements rank 0 wrote before are on disk)",
+      "rank {} lost the job's store while {}: {}. Rank 0's agent has ended (it finished or failed without this "
+      "agent, was killed, or its host went away); this agent stops its workers and ends (what rank 0 wrote "
+      "before is on disk, with rank 0's own account of the job)",
       rank(), doing, e.what()));
 }
 

@@ -54,6 +54,7 @@ void read_batch(StoreClient& store, const std::vector<std::string>& keys, const 
 // A stop notice's first word: its kind.
 constexpr const char* kLeftInterrupted = "interrupted";
 constexpr const char* kLeftFailed = "failed";
+constexpr const char* kLeftMisconfigured = "misconfigured";
 
 }  // namespace
 
@@ -62,7 +63,7 @@ std::string left_key(int k) { return fmt::format("agents/gone/{}", k); }
 std::string agree_key(int k) { return fmt::format("agents/agree/{}", k); }
 
 std::string encode_stop_notice(const StopNotice& n) {
-  return fmt::format("{} {}", n.interrupted ? kLeftInterrupted : kLeftFailed, n.why);
+  return fmt::format("{} {}", n.interrupted ? kLeftInterrupted : n.misconfigured ? kLeftMisconfigured : kLeftFailed, n.why);
 }
 
 StopNotice decode_stop_notice(const std::string& text) {
@@ -70,8 +71,10 @@ StopNotice decode_stop_notice(const std::string& text) {
   const std::string kind = text.substr(0, space);
   StopNotice n;
   n.interrupted = kind == kLeftInterrupted;
+  n.misconfigured = kind == kLeftMisconfigured;
   // Anything else (an unknown kind from another version) counts as a failure, reason kept whole.
-  n.why = (n.interrupted || kind == kLeftFailed) && space != std::string::npos ? text.substr(space + 1) : text;
+  n.why = (n.interrupted || n.misconfigured || kind == kLeftFailed) && space != std::string::npos ? text.substr(space + 1)
+                                                                                                  : text;
   return n;
 }
 

@@ -32,6 +32,7 @@ inline constexpr Millis kWaitSlice{1000};
 struct StopNotice {
   bool interrupted = false;
   std::string why;
+  bool misconfigured = false;  // the launch itself is wrong (LaunchConfigError: exit 2)
 };
 std::string encode_stop_notice(const StopNotice& n);
 StopNotice decode_stop_notice(const std::string& text);

@@ -36,6 +36,8 @@ constexpr const char* kNoJobId =
 // its verdict after the agents' own verdicts on the plan ("ok" or a StopNotice).
 std::string place_key(int k) { return fmt::format("agents/join/place/{}", k); }
 std::string name_key(int k) { return fmt::format("agents/join/name/{}", k); }
+// Counts the tasks that joined as rank k: a second one is a task started twice.
+std::string claim_key(int k) { return fmt::format("agents/join/claim/{}", k); }
 constexpr const char* kGoKey = "agents/go";
 constexpr const char* kGo = "ok";
 
@@ -69,6 +71,7 @@ bool parse_place(const std::string& text, int& host, std::vector<int>& ranks) {
 
 [[noreturn]] void throw_stop(const StopNotice& n) {
   if (n.interrupted) throw LaunchInterrupted(n.why);
+  if (n.misconfigured) throw LaunchConfigError(n.why);
   throw LaunchError(n.why);
 }
 
@@ -93,7 +96,7 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
   g->rendezvous_file_ = o.rendezvous_file;
   const LaunchContext& l = g->launch_;
   if (!l.single_host() && g->token_.empty())
-    throw LaunchError(fmt::format(
+    throw LaunchConfigError(fmt::format(
         "this job spans hosts ({} ranks, {} on this one): its store needs a job token. Set "
         "COMMBENCH_JOB_TOKEN (the same random string for every task) or COMMBENCH_JOB_TOKEN_FILE "
         "(a file readable only by you)", l.agent_count, l.local_count));
@@ -118,7 +121,7 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
     } else if (l.rendezvous == Rendezvous::kFile && !l.single_host()) {
       so.bind_host = o.bind_host.empty() ? l.file_store_host : o.bind_host;
       if (so.bind_host.empty())
-        throw LaunchError("mpirun across hosts without MASTER_ADDR: set COMMBENCH_STORE_BIND to an "
+        throw LaunchConfigError("mpirun across hosts without MASTER_ADDR: set COMMBENCH_STORE_BIND to an "
                           "address of rank 0's host that the other hosts reach (the store never "
                           "listens on all interfaces by itself)");
     }
@@ -126,7 +129,8 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
       g->server_ = StoreServer::start(so);
     } catch (const std::exception& e) {
       throw LaunchError(fmt::format("rank 0 cannot start the bootstrap store on {}:{}: {} (is another "
-                                    "job, or a second rank 0, using that port?)",
+                                    "job, or a second rank 0, using that port? Give every task of the launch "
+                                    "another MASTER_PORT)",
                                     so.bind_host, so.port, e.what()));
     }
     if (auto w = wildcard_store_warning(so.bind_host, o.bind_host.empty() ? "MASTER_ADDR" : "COMMBENCH_STORE_BIND")) {
@@ -142,11 +146,11 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
                                                                                    : this_host();
     g->port_ = g->server_->port();
     if (l.rendezvous == Rendezvous::kFile) {
-      if (l.job_id.empty()) throw LaunchError(kNoJobId);
+      if (l.job_id.empty()) throw LaunchConfigError(kNoJobId);
       g->published_ = publish_rendezvous_file(g->rendezvous_file_, l.job_id, g->host_, g->port_);
     }
   } else if (l.rendezvous == Rendezvous::kFile) {
-    if (l.job_id.empty()) throw LaunchError(kNoJobId);  // at once, as rank 0 does: no file can be named
+    if (l.job_id.empty()) throw LaunchConfigError(kNoJobId);  // at once, as rank 0 does: no file can be named
     std::tie(g->host_, g->port_) = read_rendezvous_file(g->rendezvous_file_, l.job_id, o.join_timeout, signalled);
   } else {
     g->host_ = loopback ? "127.0.0.1" : l.master_addr;
@@ -176,9 +180,11 @@ void AgentGroup::connect_to_store(Millis timeout) {
       if (signalled()) throw interrupted();
       if (token_.empty())
         throw LaunchError(fmt::format(
-            "rank 0 did not share the job token in {} within {} s: is rank 0's task running? Every "
-            "task of a one-host launch must run as the same user with the same TMPDIR (or set "
-            "COMMBENCH_JOB_TOKEN, the same random string for every task)",
+            "rank 0 did not share the job token in {} within {} s: is rank 0's task running? If it is, "
+            "its job may have started without this task (rank 0 withdraws the token once every rank has "
+            "joined: this task was started twice, or late, or belongs to an earlier launch on the same "
+            "port). Every task of a one-host launch must run as the same user with the same TMPDIR (or "
+            "set COMMBENCH_JOB_TOKEN, the same random string for every task)",
             token_file_->path().string(), timeout.count() / 1000));
     }
     const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
@@ -244,7 +250,19 @@ void AgentGroup::join(Millis timeout) {
   std::string place;
   try {
     StopOnSignal stop(*client_);
-    if (rank() != 0) client_->set(name_key(rank()), store_bytes(this_host()));
+    if (rank() != 0) {
+      // One task per rank: a task started twice (a requeued or restarted task, a host file that
+      // lists a slot twice) would share its rank's keys with the first and leave the job waiting
+      // out its timeout for a rank that is there. The second stops here; the job goes on.
+      if (client_->add(claim_key(rank()), 1) > 1)
+        throw LaunchConfigError(fmt::format(
+            "rank {} of this job has already joined: another task was started with the same rank (a task "
+            "started twice or requeued, a host file listing a slot twice, or a task of another job using the "
+            "same {}); this one stops and the job goes on with the first",
+            rank(), launch_.rendezvous == Rendezvous::kEnv ? "MASTER_ADDR:MASTER_PORT and token" : "rendezvous file"));
+      // "<tasks> <host>": agent 0 checks that every task counts the same world.
+      client_->set(name_key(rank()), store_bytes(fmt::format("{} {}", size(), this_host())));
+    }
     // Agent 0 answers once every name is in, or says why not: a little longer than its own wait.
     place = store_text(client_->get(place_key(rank()), timeout + Millis(5000)));
   } catch (const StoreError& e) {
@@ -286,6 +304,22 @@ void AgentGroup::map_hosts(Millis timeout) {
     for (int k : never) missing.push_back(name_key(k));
     stop = StopNotice{false, fmt::format("not every task of the launch reached the rendezvous within {} s: {} not arrived",
                                          timeout.count() / 1000, describe_missing(missing, "rank"))};
+  }
+  for (size_t k = 1; k < names.size() && !stop; ++k) {
+    // "<tasks> <host>" (join): a task launched as one of another number of tasks has other
+    // ranks in mind for every execution.
+    std::string& name = names[k];
+    const auto space = name.find(' ');
+    int tasks = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + (space == std::string::npos ? 0 : space), tasks);
+    if (name.empty() || space == std::string::npos || ec != std::errc() || end != name.data() + space) continue;
+    if (tasks != size())
+      stop = StopNotice{false,
+                        fmt::format("rank {} was launched as one of {} tasks, rank 0 as one of {}: every task of a launch "
+                                    "must see the same world size (WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, "
+                                    "PMI_SIZE)", k, tasks, size()),
+                        true};
+    name.erase(0, space + 1);
   }
   if (stop) {
     // Every agent learns why at once instead of waiting out its own timeout (those still to

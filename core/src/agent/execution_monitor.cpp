@@ -168,7 +168,9 @@ std::string timeout_reason(const std::string& head, const std::vector<RankState>
                      std::chrono::duration<double>(Clock::now() - st.heard).count());
     for (int& r : stuck) r = global[static_cast<size_t>(r)];
     for (int r : gave_up) stuck.push_back(global[static_cast<size_t>(r)]);
-    if (!stuck.empty()) s += fmt::format("; ranks {} were waiting for it", fmt::join(stuck, ","));
+    if (!stuck.empty())
+      s += fmt::format("; rank{} {} {} waiting for it", stuck.size() == 1 ? "" : "s", fmt::join(stuck, ","),
+                       stuck.size() == 1 ? "was" : "were");
     return s;
   }
   for (int r : stuck) s += fmt::format("; rank {} stuck in {}", global[static_cast<size_t>(r)], ranks[static_cast<size_t>(r)].phase);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -455,8 +456,14 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
   go.token = read_job_token(env);
   if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
   if (auto it = env.find("COMMBENCH_RENDEZVOUS_TIMEOUT"); it != env.end()) {
-    const double s = std::atof(it->second.c_str());
-    if (!(s > 0)) throw LaunchError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + it->second + " is not a positive number of seconds");
+    // The whole value: "10abc" is a typo, not 10 s.
+    const std::string& text = it->second;
+    double s = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
+    if (ec != std::errc() || end != text.data() + text.size() || !(s > 0) || s > 86400)
+      throw LaunchConfigError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + text +
+                              " is not a number of seconds from 0 to 86400 (a day): set it to e.g. 300, or unset it "
+                              "for the default (120)");
     go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
   }
   // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).

@@ -32,11 +32,11 @@ std::filesystem::path private_dir() {
   const std::filesystem::path dir =
       std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / fmt::format("commbench-{}", ::geteuid());
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw LaunchError(fmt::format("cannot create {} for the job token: {}", dir.string(), std::strerror(errno)));
+    throw LaunchConfigError(fmt::format("cannot create {} for the job token: {}", dir.string(), std::strerror(errno)));
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & 077) != 0)
-    throw LaunchError(fmt::format(
+    throw LaunchConfigError(fmt::format(
         "{} is not a directory that only you can use ({}); remove it, or give every task the same "
         "COMMBENCH_JOB_TOKEN",
         dir.string(),
@@ -52,16 +52,32 @@ std::string read_job_token(const EnvMap& env) {
   if (auto it = env.find("COMMBENCH_JOB_TOKEN"); it != env.end() && !it->second.empty()) return it->second;
   auto file = env.find("COMMBENCH_JOB_TOKEN_FILE");
   if (file == env.end() || file->second.empty()) return "";
+  // Opened first, then checked (fstat): what is read is what was checked. An open that fails
+  // (EACCES, ENOENT) says so; it must not read as an empty token.
+  const std::string& path = file->second;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw LaunchConfigError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={}: cannot read it: {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::stat(file->second.c_str(), &st) != 0)
-    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={}: {}", file->second, std::strerror(errno)));
-  if (st.st_mode & (S_IRWXG | S_IRWXO))
-    throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} can be read by others (mode {:o}); "
-                                  "run chmod 600 on it", file->second, st.st_mode & 0777));
-  std::ifstream in(file->second);
+  std::string problem;
+  if (::fstat(fd, &st) != 0) problem = fmt::format("cannot read it: {}", std::strerror(errno));
+  else if (!S_ISREG(st.st_mode)) problem = S_ISDIR(st.st_mode) ? "it is a directory, not a file" : "it is not a regular file";
+  else if (st.st_uid != ::geteuid())
+    problem = fmt::format("it is owned by uid {}, not by you (uid {}): whoever owns it can change the token", st.st_uid,
+                          ::geteuid());
+  else if (st.st_mode & (S_IRWXG | S_IRWXO))
+    problem = fmt::format("it can be read by others (mode {:o}); run chmod 600 on it", st.st_mode & 0777);
   std::string token;
-  std::getline(in, token);
-  if (token.empty()) throw LaunchError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} is empty", file->second));
+  if (problem.empty()) {
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) problem = fmt::format("cannot read it: {}", std::strerror(errno));
+    else token.assign(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!problem.empty()) throw LaunchConfigError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={}: {}", path, problem));
+  token = token.substr(0, token.find('\n'));  // the first line
+  if (token.empty()) throw LaunchConfigError(fmt::format("COMMBENCH_JOB_TOKEN_FILE={} is empty", path));
   return token;
 }
 
@@ -93,14 +109,14 @@ void HostTokenFile::publish(const std::string& token) {
   ::unlink(tmp.c_str());  // left by a killed process that had this pid (the directory is ours)
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
-    throw LaunchError(fmt::format("cannot write the job token to {}: {}", tmp.string(), std::strerror(errno)));
+    throw LaunchConfigError(fmt::format("cannot write the job token to {}: {}", tmp.string(), std::strerror(errno)));
   const std::string line = token + "\n";
   const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   ::close(fd);
   if (!ok || ::rename(tmp.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw LaunchError(fmt::format("cannot write the job token to {}: {}", path_.string(), std::strerror(err)));
+    throw LaunchConfigError(fmt::format("cannot write the job token to {}: {}", path_.string(), std::strerror(err)));
   }
   written_ = true;
 }

@@ -29,9 +29,9 @@ constexpr const char* kWhatToDo =
 void check_folder(const std::filesystem::path& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
-    throw LaunchError(fmt::format("cannot use {} for the rendezvous file: {}", dir.string(), std::strerror(errno)));
+    throw LaunchConfigError(fmt::format("cannot use {} for the rendezvous file: {}", dir.string(), std::strerror(errno)));
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
-    throw LaunchError(fmt::format(
+    throw LaunchConfigError(fmt::format(
         "the rendezvous file would be in {}, which other users can write (mode {:o}, no sticky bit): any of "
         "them could replace it and point the job elsewhere; {}",
         dir.string(), st.st_mode & 07777, kWhatToDo));
@@ -75,10 +75,10 @@ PublishedFile publish_rendezvous_file(const std::string& path, const std::string
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (const std::string why = owner_problem(st); st.st_uid != ::geteuid() || !S_ISREG(st.st_mode))
-      throw LaunchError(fmt::format("the rendezvous file {} already exists and {}; remove it, or {}", path, why,
+      throw LaunchConfigError(fmt::format("the rendezvous file {} already exists and {}; remove it, or {}", path, why,
                                     kWhatToDo));
     if (!is_rendezvous_file(path, st))
-      throw LaunchError(fmt::format("{} already exists and is not a rendezvous file (\"job-id host port\"); "
+      throw LaunchConfigError(fmt::format("{} already exists and is not a rendezvous file (\"job-id host port\"); "
                                     "commbench replaces only a stale rendezvous file, so it was left as it is: "
                                     "name a new path in COMMBENCH_RENDEZVOUS_FILE, or remove the file",
                                     path));
@@ -91,7 +91,7 @@ PublishedFile publish_rendezvous_file(const std::string& path, const std::string
   ::unlink(tmp.c_str());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
-    throw LaunchError(fmt::format("cannot create the rendezvous file {}: {}; {}", tmp, std::strerror(errno), kWhatToDo));
+    throw LaunchConfigError(fmt::format("cannot create the rendezvous file {}: {}; {}", tmp, std::strerror(errno), kWhatToDo));
   const std::string text = fmt::format("{}\n{}\n{}\n", job_id, host, port);
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
@@ -101,7 +101,7 @@ PublishedFile publish_rendezvous_file(const std::string& path, const std::string
   const bool known = linked == 0 && ::stat(tmp.c_str(), &made) == 0;
   ::unlink(tmp.c_str());
   if (!written || linked != 0)
-    throw LaunchError(fmt::format("cannot create the rendezvous file {}: {}{}", path, std::strerror(err),
+    throw LaunchConfigError(fmt::format("cannot create the rendezvous file {}: {}{}", path, std::strerror(err),
                                   err == EEXIST ? " (someone created it a moment ago: planted?)" : ""));
   PublishedFile f{path, 0, 0};
   if (known) {
@@ -131,7 +131,7 @@ std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, c
       if (::fstat(fd, &st) == 0) {
         if (const std::string why = owner_problem(st); !why.empty()) {
           ::close(fd);
-          throw LaunchError(fmt::format("refusing the rendezvous file {}: {}; remove it, or {}", path, why, kWhatToDo));
+          throw LaunchConfigError(fmt::format("refusing the rendezvous file {}: {}; remove it, or {}", path, why, kWhatToDo));
         }
         char buf[512];
         const ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -146,7 +146,7 @@ std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, c
         seen = id;  // a stale file from another job: wait for ours
       }
     } else if (errno == ELOOP) {
-      throw LaunchError(fmt::format("refusing the rendezvous file {}: it is a symbolic link; remove it, or {}", path,
+      throw LaunchConfigError(fmt::format("refusing the rendezvous file {}: it is a symbolic link; remove it, or {}", path,
                                     kWhatToDo));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

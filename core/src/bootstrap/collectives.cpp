@@ -274,10 +274,11 @@ void Bootstrap::read_blocks(const char* what, uint64_t seq, const std::string& b
       }
     throw StoreError(
         StoreError::Code::Timeout,
-        fmt::format("{} #{} under '{}' timed out after {} ms: {} not arrived; is it alive? "
+        fmt::format("{} #{} under '{}' timed out after {} ms: {} not arrived; {} "
                     "(It may have crashed or hung, or called a different sequence of bootstrap "
                     "collectives.)",
-                    what, seq, prefix_, timeout.count(), describe_missing(e.missing_keys(), "rank")),
+                    what, seq, prefix_, timeout.count(), describe_missing(e.missing_keys(), "rank"),
+                    alive_question(e.missing_keys().size())),
         e.missing_keys());
   }
 }

@@ -392,10 +392,10 @@ void HostRoute::read_host_ranks(const std::string& local, Millis timeout, std::v
       for (const std::string& key : e.missing_keys()) missing->push_back(std::stoi(key.substr(key.rfind('/') + 1)));
     throw StoreError(StoreError::Code::Timeout,
                      fmt::format("host {} under '{}' timed out after {} ms on host {}: {} not arrived; "
-                                 "is it alive? (It may have crashed or hung, or called a different sequence "
+                                 "{} (It may have crashed or hung, or called a different sequence "
                                  "of bootstrap collectives.)",
                                  what, prefix_, timeout.count(), layout_.index,
-                                 describe_missing(e.missing_keys(), "rank")),
+                                 describe_missing(e.missing_keys(), "rank"), alive_question(e.missing_keys().size())),
                      e.missing_keys());
   }
   own_client_->delete_prefix(local);

@@ -20,4 +20,7 @@ inline std::string describe_missing(const std::vector<std::string>& keys, const 
   return fmt::format("{}{} {} {}", noun, keys.size() == 1 ? "" : "s", numbers, keys.size() == 1 ? "has" : "have");
 }
 
+// The question after describe_missing: "is it alive?" / "are they alive?".
+inline const char* alive_question(size_t missing) { return missing == 1 ? "is it alive?" : "are they alive?"; }
+
 }  // namespace commbench

@@ -133,8 +133,8 @@ UniqueFd listen_tcp(const std::string& host, uint16_t port) {
     return fd;
   }
   throw StoreError(StoreError::Code::Connection,
-                   fmt::format("bootstrap store cannot listen on {}: {}; pick another port (0 lets "
-                               "the system choose) or check that the address belongs to this host",
+                   fmt::format("bootstrap store cannot listen on {}: {}; pick another port or check "
+                               "that the address belongs to this host",
                                where, errno_text(last_err)));
 }
 

@@ -222,6 +222,7 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
     std::cerr << "commbench run: " << e.what() << "\n";
     return kExitInvalid;
   }
+  if (!launch.note.empty()) std::cerr << "commbench run: note: " << launch.note << "\n";
   JobOptions opts;
   opts.output_dir = out_dir;
   opts.self_exe = current_executable_path();
@@ -231,6 +232,13 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
   opts.job_dir_out = &job_dir;
   try {
     const int code = after_job(loaded.experiment, job_dir, run_job(loaded.experiment, loaded.plugins, opts), opts.quiet);
+    // Only rank 0's task prints the job's account: the others' launcher logs would otherwise show a
+    // bare non-zero exit.
+    if (launch.agent_rank != 0 && code != kExitOk)
+      std::cerr << fmt::format("commbench run (rank {} of {}, {}): exit {}: {}; rank 0's task printed the job's "
+                               "account and wrote its results\n",
+                               launch.agent_rank, launch.agent_count, launch.launcher, code,
+                               code == kExitInterrupted ? "the job was interrupted" : "the job did not succeed");
     if (json && !job_dir.empty()) {
       std::ifstream in(std::filesystem::path(job_dir) / "summary.json");
       if (in) std::cout << in.rdbuf();
@@ -242,6 +250,10 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
     std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
                              launch.agent_count, launch.launcher, e.what());
     return kExitInterrupted;
+  } catch (const LaunchConfigError& e) {  // the launch's own setup: nothing ran, as a bad experiment
+    std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
+                             launch.agent_count, launch.launcher, e.what());
+    return kExitInvalid;
   } catch (const LaunchError& e) {
     std::cerr << fmt::format("commbench run (rank {} of {}, {}): {}\n", launch.agent_rank,
                              launch.agent_count, launch.launcher, e.what());

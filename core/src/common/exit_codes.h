@@ -8,8 +8,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailures = 1;      // a run failed or a result was wrong, or an
                                              // expectation (`expect`) was missed; `commbench
                                              // compare`: a case regressed
-inline constexpr int kExitInvalid = 2;       // the experiment did not validate, or the output
-                                             // cannot be written (found before any worker starts)
+inline constexpr int kExitInvalid = 2;       // the experiment did not validate, the output
+                                             // cannot be written (found before any worker starts),
+                                             // or the launch is wrong (LaunchConfigError)
 inline constexpr int kExitOutputFailed = 3;  // results stopped being written mid-job (disk full,
                                              // I/O error); what was written is complete
 inline constexpr int kExitInterrupted = 130;

@@ -287,8 +287,9 @@ void settings_to_json(const RunSettings& s, nlohmann::json& j) {
 }
 
 void settings_from_json(const nlohmann::json& j, RunSettings& s) {
+  // null keeps the default: as_parsed writes an unset `timeout` as null (sized per execution).
   for (const RunSetting& row : kSettings)
-    if (auto it = j.find(row.json_key); it != j.end()) row.from_json(*it, s);
+    if (auto it = j.find(row.json_key); it != j.end() && !it->is_null()) row.from_json(*it, s);
 }
 
 std::string default_text(const RunSetting& s) {

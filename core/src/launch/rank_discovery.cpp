@@ -125,8 +125,20 @@ class SlurmDiscovery : public RankDiscovery {
  public:
   std::string name() const override { return "slurm"; }
   std::optional<LaunchContext> detect(const EnvMap& env) const override {
-    // SLURM_PROCID exists only in tasks started by srun (not in the batch script itself).
     if (!find(env, "SLURM_PROCID")) return std::nullopt;
+    // The batch script itself is task 0 of the batch step (SLURM_PROCID=0, SLURM_NTASKS of the
+    // allocation) but has no step id: only srun's tasks have one. Run from there, commbench is
+    // one process on the first node and starts the local ranks itself, as outside Slurm; reading
+    // it as srun's task 0 would wait for tasks that were never started.
+    if (!find(env, "SLURM_STEP_ID") && !find(env, "SLURM_STEPID")) {
+      LaunchContext local;
+      local.reason = "a Slurm batch script (SLURM_PROCID without SLURM_STEP_ID: not a task of srun): local ranks";
+      local.note = fmt::format(
+          "started in a Slurm batch script (job {}), not by srun: this process starts the ranks itself, on this node "
+          "only. To run one task per rank across the allocation, start it with `srun commbench run ...`",
+          find(env, "SLURM_JOB_ID") ? *find(env, "SLURM_JOB_ID") : std::string("?"));
+      return local;
+    }
     LaunchContext c;
     c.launcher = "slurm";
     c.agent_rank = integer(env, "Slurm", "SLURM_PROCID", 0, 1 << 24, c);
@@ -263,7 +275,12 @@ LaunchContext discover_launch(const EnvMap& env, const std::string& forced) {
   for (const auto& d : default_discoveries()) {
     names.push_back(d->name());
     if (!forced.empty() && d->name() != forced) continue;
-    if (auto c = d->detect(env)) return *c;
+    if (auto c = d->detect(env)) {
+      if (!forced.empty() && c->launcher != forced)  // a Slurm batch script under --launcher slurm
+        throw LaunchError(fmt::format("--launcher {}: this is not one of its tasks ({}); start it with srun", forced,
+                                      c->reason));
+      return *c;
+    }
     if (!forced.empty())
       throw LaunchError(fmt::format("--launcher {}: its environment variables are not set", forced));
   }

@@ -36,6 +36,7 @@ struct LaunchContext {
   std::string file_store_host;
   std::vector<std::string> sources;       // the variables that decided, "NAME=value"
   std::string reason;                     // why this launcher was chosen, in words
+  std::string note;                       // said once on stderr when a run starts ("" : nothing)
 
   bool hosts_store() const { return agent_rank == 0; }
   bool single_host() const { return local_count == agent_count; }
@@ -46,6 +47,15 @@ struct LaunchContext {
 class LaunchError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A launch the user's setup rules out before any rank runs: no job token across hosts, a bad
+// COMMBENCH_* variable, a token or rendezvous file refused, a rank started twice. Like an
+// experiment that does not validate, it exits 2 (nothing ran; retrying will not help): not 1,
+// which says an execution failed.
+class LaunchConfigError : public LaunchError {
+ public:
+  using LaunchError::LaunchError;
 };
 
 // A launch ended by a signal (Ctrl-C, the launcher's SIGTERM), to this task or to the task whose

@@ -38,6 +38,7 @@ void write_case(Json& j, const CaseRecord& r) {
   j["bytes"] = r.bytes;
   j["total_bytes"] = r.total_bytes;
   j["count"] = r.count;
+  if (r.job_bytes > 0) j["job_bytes"] = r.job_bytes;
   j["dtype"] = r.dtype;
   j["redop"] = r.redop;
   j["placement"] = r.placement;
@@ -104,6 +105,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "bytes", r.bytes);
   read_field(j, "total_bytes", r.total_bytes);
   read_field(j, "count", r.count);
+  read_field(j, "job_bytes", r.job_bytes);
   read_field(j, "dtype", r.dtype);
   read_field(j, "redop", r.redop);
   read_field(j, "placement", r.placement);

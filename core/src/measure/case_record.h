@@ -54,6 +54,8 @@ struct CaseRecord {
   uint64_t total_bytes = 0;  // the size nccl-tests prints: n * bytes for allgather, reducescatter,
                              // alltoall, gather, scatter; bytes otherwise (stats/bandwidth.h)
   uint64_t count = 0;    // elements per rank (ABI count semantics)
+  uint64_t job_bytes = 0;  // scaling = "strong": the job-wide size the run's `sizes` named, of which
+                           // `bytes` is this rank's share; 0 (absent) for weak scaling
   std::string dtype;     // "f32", ...
   std::string redop;     // "" for non-reductions
   std::string placement; // "out_of_place" | "in_place"

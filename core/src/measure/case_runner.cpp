@@ -154,6 +154,7 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.op = std::string(op_info(c.op).name);
   r.bytes = c.bytes;
   r.count = c.count;
+  r.job_bytes = c.job_bytes;
   r.dtype = std::string(sdk::dtype_name(c.dtype));
   r.redop = c.redop ? std::string(sdk::redop_name(*c.redop)) : "";
   r.placement = placement_name(c.placement);

@@ -72,7 +72,10 @@ void add_cases(const RunSpec& run, OpKind op, int world, std::vector<CaseSpec>& 
           CaseSpec c;
           c.op = op;
           c.bytes = size.bytes(esize);
-          if (run.scaling == ScalingMode::Strong) c.bytes /= strong_scaling_share(op, world);
+          if (run.scaling == ScalingMode::Strong) {
+            c.job_bytes = c.bytes;
+            c.bytes /= strong_scaling_share(op, world);
+          }
           c.count = c.bytes / esize;
           c.dtype = dtype;
           c.redop = redop;
@@ -136,6 +139,7 @@ void to_json(nlohmann::json& j, const Execution& e) {
                       {"dtype", sdk::dtype_name(c.dtype)},
                       {"placement", placement_name(c.placement)}, {"root", c.root}};
     if (c.redop) jc["redop"] = sdk::redop_name(*c.redop);
+    if (c.job_bytes) jc["job_bytes"] = c.job_bytes;
     cases.push_back(std::move(jc));
   }
   j = nlohmann::json{{"index", e.index}, {"run_index", e.run_index}, {"repeat", e.repeat}, {"run", e.run},
@@ -169,6 +173,7 @@ void from_json(const nlohmann::json& j, Execution& e) {
     if (jc.contains("redop")) c.redop = sdk::parse_redop(jc.at("redop").get<std::string>()).value();
     c.placement = jc.at("placement") == "in_place" ? Placement::InPlace : Placement::OutOfPlace;
     c.root = jc.at("root");
+    c.job_bytes = jc.value("job_bytes", uint64_t{0});
     e.cases.push_back(c);
   }
 }

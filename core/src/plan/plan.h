@@ -25,6 +25,7 @@ struct CaseSpec {
   std::optional<cb_redop> redop;  // reductions only
   Placement placement = Placement::OutOfPlace;
   int root = 0;
+  uint64_t job_bytes = 0;  // strong scaling: the job-wide size of the run's `sizes` this is a share of; 0: weak
 };
 
 // Everything a worker needs, serialised to JSON on its stdin: the run's settings (timeout_s

@@ -20,7 +20,7 @@ const std::vector<std::string>& CsvReporter::columns() {
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
       "msg_rate_mps", "staging",     "method",      "rank_aggregation", "total_bytes",
       "target_cv",   "cv_reached",  "repeat",      "oversubscribe_gpu", "cpu_binding", "peers",
-      "window",      "options",     "env"};
+      "window",      "options",     "env",         "job_bytes"};
   return kColumns;
 }
 
@@ -59,7 +59,8 @@ std::string csv_row(const CaseRecord& r) {
       r.peers.empty() ? std::string() : csv_field(nlohmann::json(r.peers).dump()),
       r.window > 0 ? fmt::format("{}", r.window) : std::string(),
       r.options.empty() ? std::string() : csv_field(nlohmann::json(r.options).dump()),
-      r.env.empty() ? std::string() : csv_field(nlohmann::json(r.env).dump())};
+      r.env.empty() ? std::string() : csv_field(nlohmann::json(r.env).dump()),
+      r.job_bytes > 0 ? fmt::format("{}", r.job_bytes) : std::string()};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 

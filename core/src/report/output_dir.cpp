@@ -48,6 +48,13 @@ std::filesystem::path make_job_output_dir(const std::filesystem::path& base_dir,
                                           std::string_view experiment_name,
                                           std::chrono::system_clock::time_point time) {
   std::error_code ec;
+  // A symbolic link to nothing: mkdir says only "File exists".
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(base_dir, ec)) &&
+      !std::filesystem::exists(base_dir, ec))
+    throw OutputError(base_dir, ENOENT,
+                      fmt::format("cannot use the output directory '{}': it is a symbolic link to '{}', which does "
+                                  "not exist; create that folder, or choose another output_dir (or -o)",
+                                  base_dir.string(), std::filesystem::read_symlink(base_dir, ec).string()));
   std::filesystem::create_directories(base_dir, ec);
   if (ec) throw_output_error(base_dir, ec.value(), "create the output directory");
   if (!std::filesystem::is_directory(base_dir, ec))

@@ -1,0 +1,196 @@
+// Launches that are wrong before anything runs (a probe's findings): a rank started twice, tasks
+// that disagree on the world size, a job token file that cannot be used, a bad
+// COMMBENCH_RENDEZVOUS_TIMEOUT. Each is named at once and exits 2, as an experiment that does not
+// validate (nothing ran; retrying will not help), where a failed execution exits 1.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../unit/test_common.h"
+#include "job_harness.h"
+
+namespace commbench::testing {
+namespace launch_mistakes_test {
+
+namespace fs = std::filesystem;
+
+// Long enough (a few seconds on a loaded machine) for a second copy of a task to arrive while
+// the job runs.
+const char* kLonger = R"(
+name = "mistakes"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB", "64KiB", "1MiB"]
+warmup = 5
+iterations = 50
+)";
+
+const char* kTwoRanks = R"(
+name = "mistakes"
+[[run]]
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 3
+)";
+
+// torchrun's variables for one task, the rest of the command after them.
+std::string task(const JobDir& dir, int rank, int world, int port, const std::string& name, const std::string& args) {
+  return fmt::format("RANK={1} WORLD_SIZE={2} LOCAL_RANK={1} LOCAL_WORLD_SIZE={2} MASTER_ADDR=127.0.0.1 "
+                     "MASTER_PORT={3} {4} {5} > {0}/{6}.log 2>&1; echo $? > {0}/{6}.rc",
+                     dir.path().string(), rank, world, port, COMMBENCH_BIN, args, name);
+}
+
+int exit_of(const JobDir& dir, const std::string& name) { return std::stoi(read_text(dir.path() / (name + ".rc"))); }
+std::string log_of(const JobDir& dir, const std::string& name) { return read_text(dir.path() / (name + ".log")); }
+
+// A probe: the second copy of rank 1 overwrote the first's keys, nothing was measured, and after
+// the whole timeout rank 0 was blamed for not arriving. Now the second to join stops at once
+// (exit 2, saying so) and the job goes on with the first.
+TEST(LaunchMistakes, ARankStartedTwiceIsRefusedAndTheJobGoesOn) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kLonger);
+  const int port = commbench::test::free_port();
+  const std::string args = fmt::format("run {} -o {}/out --quiet", file.string(), dir.path().string());
+  // An explicit token, so that the copy gets in as a real duplicate would (under one launch).
+  const std::string cmd = fmt::format(
+      "export COMMBENCH_JOB_TOKEN=0123456789abcdef0123 COMMBENCH_RENDEZVOUS_TIMEOUT=30; cd {}; ({}) & ({}) & "
+      "({}) & wait",
+      dir.path().string(), task(dir, 0, 2, port, "rank0", args), task(dir, 1, 2, port, "rank1", args),
+      task(dir, 1, 2, port, "rank1-again", args));
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_EQ(exit_of(dir, "rank0"), 0) << log_of(dir, "rank0");
+  std::vector<int> ones{exit_of(dir, "rank1"), exit_of(dir, "rank1-again")};
+  std::sort(ones.begin(), ones.end());
+  EXPECT_EQ(ones, (std::vector<int>{0, 2})) << log_of(dir, "rank1") << "\n---\n" << log_of(dir, "rank1-again");
+  const std::string refused = exit_of(dir, "rank1") == 2 ? log_of(dir, "rank1") : log_of(dir, "rank1-again");
+  EXPECT_NE(refused.find("rank 1 of this job has already joined"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("the job goes on with the first"), std::string::npos) << refused;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
+}
+
+// A probe: RANK=1 WORLD_SIZE=3 joined a 2-task job and both tasks exited 0 as a clean job.
+TEST(LaunchMistakes, TasksThatCountAnotherWorldSizeAreRefused) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  const int port = commbench::test::free_port();
+  const std::string args = fmt::format("run {} -o {}/out --quiet", file.string(), dir.path().string());
+  const std::string cmd = fmt::format("export TMPDIR={} COMMBENCH_RENDEZVOUS_TIMEOUT=30; ({}) & ({}) & wait",
+                                      dir.path().string(), task(dir, 0, 2, port, "rank0", args),
+                                      task(dir, 1, 3, port, "rank1", args));
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (const char* name : {"rank0", "rank1"}) {
+    EXPECT_EQ(exit_of(dir, name), 2) << log_of(dir, name);
+    EXPECT_NE(log_of(dir, name).find("rank 1 was launched as one of 3 tasks, rank 0 as one of 2"), std::string::npos)
+        << log_of(dir, name);
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out")) << "nothing ran, nothing was written";
+}
+
+// A probe: an unreadable token file (or a directory) read as "is empty".
+TEST(LaunchMistakes, AJobTokenFileThatCannotBeUsedSaysWhy) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  const fs::path folder = dir.path() / "tokens";
+  fs::create_directories(folder);
+  ::chmod(folder.c_str(), 0700);
+  const fs::path missing = dir.path() / "no-such-token";
+  auto run_with = [&](const std::string& token_file, const std::string& as) {
+    const std::string cmd = fmt::format("cd {} && COMMBENCH_JOB_TOKEN_FILE={} {} {} run {} -o {}/out --quiet > run.log 2>&1",
+                                        dir.path().string(), token_file, as, COMMBENCH_BIN, file.string(),
+                                        dir.path().string());
+    const int status = std::system(cmd.c_str());
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir.path() / "run.log")};
+  };
+  auto [rc, out] = run_with(folder.string(), "");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("it is a directory, not a file"), std::string::npos) << out;
+  std::tie(rc, out) = run_with(missing.string(), "");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("cannot read it: No such file or directory"), std::string::npos) << out;
+  if (::geteuid() != 0) GTEST_SKIP() << "the owner cases need root (a file of another user)";
+  const fs::path theirs = dir.path() / "theirs";
+  {
+    std::ofstream(theirs) << "sekrit\n";
+  }
+  ::chmod(theirs.c_str(), 0600);
+  ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  std::tie(rc, out) = run_with(theirs.string(), "");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("it is owned by uid 65534, not by you (uid 0)"), std::string::npos) << out;
+  // Root's own file, read by another user: refused by the kernel, and said so.
+  const fs::path mine = dir.path() / "mine";
+  {
+    std::ofstream(mine) << "sekrit\n";
+  }
+  ::chmod(mine.c_str(), 0600);
+  ::chmod(dir.path().c_str(), 0755);
+  const fs::path out_dir = dir.path() / "nobody-out";
+  fs::create_directories(out_dir);
+  ASSERT_EQ(::chown(out_dir.c_str(), 65534, 65534), 0);
+  const std::string cmd = fmt::format(
+      "cd {0} && COMMBENCH_JOB_TOKEN_FILE={1} setpriv --reuid=65534 --regid=65534 --clear-groups {2} run {3} -o {4} "
+      "--quiet > {0}/nobody.log 2>&1",
+      out_dir.string(), mine.string(), COMMBENCH_BIN, file.string(), out_dir.string());
+  const int status = std::system(cmd.c_str());
+  out = read_text(out_dir / "nobody.log");
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << out;
+  EXPECT_NE(out.find("cannot read it: Permission denied"), std::string::npos) << out;
+}
+
+// "10abc" was 10 s (atof) and "abc" exited 1; a setting that is wrong is bad input.
+TEST(LaunchMistakes, ABadRendezvousTimeoutIsBadInput) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  for (const char* value : {"10abc", "abc", "0", "-1", "1e9"}) {
+    const std::string cmd = fmt::format("cd {} && COMMBENCH_RENDEZVOUS_TIMEOUT={} {} run {} -o {}/out --quiet > run.log 2>&1",
+                                        dir.path().string(), value, COMMBENCH_BIN, file.string(), dir.path().string());
+    const int status = std::system(cmd.c_str());
+    const std::string out = read_text(dir.path() / "run.log");
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << value << "\n" << out;
+    EXPECT_NE(out.find(fmt::format("COMMBENCH_RENDEZVOUS_TIMEOUT={} is not a number of seconds", value)),
+              std::string::npos) << out;
+  }
+}
+
+// `sbatch -n 2 --wrap "commbench run x.toml"` on a one-node cluster the test starts
+// (slurm_cluster.sh): the batch script is not a task of srun; it once waited 2 minutes for a rank
+// 1 nobody started. It now runs the job's ranks itself and says how to span the allocation.
+TEST(LaunchMistakes, ASlurmBatchScriptWithoutSrunRunsTheLocalRanks) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  const std::string cmd = fmt::format(
+      "cd {0} && {1}/tests/integration/slurm_cluster.sh sbatch -n 2 --oversubscribe --wait -o {0}/batch.txt "
+      "--wrap '{2} run {3} -o {0}/out --quiet' > {0}/slurm.txt 2>&1",
+      dir.path().string(), COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string());
+  const int status = std::system(cmd.c_str());
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "slurm.txt");
+  const std::string batch = fs::exists(dir.path() / "batch.txt") ? read_text(dir.path() / "batch.txt") : "";
+  ASSERT_EQ(rc, 0) << read_text(dir.path() / "slurm.txt") << "\n" << batch;
+  EXPECT_NE(batch.find("started in a Slurm batch script"), std::string::npos) << batch;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
+  EXPECT_NE(read_text(dir.job_folder() / "summary.json").find("\"launcher\": \"local\""), std::string::npos);
+}
+
+}  // namespace launch_mistakes_test
+}  // namespace commbench::testing
