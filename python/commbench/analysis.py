@@ -20,6 +20,9 @@ LATENCY_OPS = {"pingpong"}
 BANDWIDTH_OPS = {"unidir_bw", "bidir_bw"}
 RATE_OPS = {"msg_rate"}
 P2P_OPS = LATENCY_OPS | BANDWIDTH_OPS | RATE_OPS | {"sendrecv"}
+# The patterns between the two ranks of `peers` (common/ops.h between_two_peers): the other ranks
+# take no part.
+TWO_PEER_OPS = {"pingpong", "unidir_bw", "bidir_bw"}
 
 
 def floor(series):
@@ -266,32 +269,62 @@ def quality(jobs):
     return out
 
 
+def rank_means(c):
+    """A case's `rank_mean_us` with None for each rank that took no part in the measurement, or
+    None when the record has no mean per rank. A rank took no part when its mean is 0 (ranks
+    outside a point-to-point pattern report 0, and so does pingpong's second peer:
+    docs/metrics.md) or, in a two-peer pattern, when it is not one of the record's `peers`
+    (older records have no `peers`: then only the 0 tells)."""
+    m = c.get("rank_mean_us") or []
+    if len(m) != c.get("world_size") or \
+            not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in m):
+        return None
+    peers = c.get("peers")
+    if c.get("op") in TWO_PEER_OPS and isinstance(peers, list) and len(peers) == 2:
+        keep = set(peers)
+    else:
+        keep = None
+    return [x if x > 0 and (keep is None or i in keep) else None for i, x in enumerate(m)]
+
+
+def straggler_means(c):
+    """The participating ranks' means of a case that can show a straggler, as (rank, mean)
+    pairs; None for a case that cannot: not measured, all_pairs, or fewer than 2 participating
+    ranks (pingpong reports only its first peer)."""
+    if c.get("status") != "ok" or c.get("op") == "all_pairs":
+        return None
+    m = rank_means(c)
+    if m is None:
+        return None
+    part = [(i, x) for i, x in enumerate(m) if x is not None]
+    return part if len(part) >= 2 else None
+
+
 def stragglers(jobs):
     """Per execution: the rank that most often has the highest own mean time, when it is
-    STRAGGLER_RATIO above the median rank in at least half of the cases."""
+    STRAGGLER_RATIO above the median participating rank in at least half of the cases. Ranks that
+    took no part in a case (rank_means) are left out of it; a case with fewer than 2
+    participating ranks is not judged."""
     out = []
     for j in jobs:
         execs = {}
         for c in j.cases:
-            if c.get("status") != "ok" or c.get("op") == "all_pairs":
-                continue
-            m = c.get("rank_mean_us") or []
-            if len(m) < 2 or len(m) != c.get("world_size") or \
-                    not all(isinstance(x, (int, float)) for x in m):
+            part = straggler_means(c)
+            if part is None:
                 continue
             # One execution: with `repeats`, each repeat is an execution of its own.
             execs.setdefault((c.get("run"), c.get("backend"), c.get("world_size"),
-                              c.get("repeat") or 0), []).append(m)
+                              c.get("repeat") or 0), []).append(part)
         repeated = any(k[3] for k in execs)
         for (run, backend, world, repeat), rows in execs.items():
             counts = {}
             worst = {}
-            for m in rows:
-                med = statistics.median(m)
+            for part in rows:
+                med = statistics.median(x for _, x in part)
                 if med <= 0:
                     continue
-                r = max(range(len(m)), key=lambda i: m[i])
-                ratio = m[r] / med
+                r, slowest = max(part, key=lambda p: p[1])
+                ratio = slowest / med
                 if ratio >= STRAGGLER_RATIO:
                     counts[r] = counts.get(r, 0) + 1
                     worst[r] = max(worst.get(r, 0), ratio)
@@ -302,8 +335,8 @@ def stragglers(jobs):
                 # Counted from 1, as the console does (records keep `repeat` from 0).
                 which = f", repeat {repeat + 1}" if repeated else ""
                 out.append(f"{run} {backend} {world} ranks{which} ({j.label}): rank {r} is the slowest "
-                           f"rank, at least {fmt.pct(STRAGGLER_RATIO - 1)} above the median rank, "
-                           f"in {counts[r]} of {len(rows)} cases (up to "
+                           f"rank, at least {fmt.pct(STRAGGLER_RATIO - 1)} above the median "
+                           f"participating rank, in {counts[r]} of {len(rows)} cases (up to "
                            f"{fmt.ratio(worst[r])} the median; rank_mean_us).")
     return out
 

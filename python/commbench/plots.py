@@ -9,6 +9,7 @@ import re
 import statistics
 
 from . import fmt
+from .analysis import straggler_means
 from .load import num
 from .series import label, pairs, scaling_entries, series_of
 
@@ -381,19 +382,24 @@ def pair_figures(plt, jobs, out_dir, written):
 
 
 def straggler_rows(records, world):
-    """(case label, [rank mean / median of the ranks' means]) per measured case with one mean
-    per rank; values above 1 mark ranks slower than the typical rank."""
+    """(case label, [rank mean / median of the participating ranks' means]) per measured case
+    with one mean per rank and at least 2 ranks that took part; values above 1 mark ranks slower
+    than the typical rank. A rank that took no part (analysis.rank_means: its mean is 0, or it is
+    not one of a two-peer pattern's `peers`) is NaN, no data, rather than 0 (the fastest)."""
     rows = []
     for r in records:
-        means = r.get("rank_mean_us") or []
-        if len(means) != world or r.get("status") != "ok" or r.get("op") == "all_pairs":
+        if r.get("world_size") != world:
             continue
-        if not all(isinstance(x, (int, float)) for x in means):
+        part = straggler_means(r)
+        if part is None:
             continue
-        med = statistics.median(means)
+        med = statistics.median(x for _, x in part)
         if med <= 0:
             continue
-        rows.append((f"{r.get('op')} {fmt.size(r.get('bytes', 0))}", [x / med for x in means]))
+        ratios = [float("nan")] * world
+        for i, x in part:
+            ratios[i] = x / med
+        rows.append((f"{r.get('op')} {fmt.size(r.get('bytes', 0))}", ratios))
     return rows
 
 
@@ -418,8 +424,12 @@ def straggler_figures(plt, jobs, out_dir, written):
             a = np.array([v for _, v in rows], dtype=float).T  # ranks x cases
             fig, ax = plt.subplots(figsize=FIG_INCHES)
             spread = max(0.05, float(np.nanmax(np.abs(a - 1.0))))
-            im = ax.imshow(a, cmap="coolwarm", vmin=1 - spread, vmax=1 + spread, aspect="auto")
-            fig.colorbar(im, ax=ax, label="rank mean / median of ranks")
+            # Ranks that took no part in a case are NaN: blank cells, no colour, no number.
+            cmap = plt.get_cmap("coolwarm").copy()
+            cmap.set_bad("white", 0.0)
+            im = ax.imshow(np.ma.masked_invalid(a), cmap=cmap, vmin=1 - spread, vmax=1 + spread,
+                           aspect="auto")
+            fig.colorbar(im, ax=ax, label="rank mean / median of participating ranks (blank: no part)")
             ax.set_yticks(range(world))
             ax.set_ylabel("rank")
             ax.set_xticks(range(len(rows)))
@@ -427,7 +437,8 @@ def straggler_figures(plt, jobs, out_dir, written):
             if world * len(rows) <= 160:
                 for x in range(len(rows)):
                     for y in range(world):
-                        ax.text(x, y, f"{a[y, x]:.2f}", ha="center", va="center", fontsize=6)
+                        if not np.isnan(a[y, x]):
+                            ax.text(x, y, f"{a[y, x]:.2f}", ha="center", va="center", fontsize=6)
             ax.set_title(f"{j.label}: {run} {backend} ({memory}), {world} ranks{which} — each rank's "
                          "mean time per case", fontsize=9)
             fig.tight_layout()

@@ -175,6 +175,16 @@ iterations = 4
   EXPECT_EQ(iterations["allreduce"], 2 * 3 * 4);  // sizes x ranks x iterations
   EXPECT_EQ(iterations["broadcast"], 2 * 3 * 4);
   for (const char* p : {"init", "rendezvous", "check", "warm-up", "timed"}) EXPECT_GT(phases[p], 0) << p;
+  // The clock syncs at the start and the end belong to the execution, not to a case: the end's
+  // was once named after the last case and carried its op (a probe).
+  int syncs = 0;
+  for (const auto& ev : trace["traceEvents"]) {
+    if (ev.value("ph", "") != "X" || ev["args"].value("phase", "") != "clock sync") continue;
+    ++syncs;
+    EXPECT_EQ(ev["name"], "clock sync") << ev.dump();
+    EXPECT_FALSE(ev["args"].contains("op")) << ev.dump();
+  }
+  EXPECT_EQ(syncs, 2 * 3) << "start and end, on every rank";
 
   // The agent's telemetry (another part of commbench writes it): rows at the job's time, on
   // this host, become counters placed within the job's span of the trace.

@@ -144,6 +144,38 @@ placement = ["out_of_place", "in_place"]
   }
 }
 
+// all_pairs had no guards and sent the same payload to both checks: a receive that wrote past or
+// before the message, or replayed what an earlier receive delivered, passed.
+TEST(ResultChecks, AllPairsCatchesWritesOutsideTheMessageAndReplayedMessages) {
+  for (const auto& [fault, buffer, check] :
+       {std::tuple{"overflow", "past_recv_end", "first_iteration"},
+        std::tuple{"underflow", "before_recv_start", "first_iteration"},
+        std::tuple{"cache", "recv", "after_timing"}}) {
+    JobDir dir;
+    const auto o = run_faulty(dir, fault, R"(ops = ["all_pairs"]
+sizes = ["1KiB", "64KiB"]
+world_size = 3
+)", "overflow_bytes = 8");
+    expect_caught(o, fault);
+    ASSERT_EQ(o.cases.size(), 12u) << fault;  // 6 directed pairs x 2 sizes
+    for (const auto& c : o.cases) {
+      EXPECT_EQ(c["first_wrong"].value("buffer", "recv"), buffer) << fault << ": " << c.dump();
+      EXPECT_EQ(c["first_wrong"]["check"], check) << fault << ": " << c.dump();
+      EXPECT_EQ(c["first_wrong"]["rank"], c["dst"]) << c.dump();
+    }
+    if (std::string(fault) == "overflow")
+      EXPECT_NE(o.cases[0]["reason"].get<std::string>().find("wrote past the end of its receive buffer, element 0 after it"),
+                std::string::npos) << o.cases[0].dump();
+  }
+  JobDir dir;
+  const auto ok = run_faulty(dir, "none", R"(ops = ["all_pairs"]
+sizes = ["1KiB", "64KiB"]
+world_size = 3
+)");
+  EXPECT_EQ(ok.run.exit_code, 0) << ok.run.output;
+  for (const auto& c : ok.cases) EXPECT_EQ(c["wrong"], 0) << c.dump();
+}
+
 // Old check: non-roots of reduce and gather were not looked at.
 TEST(ResultChecks, WritesIntoNonRootBuffersOfReduceAndGatherAreCaught) {
   JobDir dir;

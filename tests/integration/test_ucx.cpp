@@ -347,6 +347,10 @@ name = "primed"
 name = "unprimed"
 [run.options.ucx]
 prime_messages = 0
+[[run]]
+name = "lazy"
+[run.options.ucx]
+eager_endpoints_up_to = 1
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -370,6 +374,8 @@ prime_messages = 0
     primed_with[e["run"]] = e["metadata"]["ranks"]["0"]["backend"].value("prime_messages", "(none)");
   EXPECT_EQ(primed_with["primed"], "256");
   EXPECT_EQ(primed_with["unprimed"], "0");
+  // A probe: lazy endpoints prime nothing, but the metadata said 256.
+  EXPECT_EQ(primed_with["lazy"].rfind("0 (endpoints connect lazily", 0), 0u) << primed_with["lazy"];
 }
 
 std::string bad_option_experiment(const std::string& option) {

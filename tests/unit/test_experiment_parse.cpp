@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/experiment.h"
 
@@ -398,6 +400,36 @@ device = 1
 )", &warnings);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].format().find("'device' has no effect"), std::string::npos) << warnings[0].format();
+}
+
+}  // namespace
+}  // namespace commbench
+
+namespace commbench {
+namespace {
+
+// A probe: `root = 2` at world size 2 was an error for an allreduce-only run, beside the warning
+// that root has no effect there (and `--set run.world_size=2` on such a file failed). It is an
+// error only where an op takes a root; the same for `peers`.
+TEST(ExperimentParse, RootAndPeersBeyondTheWorldMatterOnlyWhereAnOpUsesThem) {
+  std::vector<Diagnostic> warnings;
+  parse_ok("name = \"t\"\n[[run]]\nbackend = \"gloo\"\nop = \"allreduce\"\nsizes = [4096]\nworld_size = 2\n"
+           "root = 2\npeers = [0, 3]\n",
+           &warnings);
+  ASSERT_EQ(warnings.size(), 2u);
+  for (const Diagnostic& d : warnings) EXPECT_NE(d.message.find("has no effect"), std::string::npos) << d.message;
+  for (const char* op : {"broadcast", "pingpong"}) {
+    const ParseResult bad = parse_experiment_string(
+        fmt::format("name = \"t\"\n[[run]]\nbackend = \"gloo\"\nop = \"{}\"\nsizes = [4096]\nworld_size = 2\n"
+                    "root = 2\npeers = [0, 3]\n",
+                    op),
+        "t.toml");
+    EXPECT_FALSE(bad.experiment.has_value()) << op;
+    bool named = false;
+    for (const Diagnostic& d : bad.diagnostics)
+      named |= d.message.find("is not a rank of world size 2") != std::string::npos;
+    EXPECT_TRUE(named) << op;
+  }
 }
 
 }  // namespace

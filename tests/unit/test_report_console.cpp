@@ -107,6 +107,18 @@ TEST(ReportConsole, NumbersWiderThanTheirColumnStaySeparated) {
   huge.count = 1152921504606846975ULL;
   console.case_done(huge);
   EXPECT_TRUE(contains(out.text(), " 9223372036854775800 1152921504606846975 ")) << out.text();
+  // A probe on a loaded host: "167744.580.00000007150.0000000954" — a 6-digit time ran into two
+  // bandwidths of 11 significant characters. Every field is its own word now.
+  CaseRecord slow = make_case("gloo", "allreduce", 12, 167744.58);
+  slow.algbw_gbps = 0.0000000715;
+  slow.busbw_gbps = 0.0000000954;
+  slow.time_us.p50 = 88680.55;
+  slow.time_us.p99 = 3693870.42;
+  console.case_done(slow);
+  const std::string text = out.text();
+  const std::string row = text.substr(text.rfind("allreduce"));
+  EXPECT_TRUE(contains(row, " 167744.58 0.0000000715 0.0000000954 ")) << row;
+  EXPECT_TRUE(contains(row, " 88680.55 3693870.42 ")) << row;
 }
 
 TEST(ReportConsole, ComparisonAndFinalSummary) {
@@ -118,8 +130,10 @@ TEST(ReportConsole, ComparisonAndFinalSummary) {
   RunSpec run;
   run.name = "sweep";
   run.backends = {"gloo", "mpi"};
-  const std::vector<CaseRecord> records{make_case("gloo", "allreduce", 4096, 10),
-                                        make_case("mpi", "allreduce", 4096, 25)};
+  std::vector<CaseRecord> records{make_case("gloo", "allreduce", 4096, 10), make_case("mpi", "allreduce", 4096, 25),
+                                  make_case("gloo", "allreduce", 65536, 40), make_case("mpi", "allreduce", 65536, 60),
+                                  make_case("gloo", "allreduce", 1 << 20, 500)};
+  records[3].time_us.cv = 0.2;  // a noisy mean: its ratio is marked
   console.run_done(run, records);
   JobResult result;
   result.cases = records;
@@ -134,7 +148,10 @@ TEST(ReportConsole, ComparisonAndFinalSummary) {
   EXPECT_TRUE(contains(text, "gloo time")) << text;
   EXPECT_TRUE(contains(text, "mpi busbw")) << text;
   EXPECT_TRUE(contains(text, "mpi/gloo")) << text;
-  EXPECT_TRUE(contains(text, "2.50x")) << text;
+  EXPECT_TRUE(contains(text, " 2.50x ") || contains(text, " 2.50x\n")) << text;
+  EXPECT_TRUE(contains(text, " 1.50x!")) << "a ratio of a noisy mean is marked\n" << text;
+  // mpi has no record at 1 MiB (its execution ended before): said, not a bare "-".
+  EXPECT_TRUE(contains(text, "not run")) << text;
   EXPECT_TRUE(contains(text, "2 executions (1 ok, 1 not ok)")) << text;
   EXPECT_TRUE(contains(text, "#wrong 3")) << text;
   EXPECT_TRUE(contains(text, "Results in: results/cmp-20250101-000000")) << text;

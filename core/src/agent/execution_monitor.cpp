@@ -175,7 +175,8 @@ std::string timeout_reason(const std::string& head, const std::vector<RankState>
   }
   for (int r : stuck) s += fmt::format("; rank {} stuck in {}", global[static_cast<size_t>(r)], ranks[static_cast<size_t>(r)].phase);
   for (int& r : gave_up) r = global[static_cast<size_t>(r)];
-  if (!gave_up.empty()) s += fmt::format("; ranks {} gave up waiting", fmt::join(gave_up, ","));
+  if (!gave_up.empty())
+    s += fmt::format("; rank{} {} gave up waiting", gave_up.size() == 1 ? "" : "s", fmt::join(gave_up, ","));
   return s;
 }
 

@@ -224,11 +224,15 @@ void check_world_sizes(const RunSpec& spec, const RunLayer& run, const Merger& m
       sink.error(at, fmt::format("world size {} is too small for '{}': it needs at least {} ranks",
                                  ws, op.name, op.min_world_size));
     }
-    if (m.source("root") && spec.root >= ws)
+    // Only where an op uses them: otherwise the warning below says they have no effect, and a
+    // run shrunk with --set (world_size = 2 on a file with root = 2) must not fail over them.
+    const bool rooted = std::any_of(spec.ops.begin(), spec.ops.end(), [](OpKind o) { return op_info(o).rooted; });
+    const bool paired = std::any_of(spec.ops.begin(), spec.ops.end(), between_two_peers);
+    if (m.source("root") && rooted && spec.root >= ws)
       sink.error(spec.pos_of("root"),
                  fmt::format("'root' {} is not a rank of world size {} (ranks are 0..{})",
                              spec.root, ws, ws - 1));
-    if (m.source("peers")) {
+    if (m.source("peers") && paired) {
       for (size_t p = 0; p < spec.peers.size(); ++p)
         if (spec.peers[p] >= ws)
           sink.error(spec.pos_of(fmt::format("peers[{}]", p)),

@@ -1,12 +1,14 @@
 #include "measure/all_pairs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "measure/check_pattern.h"
 #include "measure/host_timer.h"
 #include "stats/bandwidth.h"
 
@@ -20,7 +22,11 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-uint64_t payload_key(uint64_t seed, int src) { return splitmix64(seed ^ (static_cast<uint64_t>(src) << 48)); }
+// `generation` 1 for the check after the repetitions: other bytes than the first check's, so a
+// backend that replays what it delivered before for the same pair and size fails.
+uint64_t payload_key(uint64_t seed, int src, uint32_t generation = 0) {
+  return splitmix64(seed ^ (static_cast<uint64_t>(src) << 48) ^ (uint64_t{generation} << 32));
+}
 
 uint8_t byte_of(uint64_t key, uint64_t index) {
   const uint64_t word = splitmix64(key + index / 8);
@@ -41,8 +47,8 @@ void for_each_payload_byte(uint64_t key, uint64_t bytes, F&& f) {
   }
 }
 
-void fill_payload(uint64_t seed, int src, unsigned char* buf, uint64_t bytes) {
-  for_each_payload_byte(payload_key(seed, src), bytes, [&](uint64_t i, uint8_t v) { buf[i] = v; });
+void fill_payload(uint64_t seed, int src, unsigned char* buf, uint64_t bytes, uint32_t generation) {
+  for_each_payload_byte(payload_key(seed, src, generation), bytes, [&](uint64_t i, uint8_t v) { buf[i] = v; });
 }
 
 // One configuration's check at the receiver: mismatched bytes and the first of them. Fixed
@@ -52,34 +58,46 @@ struct ByteCheck {
   int64_t first_index = -1;
   int32_t expected = 0, got = 0;
   int32_t check = -1;  // CheckStage of the first mismatch
-  int32_t unused = 0;
+  int32_t buffer = 0;  // CheckedBuffer of the first mismatch: the message, or a guard beside it
 };
 
-void check_bytes(uint64_t seed, int src, const unsigned char* buf, uint64_t bytes, CheckStage stage,
-                 ByteCheck& out) {
+// The receiver's check of one transfer: the message's bytes, and the guard bytes just before and
+// just after them (a backend that writes outside the message it was given).
+void check_bytes(uint64_t seed, int src, uint32_t generation, const unsigned char* buf, uint64_t bytes,
+                 CheckStage stage, ByteCheck& out) {
   int64_t wrong = 0;
-  for_each_payload_byte(payload_key(seed, src), bytes, [&](uint64_t i, uint8_t v) {
+  auto first = [&](int64_t index, int32_t expected, int32_t got, CheckedBuffer where) {
+    if (out.first_index >= 0) return;
+    out.first_index = index;
+    out.expected = expected;
+    out.got = got;
+    out.check = static_cast<int32_t>(stage);
+    out.buffer = static_cast<int32_t>(where);
+  };
+  for_each_payload_byte(payload_key(seed, src, generation), bytes, [&](uint64_t i, uint8_t v) {
     if (buf[i] == v) return;
-    if (wrong++ == 0 && out.first_index < 0) {
-      out.first_index = static_cast<int64_t>(i);
-      out.expected = v;
-      out.got = buf[i];
-      out.check = static_cast<int32_t>(stage);
-    }
+    if (wrong++ == 0) first(static_cast<int64_t>(i), v, buf[i], CheckedBuffer::kRecv);
   });
+  for (const auto& [guard, which] : {std::pair{buf - kGuardBytes, CheckedBuffer::kBeforeRecvStart},
+                                     std::pair{buf + bytes, CheckedBuffer::kPastRecvEnd}}) {
+    const CheckResult g = check_guard(guard, kGuardBytes, 1, which);
+    if (g.wrong > 0 && wrong == 0) first(static_cast<int64_t>(g.first->index), -1, static_cast<int32_t>(g.first->got), which);
+    wrong += g.wrong;
+  }
   out.wrong = std::max(out.wrong, wrong);  // the larger of the two checked transfers
 }
 
 // The worker's one timer (measure/host_timer.h), like every other time it reports.
 int64_t now_ns() { return HostTimer::get().now_ns(); }
 
-// The host's buffers of the sweep, freed on every path.
+// The host's buffers of the sweep, freed on every path. The receive buffer starts kGuardBytes
+// into its allocation and keeps kGuardBytes after the largest message: guards for the check.
 class SweepBuffers {
  public:
   SweepBuffers(BackendSession& s, cb_mem mem, uint64_t bytes) : s_(s), mem_(mem) {
     send_ = s_.alloc(mem_, bytes);
     try {
-      recv_ = s_.alloc(mem_, bytes);
+      recv_ = s_.alloc(mem_, bytes + 2 * kGuardBytes);
     } catch (...) {
       s_.free(mem_, send_);
       throw;
@@ -91,7 +109,7 @@ class SweepBuffers {
     }
   }
   unsigned char* send() const { return static_cast<unsigned char*>(send_); }
-  unsigned char* recv() const { return static_cast<unsigned char*>(recv_); }
+  unsigned char* recv() const { return static_cast<unsigned char*>(recv_) + kGuardBytes; }
 
  private:
   BackendSession& s_;
@@ -155,7 +173,7 @@ std::vector<AllPairsConfig> all_pairs_configs(int world, size_t sizes, uint64_t 
 }
 
 uint8_t all_pairs_payload_byte(uint64_t seed, int src, uint64_t index) {
-  return byte_of(payload_key(seed, src), index);
+  return byte_of(payload_key(seed, src, 0), index);
 }
 
 void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, const AllPairsSink& sink) {
@@ -202,7 +220,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     return;
   }
   SweepBuffers& bufs = *owned;
-  fill_payload(e.seed, rank, bufs.send(), largest);
+  fill_payload(e.seed, rank, bufs.send(), largest, 0);
   TraceRecorder& trace = trace_of(env);
   std::vector<int32_t> trace_case(cases.size(), -1);  // per size
   for (size_t s = 0; s < cases.size(); ++s)
@@ -213,16 +231,24 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
       trace.transfer(phase, trace_case[cfg.size_index], cfg.src, cfg.dst, rep, t.start_ns, t.end_ns);
   };
 
-  // Checked transfer (untimed): the receiver zeroes its buffer first and counts bytes that
-  // differ from the sender's payload. Once before the warm-up, once after the repetitions.
+  // Checked transfer (untimed): the receiver zeroes its buffer first (and writes the guards
+  // beside the message) and counts bytes that differ from the sender's payload. Once before the
+  // warm-up, once after the repetitions with another payload (generation 1, every rank's send
+  // buffer refilled first).
   std::vector<ByteCheck> wrong(configs.size());
   auto checked_pass = [&](CheckStage stage) {
+    const uint32_t generation = stage == CheckStage::AfterTiming ? 1 : 0;
+    if (generation != 0) fill_payload(e.seed, rank, bufs.send(), largest, generation);
     for (size_t k = 0; k < configs.size(); ++k) {
       const AllPairsConfig& cfg = configs[k];
       const CaseSpec& spec = cases[cfg.size_index];
-      if (rank == cfg.dst) std::memset(bufs.recv(), 0, spec.bytes);
+      if (rank == cfg.dst) {
+        std::memset(bufs.recv(), 0, spec.bytes);
+        fill_guard(bufs.recv() - kGuardBytes, kGuardBytes);
+        fill_guard(bufs.recv() + spec.bytes, kGuardBytes);
+      }
       traced(TracePhase::Check, cfg, -1, transfer(env, cfg, spec, bufs));
-      if (rank == cfg.dst) check_bytes(e.seed, cfg.src, bufs.recv(), spec.bytes, stage, wrong[k]);
+      if (rank == cfg.dst) check_bytes(e.seed, cfg.src, generation, bufs.recv(), spec.bytes, stage, wrong[k]);
     }
   };
   if (e.check) checked_pass(CheckStage::FirstIteration);
@@ -296,12 +322,19 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
       const ByteCheck& b = all_wrong[static_cast<size_t>(cfg.dst) * configs.size() + k];
       r.wrong = b.wrong;
       if (b.wrong > 0) {
-        r.first_wrong = WrongElement{cfg.dst, static_cast<uint64_t>(b.first_index), static_cast<double>(b.expected),
-                                     static_cast<double>(b.got), std::string(check_stage_name(static_cast<CheckStage>(b.check)))};
+        const auto where = static_cast<CheckedBuffer>(b.buffer);
+        const auto stage = check_stage_name(static_cast<CheckStage>(b.check));
+        const std::string outside = outside_text(checked_buffer_name(where), static_cast<uint64_t>(b.first_index), "its");
+        r.first_wrong = WrongElement{cfg.dst, static_cast<uint64_t>(b.first_index),
+                                     outside.empty() ? static_cast<double>(b.expected) : std::nan(""),
+                                     static_cast<double>(b.got), std::string(stage),
+                                     std::string(checked_buffer_name(where))};
         r.status = "failed";
-        r.reason = fmt::format("wrong results: {} byte{} differ (first: rank {}, byte {}, expected {}, got {}, {} check)",
-                               b.wrong, b.wrong == 1 ? "" : "s", cfg.dst, b.first_index, b.expected, b.got,
-                               check_stage_name(static_cast<CheckStage>(b.check)));
+        r.reason = outside.empty()
+                       ? fmt::format("wrong results: {} byte{} differ (first: rank {}, byte {}, expected {}, got {}, {} check)",
+                                     b.wrong, b.wrong == 1 ? "" : "s", cfg.dst, b.first_index, b.expected, b.got, stage)
+                       : fmt::format("wrong results: {} byte{} differ (first: rank {} {}; {} check)", b.wrong,
+                                     b.wrong == 1 ? "" : "s", cfg.dst, outside, stage);
       }
     }
     sink.record(std::move(r));

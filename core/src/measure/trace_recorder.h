@@ -44,6 +44,8 @@ class TraceRecorder {
   void set_case(std::string name, nlohmann::json args) {
     if (on_) current_case_ = add_case(std::move(name), std::move(args));
   }
+  // Spans from here on belong to the execution, not to the last case (its closing clock sync).
+  void clear_case() { current_case_ = -1; }
   // A case to name in transfer() (all_pairs: one per size); -1 when off.
   int32_t add_case(std::string name, nlohmann::json args);
   void reserve(size_t more) {

@@ -32,13 +32,18 @@ std::string number_column(uint64_t v, int width) {
   return static_cast<int>(text.size()) >= width ? " " + text : fmt::format("{:>{}}", text, width);
 }
 
+// Text right-aligned in its column, with a blank before it where it fills the column: a time of
+// 6 digits or a tiny bandwidth must not run into its neighbour (a script splits on blanks).
+std::string cell(const std::string& text, int width) {
+  return static_cast<int>(text.size()) >= width ? " " + text : fmt::format("{:>{}}", text, width);
+}
+
 // The identifying columns every row starts with.
 std::string row_prefix(const CaseRecord& r) {
   // all_pairs rows name their pair where the op would be: the op is in the table's context.
   const std::string op = r.src >= 0 ? fmt::format("pair {}->{}", r.src, r.dst) : r.op;
-  return fmt::format("{:>{}}{}{}{:>{}}{:>{}}{:>{}}", op, kOp, number_column(r.bytes, kSize),
-                     number_column(r.count, kCount), r.dtype, kType, redop_or_dash(r.redop), kRedop,
-                     short_placement(r.placement), kPlace);
+  return cell(op, kOp) + number_column(r.bytes, kSize) + number_column(r.count, kCount) + cell(r.dtype, kType) +
+         cell(redop_or_dash(r.redop), kRedop) + cell(short_placement(r.placement), kPlace);
 }
 
 std::string case_row(const CaseRecord& r) {
@@ -46,12 +51,11 @@ std::string case_row(const CaseRecord& r) {
     return fmt::format("{}  {}: {}", row_prefix(r), r.status, r.reason.empty() ? "-" : r.reason);
   // "!" right after CV marks a noisy case; the legend is printed after the table.
   // msg/s: the windowed patterns' message rate (docs/metrics.md); "-" where messages are not counted.
-  return fmt::format("{}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}{}", row_prefix(r),
-                     format_time_us(r.time_us.mean), kTime, format_gbps(r.algbw_gbps), kBw,
-                     format_gbps(r.busbw_gbps), kBw, format_wrong(r.wrong), kWrong,
-                     format_time_us(r.time_us.p50), kPct, format_time_us(r.time_us.p99), kPct,
-                     r.msg_rate_mps > 0 ? format_msg_rate(r.msg_rate_mps) : "-", kRate,
-                     format_cv_percent(r.time_us.cv), kCv, is_noisy(r) ? " !" : "");
+  return row_prefix(r) + cell(format_time_us(r.time_us.mean), kTime) + cell(format_gbps(r.algbw_gbps), kBw) +
+         cell(format_gbps(r.busbw_gbps), kBw) + cell(format_wrong(r.wrong), kWrong) +
+         cell(format_time_us(r.time_us.p50), kPct) + cell(format_time_us(r.time_us.p99), kPct) +
+         cell(r.msg_rate_mps > 0 ? format_msg_rate(r.msg_rate_mps) : "-", kRate) +
+         cell(format_cv_percent(r.time_us.cv), kCv) + (is_noisy(r) ? " !" : "");
 }
 
 std::string count_of(int n, const char* noun) {
@@ -120,10 +124,10 @@ void ConsoleReporter::execution_started(const ExecutionInfo& exec) {
   exec_has_noisy_ = false;
   table_context_.clear();
   print("#");
-  print(fmt::format("# [exec {}/{}] run '{}'{} | backend {} | {} | {} cases", exec.exec_index + 1,
+  print(fmt::format("# [exec {}/{}] run '{}'{} | backend {} | {} | {}", exec.exec_index + 1,
                     exec.exec_total, exec.run,
                     exec.repeats > 1 ? fmt::format(" (repeat {}/{})", exec.repeat + 1, exec.repeats) : "",
-                    exec.backend, ranks(exec.world_size), exec.case_total));
+                    exec.backend, ranks(exec.world_size), count_of(exec.case_total, "case")));
   if (auto warning = host_load_warning(exec.host_load)) print(fmt::format("# WARNING: {}", *warning));
   show_progress(fmt::format("[exec {}/{}] {}, {} — starting{}", exec.exec_index + 1, exec.exec_total,
                             exec.backend, ranks(exec.world_size), elapsed_and_eta()));
@@ -218,7 +222,9 @@ void ConsoleReporter::execution_done(const ExecutionOutcome& o) {
   const std::string where =
       fmt::format("run '{}', backend {}, {}", o.info.run, o.info.backend, ranks(o.info.world_size));
   const std::string rank = o.failed_rank >= 0 ? fmt::format(" (rank {})", o.failed_rank) : "";
-  if (o.status == "ok")
+  if (o.status == "ok" && o.info.case_total == 0)  // a memory workload: records of its own kind
+    print(fmt::format("# done in {:.1f} s", o.elapsed_s));
+  else if (o.status == "ok")
     print(fmt::format("# done: {}/{} cases in {:.1f} s", o.cases_done, o.info.case_total,
                       o.elapsed_s));
   else if (o.status == "unavailable")
@@ -266,7 +272,7 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
   print("#");
   print(
       fmt::format("# Comparison for run '{}': time (us) and busbw (GB/s) per backend; "
-                  "ratio = backend time / {} time{}",
+                  "ratio = backend time / {} time (! : one of the two means is noisy, CV > 5 %){}",
                   run.name, ref, repeats_note(set)));
   for (const auto& t : set.tables) {
     print(fmt::format("# {} {} {} {}, {}{}", t.op, t.dtype, redop_or_dash(t.redop),
@@ -282,14 +288,15 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
       if (row.src >= 0) line = fmt::format("{:>{}}", fmt::format("{} {}->{}", row.bytes, row.src, row.dst), kSize);
       for (const auto* r : row.by_backend) {
         if (r && r->status == "ok")
-          line += fmt::format("{:>{}}{:>{}}", format_time_us(r->time_us.mean), kBw + 2,
-                              format_gbps(r->busbw_gbps), kBw + 2);
-        else
-          line += fmt::format("{:>{}}{:>{}}", r ? r->status : "-", kBw + 2, "-", kBw + 2);
+          line += cell(format_time_us(r->time_us.mean), kBw + 2) + cell(format_gbps(r->busbw_gbps), kBw + 2);
+        else  // no record: the backend's execution ended before this case (its reason is above)
+          line += cell(r ? r->status : "not run", kBw + 2) + cell("-", kBw + 2);
       }
       for (size_t i = 1; i < set.backends.size(); ++i) {
         const auto ratio = time_ratio(row, i);
-        line += fmt::format("{:>{}}", ratio ? format_ratio(*ratio) + "x" : "-", kBw + 2);
+        // "!" as in the tables above: a ratio of means of which one is noisy (CV > 5 %).
+        const bool noisy = ratio && (is_noisy(*row.by_backend[0]) || is_noisy(*row.by_backend[i]));
+        line += cell(ratio ? format_ratio(*ratio) + "x" + (noisy ? "!" : "") : "-", kBw + 2);
       }
       print(line);
     }

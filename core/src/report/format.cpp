@@ -72,6 +72,8 @@ std::string short_placement(std::string_view placement) {
   return std::string(placement);
 }
 
+std::string rank_count(int n) { return fmt::format("{} rank{}", n, n == 1 ? "" : "s"); }
+
 std::string redop_or_dash(std::string_view redop) {
   return redop.empty() ? "-" : std::string(redop);
 }

@@ -35,6 +35,7 @@ std::string format_percent(double fraction);              // 0.651 -> "65.1", 31
 std::string format_wrong(int64_t wrong);                  // -1 (not checked) -> "-"
 std::string short_placement(std::string_view placement);  // "out_of_place" -> "out"
 std::string redop_or_dash(std::string_view redop);
+std::string rank_count(int n);                            // "1 rank", "4 ranks"
 
 // Cases of executions that ended early (failed, interrupted, skipped, unavailable) that were
 // never measured: planned minus recorded.

@@ -44,8 +44,8 @@ void append_machine_warnings(std::string& md, const JobResult& result) {
   std::vector<std::string> lines;
   for (const auto& e : result.executions)
     if (auto w = host_load_warning(e.info.host_load))
-      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {} ranks): {}", e.info.exec_index, markdown_code(e.info.run),
-                                  e.info.backend, e.info.world_size, *w));
+      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {}): {}", e.info.exec_index, markdown_code(e.info.run),
+                                  e.info.backend, rank_count(e.info.world_size), *w));
   if (lines.empty()) return;
   md += fmt::format("## ⚠ Busy machine\n\n{} of {} executions started while this host was busy or "
                     "oversubscribed:\n\n{}\n\n",
@@ -57,8 +57,9 @@ void append_device_warnings(std::string& md, const JobResult& result) {
   std::vector<std::string> lines;
   for (const auto& e : result.executions)
     if (const auto name = simulated_gpu_name(e.metadata))
-      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {} ranks) ran on {}: its times are a CPU emulation's",
-                                  e.info.exec_index, markdown_code(e.info.run), e.info.backend, e.info.world_size, markdown_text(*name)));
+      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {}) ran on {}: its times are a CPU emulation's",
+                                  e.info.exec_index, markdown_code(e.info.run), e.info.backend,
+                                  rank_count(e.info.world_size), markdown_text(*name)));
   const auto shared = std::count_if(result.cases.begin(), result.cases.end(),
                                     [](const CaseRecord& r) { return r.oversubscribe_gpu; });
   if (shared > 0)
@@ -145,7 +146,7 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
     });
     const bool repeated = std::any_of(members.begin(), members.end(), [](const CaseRecord* r) { return r->repeat > 0; });
     const auto& [backend, world, op, dtype, redop, placement] = key;
-    md += fmt::format("### {} · {} ranks · {} · {} · {} · {}\n\n", backend, world, op, dtype,
+    md += fmt::format("### {} · {} · {} · {} · {} · {}\n\n", backend, rank_count(world), op, dtype,
                       redop_or_dash(redop), placement);
     // Method and clock of the first measured case (one run has one of each).
     for (const auto* r : members)
@@ -197,8 +198,8 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
   if (set.backends.size() < 2) return;
   const std::string& ref = set.backends[0];
   for (const auto& t : set.tables) {
-    md += fmt::format("### Comparison · {} · {} · {} · {} · {} ranks{}\n\n", t.op, t.dtype,
-                      redop_or_dash(t.redop), t.placement, t.world_size, t.variant.empty() ? "" : " · " + t.variant);
+    md += fmt::format("### Comparison · {} · {} · {} · {} · {}{}\n\n", t.op, t.dtype,
+                      redop_or_dash(t.redop), t.placement, rank_count(t.world_size), t.variant.empty() ? "" : " · " + t.variant);
     if (set.max_repeats > 1)
       md += fmt::format("With {} repeats: each backend's median repeat (by mean time).\n\n", set.max_repeats);
     std::vector<Column> columns{{"size", true}};
@@ -209,6 +210,7 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
     for (size_t i = 1; i < set.backends.size(); ++i)
       columns.push_back({fmt::format("{} / {} time", set.backends[i], ref), true});
     std::vector<std::vector<std::string>> rows;
+    bool any_noisy = false;
     for (const auto& row : t.rows) {
       std::vector<std::string> cells{row_label(row)};
       for (const auto* r : row.by_backend) {
@@ -216,17 +218,21 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
           cells.push_back(format_time_us(r->time_us.mean));
           cells.push_back(format_gbps(r->busbw_gbps));
         } else {
-          cells.push_back(r ? cell(r->status) : "-");
+          // No record: the backend's execution ended before this case (Executions says why).
+          cells.push_back(r ? cell(r->status) : "not run");
           cells.push_back("-");
         }
       }
       for (size_t i = 1; i < set.backends.size(); ++i) {
         const auto ratio = time_ratio(row, i);
-        cells.push_back(ratio ? format_ratio(*ratio) + "×" : "-");
+        const bool noisy = ratio && (is_noisy(*row.by_backend[0]) || is_noisy(*row.by_backend[i]));
+        cells.push_back(ratio ? format_ratio(*ratio) + "×" + (noisy ? " !" : "") : "-");
+        any_noisy |= noisy;
       }
       rows.push_back(std::move(cells));
     }
     append_table(md, columns, rows);
+    if (any_noisy) md += "A ratio marked ! compares a noisy mean (CV above 5 %): read it with care.\n\n";
   }
 }
 
@@ -244,7 +250,7 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
         "measured; time in us, the case's mean (a workload's: its step p50, which samples/s comes from; "
         "docs/metrics.md).\n\n";
   std::vector<Column> columns{{"backend", false}, {"case", false}, {"size", true}, {"base", true}};
-  for (int w : worlds) columns.push_back({fmt::format("{} ranks", w), true});
+  for (int w : worlds) columns.push_back({rank_count(w), true});
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : series) {
     std::vector<std::string> cells{cell(s.backend),

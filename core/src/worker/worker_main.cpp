@@ -10,6 +10,7 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <optional>
 #include <string>
 
 #include <boost/program_options.hpp>
@@ -145,17 +146,29 @@ int worker_main(int argc, char** argv) {
   // Declared before the session: destroyed after it, so the backend is gone before the stream.
   std::unique_ptr<GpuDevice> gpu;
   std::unique_ptr<BackendSession> session;
+  // The execution's time limit, once the spec is read: a wait that ran into it timed out after
+  // what was left of it (1 ms), which says nothing of the limit itself.
+  std::optional<std::chrono::steady_clock::time_point> exec_deadline;
+  double exec_timeout_s = 0;
   // A failure ends the rank: what it was goes to the agent as data, then the backend is aborted.
   const auto fail = [&](const std::exception& e) {
-    nlohmann::json error{{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind_of_exception(e))},
-                         {"message", e.what()}};
+    const FailureKind kind = kind_of_exception(e);
+    std::string message = e.what();
+    if (kind == FailureKind::kTimeout && exec_deadline &&
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= *exec_deadline)
+      message = fmt::format("the execution's time limit ({:g} s: the run's `timeout`, or sized to its cases when "
+                            "unset) ran out during {}; raise `timeout` if the cases need longer (this rank's "
+                            "last wait: {})",
+                            exec_timeout_s, phase, e.what());
+    nlohmann::json error{{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind)},
+                         {"message", message}};
     // The plugin's own status code travels as data too (the kind is derived from it).
     if (const auto* p = dynamic_cast<const PluginError*>(&e)) error["status"] = static_cast<int>(p->status());
     // Who this rank was waiting for when its bootstrap collective (its own, or the plugin's
     // through the host services) timed out: the agent blames them, not this rank.
     if (!waiting_for.empty()) error["waiting_for"] = waiting_for;
     out.send(std::move(error));
-    std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, e.what());
+    std::cerr << fmt::format("commbench worker rank {}: {} failed: {}\n", args.rank, phase, message);
     if (session) session->abort();
     // Work may still be queued on the stream (a hung op): destroying the device would wait for
     // it. The process exits now; the driver reclaims everything.
@@ -167,6 +180,8 @@ int worker_main(int argc, char** argv) {
     const Execution exec = nlohmann::json::parse(spec_text).get<Execution>();
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<int64_t>(exec.timeout_s * 1000));
+    exec_deadline = deadline;
+    exec_timeout_s = exec.timeout_s;
 
     phase = "connect to store";
     const auto colon = args.store.rfind(':');
@@ -370,6 +385,7 @@ int worker_main(int argc, char** argv) {
     }
     phase = "finalisation";
     out.phase(phase);
+    tr.clear_case();
     {
       TraceScope t(tr, TracePhase::ClockSync);
       const ClockOffsets clock_end = estimate_clock_offsets(bootstrap, "end", Millis(ms_until(deadline)));

@@ -50,11 +50,17 @@ void CpuCompute::block() {
 void CpuCompute::run(double seconds, const std::function<void()>& progress) {
   if (!(seconds > 0)) return;
   if (pace_ == Pace::Deadline) {
-    const double end = cpu_compute_now_s() + seconds;
+    const double budget = seconds - overrun_s_;
+    if (budget <= 0) {  // earlier layers of the step already used this one's share
+      overrun_s_ = -budget;
+      return;
+    }
+    const double end = cpu_compute_now_s() + budget;
     for (long i = 0; cpu_compute_now_s() < end; ++i) {
       block();
       if (progress && (i & 7) == 7) progress();
     }
+    overrun_s_ = std::max(0.0, cpu_compute_now_s() - end);
     return;
   }
   // The calibrated number of blocks: the compute is a fixed amount of work, as a layer is; the

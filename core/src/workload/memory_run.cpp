@@ -139,7 +139,10 @@ nlohmann::ordered_json memory_record(const Execution& exec, const MemoryCase& c,
   mine.rss_before_buffers = m.before_buffers.host_rss;
   mine.rss_after_buffers = m.after_buffers.host_rss;
   mine.rss_after_workload = m.after_workload.host_rss;
-  mine.rss_peak = m.host_rss_peak;
+  // VmHWM is counted apart from statm's resident pages and can read a little below a sample
+  // taken earlier: a peak is never below what was seen.
+  mine.rss_peak = std::max({m.host_rss_peak, mine.rss_before_comm, mine.rss_after_comm, mine.rss_before_buffers,
+                            mine.rss_after_buffers, mine.rss_after_workload});
   const bool device = m.before_buffers.device_free.has_value() && comm.device_free_before_comm &&
                       comm.device_free_after_comm && comm.device_total;
   mine.dev_total = device ? *comm.device_total : kNoDevice;

@@ -17,6 +17,8 @@ class StepCompute {
   // Runs (or enqueues) `seconds` of compute; `progress` is called between pieces of work so that
   // host backends that need test() calls advance their requests meanwhile.
   virtual void run(double seconds, const std::function<void()>& progress) = 0;
+  // A step starts: the run() calls until the next begin_step() are one step's compute.
+  virtual void begin_step() {}
   // Before a collective is posted: make it follow the compute enqueued so far (GPU: an event on
   // the compute stream the backend's stream waits on; a host backend waits for it, calling
   // `progress` meanwhile). Nothing on the CPU: run() has returned.

@@ -43,6 +43,7 @@ void StepRunner::progress() {
 void StepRunner::run(StepMode mode, double compute_s, int32_t timeout_ms) {
   const std::function<void()> on_progress = [this] { progress(); };
   const std::function<void()> none;
+  if (mode != StepMode::CommOnly) compute_.begin_step();
   for (const StepAction& a : plan_.actions) {
     const auto i = static_cast<size_t>(a.index);
     switch (a.kind) {

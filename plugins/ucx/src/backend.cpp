@@ -228,7 +228,10 @@ void emit_metadata(const cb_backend& backend,
   put("registration", o.registration ? "on" : "off");
   put("error_handling", o.error_handling == ErrorHandling::kPeer ? "peer" : "none");
   put("eager_endpoints_up_to", std::to_string(o.eager_endpoints_up_to));
-  put("prime_messages", std::to_string(o.prime_messages));
+  // What was done, not the option: communicator.cpp primes only when endpoints connect eagerly.
+  put("prime_messages", backend.host.world_size <= o.eager_endpoints_up_to
+                            ? std::to_string(o.prime_messages)
+                            : "0 (endpoints connect lazily above eager_endpoints_up_to ranks: nothing primed)");
   put("allreduce_algorithm", std::string(algorithm_name(o.algorithms.allreduce)));
   put("allgather_algorithm", std::string(algorithm_name(o.algorithms.allgather)));
   put("reducescatter_algorithm", std::string(algorithm_name(o.algorithms.reducescatter)));

@@ -18,10 +18,12 @@
 //         | "chunk"          a chunking bug: of a result (or received message) larger than
 //                            `chunk_bytes`, only the first `chunk_bytes` are written — right up
 //                            to that size, wrong past it
-//         | "overflow"       collectives write `overflow_bytes` bytes of zeros past the end of the
-//                            receive buffer (a count or size bug), the result itself right
-//         | "underflow"      collectives write `overflow_bytes` bytes of zeros just before the
-//                            start of the receive buffer (an offset bug), the result itself right
+//         | "overflow"       collectives and receives write `overflow_bytes` bytes of zeros past
+//                            the end of the receive buffer (a count or size bug), the result
+//                            itself right
+//         | "underflow"      collectives and receives write `overflow_bytes` bytes of zeros just
+//                            before the start of the receive buffer (an offset bug), the result
+//                            itself right
 //         | "clobber_send"   out of place, the send buffer is zeroed after it was read (the ABI's
 //                            send buffers are read-only), the result itself right
 //         | "repeat_stale"   a collective with the same op, buffers, count and dtype as the one
@@ -30,7 +32,8 @@
 //         | "cache"          a collective with the same op, buffers, count and dtype as the one
 //                            before it writes that one's result again, whatever its inputs now
 //                            are (a result cache keyed by the arguments): right while the inputs
-//                            stay the same
+//                            stay the same; a receive from the same peer into the same buffer
+//                            with the same size as an earlier one delivers that one's message
 //         | "refuse_all"     every collective is refused with CB_ERR_UNIMPLEMENTED although the
 //                            capabilities advertise all of them
 //   overflow_bytes = bytes the "overflow" and "underflow" faults write outside (default 4)
@@ -89,6 +92,8 @@ struct cb_comm {
   int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
   std::tuple<int, const void*, void*, uint64_t, int> last{};  // op, buffers, count, dtype of the last one
   std::vector<unsigned char> last_result;  // what the last one wrote (the "cache" fault)
+  // (peer, buffer, bytes) -> the message a receive delivered (the "cache" fault on receives).
+  std::map<std::tuple<int, void*, size_t>, std::vector<unsigned char>> delivered;
   // (src, dst, tag) -> messages sent / receives posted so far: apart, so that a rank sending to
   // itself numbers its send and its receive alike; by tag, as the ABI matches (plugin-abi.md §4).
   std::map<std::tuple<int, int, uint32_t>, uint64_t> sent, received;
@@ -99,6 +104,7 @@ struct cb_request {
   std::string key;  // empty: already complete
   void* buffer = nullptr;
   size_t bytes = 0;
+  int peer = -1;
   cb_dtype dtype = CB_DTYPE_F32;
 };
 
@@ -175,7 +181,16 @@ bool try_receive(cb_request& r, int32_t timeout_ms) {
   if (length != r.bytes) sdk::fail(CB_ERR_INVALID_ARGUMENT, "message size differs from the receive count");
   if (r.comm->backend->fault == Fault::Rotate) rotate_block(*r.comm->backend, data.data(), r.bytes / sdk::dtype_size(r.dtype), sdk::dtype_size(r.dtype));
   if (r.comm->backend->fault == Fault::Zeros) std::fill(data.begin(), data.end(), 0);
-  std::memcpy(r.buffer, data.data(), written_bytes(*r.comm->backend, r.bytes));
+  const cb_backend& b = *r.comm->backend;
+  if (b.fault == Fault::Cache) {  // a receive like an earlier one delivers that one's message again
+    const auto [it, fresh] = r.comm->delivered.try_emplace(std::tuple{r.peer, r.buffer, r.bytes}, data);
+    if (!fresh) data = it->second;
+  }
+  std::memcpy(r.buffer, data.data(), written_bytes(b, r.bytes));
+  if (b.fault == Fault::Overflow)
+    std::memset(static_cast<unsigned char*>(r.buffer) + r.bytes, 0, static_cast<size_t>(b.overflow_bytes));
+  if (b.fault == Fault::Underflow)
+    std::memset(static_cast<unsigned char*>(r.buffer) - b.overflow_bytes, 0, static_cast<size_t>(b.overflow_bytes));
   r.key.clear();
   return true;
 }
@@ -318,6 +333,7 @@ struct Traits {
       r->buffer = a.recvbuf;
       r->bytes = bytes;
       r->dtype = a.dtype;
+      r->peer = a.peer;
     } else {
       run(comm, a);
     }
