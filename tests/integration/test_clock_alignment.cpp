@@ -6,7 +6,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <set>
 #include <sstream>
 
@@ -185,6 +187,17 @@ iterations = 4
     EXPECT_FALSE(ev["args"].contains("op")) << ev.dump();
   }
   EXPECT_EQ(syncs, 2 * 3) << "start and end, on every rank";
+  // Back-to-back iterations stay back to back on every rank's row once moved to rank 0's clock:
+  // moving only their starts (drift) made each overlap the next by nanoseconds (a probe).
+  std::map<int, std::vector<std::pair<double, double>>> rows;  // pid -> (ts, end) of iterations
+  for (const auto& ev : trace["traceEvents"])
+    if (ev.value("ph", "") == "X" && ev["args"].contains("iteration"))
+      rows[ev["pid"].get<int>()].emplace_back(ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>());
+  for (auto& [pid, spans] : rows) {
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i)
+      EXPECT_GE(spans[i].first, spans[i - 1].second - 0.0015) << "rank " << pid << " iteration " << i;
+  }
 
   // The agent's telemetry (another part of commbench writes it): rows at the job's time, on
   // this host, become counters placed within the job's span of the trace.

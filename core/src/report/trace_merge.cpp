@@ -1,6 +1,7 @@
 #include "report/trace_merge.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -180,8 +181,15 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
           continue;
         }
         const double ts_us = ev["ts"].get<double>();
-        const auto local_ns = static_cast<int64_t>(ts_us * 1e3);
-        ev["ts"] = static_cast<double>(clock.to_rank0(r, local_ns)) / 1e3;
+        const auto local_ns = std::llround(ts_us * 1e3);
+        const int64_t start = clock.to_rank0(r, local_ns);
+        ev["ts"] = static_cast<double>(start) / 1e3;
+        // The end goes through the same mapping as the start: moving the start alone (drift)
+        // made back-to-back slices overlap by nanoseconds and broke their nesting in viewers.
+        if (ev.contains("dur") && ev["dur"].is_number()) {
+          const int64_t end = clock.to_rank0(r, std::llround((ts_us + ev["dur"].get<double>()) * 1e3));
+          ev["dur"] = static_cast<double>(std::max<int64_t>(end - start, 0)) / 1e3;
+        }
         events.push_back(std::move(ev));
         ++sum.events;
       }
