@@ -408,6 +408,22 @@ device = 1
 namespace commbench {
 namespace {
 
+// A probe: rank_aggregation = "max" on a run of OSU-style patterns was accepted silently,
+// though those report one rank's clock.
+TEST(ExperimentParse, RankAggregationOnOneClockPatternsSaysItHasNoEffect) {
+  std::vector<Diagnostic> warnings;
+  parse_ok("name = \"t\"\n[[run]]\nbackend = \"gloo\"\nops = [\"pingpong\", \"msg_rate\"]\nsizes = [4096]\n"
+           "world_size = 2\nrank_aggregation = \"max\"\n",
+           &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].message.find("'rank_aggregation' has no effect"), std::string::npos) << warnings[0].message;
+  warnings.clear();
+  parse_ok("name = \"t\"\n[[run]]\nbackend = \"gloo\"\nops = [\"pingpong\", \"sendrecv\"]\nsizes = [4096]\n"
+           "world_size = 2\nrank_aggregation = \"max\"\n",
+           &warnings);
+  EXPECT_TRUE(warnings.empty()) << "sendrecv aggregates its ranks";
+}
+
 // A probe: `root = 2` at world size 2 was an error for an allreduce-only run, beside the warning
 // that root has no effect there (and `--set run.world_size=2` on such a file failed). It is an
 // error only where an op takes a root; the same for `peers`.

@@ -348,6 +348,12 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   }
   if (spec.method == MeasureMethod::PerIteration)
     warn("rank_aggregation", "method = \"per_iteration\" always takes the slowest rank of each iteration");
+  // In batch the OSU-style patterns report one clock (docs/metrics.md); sendrecv aggregates.
+  else if (!ops.empty() && std::all_of(ops.begin(), ops.end(), [](OpKind o) {
+             return between_two_peers(o) || o == OpKind::MsgRate || o == OpKind::AllPairs;
+           }))
+    warn("rank_aggregation", "pingpong, unidir_bw and bidir_bw report their first peer's clock, msg_rate rank 0's and "
+                             "all_pairs the slower of each pair, as OSU does");
   if (spec.target_cv == 0) warn("max_time", "it caps target_cv's repetitions, and target_cv is off");
 }
 

@@ -131,8 +131,9 @@ const std::array kSettings{
         "`batch` and `graph`: how the ranks' times become one — `avg` (mean over ranks of "
         "elapsed / N, nccl-tests' default), `min`, `max` (the rank with the smallest / largest), "
         "`rank0` (nccl-tests `-a 0/1/2/3`). Point-to-point patterns report their first peer's "
-        "clock, as OSU. `per_iteration` always takes the slowest rank of each iteration (writing "
-        "this key with it is a warning)"),
+        "clock, as OSU (writing this key on a run of only such patterns is a warning). "
+        "`per_iteration` always takes the slowest rank of each iteration (writing this key with "
+        "it is a warning)"),
     with_default(row<&RunSettings::target_cv, codec::Fraction>(
                      "target_cv", "target_cv", "number in [0, 1)",
                      "repeat a case in rounds of `iterations` until the coefficient of variation of "
