@@ -162,11 +162,11 @@ def cmd_compare(argv):
     # two experiments that share nothing (exit 2).
     if not any(r.matched or r.verdict == "regressed" for r in rows):
         why = compare.why_nothing_matches(a.baseline, a.new, ignore)
-        fields = [w.split(":", 1)[0] for w in why]
+        fields = [f for f, _ in why]
         hint = (f" To compare them anyway, --ignore {','.join(fields)}."
                 if fields and all(f in compare.IGNORABLE for f in fields) else "")
         sys.stderr.write("commbench compare: no case of NEW matches a case of BASELINE, so nothing "
-                         "was compared" + (": they differ in " + "; ".join(why) if why else "")
+                         "was compared" + (": they differ in " + "; ".join(t for _, t in why) if why else "")
                          + ". Compare results of the same experiment (the run names may differ)."
                          + hint + "\n")
         return EXIT_INVALID

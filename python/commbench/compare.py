@@ -79,9 +79,27 @@ def _hashable(v):
     return v
 
 
+# Records written before peers, window, options and env were recorded ran with the run settings'
+# defaults where they apply (core/src/experiment/run_settings.cpp: peers [0, 1], window 64, no
+# options or env): read so, an old baseline still matches a new job that ran the same.
+TWO_PEER_OPS = ("pingpong", "unidir_bw", "bidir_bw")
+WINDOWED_OPS = ("unidir_bw", "bidir_bw", "msg_rate")
+
+
+def _with_defaults(c):
+    op = c.get("op")
+    return {"peers": [0, 1] if op in TWO_PEER_OPS else None,
+            "window": 64 if op in WINDOWED_OPS else None, "options": {}, "env": {}}
+
+
 def match_key(c, ignore=()):
     w = c.get("workload") if isinstance(c.get("workload"), dict) else {}
-    return (tuple(None if k in ignore else _hashable(c.get(k)) for k in MATCH_FIELDS)
+    defaults = _with_defaults(c)
+
+    def value(k):
+        v = c.get(k)
+        return defaults.get(k) if v is None else v
+    return (tuple(None if k in ignore else _hashable(value(k)) for k in MATCH_FIELDS)
             + tuple(w.get(k) for k in WORKLOAD_FIELDS))
 
 
@@ -365,15 +383,16 @@ def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EF
 
 
 def why_nothing_matches(baseline, new, ignore=()):
-    """The fields whose values the two sides do not share (what tells their cases apart)."""
+    """(field, text) for each field whose values the two sides do not share (what tells their
+    cases apart)."""
     b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore)
     names = MATCH_FIELDS + WORKLOAD_FIELDS
     out = []
     for i, f in enumerate(names):
         vb, vn = {k[i] for k in b}, {k[i] for k in n}
         if vb and vn and not (vb & vn):
-            out.append(f"{f}: BASELINE has {', '.join(map(str, sorted(vb, key=str)))}; "
-                       f"NEW has {', '.join(map(str, sorted(vn, key=str)))}")
+            out.append((f, f"{f}: BASELINE has {', '.join(map(str, sorted(vb, key=str)))}; "
+                           f"NEW has {', '.join(map(str, sorted(vn, key=str)))}"))
     return out
 
 

@@ -26,9 +26,11 @@ CSV_COLUMNS = [
 # Structured fields results.csv writes as one cell of compact JSON (csv_reporter.cpp).
 JSON_CELLS = ("peers", "options", "env")
 
-# What identifies a case across jobs (compare, combined tables). src/dst only matter for all_pairs.
+# What identifies a case within a job's runs (its run's name included; `commbench compare` matches
+# across jobs without it: compare.MATCH_FIELDS). src/dst only matter for all_pairs; peers, window,
+# options and env for the records that carry them.
 CASE_KEY = ("run", "backend", "world_size", "op", "bytes", "dtype", "redop", "placement",
-            "memory", "root", "src", "dst")
+            "memory", "root", "src", "dst", "peers", "window", "options", "env")
 
 
 class ResultsError(Exception):
@@ -180,7 +182,8 @@ def flatten(record, source=None):
         if k in ("type", "schema_version"):
             continue
         if k in JSON_CELLS:
-            row[k] = json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+            if v is not None:  # null: an empty cell, as results.csv leaves it
+                row[k] = json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
         elif isinstance(v, dict):
             for sk, sv in v.items():
                 if not isinstance(sv, (dict, list)):

@@ -33,6 +33,7 @@ EXECUTION_FIELDS = {
     **{k: _INT for k in ("run_index", "world_size", "exec_index", "exec_total", "case_total",
                          "failed_rank", "plugin_status", "cases_done")},
     "elapsed_s": _NUM,
+    "timeout_s": _NUM,
 }
 JOB_FIELDS = {k: _STR for k in ("experiment", "file", "started_at", "finished_at", "host",
                                 "commbench_version")}

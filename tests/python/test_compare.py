@@ -341,6 +341,21 @@ class CompareTest(TempDirCase):
                 self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
                 self.assertIn("regressed", p.stdout)
 
+    def test_records_from_before_peers_and_window_still_match_a_new_job(self):
+        # A baseline written before records carried peers/window/options/env ran the defaults:
+        # it must keep matching a new job that ran them too (a gate would have stopped judging
+        # every p2p case), and not one that ran other peers.
+        old = synthetic_job(os.path.join(self.tmp, "old"), "j", [10.0], op="unidir_bw")
+        same = synthetic_job(os.path.join(self.tmp, "same"), "j", [10.1], op="unidir_bw",
+                             peers=[0, 1], window=64)
+        other = synthetic_job(os.path.join(self.tmp, "other"), "j", [10.1], op="unidir_bw",
+                              peers=[0, 2], window=64)
+        p = commbench("compare", old, same, check=0)
+        self.assertIn("1 cases (1 matched)", p.stdout)
+        p = commbench("compare", old, other)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("peers: BASELINE has [0,1]; NEW has [0,2]", p.stderr)
+
     def test_the_fastest_record_of_a_side_is_tested_whatever_the_folder_order(self):
         # Baseline: two jobs (1.0 and 0.9 µs), NEW one job at 1.0 µs; iterations' SE 0.01 µs.
         # The ratio used the fastest (0.9) but the test used the first folder read, so renaming

@@ -272,6 +272,19 @@ TEST(CheckPattern, GuardMismatchesAreCountedFromTheBufferTheyTouch) {
 // must fail it almost everywhere, or a backend returning a cached result would pass. Each
 // generation on its own stays exact.
 TEST(CheckPattern, ALaterGenerationRejectsTheFirstGenerationsResult) {
+  // Every redop too (the review: unsigned products were 2^doublings in every generation).
+  for (cb_dtype d : kAllDtypes)
+    for (cb_redop redop : kElementwise)
+      for (int world : {2, 3, 9}) {
+        CheckContext first = ctx(OpKind::Allreduce, d, redop, 0, world, 480);
+        CheckContext later = first;
+        later.generation = 1;
+        const Bytes old_result = reduced(first, orders_of(world, 0), redop);
+        const Bytes new_result = reduced(later, orders_of(world, 0), redop);
+        ASSERT_EQ(check_recv(later, new_result.data(), 480).wrong, 0) << sdk::dtype_name(d);
+        EXPECT_GT(check_recv(later, old_result.data(), 480).wrong, 480 / 5)
+            << sdk::dtype_name(d) << " " << sdk::redop_name(redop) << " world " << world;
+      }
   for (cb_dtype d : kAllDtypes) {
     for (OpKind op : {OpKind::Allreduce, OpKind::Allgather}) {
       const int world = 3;

@@ -181,6 +181,21 @@ TEST(LaunchDiscovery, ASlurmBatchScriptRunsItsLocalRanksAndSaysSo) {
   } catch (const LaunchError& e) {
     EXPECT_NE(std::string(e.what()).find("start it with srun"), std::string::npos) << e.what();
   }
+  // mpirun inside the batch script: its tasks inherit the script's SLURM_PROCID, and are Open
+  // MPI's tasks (the review: read as the batch script, each would have run the whole job alone).
+  EnvMap under_mpirun = batch;
+  for (const auto& [k, v] : EnvMap{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                                   {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                   {"OMPI_MCA_ess_base_jobid", "9"}})
+    under_mpirun[k] = v;
+  const LaunchContext m = discover_launch(under_mpirun);
+  EXPECT_EQ(m.launcher, "openmpi");
+  EXPECT_EQ(m.agent_rank, 1);
+  EXPECT_TRUE(m.note.empty()) << m.note;
+  // A launcher commbench cannot read, inside the script: still refused, not run alone.
+  EnvMap foreign = batch;
+  foreign["PMIX_RANK"] = "1";
+  EXPECT_THROW(discover_launch(foreign), LaunchError);
 }
 
 TEST(LaunchDiscovery, SlurmNodeLists) {

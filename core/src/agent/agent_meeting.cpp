@@ -38,6 +38,14 @@ std::string place_key(int k) { return fmt::format("agents/join/place/{}", k); }
 std::string name_key(int k) { return fmt::format("agents/join/name/{}", k); }
 // Counts the tasks that joined as rank k: a second one is a task started twice.
 std::string claim_key(int k) { return fmt::format("agents/join/claim/{}", k); }
+// Rank 0's count of the launch's tasks: every joining task compares its own.
+constexpr const char* kWorldKey = "agents/join/world";
+
+std::string world_mismatch(int rank, int tasks, int rank0_tasks) {
+  return fmt::format("rank {} was launched as one of {} tasks, rank 0 as one of {}: every task of a launch must see "
+                     "the same world size (WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE)",
+                     rank, tasks, rank0_tasks);
+}
 constexpr const char* kGoKey = "agents/go";
 constexpr const char* kGo = "ok";
 
@@ -108,10 +116,7 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
   if (g->token_.empty() && !g->solo())
     g->token_file_ = std::make_unique<HostTokenFile>(
         l.rendezvous == Rendezvous::kEnv ? fmt::format("port-{}", l.master_port) : "job-" + l.job_id);
-  if (g->token_.empty() && l.hosts_store()) {
-    g->token_ = generate_job_token();
-    if (g->token_file_) g->token_file_->publish(g->token_);  // before the store accepts anyone
-  }
+  if (g->token_.empty() && l.hosts_store()) g->token_ = generate_job_token();
   if (l.hosts_store()) {
     StoreServerOptions so;
     so.token = g->token_;
@@ -127,6 +132,11 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
     }
     try {
       g->server_ = StoreServer::start(so);
+      // Only once the port is ours: a second rank 0 (a task started twice) whose bind fails must
+      // not replace the token the first job's ranks are reading.
+      if (g->token_file_) g->token_file_->publish(g->token_);
+    } catch (const LaunchError&) {
+      throw;
     } catch (const std::exception& e) {
       throw LaunchError(fmt::format("rank 0 cannot start the bootstrap store on {}:{}: {} (is another "
                                     "job, or a second rank 0, using that port? Give every task of the launch "
@@ -260,8 +270,16 @@ void AgentGroup::join(Millis timeout) {
             "started twice or requeued, a host file listing a slot twice, or a task of another job using the "
             "same {}); this one stops and the job goes on with the first",
             rank(), launch_.rendezvous == Rendezvous::kEnv ? "MASTER_ADDR:MASTER_PORT and token" : "rendezvous file"));
-      // "<tasks> <host>": agent 0 checks that every task counts the same world.
-      client_->set(name_key(rank()), store_bytes(fmt::format("{} {}", size(), this_host())));
+      // Rank 0's count against this task's: a task counting more or fewer tasks has other ranks
+      // in mind for every execution. This task stops, and tells rank 0 (it then stops the others
+      // at once) if rank 0 waits for it.
+      const std::string world = store_text(client_->get(kWorldKey, timeout));
+      if (world != std::to_string(size())) {
+        const std::string why = world_mismatch(rank(), size(), std::atoi(world.c_str()));
+        client_->set(left_key(rank()), store_bytes(encode_stop_notice({false, why, true})));
+        throw LaunchConfigError(why);
+      }
+      client_->set(name_key(rank()), store_bytes(this_host()));
     }
     // Agent 0 answers once every name is in, or says why not: a little longer than its own wait.
     place = store_text(client_->get(place_key(rank()), timeout + Millis(5000)));
@@ -282,6 +300,7 @@ void AgentGroup::join(Millis timeout) {
 }
 
 void AgentGroup::map_hosts(Millis timeout) {
+  client_->set(kWorldKey, store_bytes(std::to_string(size())));
   std::vector<std::string> names(static_cast<size_t>(size()));
   std::vector<int> others;
   for (int k = 1; k < size(); ++k) others.push_back(k);
@@ -298,28 +317,14 @@ void AgentGroup::map_hosts(Millis timeout) {
     stop = StopNotice{true, "rank 0's task was " + interrupted_text("the other tasks to join")};
   } else if (!left.empty()) {
     const auto& [k, n] = *left.begin();
-    stop = StopNotice{n.interrupted, fmt::format("rank {}'s agent left before the job started: {}", k, n.why)};
+    // A task that found the launch wrong (world_mismatch) says so itself: keep its words.
+    stop = n.misconfigured ? n
+                           : StopNotice{n.interrupted, fmt::format("rank {}'s agent left before the job started: {}", k, n.why)};
   } else if (!never.empty()) {
     std::vector<std::string> missing;
     for (int k : never) missing.push_back(name_key(k));
     stop = StopNotice{false, fmt::format("not every task of the launch reached the rendezvous within {} s: {} not arrived",
                                          timeout.count() / 1000, describe_missing(missing, "rank"))};
-  }
-  for (size_t k = 1; k < names.size() && !stop; ++k) {
-    // "<tasks> <host>" (join): a task launched as one of another number of tasks has other
-    // ranks in mind for every execution.
-    std::string& name = names[k];
-    const auto space = name.find(' ');
-    int tasks = 0;
-    const auto [end, ec] = std::from_chars(name.data(), name.data() + (space == std::string::npos ? 0 : space), tasks);
-    if (name.empty() || space == std::string::npos || ec != std::errc() || end != name.data() + space) continue;
-    if (tasks != size())
-      stop = StopNotice{false,
-                        fmt::format("rank {} was launched as one of {} tasks, rank 0 as one of {}: every task of a launch "
-                                    "must see the same world size (WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, "
-                                    "PMI_SIZE)", k, tasks, size()),
-                        true};
-    name.erase(0, space + 1);
   }
   if (stop) {
     // Every agent learns why at once instead of waiting out its own timeout (those still to

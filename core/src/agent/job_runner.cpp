@@ -462,8 +462,8 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
     if (ec != std::errc() || end != text.data() + text.size() || !(s > 0) || s > 86400)
       throw LaunchConfigError("COMMBENCH_RENDEZVOUS_TIMEOUT=" + text +
-                              " is not a number of seconds from 0 to 86400 (a day): set it to e.g. 300, or unset it "
-                              "for the default (120)");
+                              " is not a number of seconds above 0 and at most 86400 (a day): set it to e.g. 300, or "
+                              "unset it for the default (120)");
     go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
   }
   // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).

@@ -255,8 +255,7 @@ void check_expectations(const RunSpec& spec, DiagnosticSink& sink) {
                                       op_info(o).name, spec.name, fmt::join(run_ops, ", ")));
     // msg_rate_mps is counted only for patterns that deliver messages (OpInfo::messages).
     const std::vector<OpKind>& judged = e.ops.empty() ? spec.ops : e.ops;
-    const bool counts_messages = std::any_of(judged.begin(), judged.end(),
-                                             [](OpKind o) { return op_info(o).messages != PerWorld::Zero; });
+    const bool counts_messages = std::any_of(judged.begin(), judged.end(), uses_window);
     std::vector<std::string_view> judged_names;  // a loop, not std::views: the fuzz build's clang 14 lacks them
     for (OpKind o : judged) judged_names.push_back(op_info(o).name);
     for (const auto& [metric, condition] : e.conditions)

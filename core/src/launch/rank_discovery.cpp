@@ -121,24 +121,20 @@ class TorchrunDiscovery : public RankDiscovery {
   }
 };
 
+// The batch script itself is task 0 of the batch step (SLURM_PROCID=0, SLURM_NTASKS of the
+// allocation) but has no step id: only srun's tasks have one. Read as srun's task 0 it would wait
+// for tasks that were never started.
+bool slurm_batch_script(const EnvMap& env) {
+  return find(env, "SLURM_PROCID") && !find(env, "SLURM_STEP_ID") && !find(env, "SLURM_STEPID");
+}
+
 class SlurmDiscovery : public RankDiscovery {
  public:
   std::string name() const override { return "slurm"; }
   std::optional<LaunchContext> detect(const EnvMap& env) const override {
-    if (!find(env, "SLURM_PROCID")) return std::nullopt;
-    // The batch script itself is task 0 of the batch step (SLURM_PROCID=0, SLURM_NTASKS of the
-    // allocation) but has no step id: only srun's tasks have one. Run from there, commbench is
-    // one process on the first node and starts the local ranks itself, as outside Slurm; reading
-    // it as srun's task 0 would wait for tasks that were never started.
-    if (!find(env, "SLURM_STEP_ID") && !find(env, "SLURM_STEPID")) {
-      LaunchContext local;
-      local.reason = "a Slurm batch script (SLURM_PROCID without SLURM_STEP_ID: not a task of srun): local ranks";
-      local.note = fmt::format(
-          "started in a Slurm batch script (job {}), not by srun: this process starts the ranks itself, on this node "
-          "only. To run one task per rank across the allocation, start it with `srun commbench run ...`",
-          find(env, "SLURM_JOB_ID") ? *find(env, "SLURM_JOB_ID") : std::string("?"));
-      return local;
-    }
+    // The batch script is not a task of srun (slurm_batch_script): the launchers after this one
+    // (mpirun inside the script) or a local run take it.
+    if (!find(env, "SLURM_PROCID") || slurm_batch_script(env)) return std::nullopt;
     LaunchContext c;
     c.launcher = "slurm";
     c.agent_rank = integer(env, "Slurm", "SLURM_PROCID", 0, 1 << 24, c);
@@ -249,6 +245,13 @@ class LocalDiscovery : public RankDiscovery {
             hint));
     LaunchContext c;
     c.reason = "no launcher environment found: one agent starts every rank on this host";
+    if (slurm_batch_script(env)) {
+      c.reason = "a Slurm batch script (SLURM_PROCID without SLURM_STEP_ID: not a task of srun): local ranks";
+      c.note = fmt::format(
+          "started in a Slurm batch script (job {}), not by srun: this process starts the ranks itself, on this node "
+          "only. To run one task per rank across the allocation, start it with `srun commbench run ...`",
+          find(env, "SLURM_JOB_ID") ? *find(env, "SLURM_JOB_ID") : std::string("?"));
+    }
     return c;
   }
 };
@@ -275,12 +278,10 @@ LaunchContext discover_launch(const EnvMap& env, const std::string& forced) {
   for (const auto& d : default_discoveries()) {
     names.push_back(d->name());
     if (!forced.empty() && d->name() != forced) continue;
-    if (auto c = d->detect(env)) {
-      if (!forced.empty() && c->launcher != forced)  // a Slurm batch script under --launcher slurm
-        throw LaunchError(fmt::format("--launcher {}: this is not one of its tasks ({}); start it with srun", forced,
-                                      c->reason));
-      return *c;
-    }
+    if (auto c = d->detect(env)) return *c;
+    if (forced == "slurm" && slurm_batch_script(env))
+      throw LaunchError("--launcher slurm: this is the batch script, not a task of srun (SLURM_PROCID without "
+                        "SLURM_STEP_ID); start it with srun");
     if (!forced.empty())
       throw LaunchError(fmt::format("--launcher {}: its environment variables are not set", forced));
   }

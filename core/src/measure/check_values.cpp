@@ -159,7 +159,12 @@ double ReducePattern::active_value(int r, int position, uint64_t h) const {
   // The sign comes from the low bit, the magnitude from the high bits (below()).
   switch (redop_) {
     case CB_REDOP_PROD: {
-      const double magnitude = position < doublings_ ? 2 : 1;
+      // doublings_ or one fewer factors of 2 per element, at positions the element's hash picks:
+      // the product varies from element to element and with the inputs' generation (for an
+      // unsigned dtype a fixed count made every product, in every generation, 2^doublings_).
+      const int count = doublings_ >= 2 && (h >> 41 & 1) ? doublings_ - 1 : doublings_;
+      const int slot = (position + static_cast<int>((h >> 48) % static_cast<uint64_t>(active_))) % active_;
+      const double magnitude = slot < count ? 2 : 1;
       return signed_ && (u >> 7 & 1) ? -magnitude : magnitude;
     }
     case CB_REDOP_MIN:

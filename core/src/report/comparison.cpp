@@ -81,13 +81,17 @@ std::string row_label(const ComparisonRow& row) {
   return label;
 }
 
+double compared_time_us(const CaseRecord& r) { return r.workload.is_null() ? r.time_us.mean : r.time_us.p50; }
+
+std::string compared_busbw(const CaseRecord& r) { return r.workload.is_null() ? format_gbps(r.busbw_gbps) : "-"; }
+
 std::optional<double> time_ratio(const ComparisonRow& row, size_t backend) {
   if (backend >= row.by_backend.size() || row.by_backend.empty()) return std::nullopt;
   const CaseRecord* ref = row.by_backend[0];
   const CaseRecord* other = row.by_backend[backend];
   if (!ref || !other || ref->status != "ok" || other->status != "ok") return std::nullopt;
-  if (!(ref->time_us.mean > 0)) return std::nullopt;
-  return other->time_us.mean / ref->time_us.mean;
+  if (!(compared_time_us(*ref) > 0)) return std::nullopt;
+  return compared_time_us(*other) / compared_time_us(*ref);
 }
 
 }  // namespace commbench

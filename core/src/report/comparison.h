@@ -47,6 +47,12 @@ ComparisonSet compare_backends(const std::vector<std::string>& backend_order,
 // "4 KiB", or "4 KiB 0→1" for an all_pairs row.
 std::string row_label(const ComparisonRow& row);
 
+// The time a comparison shows and ranks: an op case's mean (nccl-tests' number), a workload
+// step's p50 (the step table's and the scaling's number, docs/workloads.md).
+double compared_time_us(const CaseRecord& r);
+// A comparison's busbw cell: "-" for a workload step, which has none.
+std::string compared_busbw(const CaseRecord& r);
+
 // time(backend i) / time(backend 0) for a row; nullopt unless both were measured.
 std::optional<double> time_ratio(const ComparisonRow& row, size_t backend);
 

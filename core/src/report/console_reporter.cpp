@@ -27,10 +27,8 @@ std::string table_header() {
 
 // A number right-aligned in its column, and a blank before it where it fills the column, so a
 // 13-digit size never runs into its neighbour.
-std::string number_column(uint64_t v, int width) {
-  const std::string text = std::to_string(v);
-  return static_cast<int>(text.size()) >= width ? " " + text : fmt::format("{:>{}}", text, width);
-}
+std::string cell(const std::string& text, int width);
+std::string number_column(uint64_t v, int width) { return cell(std::to_string(v), width); }
 
 // Text right-aligned in its column, with a blank before it where it fills the column: a time of
 // 6 digits or a tiny bandwidth must not run into its neighbour (a script splits on blanks).
@@ -61,7 +59,7 @@ std::string case_row(const CaseRecord& r) {
 std::string count_of(int n, const char* noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
-std::string ranks(int n) { return count_of(n, "rank"); }
+std::string ranks(int n) { return rank_count(n); }
 
 }  // namespace
 
@@ -288,7 +286,7 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
       if (row.src >= 0) line = fmt::format("{:>{}}", fmt::format("{} {}->{}", row.bytes, row.src, row.dst), kSize);
       for (const auto* r : row.by_backend) {
         if (r && r->status == "ok")
-          line += cell(format_time_us(r->time_us.mean), kBw + 2) + cell(format_gbps(r->busbw_gbps), kBw + 2);
+          line += cell(format_time_us(compared_time_us(*r)), kBw + 2) + cell(compared_busbw(*r), kBw + 2);
         else  // no record: the backend's execution ended before this case (its reason is above)
           line += cell(r ? r->status : "not run", kBw + 2) + cell("-", kBw + 2);
       }

@@ -215,8 +215,8 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
       std::vector<std::string> cells{row_label(row)};
       for (const auto* r : row.by_backend) {
         if (r && r->status == "ok") {
-          cells.push_back(format_time_us(r->time_us.mean));
-          cells.push_back(format_gbps(r->busbw_gbps));
+          cells.push_back(format_time_us(compared_time_us(*r)));
+          cells.push_back(compared_busbw(*r));
         } else {
           // No record: the backend's execution ended before this case (Executions says why).
           cells.push_back(r ? cell(r->status) : "not run");

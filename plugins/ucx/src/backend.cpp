@@ -229,7 +229,7 @@ void emit_metadata(const cb_backend& backend,
   put("error_handling", o.error_handling == ErrorHandling::kPeer ? "peer" : "none");
   put("eager_endpoints_up_to", std::to_string(o.eager_endpoints_up_to));
   // What was done, not the option: communicator.cpp primes only when endpoints connect eagerly.
-  put("prime_messages", backend.host.world_size <= o.eager_endpoints_up_to
+  put("prime_messages", o.connects_eagerly(backend.host.world_size)
                             ? std::to_string(o.prime_messages)
                             : "0 (endpoints connect lazily above eager_endpoints_up_to ranks: nothing primed)");
   put("allreduce_algorithm", std::string(algorithm_name(o.algorithms.allreduce)));

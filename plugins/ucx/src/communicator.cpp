@@ -88,7 +88,7 @@ std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeou
   comm->memory = std::make_unique<MemoryRegistry>(backend.context, o.registration, backend.supports_cuda());
   comm->tags = std::make_unique<TagEngine>(*comm->worker, *comm->endpoints, *comm->memory, comm->rank);
   comm->channel = std::make_unique<UcpChannel>(*comm->tags, comm->rank, comm->size);
-  if (comm->size <= o.eager_endpoints_up_to) {
+  if (o.connects_eagerly(comm->size)) {
     comm->endpoints->connect_all(comm->rank);
     // The first eager messages to a peer otherwise page-fault into its receive buffers, in the
     // sender's and in the receiver's process, inside the first small-message cases' timed loops.

@@ -53,6 +53,8 @@ struct UcxOptions {
   // Eager messages sent to every peer at communicator creation (with eager endpoints), so that
   // UCX's shared-memory receive buffers are mapped before the first timed op; 0: none.
   int prime_messages = 256;
+  // One rule for the communicator (it connects and primes) and the metadata (it says so).
+  bool connects_eagerly(int world) const { return world <= eager_endpoints_up_to; }
   AlgorithmChoice algorithms;
   // Allreduce sends of data this rank wrote, up to this many bytes, ask for fast completion
   // (eager over shared memory; collectives/eager_sends.h); 0: UCX's choice for every message.
