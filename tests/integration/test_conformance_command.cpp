@@ -91,6 +91,20 @@ TEST(ConformanceCommand, ACrashingPluginFailsNamingTheRankAndTheSignal) {
   EXPECT_NE(read(junit).find("<failure message=\"rank 1 killed by signal 11"), std::string::npos) << read(junit);
 }
 
+// A plugin that ends the process with _exit(0) inside an op (a library calling exit() on an error
+// path): the rank's exit code says "fine", but the checks after it never ran. It fails, named,
+// and the checks it skipped are not counted as passed.
+TEST(ConformanceCommand, APluginThatExitsWithCodeZeroFails) {
+  JobDir dir;
+  const CommandResult r = run_commbench(
+      {"conformance", test_plugin("crash"), "--ranks", "2", "-O", "mode=exit0", "-O", "crash_rank=0"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("verdict: FAIL"), std::string::npos) << r.output;
+  const std::string ended = row(r.output, "2 ranks", "rank processes");
+  EXPECT_NE(ended.find("rank 0 exited with code 0 during conformance allreduce"), std::string::npos) << r.output;
+  EXPECT_NE(ended.find("ended from inside (exit() or _exit()"), std::string::npos) << r.output;
+}
+
 // TMPDIR for the commbench processes this test starts, restored after.
 class ScopedTmpdir {
  public:
@@ -143,7 +157,8 @@ TEST(ConformanceCommand, WrongResultsFailTheOpWithTheFirstWrongCase) {
   const std::string allreduce = row(r.output, "2 ranks", "op allreduce");
   EXPECT_NE(allreduce.find("FAIL"), std::string::npos) << r.output;
   EXPECT_NE(allreduce.find("rank 1: "), std::string::npos) << allreduce;
-  EXPECT_NE(allreduce.find("wrong results; first: allreduce f32 sum"), std::string::npos) << allreduce;
+  EXPECT_NE(allreduce.find("of them on their first call); the first of those: allreduce f32 sum"), std::string::npos)
+      << allreduce;
   EXPECT_NE(row(r.output, "2 ranks", "op barrier").find(" pass "), std::string::npos) << r.output;
 }
 
@@ -160,6 +175,18 @@ TEST(ConformanceCommand, WritesOutsideABufferOrIntoTheSendBufferFailTheOp) {
     const std::string allreduce = row(r.output, "2 ranks", "op allreduce");
     EXPECT_NE(allreduce.find("FAIL"), std::string::npos) << fault << "\n" << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << fault << "\n" << r.output;
+  }
+  // One byte of 0x5A just past the end: what the first guard pattern holds there. The matrix's
+  // second call and the size ladder's alternate sizes write another pattern, and see it.
+  {
+    JobDir dir;
+    const CommandResult r = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB",
+                                           "-O", "fault=overflow", "-O", "overflow_bytes=1", "-O", "overflow_value=90"},
+                                          dir.path());
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    for (const char* check : {"op allreduce", "op allreduce sizes"})
+      EXPECT_NE(row(r.output, "2 ranks", check).find("wrote past the end of the receive buffer"), std::string::npos)
+          << check << "\n" << r.output;
   }
   JobDir dir;
   const CommandResult good = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB"},

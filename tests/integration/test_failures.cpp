@@ -271,7 +271,9 @@ iterations = 2
     }
   }
   EXPECT_EQ(ok, 1);       // allreduce 4 KiB (the all_pairs sweep holds the largest size: all skipped)
-  EXPECT_EQ(skipped, 3);  // allreduce 1 PiB, all_pairs 4 KiB and 1 PiB
+  EXPECT_EQ(skipped, 5);  // allreduce 1 PiB; all_pairs 0->1 and 1->0 at 4 KiB and 1 PiB
+  // Every case the plan counted is accounted for: the all_pairs records name their pair.
+  EXPECT_NE(r.output.find("done: 6/6 cases"), std::string::npos) << r.output;
 }
 
 // Issue 28 §5: a plugin that ends its process with _exit(0) in the middle of an op. The rank's

@@ -276,6 +276,24 @@ placement = "in_place"
   }
 }
 
+// A probe's plugin wrote 0x5A one byte past its receive buffer: the guard's first byte was 0x5A
+// in every check, so neither check, nor conformance, saw it. The check after timing writes
+// another pattern, different at every byte; there the write shows (and in all_pairs too).
+TEST(ResultChecks, AStrayByteEqualToTheFirstGuardPatternIsCaughtByTheSecondCheck) {
+  for (const char* ops : {R"(ops = ["allreduce"])", R"(ops = ["all_pairs"])"}) {
+    JobDir dir;
+    const auto o = run_faulty(dir, "overflow", fmt::format(R"({}
+sizes = ["4KiB", "64KiB"]
+world_size = 2
+)", ops), "overflow_bytes = 1\noverflow_value = 90");
+    expect_caught(o, ops);
+    for (const auto& c : o.cases) {
+      EXPECT_EQ(c["first_wrong"].value("buffer", "recv"), "past_recv_end") << c.dump();
+      EXPECT_EQ(c["first_wrong"]["check"], "after_timing") << "the first pattern holds 0x5A there: " << c.dump();
+    }
+  }
+}
+
 // Old check: avg sums were multiples of n, so truncating a float avg, or rounding an integer
 // one, gave the right numbers.
 TEST(ResultChecks, AvgRoundedTheWrongWayIsCaught) {

@@ -71,6 +71,10 @@ iterations = 3
     const auto means = c["rank_mean_us"].get<std::vector<double>>();
     ASSERT_EQ(means.size(), 4u);
     for (int k = 0; k < 4; ++k) EXPECT_EQ(means[k] > 0, k == src || k == dst) << c.dump();
+    // One host, one clock: each sample runs from the sender's post to the arrival the receiver
+    // saw, never shorter than the sender's own time.
+    EXPECT_EQ(c["rank_aggregation"], "sender_to_arrival") << c.dump();
+    EXPECT_GE(c["time_us"]["mean"].get<double>() + 1e-9, means[src]) << c.dump();
   }
   EXPECT_EQ(seen.size(), cases.size());
 
@@ -91,6 +95,7 @@ iterations = 3
     if (f[7] == "0") first_rep_order.push_back(std::stoi(f[3]));
     EXPECT_LE(std::stoll(f[8]), std::stoll(f[9])) << log[i];
     EXPECT_GT(std::stoll(f[10]), 0) << log[i];
+    EXPECT_EQ(std::stoll(f[9]) - std::stoll(f[8]), std::stoll(f[10])) << "seed 003: duration = end - start: " << log[i];
   }
   EXPECT_EQ(per_config.size(), 60u);
   for (const auto& [id, n] : per_config) EXPECT_EQ(n, 3) << "config " << id;

@@ -78,20 +78,20 @@ TEST(ExecutionLog, WritesSeedColumnsOnlyWhenTransfersArrive) {
   done.info.repeat = 1;  // the second of the run's repeats: its rows must say so
   log.execution_done(done);
   EXPECT_FALSE(std::filesystem::exists(file)) << "an execution without transfers writes nothing";
-  log.transfers_logged(done.info, {{5, 0, 1, 1024, 0, 1000, 1500, 600}, {2, 1, 0, 8, 0, 2000, 2100, 100}});
-  log.transfers_logged(done.info, {{5, 0, 1, 1024, 1, 3000, 3400, 400}});
+  log.transfers_logged(done.info, {{5, 0, 1, 1024, 0, 1000, 1600, 600, 0}, {2, 1, 0, 8, 0, 2000, 2100, 100, 1}});
+  log.transfers_logged(done.info, {{5, 0, 1, 1024, 1, 3000, 3400, 400, 0}});
   EXPECT_FALSE(std::filesystem::exists(file)) << "held until the end-of-execution clock estimate";
-  log.execution_done(done);  // no clock record (nothing to align): the receivers' own times
+  log.execution_done(done);  // no clock record (nothing to align): the senders' own times
   const auto lines = test::read_lines(file);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0], "run,backend,world_size,config_id,src,dst,size,repetition,timestamp_start_ns,"
                       "timestamp_end_ns,duration_ns,repeat");
-  EXPECT_EQ(lines[1], "sweep,ucx,4,5,0,1,1024,0,1000,1500,600,1");
+  EXPECT_EQ(lines[1], "sweep,ucx,4,5,0,1,1024,0,1000,1600,600,1");
   EXPECT_EQ(lines[2], "sweep,ucx,4,2,1,0,8,0,2000,2100,100,1");
   EXPECT_EQ(lines[3], "sweep,ucx,4,5,0,1,1024,1,3000,3400,400,1");
 }
 
-TEST(ExecutionLog, TimestampsMoveOntoRankZerosTimelineByTheReceiversClock) {
+TEST(ExecutionLog, TimestampsMoveOntoRankZerosTimelineByTheTimingRanksClock) {
   test::TempDir dir;
   ExecutionLogReporter log(dir.path());
   ExecutionOutcome done;
@@ -102,22 +102,42 @@ TEST(ExecutionLog, TimestampsMoveOntoRankZerosTimelineByTheReceiversClock) {
   done.clock = clock_record(8, {r0, s1}, {r0, e1});
   EXPECT_NEAR(done.clock["ranks"][1]["drift_ppm"].get<double>(), 1000.0, 1e-9);
   EXPECT_EQ(done.clock["ranks"][1]["error_bound_ns"], 50);
-  log.transfers_logged(done.info, {{3, 0, 1, 8, 0, 51000, 52000, 1000}, {4, 1, 0, 8, 0, 60000, 61000, 1000}});
+  log.transfers_logged(done.info, {{3, 1, 0, 8, 0, 51000, 52000, 1000, 1}, {4, 0, 1, 8, 0, 60000, 61000, 1000, 0}});
   log.execution_done(done);
   const auto lines = test::read_lines(dir.path() / ExecutionLogReporter::kFileName);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[1], "sweep,ucx,4,3,0,1,8,0,56050,57051,1000,0") << "receiver rank 1: moved";
-  EXPECT_EQ(lines[2], "sweep,ucx,4,4,1,0,8,0,60000,61000,1000,0") << "receiver rank 0: as it was";
+  // The end is the start plus the sample, so end - start = duration on every row (seed 003).
+  EXPECT_EQ(lines[1], "sweep,ucx,4,3,1,0,8,0,56050,57050,1000,0") << "sender rank 1: moved";
+  EXPECT_EQ(lines[2], "sweep,ucx,4,4,0,1,8,0,60000,61000,1000,0") << "sender rank 0: as it was";
+  // A receiver's interval (two clocks, its time was the sample) moves by the receiver's clock.
+  log.transfers_logged(done.info, {{5, 0, 1, 8, 1, 51000, 52000, 1000, 1}});
+  log.execution_done(done);
+  EXPECT_EQ(test::read_lines(dir.path() / ExecutionLogReporter::kFileName).back(), "sweep,ucx,4,5,0,1,8,1,56050,57050,1000,0");
+}
+
+// The sample of one transfer: with one clock, from the sender's post to the receiver seeing the
+// message, so a receiver whose own wait was short (it came late to a message already there)
+// cannot make the transfer look faster than it was; across clocks the longer own time.
+TEST(AllPairsSample, OneClockTimesFromTheSendersPostToTheArrivalSeen) {
+  // Sender: posted at host time 10,000, its eager send completed locally 200 ns later.
+  const PairTimes sender{500, 700, 10000};
+  // Receiver: its own wait took 100 ns, but it saw the message at host time 13,000.
+  const PairTimes receiver{900, 1000, 13000};
+  EXPECT_EQ(transfer_duration_ns(true, sender, receiver), 3000);
+  EXPECT_EQ(transfer_duration_ns(false, sender, receiver), 200) << "different clocks: the own times only";
+  // A rendezvous send that completes after the receiver saw the data: the sender's time rules.
+  EXPECT_EQ(transfer_duration_ns(true, PairTimes{0, 5000, 10000}, PairTimes{0, 2500, 12500}), 5000);
+  EXPECT_EQ(transfer_duration_ns(false, PairTimes{0, 100, 0}, PairTimes{0, 2500, 0}), 2500);
 }
 
 TEST(ExecutionLog, EntriesSurviveTheWorkerPipeAsJson) {
-  const TransferLogEntry e{7, 2, 3, uint64_t{1} << 30, 4, 123456789012, 123456789999, 987};
+  const TransferLogEntry e{7, 2, 3, uint64_t{1} << 30, 4, 123456789012, 123456789999, 987, 3};
   const nlohmann::json j = e;
   const TransferLogEntry back = j.get<TransferLogEntry>();
   EXPECT_EQ(std::tie(back.config_id, back.src, back.dst, back.bytes, back.repetition, back.start_ns,
-                     back.end_ns, back.duration_ns),
+                     back.end_ns, back.duration_ns, back.timer_rank),
             std::tie(e.config_id, e.src, e.dst, e.bytes, e.repetition, e.start_ns, e.end_ns,
-                     e.duration_ns));
+                     e.duration_ns, e.timer_rank));
 }
 
 CaseRecord pair_record(int src, int dst, uint64_t bytes, double time_us) {

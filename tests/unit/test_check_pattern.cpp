@@ -245,19 +245,39 @@ TEST(CheckPattern, AlltoallAndScatterBlocksNameTheirDestination) {
   }
 }
 
+// A plugin that writes one fixed byte just past its buffer (0x5A, a common fill value) wrote what
+// the first generation's guard holds there, so that check cannot see it; the second check of the
+// case (the next generation) holds another value at every offset and does.
+TEST(CheckPattern, AFixedStrayByteIsCaughtByOneOfTwoGenerations) {
+  Bytes first(kGuardBytes), second(kGuardBytes);
+  fill_guard(first.data(), first.size(), 0);
+  fill_guard(second.data(), second.size(), 1);
+  for (size_t i = 0; i < kGuardBytes; ++i) ASSERT_NE(first[i], second[i]) << "offset " << i;
+  for (const int value : {0x00, 0x5A, 0xA5, 0xFF}) {
+    for (const size_t at : {size_t{0}, size_t{1}, kGuardBytes - 1}) {
+      Bytes a = first, b = second;
+      a[at] = static_cast<unsigned char>(value);
+      b[at] = static_cast<unsigned char>(value);
+      const int64_t seen = check_guard(a.data(), a.size(), 1, CheckedBuffer::kPastRecvEnd, 0).wrong +
+                           check_guard(b.data(), b.size(), 1, CheckedBuffer::kPastRecvEnd, 1).wrong;
+      EXPECT_GE(seen, 1) << "value " << value << " at " << at;
+    }
+  }
+}
+
 // Guards count elements away from the buffer: after it from its end, before it from its start.
 TEST(CheckPattern, GuardMismatchesAreCountedFromTheBufferTheyTouch) {
   Bytes guard(kGuardBytes);
-  fill_guard(guard.data(), guard.size());
-  EXPECT_EQ(check_guard(guard.data(), guard.size(), 4, CheckedBuffer::kPastRecvEnd).wrong, 0);
+  fill_guard(guard.data(), guard.size(), 0);
+  EXPECT_EQ(check_guard(guard.data(), guard.size(), 4, CheckedBuffer::kPastRecvEnd, 0).wrong, 0);
   Bytes touched = guard;
   touched[9] ^= 0xFF;                    // element 2 of 4 bytes from the start of the guard
   touched[kGuardBytes - 1] ^= 0xFF;      // the guard's last element
-  const CheckResult after = check_guard(touched.data(), touched.size(), 4, CheckedBuffer::kPastRecvEnd);
+  const CheckResult after = check_guard(touched.data(), touched.size(), 4, CheckedBuffer::kPastRecvEnd, 0);
   EXPECT_EQ(after.wrong, 2);
   ASSERT_TRUE(after.first);
   EXPECT_EQ(after.first->index, 2u);     // past the end: the nearer one is the guard's start
-  const CheckResult before = check_guard(touched.data(), touched.size(), 4, CheckedBuffer::kBeforeSendStart);
+  const CheckResult before = check_guard(touched.data(), touched.size(), 4, CheckedBuffer::kBeforeSendStart, 0);
   EXPECT_EQ(before.wrong, 2);
   ASSERT_TRUE(before.first);
   EXPECT_EQ(before.first->index, 0u);    // before the start: the guard's last element touches it

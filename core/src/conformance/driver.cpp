@@ -33,6 +33,7 @@ struct RankView {
   std::string phase = "startup";
   std::string error;
   Clock::time_point heard = Clock::now();  // its last line: ranks report every case and step
+  bool finished = false;  // it said it ran its last check: an exit code 0 without it is an exit()
 };
 
 ConformanceResult result_from(const std::string& s) {
@@ -124,6 +125,7 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
         const std::string type = m.value("type", "");
         if (type == "phase") view[r].phase = m.value("phase", "");
         else if (type == "error") view[r].error = m.value("message", "");
+        else if (type == "finished") view[r].finished = true;
         else if (type == "check")
           merge.add(r, m.value("name", "?"), result_from(m.value("result", "fail")), m.value("detail", ""));
       }
@@ -145,7 +147,17 @@ bool run_stage(const ConformanceOptions& opts, const std::string& stage, int wor
         all_exited = false;
         continue;
       }
-      if (w.exited_cleanly()) continue;
+      if (w.exited_cleanly()) {
+        drain();  // its last lines may have come after the poll
+        if (view[r].finished) continue;
+        // Exit code 0 from a rank that had checks left: the plugin (or a library it uses) ended
+        // the process with exit() or _exit(); the checks it never ran must not read as passed.
+        failure = fmt::format("rank {} exited with code 0 during {} before it finished its checks: the process was "
+                              "ended from inside (exit() or _exit() in the plugin or a library it uses)",
+                              r, view[r].phase);
+        if (const std::string tail = log_tail(logs[r], 3); !tail.empty()) failure += fmt::format(" (its log ends: {})", tail);
+        continue;
+      }
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         unavailable = true;
         continue;

@@ -131,7 +131,9 @@ Execution conformance_execution(const SuiteContext& ctx, cb_mem mem) {
 // each: a backend that keeps state between calls with the same arguments (a cached result, a
 // reused staging buffer left stale) is wrong on the second call and right on the first (a
 // probe's plugin was).
-CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check, int calls) {
+// `first_generation` keys the first call's inputs and guard bytes (measure/check_pattern.h).
+CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check, int calls,
+                     uint32_t first_generation) {
   CaseOutcome o;
   const Execution exec = conformance_execution(ctx, mem);
   int completed = 0;  // calls that ran
@@ -149,7 +151,7 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
                     spec.root, spec.count, {exec.peers[0], exec.peers[1]},
                     spec.placement == Placement::InPlace};
     for (int call = 0; call < calls; ++call) {  // every call on every rank: they are collective
-      cc.generation = static_cast<uint32_t>(call);
+      cc.generation = first_generation + static_cast<uint32_t>(call);
       buffers.prepare_check(cc);
       executor.run_once(ctx.op_timeout_ms);
       ++completed;
@@ -270,12 +272,17 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     return ctx.report(name, ConformanceResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
   if (cases.empty())
     return ctx.report(name, ConformanceResult::Skip, fmt::format("no size from 4 KiB to --max-bytes {}", ctx.max_bytes));
-  size_t run = 0, refused = 0, wrong_cases = 0;
+  size_t run = 0, refused = 0, wrong_cases = 0, wrong_on_first_call = 0;
   std::string first_wrong;
-  for (const CaseSpec& spec : cases) {
+  bool shown_is_a_first_call = false;
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const CaseSpec& spec = cases[index];
     const std::string what = describe_case(spec, mem);
     ctx.out.phase("conformance " + what);
-    const CaseOutcome o = run_case(ctx, spec, mem, name, calls);
+    // One call per case (the size ladder): neighbouring sizes alternate generations, so a stray
+    // write of one fixed value beside the buffer is not hidden by one guard pattern everywhere.
+    const uint32_t first_generation = calls == 1 ? static_cast<uint32_t>(index % 2) : 0;
+    const CaseOutcome o = run_case(ctx, spec, mem, name, calls, first_generation);
     if (o.failed_anywhere) {  // this rank's own failure is reported already
       ctx.broken = fmt::format("the communicator failed in {}", what);
       if (o.mine != CaseOutcome::kFailed) ctx.report(name, ConformanceResult::Fail, fmt::format("{}: failed on another rank", what));
@@ -291,7 +298,12 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     }
     ++run;
     ++ran;
-    if (o.wrong > 0 && wrong_cases++ == 0) {
+    if (o.wrong > 0) wrong_on_first_call += o.wrong_call == 0;
+    // The case shown: the first wrong one, or the first wrong on its first call once there is
+    // one (a sum where prod was asked can be right on call 1 by chance, and a case wrong only on
+    // call 2 points at state kept between calls).
+    if (o.wrong > 0 && (wrong_cases++ == 0 || (!shown_is_a_first_call && o.wrong_call == 0))) {
+      shown_is_a_first_call = o.wrong_call == 0;
       first_wrong = fmt::format("{}{}: {} wrong element(s) on this rank", what,
                                 o.wrong_call > 0 ? fmt::format(" (its call {}: same arguments and buffers, new input "
                                                                "values; the first was right)", o.wrong_call + 1)
@@ -310,7 +322,9 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
   }
   if (wrong_cases > 0)
     return ctx.report(name, ConformanceResult::Fail,
-                      fmt::format("{} case(s) with wrong results; first: {}", wrong_cases, first_wrong));
+                      fmt::format("{} case(s) with wrong results ({} of them on their first call); {}: {}", wrong_cases,
+                                  wrong_on_first_call, shown_is_a_first_call ? "the first of those" : "first",
+                                  first_wrong));
   // The capabilities must say what post accepts: an op advertised and refused in every case
   // passed (a probe's plugin refused them all), and `run` then measured nothing of it. On every
   // memory type together: the ABI may refuse an op on one of them (UCX collectives on CUDA).

@@ -57,9 +57,12 @@ int conformance_rank_main(int argc, char** argv) {
     Bootstrap suite(*client, fmt::format("conformance-{}-{}-suite", stage, opts.world), opts.rank, opts.world);
     out.phase("conformance: load plugin");
     static const LoadedPlugin plugin = load_plugin(plugin_path);
-    if (stage == "options") return run_unknown_option_check(plugin, bootstrap, out);
-    if (stage == "deadline") return run_deadline_check(plugin, bootstrap, suite, out, opts);
-    return run_rank_suite(plugin, bootstrap, suite, out, opts);
+    const int rc = stage == "options"    ? run_unknown_option_check(plugin, bootstrap, out)
+                   : stage == "deadline" ? run_deadline_check(plugin, bootstrap, suite, out, opts)
+                                         : run_rank_suite(plugin, bootstrap, suite, out, opts);
+    // The driver takes an exit code 0 without this line for an exit() inside the plugin.
+    if (rc == 0) out.send({{"type", "finished"}});
+    return rc;
   } catch (const std::exception& e) {
     out.send({{"type", "error"}, {"message", e.what()}});
     return 1;

@@ -9,6 +9,7 @@
 
 #include "commbench/sdk/dtypes.hpp"
 #include "measure/check_pattern.h"
+#include "measure/clock_sync.h"
 #include "measure/host_timer.h"
 #include "stats/bandwidth.h"
 
@@ -80,7 +81,7 @@ void check_bytes(uint64_t seed, int src, uint32_t generation, const unsigned cha
   });
   for (const auto& [guard, which] : {std::pair{buf - kGuardBytes, CheckedBuffer::kBeforeRecvStart},
                                      std::pair{buf + bytes, CheckedBuffer::kPastRecvEnd}}) {
-    const CheckResult g = check_guard(guard, kGuardBytes, 1, which);
+    const CheckResult g = check_guard(guard, kGuardBytes, 1, which, generation);
     if (g.wrong > 0 && wrong == 0) first(static_cast<int64_t>(g.first->index), -1, static_cast<int32_t>(g.first->got), which);
     wrong += g.wrong;
   }
@@ -119,43 +120,74 @@ class SweepBuffers {
 };
 
 struct Interval {
-  int64_t start_ns = 0, end_ns = 0;
+  int64_t start_ns = 0, end_ns = 0;  // this rank's timer around its own send or receive
+  // The host clock when the sender posted (read just before its start) or when the receiver saw
+  // the message (just after its end).
+  int64_t monotonic_ns = 0;
 };
 
+cb_op_args pair_op(const CaseEnvironment& env, cb_op op, int peer, const SweepBuffers& bufs, uint64_t count,
+                   cb_dtype dtype) {
+  cb_op_args a{};
+  a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
+  a.op = op;
+  a.sendbuf = bufs.send();
+  a.recvbuf = bufs.recv();
+  a.count = count;
+  a.dtype = dtype;
+  a.peer = peer;
+  a.mem_type = env.exec.memory;
+  return a;
+}
+
 // One message src -> dst after a synchronised start; this rank's interval (zeros when it is
-// neither src nor dst).
+// neither src nor dst). The receiver first tells the sender it is there (one untimed byte, dst ->
+// src) and the sender posts only then, so the receiver is waiting for the message before it is
+// sent. Without it a receiver that left the barrier after the message had landed timed nothing
+// of the transfer, and an eager send completes at once: the cell showed a link faster than it is.
 Interval transfer(CaseEnvironment& env, const AllPairsConfig& cfg, const CaseSpec& spec,
                   const SweepBuffers& bufs) {
   sync_start(env);
   const int rank = env.bootstrap.rank();
   if (rank != cfg.src && rank != cfg.dst) return {};
-  cb_op_args a{};
-  a.struct_size = CB_STRUCT_SIZE(cb_op_args, tag);
-  a.op = rank == cfg.src ? CB_OP_SEND : CB_OP_RECV;
-  a.sendbuf = bufs.send();
-  a.recvbuf = bufs.recv();
-  a.count = spec.count;
-  a.dtype = spec.dtype;
-  a.peer = rank == cfg.src ? cfg.dst : cfg.src;
-  a.mem_type = env.exec.memory;
+  const bool sender = rank == cfg.src;
+  const int peer = sender ? cfg.dst : cfg.src;
+  env.session.complete(pair_op(env, sender ? CB_OP_RECV : CB_OP_SEND, peer, bufs, 1, CB_DTYPE_UINT8),
+                       remaining_ms(env));
+  const cb_op_args a = pair_op(env, sender ? CB_OP_SEND : CB_OP_RECV, peer, bufs, spec.count, spec.dtype);
   Interval t;
+  if (sender) t.monotonic_ns = monotonic_ns();
   t.start_ns = now_ns();
   env.session.complete(a, remaining_ms(env));
   t.end_ns = now_ns();
+  if (!sender) t.monotonic_ns = monotonic_ns();
   return t;
+}
+
+// The sender and receiver read one CLOCK_MONOTONIC (the same clock group).
+bool one_clock(const CaseEnvironment& env, const AllPairsConfig& cfg) {
+  const auto& g = env.clock_group;
+  return static_cast<size_t>(std::max(cfg.src, cfg.dst)) < g.size() &&
+         g[static_cast<size_t>(cfg.src)] == g[static_cast<size_t>(cfg.dst)];
 }
 
 }  // namespace
 
+int64_t transfer_duration_ns(bool one_clock, const PairTimes& sender, const PairTimes& receiver) {
+  const int64_t sent = sender.end_ns - sender.start_ns;
+  if (one_clock) return std::max(sent, receiver.monotonic_ns - sender.monotonic_ns);
+  return std::max(sent, receiver.end_ns - receiver.start_ns);
+}
+
 void to_json(nlohmann::json& j, const TransferLogEntry& e) {
   j = nlohmann::json::array({e.config_id, e.src, e.dst, e.bytes, e.repetition, e.start_ns, e.end_ns,
-                             e.duration_ns});
+                             e.duration_ns, e.timer_rank});
 }
 
 void from_json(const nlohmann::json& j, TransferLogEntry& e) {
   e = TransferLogEntry{j.at(0).get<int>(), j.at(1).get<int>(), j.at(2).get<int>(),
                        j.at(3).get<uint64_t>(), j.at(4).get<int>(), j.at(5).get<int64_t>(),
-                       j.at(6).get<int64_t>(), j.at(7).get<int64_t>()};
+                       j.at(6).get<int64_t>(), j.at(7).get<int64_t>(), j.at(8).get<int>()};
 }
 
 std::vector<AllPairsConfig> all_pairs_configs(int world, size_t sizes, uint64_t seed) {
@@ -180,15 +212,23 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   const Execution& e = env.exec;
   const int rank = env.bootstrap.rank(), world = env.bootstrap.world_size();
   if (cases.empty()) return;
+  // A sweep that cannot run still accounts for every case the plan counted: one per pair and size.
+  auto record_every_pair = [&](const std::string& status, const std::string& why) {
+    for (const CaseSpec& c : cases)
+      for (int src = 0; src < world; ++src)
+        for (int dst = 0; dst < world; ++dst) {
+          if (src == dst) continue;
+          CaseRecord r = make_case_record(e, c);
+          r.src = src;
+          r.dst = dst;
+          r.status = status;
+          r.reason = why;
+          sink.record(std::move(r));
+        }
+  };
   const std::string reason = unsupported_reason(env, cases.front());
   if (!reason.empty()) {
-    if (rank == 0)
-      for (const CaseSpec& c : cases) {
-        CaseRecord r = make_case_record(e, c);
-        r.status = "unsupported";
-        r.reason = reason;
-        sink.record(std::move(r));
-      }
+    if (rank == 0) record_every_pair("unsupported", reason);
     return;
   }
   uint64_t largest = 0;
@@ -207,14 +247,10 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   const int short_rank = env.bootstrap.first_rank_that(!alloc_error.empty(), Millis(remaining_ms(env)));
   if (short_rank >= 0) {
     if (rank == 0)
-      for (const CaseSpec& c : cases) {
-        CaseRecord rec = make_case_record(e, c);
-        rec.status = "skipped";
-        rec.reason = "does not fit in memory: " +
-                     (alloc_error.empty() ? fmt::format("rank {} could not allocate the sweep's buffers", short_rank)
-                                          : alloc_error);
-        sink.record(std::move(rec));
-      }
+      record_every_pair("skipped", "does not fit in memory: " +
+                                       (alloc_error.empty()
+                                            ? fmt::format("rank {} could not allocate the sweep's buffers", short_rank)
+                                            : alloc_error));
     owned.reset();  // as at the sweep's end: the buffers go first and the ranks leave together
     env.bootstrap.barrier(Millis(remaining_ms(env)));
     return;
@@ -244,8 +280,8 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
       const CaseSpec& spec = cases[cfg.size_index];
       if (rank == cfg.dst) {
         std::memset(bufs.recv(), 0, spec.bytes);
-        fill_guard(bufs.recv() - kGuardBytes, kGuardBytes);
-        fill_guard(bufs.recv() + spec.bytes, kGuardBytes);
+        fill_guard(bufs.recv() - kGuardBytes, kGuardBytes, generation);
+        fill_guard(bufs.recv() + spec.bytes, kGuardBytes, generation);
       }
       traced(TracePhase::Check, cfg, -1, transfer(env, cfg, spec, bufs));
       if (rank == cfg.dst) check_bytes(e.seed, cfg.src, generation, bufs.recv(), spec.bytes, stage, wrong[k]);
@@ -275,11 +311,16 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
       const AllPairsConfig& cfg = configs[k];
       const Interval s = everyone[static_cast<size_t>(cfg.src) * configs.size() + k];
       const Interval d = everyone[static_cast<size_t>(cfg.dst) * configs.size() + k];
-      const int64_t duration = std::max(s.end_ns - s.start_ns, d.end_ns - d.start_ns);
+      const int64_t duration = transfer_duration_ns(one_clock(env, cfg), {s.start_ns, s.end_ns, s.monotonic_ns},
+                                                    {d.start_ns, d.end_ns, d.monotonic_ns});
       samples_us[k].push_back(static_cast<double>(duration) / 1e3);
       rank_sum_us[k][0] += static_cast<double>(s.end_ns - s.start_ns) / 1e3;
       rank_sum_us[k][1] += static_cast<double>(d.end_ns - d.start_ns) / 1e3;
-      log.push_back({cfg.id, cfg.src, cfg.dst, cases[cfg.size_index].bytes, rep, d.start_ns, d.end_ns, duration});
+      // The interval the sample is: from the sender's post, unless the receiver's own time was it.
+      const bool receivers = !one_clock(env, cfg) && duration > s.end_ns - s.start_ns;
+      const int64_t start = receivers ? d.start_ns : s.start_ns;
+      log.push_back({cfg.id, cfg.src, cfg.dst, cases[cfg.size_index].bytes, rep, start, start + duration, duration,
+                     receivers ? cfg.dst : cfg.src});
     }
     sink.transfers(log);
   }
@@ -308,6 +349,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     CaseRecord r = make_case_record(e, spec);
     r.src = cfg.src;
     r.dst = cfg.dst;
+    if (one_clock(env, cfg)) r.rank_aggregation = std::string(kSenderToArrival);
     r.iterations = reps;
     r.samples_us = samples_us[k];
     r.time_us = summarize(r.samples_us);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,10 +18,11 @@
 
 namespace commbench {
 
-// One timed transfer, as seed 003's execution log has it. Timestamps are the receiver's timer
-// (HostTimer::now_ns, CLOCK_MONOTONIC ns); the execution log puts them on rank 0's timeline with
-// the execution's clock estimates (measure/clock_sync.h).
-// duration_ns is what the statistics use: the longer of the sender's and receiver's times.
+// One timed transfer, as seed 003's execution log has it. start_ns is when the timed interval
+// began on rank `timer_rank`'s timer (HostTimer::now_ns, CLOCK_MONOTONIC ns): the sender's post,
+// or the receiver's when the pair has two clocks and the receiver's own time was the sample;
+// end_ns = start_ns + duration_ns. The execution log puts them on rank 0's timeline with that
+// rank's clock estimate (measure/clock_sync.h). duration_ns is the sample (transfer_duration_ns).
 struct TransferLogEntry {
   int config_id = 0;
   int src = 0;
@@ -30,6 +32,7 @@ struct TransferLogEntry {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t duration_ns = 0;
+  int timer_rank = 0;
 };
 
 void to_json(nlohmann::json& j, const TransferLogEntry& e);
@@ -41,6 +44,20 @@ struct AllPairsConfig {
   int dst = 0;
   size_t size_index = 0;
 };
+
+// A sender's or receiver's times for one transfer: its timer around its own op, and the host
+// clock when the sender posted or when the receiver saw the message arrive.
+struct PairTimes {
+  int64_t start_ns = 0, end_ns = 0, monotonic_ns = 0;
+};
+
+// The sample of one transfer. When both ranks read one CLOCK_MONOTONIC: from the sender's post to
+// the receiver seeing the message (or to the sender's completion, if later), the record's
+// rank_aggregation kSenderToArrival. Across clocks, which cannot be subtracted to the
+// microsecond, the longer of the two ranks' own times ("slowest_per_iteration"); the receiver's
+// starts before the sender posts (transfer() waits for it), so it is never shorter than the transfer.
+int64_t transfer_duration_ns(bool one_clock, const PairTimes& sender, const PairTimes& receiver);
+inline constexpr std::string_view kSenderToArrival = "sender_to_arrival";
 
 // Every directed pair x size, numbered in (src, dst, size) order, then shuffled with `seed`
 // (Fisher-Yates over SplitMix64: the same order with every compiler and standard library).

@@ -142,7 +142,7 @@ OpBuffers CaseBuffers::layout(void* base, void* second) const {
 
 void CaseBuffers::prepare_check(const CheckContext& cc) {
   std::vector<unsigned char> guard(kGuardBytes);
-  fill_guard(guard.data(), guard.size());
+  fill_guard(guard.data(), guard.size(), cc.generation);
   for (const Guard& g : guards_) {
     if (!g.at) continue;
     if (guards_on_device_) gpu_->copy_to_device_on_stream(g.at, guard.data(), guard.size());
@@ -184,7 +184,8 @@ CheckResult CaseBuffers::check(const CheckContext& cc) {
     return host.data();
   };
   for (const Guard& g : guards_)
-    if (g.at) merge_check(r, check_guard(readable(g.at, kGuardBytes, guards_on_device_), kGuardBytes, elem_size_, g.which));
+    if (g.at) merge_check(r, check_guard(readable(g.at, kGuardBytes, guards_on_device_), kGuardBytes, elem_size_, g.which,
+                                               cc.generation));
   if (guards_[2].at)  // out of place
     merge_check(r, check_send_unchanged(cc, readable(op_.send, send_elems_ * elem_size_, guards_on_device_), send_elems_));
   return r;

@@ -74,7 +74,7 @@ struct CaseRecord {
   std::string status = "ok";  // "ok" | "unsupported" | "failed"
   std::string reason;         // why, when not ok
   std::string method = "batch";  // batch | per_iteration | graph (common/timing_method.h)
-  std::string rank_aggregation;  // avg | min | max | rank<N> | slowest_per_iteration
+  std::string rank_aggregation;  // avg | min | max | rank<N> | slowest_per_iteration | sender_to_arrival
   std::string timing = "host";  // the clock (measure/iteration_clock.h): host | cuda_event | host_stream_sync
   std::string staging;          // "host_pinned": device data copied through pinned host buffers
                                 // inside the timed region; "" (absent in JSON): no staging

@@ -31,6 +31,7 @@ struct CaseEnvironment {
   uint64_t buffers_device_peak = 0;  // largest device memory one case's buffers took
   int local_world = 1;  // ranks of this execution on this host: they share its memory
   TraceRecorder* trace = nullptr;  // the rank's trace; null or off: nothing recorded
+  std::vector<int> clock_group;    // each rank's clock group leader (measure/clock_sync.h); empty: unknown
 };
 
 // The environment's trace recorder, an off one when it has none.

@@ -186,16 +186,20 @@ std::string outside_text(std::string_view buffer_name, uint64_t index, std::stri
 }
 
 namespace {
-// Varies with the offset, so that neither a constant fill nor a copied pattern matches it.
-unsigned char guard_byte(size_t i) { return static_cast<unsigned char>(0x5A + i * 7); }
+// Varies with the offset, so that neither a constant fill nor a copied pattern matches it, and
+// with the generation: 0x4B apart at every byte from one generation to the next, so a stray
+// write of the value one generation's guard holds there is caught by the other's.
+unsigned char guard_byte(size_t i, uint32_t generation) {
+  return static_cast<unsigned char>(0x5A + 0x4B * generation + i * 7);
+}
 }  // namespace
 
-void fill_guard(void* guard, size_t bytes) {
+void fill_guard(void* guard, size_t bytes, uint32_t generation) {
   auto* p = static_cast<unsigned char*>(guard);
-  for (size_t i = 0; i < bytes; ++i) p[i] = guard_byte(i);
+  for (size_t i = 0; i < bytes; ++i) p[i] = guard_byte(i, generation);
 }
 
-CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which) {
+CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which, uint32_t generation) {
   CheckResult r;
   const auto* p = static_cast<const unsigned char*>(guard);
   elem_size = std::max<size_t>(elem_size, 1);
@@ -205,7 +209,7 @@ CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, Check
   for (size_t k = 0; k < elems; ++k) {
     const size_t e = before ? elems - 1 - k : k;
     for (size_t b = e * elem_size; b < std::min(bytes, (e + 1) * elem_size); ++b) {
-      if (p[b] == guard_byte(b)) continue;
+      if (p[b] == guard_byte(b, generation)) continue;
       if (r.wrong++ == 0) r.first = Mismatch{k, std::numeric_limits<double>::quiet_NaN(), static_cast<double>(p[b]), which};
       break;
     }

@@ -78,13 +78,14 @@ inline int64_t count_wrong(const CheckContext& c, const void* recv, uint64_t rec
   return check_recv(c, recv, recv_elems).wrong;
 }
 
-// Guard bytes before and after a buffer: written before the op with a pattern no check value
-// produces; afterwards every element-sized chunk that changed is one wrong element (`which` says
-// beside which buffer; `got` is the first changed byte; `index` counts elements away from the
-// buffer, 0 being the one next to it).
+// Guard bytes before and after a buffer: written before the op with a pattern that varies with the
+// offset and the check's generation; afterwards every element-sized chunk that changed is one
+// wrong element (`which` says beside which buffer; `got` is the first changed byte; `index` counts
+// elements away from the buffer, 0 being the one next to it). Consecutive generations differ at
+// every byte, so a stray write of any fixed value shows in one of a case's two checks.
 inline constexpr size_t kGuardBytes = 4096;
-void fill_guard(void* guard, size_t bytes);
-CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which);
+void fill_guard(void* guard, size_t bytes, uint32_t generation);
+CheckResult check_guard(const void* guard, size_t bytes, size_t elem_size, CheckedBuffer which, uint32_t generation);
 
 // An out-of-place send buffer after the op: it must still hold what fill_send wrote.
 CheckResult check_send_unchanged(const CheckContext& c, const void* send, uint64_t send_elems);

@@ -43,11 +43,6 @@ struct Wire {
   char host[64];
 };
 
-int64_t monotonic_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // How fast two processes' timers on one host can drift apart, per ns. Against CLOCK_MONOTONIC a
 // calibrated counter drifts as fast as NTP slews that clock, at most 500 ppm (the kernel's
 // largest frequency correction); two counters calibrated against it drift apart by the two
@@ -123,6 +118,11 @@ int measuring_leaders(const std::vector<int>& leader) {
   int n = 0;
   for (size_t r = 1; r < leader.size(); ++r) n += leader[r] == static_cast<int>(r);  // rank 0's group's leader is 0
   return n;
+}
+
+int64_t monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 ClockOffsets estimate_clock_offsets(Bootstrap& bootstrap, const std::string& label, Millis timeout) {
@@ -206,7 +206,7 @@ ClockOffsets estimate_clock_offsets(Bootstrap& bootstrap, const std::string& lab
     const Wire& w = all[static_cast<size_t>(r)];
     return HostClockRead{w.timer_minus_monotonic_ns, w.read_width_ns, w.read_at_monotonic_ns, w.read_exact != 0};
   };
-  ClockOffsets out{rounds, {}};
+  ClockOffsets out{rounds, {}, leader};
   out.ranks.reserve(all.size());
   for (int r = 0; r < world; ++r) {
     const int l = leader[static_cast<size_t>(r)];

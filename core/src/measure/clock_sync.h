@@ -34,6 +34,10 @@ struct ClockEstimate {
 void to_json(nlohmann::json& j, const ClockEstimate& e);
 void from_json(const nlohmann::json& j, ClockEstimate& e);
 
+// The host's CLOCK_MONOTONIC (steady_clock on Linux), which every rank of a clock group reads
+// alike whatever its timer: a calibrated counter is anchored per process.
+int64_t monotonic_ns();
+
 // One rank's timer against its host's CLOCK_MONOTONIC, read together.
 struct HostClockRead {
   int64_t timer_minus_monotonic_ns = 0;
@@ -66,6 +70,7 @@ int measuring_leaders(const std::vector<int>& leader);
 struct ClockOffsets {
   int rounds = 0;                    // per leader, as clock_rounds chose them
   std::vector<ClockEstimate> ranks;  // rank order; rank 0's is offset 0, rtt 0
+  std::vector<int> clock_group;      // each rank's clock group leader: equal ones read one CLOCK_MONOTONIC
 };
 
 // Collective over the execution's ranks; `label` ("start", "end") keeps the two estimates' keys

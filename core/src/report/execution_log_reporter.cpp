@@ -29,16 +29,17 @@ void ExecutionLogReporter::execution_done(const ExecutionOutcome& outcome) {
     file_ = std::make_unique<LineFile>(dir_ / kFileName);
     file_->write_line(fmt::format("{}", fmt::join(columns(), ",")));
   }
-  // The receiver's timestamps (its timer) on rank 0's timeline; the duration stays as measured.
+  // The timed interval's start (the sender's post, or the receiver's: all_pairs.h) on rank 0's
+  // timeline; the end is that plus the sample, so duration_ns = end - start as seed 003 defines it.
   const ClockAlignment clock(outcome.clock);
   const ExecutionInfo& exec = outcome.info;
   std::string block;
   for (const TransferLogEntry& e : entries) {
     if (!block.empty()) block += '\n';
+    const int64_t start = clock.to_rank0(e.timer_rank, e.start_ns);
     block += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(exec.run), csv_field(exec.backend),
-                         exec.world_size, e.config_id, e.src, e.dst, e.bytes, e.repetition,
-                         clock.to_rank0(e.dst, e.start_ns), clock.to_rank0(e.dst, e.end_ns), e.duration_ns,
-                         exec.repeat);
+                         exec.world_size, e.config_id, e.src, e.dst, e.bytes, e.repetition, start,
+                         start + e.duration_ns, e.duration_ns, exec.repeat);
   }
   file_->write_line(block);
 }

@@ -301,7 +301,8 @@ int worker_main(int argc, char** argv) {
     const bool stream_ordered = gpu && (caps.flags & CB_CAP_STREAM_ORDERED);
     CaseEnvironment env{*session, bootstrap, exec, caps, deadline, plan_memory(caps, exec.memory),
                         gpu.get(), gpu_unusable,
-                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0, args.local_world, &tr};
+                        stream_ordered ? exec.gpu_timing : TimingMethod::Host, 0, args.local_world, &tr,
+                        clock_start.clock_group};
     tr.flush();
     // all_pairs cases are one sweep (shuffled over pairs and sizes together), run first.
     std::vector<CaseSpec> sweep;

@@ -37,6 +37,8 @@
 //         | "refuse_all"     every collective is refused with CB_ERR_UNIMPLEMENTED although the
 //                            capabilities advertise all of them
 //   overflow_bytes = bytes the "overflow" and "underflow" faults write outside (default 4)
+//   overflow_value = the byte they write (default 0; 90 = 0x5A, the first check's guard byte
+//                    just past a buffer, is what a fill byte of that value would write)
 //   avg = "divide" (default: the exact sum, divided once) | "premultiply" (NCCL's way for
 //         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
 //         addition; correct, and the check must accept its rounding)
@@ -78,6 +80,7 @@ struct cb_backend {
   int64_t rotate = 120;
   int64_t chunk_bytes = 1 << 20;
   int64_t overflow_bytes = 4;
+  int overflow_value = 0;
 };
 
 namespace faulty {
@@ -188,9 +191,9 @@ bool try_receive(cb_request& r, int32_t timeout_ms) {
   }
   std::memcpy(r.buffer, data.data(), written_bytes(b, r.bytes));
   if (b.fault == Fault::Overflow)
-    std::memset(static_cast<unsigned char*>(r.buffer) + r.bytes, 0, static_cast<size_t>(b.overflow_bytes));
+    std::memset(static_cast<unsigned char*>(r.buffer) + r.bytes, b.overflow_value, static_cast<size_t>(b.overflow_bytes));
   if (b.fault == Fault::Underflow)
-    std::memset(static_cast<unsigned char*>(r.buffer) - b.overflow_bytes, 0, static_cast<size_t>(b.overflow_bytes));
+    std::memset(static_cast<unsigned char*>(r.buffer) - b.overflow_bytes, b.overflow_value, static_cast<size_t>(b.overflow_bytes));
   r.key.clear();
   return true;
 }
@@ -252,9 +255,9 @@ void run(cb_comm& comm, const cb_op_args& a) {
   comm.last = call;
   if (writes) std::memcpy(a.recvbuf, out.data(), written_bytes(b, out.size()) - (repeated ? es : 0));
   if (writes && b.fault == Fault::Overflow)
-    std::memset(static_cast<unsigned char*>(a.recvbuf) + out.size(), 0, static_cast<size_t>(b.overflow_bytes));
+    std::memset(static_cast<unsigned char*>(a.recvbuf) + out.size(), b.overflow_value, static_cast<size_t>(b.overflow_bytes));
   if (writes && b.fault == Fault::Underflow)
-    std::memset(static_cast<unsigned char*>(a.recvbuf) - b.overflow_bytes, 0, static_cast<size_t>(b.overflow_bytes));
+    std::memset(static_cast<unsigned char*>(a.recvbuf) - b.overflow_bytes, b.overflow_value, static_cast<size_t>(b.overflow_bytes));
   if (b.fault == Fault::ClobberSend && a.sendbuf != nullptr && a.sendbuf != a.recvbuf)
     std::memset(const_cast<void*>(a.sendbuf), 0, send_bytes);
 }
@@ -301,8 +304,11 @@ struct Traits {
         b->chunk_bytes = sdk::parse_integer_option(key, value, 1, INT32_MAX, "a number of bytes >= 1");
       } else if (key == "overflow_bytes") {
         b->overflow_bytes = sdk::parse_integer_option(key, value, 1, 4096, "a number of bytes from 1 to 4096");
+      } else if (key == "overflow_value") {
+        b->overflow_value = static_cast<int>(sdk::parse_integer_option(key, value, 0, 255, "a byte value from 0 to 255"));
       } else {
-        sdk::unknown_option(name, key, {"fault", "avg", "good_posts", "rotate", "chunk_bytes", "overflow_bytes"});
+        sdk::unknown_option(name, key,
+                            {"fault", "avg", "good_posts", "rotate", "chunk_bytes", "overflow_bytes", "overflow_value"});
       }
     });
     return b;
