@@ -7,6 +7,7 @@ Exit codes: 0 fine; 1 a regression (compare) or a missed expectation (check, aft
 import argparse
 import math
 import os
+import signal
 import sys
 
 from . import analysis, compare, expect, junit
@@ -43,6 +44,8 @@ def cmd_report(argv):
     figures = sum(1 for f in files if f.endswith(".png"))
     print(f"commbench report: {len(jobs)} job(s) -> {out}")
     print(f"  report.html, report.md, analysis.md, combined.csv, {figures} plot(s) (PNG + SVG)")
+    for warning in analysis.unfinished(jobs):  # also at the top of analysis.md and the reports
+        sys.stderr.write(f"commbench report: warning: {warning}\n")
     return EXIT_OK
 
 
@@ -257,9 +260,12 @@ def main(argv=None):
         return EXIT_INVALID
     except BrokenPipeError:  # `commbench compare ... | head` (an OSError: caught before those)
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole group: commbench says what was left
+        return 128 + signal.SIGINT
     except OSError as e:  # an output folder that cannot be written, a file that cannot be read
         hint = "choose another output folder with -o" if argv[0] == "report" else "check that path"
-        sys.stderr.write(f"commbench {argv[0]}: {e.filename or ''}: {e.strerror or e}; {hint}\n")
+        where = f"{e.filename}: " if e.filename else ""
+        sys.stderr.write(f"commbench {argv[0]}: {where}{e.strerror or e}; {hint}\n")
         return EXIT_INVALID
     except Exception as e:  # pylint: disable=broad-except
         # Input the readers did not foresee must still end in a message, never a traceback

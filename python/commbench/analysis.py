@@ -1,6 +1,7 @@
 """The analysis in words (seed 001's analysis.txt): plain sentences, every number taken from the
 records. Nothing is said that the data cannot show: a sentence is left out when its inputs are
 missing (no small sizes, one backend only, one world size only, no samples...)."""
+import os
 import re
 import statistics
 
@@ -384,6 +385,54 @@ def machine(jobs):
     return out
 
 
+def _count(n, what):
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def unfinished(jobs):
+    """Jobs that did not finish normally, so their records may not be the whole experiment: one
+    killed (results.jsonl without its `job_end` line and no summary.json), and one whose
+    results.jsonl stopped being written mid-job (no `job_end` line, summary.json written: a full
+    disk) — read from both files (load.read_job). Each sentence says what to do."""
+    out = []
+    for j in jobs:
+        if j.finished:
+            continue
+        rerun = f"`commbench run {j.header['file']}`" if j.header.get("file") else "`commbench run`"
+        if j.summary is None:
+            tmp = [f for f in ("summary.json.tmp", "summary.md.tmp")
+                   if os.path.exists(os.path.join(j.path, f))]
+            free = (f" Its leftover {' and '.join(tmp)} still hold the disk space reserved for the "
+                    f"summaries: `rm {os.path.join(j.path, 'summary.*.tmp')}` frees it."
+                    if tmp else "")
+            out.append(f"{j.label} did not finish: results.jsonl has no job_end line and there is "
+                       "no summary.json (the job was killed, or its machine went down): it holds "
+                       f"only the {_count(len(j.cases), 'case record')} measured before it "
+                       "stopped, and the cases it had not reached are missing. Do not read it as "
+                       f"the whole experiment: rerun the experiment ({rerun}) for complete "
+                       f"results.{free}")
+            continue
+        code = j.exit_code
+        why = (": results could not be written, a full disk or an I/O error" if code == 3 else "")
+        got = j.from_summary
+        held = (j.jsonl_counts or {}).get("cases", 0)
+        if got:
+            taken = " and ".join(_count(n, w) for w, n in (
+                ("case record", got.get("cases", 0)), ("execution outcome", got.get("executions", 0)),
+                ("memory record", got.get("memory", 0))) if n)
+            files = (f"results.jsonl holds only {held} of the job's "
+                     f"{_count(len(j.cases), 'case record')} "
+                     f"and no job_end line; the other {taken} were read from summary.json")
+        else:
+            files = "results.jsonl has no job_end line, but summary.json holds the job's records"
+        out.append(f"{j.label} did not complete normally (exit code "
+                   f"{code if code is not None else 'unknown'}{why}): {files}. Cases its stopped "
+                   "executions had not reached are missing (see Result quality). Free space where "
+                   f"its results go (or choose another output_dir, `-o`) and rerun the experiment "
+                   f"({rerun}) for complete results.")
+    return out
+
+
 def not_gpu_performance(jobs):
     """Executions on the tests' simulated GPU (a CPU emulation that names itself) and cases
     whose ranks shared a GPU (oversubscribe_gpu): numbers that are not a GPU's performance."""
@@ -467,6 +516,8 @@ def method_sentence(jobs):
 
 def markdown(jobs):
     lines = ["# Analysis", ""]
+    for warning in unfinished(jobs):
+        lines += [f"**⚠ {warning}**", ""]
     names = ", ".join(j.label for j in jobs)
     lines.append(f"From {sum(len(j.cases) for j in jobs)} case records in {names}. "
                  + method_sentence(jobs))
@@ -480,7 +531,8 @@ def markdown(jobs):
 
 def console(jobs):
     """The same sentences for the end of the console summary: '# ' lines, no Markdown bold."""
-    out = ["#", "# Analysis (analysis.md):", f"# {method_sentence(jobs)}"]
+    out = ["#", "# Analysis (analysis.md):"] + [f"# ⚠ {w}" for w in unfinished(jobs)] + [
+        f"# {method_sentence(jobs)}"]
     for title, sentences in analyse(jobs):
         out.append(f"# {title}:")
         out += [f"#   - {s.replace('**', '')}" for s in sentences]

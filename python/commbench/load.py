@@ -49,6 +49,11 @@ class Job:
         self.executions = []        # execution outcomes
         self.memory = []            # memory records (workload = "memory"; docs/workloads.md)
         self.end = None             # the `job_end` line, None when the job did not finish
+        # What results.jsonl itself held ({"cases": n, "executions": n, "memory": n}; None
+        # without one), and what was taken from summary.json because results.jsonl lacked it
+        # (results stopped being written mid-job: a full disk). Both empty for a healthy job.
+        self.jsonl_counts = None
+        self.from_summary = {}
         self.has_execution_log = os.path.exists(os.path.join(path, "execution_log.csv"))
 
     @property
@@ -64,6 +69,12 @@ class Job:
     @property
     def name(self):
         return self.header.get("experiment") or (self.summary or {}).get("job", {}).get("name", "")
+
+    @property
+    def finished(self):
+        """Whether results.jsonl ends with its `job_end` line (a folder holding only
+        summary.json counts as finished: the summary is written at the end)."""
+        return self.end is not None or (self.jsonl_counts is None and self.summary is not None)
 
     @property
     def exit_code(self):
@@ -105,9 +116,48 @@ def find_job_dirs(path):
     return inside
 
 
+# What identifies a record within one job, to merge summary.json's records with results.jsonl's
+# without counting one twice (_merge). Measured values are left out: the key must not depend on
+# how either file wrote a number.
+_CASE_IDENTITY = CASE_KEY + ("experiment", "run_index", "repeat", "method", "rank_aggregation",
+                             "timing", "staging", "cpu_binding", "workload", "count", "job_bytes")
+_EXECUTION_IDENTITY = ("exec_index", "run_index", "run", "backend", "world_size", "repeat")
+_MEMORY_IDENTITY = ("run_index", "run", "repeat", "backend", "world_size", "workload", "model",
+                    "sharding", "dtype", "optimizer", "memory", "batch_size")
+
+
+def _identity(record, fields):
+    return tuple(json.dumps(record.get(f), sort_keys=True, separators=(",", ":"))
+                 for f in fields)
+
+
+def _merge(have, more, fields):
+    """`have` (results.jsonl's records, in order) followed by those of `more` (summary.json's)
+    that `have` lacks: each identity counted as often as either file holds it, never twice. Returns
+    (merged list, how many came from `more`)."""
+    counts = {}
+    for r in have:
+        k = _identity(r, fields)
+        counts[k] = counts.get(k, 0) + 1
+    extra = []
+    for r in more:
+        if not isinstance(r, dict):
+            continue
+        k = _identity(r, fields)
+        if counts.get(k, 0) > 0:
+            counts[k] -= 1
+        else:
+            extra.append(r)
+    return have + extra, len(extra)
+
+
 def read_job(path, label=None):
     """Reads one job folder. results.jsonl is preferred (it survives an unfinished job and holds
-    the per-iteration samples); summary.json fills in what it lacks."""
+    the per-iteration samples); summary.json fills in what it lacks. When results.jsonl has no
+    `job_end` line but summary.json exists, results stopped being written mid-job (a full disk:
+    docs/output.md, "Faults and exit codes") while the summary, written into space reserved for
+    it, holds every measured case and execution: the records results.jsonl lacks are taken from
+    it (`from_summary` counts them)."""
     path = os.path.abspath(path)
     job = Job(path, label or os.path.basename(path.rstrip("/")))
     jsonl = os.path.join(path, "results.jsonl")
@@ -140,6 +190,8 @@ def read_job(path, label=None):
                 elif kind == "job_end":
                     job.end = obj
                 # other types: ignored, as the schema asks
+        job.jsonl_counts = {"cases": len(job.cases), "executions": len(job.executions),
+                            "memory": len(job.memory)}
     summary_path = os.path.join(path, "summary.json")
     if os.path.isfile(summary_path):
         try:
@@ -148,10 +200,17 @@ def read_job(path, label=None):
             check_summary(job.summary)
         except (InvalidInput, UnicodeDecodeError) as e:
             raise ResultsError(f"{summary_path}: {e}; delete it to use results.jsonl alone") from None
-        if not os.path.isfile(jsonl):
-            job.cases = list(job.summary.get("results", []))
-            job.executions = list(job.summary.get("executions", []))
-            job.memory = [r for r in job.summary.get("records", []) if r.get("type") == "memory"]
+        s_cases = list(job.summary.get("results", []))
+        s_execs = list(job.summary.get("executions", []))
+        s_memory = [r for r in job.summary.get("records", []) if r.get("type") == "memory"]
+        if job.jsonl_counts is None:
+            job.cases, job.executions, job.memory = s_cases, s_execs, s_memory
+        elif job.end is None:
+            job.cases, n_cases = _merge(job.cases, s_cases, _CASE_IDENTITY)
+            job.executions, n_execs = _merge(job.executions, s_execs, _EXECUTION_IDENTITY)
+            job.memory, n_memory = _merge(job.memory, s_memory, _MEMORY_IDENTITY)
+            job.from_summary = {k: n for k, n in (("cases", n_cases), ("executions", n_execs),
+                                                  ("memory", n_memory)) if n}
     return job
 
 

@@ -197,7 +197,7 @@ def build(jobs, figures, outcomes):
     doc.p(f"{len(jobs)} job(s), {sum(len(j.cases) for j in jobs)} case records. "
           f"{analysis.method_sentence(jobs)} busbw as in docs/metrics.md. Data files: "
           "[combined.csv](combined.csv); analysis: [analysis.md](analysis.md).")
-    for warning in analysis.machine(jobs):
+    for warning in analysis.unfinished(jobs) + analysis.machine(jobs):
         doc.p(f"**⚠ {warning}**")
     doc.h(2, "Analysis", "analysis")
     for t, sentences in analysis.analyse(jobs):

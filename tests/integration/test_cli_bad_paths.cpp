@@ -53,6 +53,13 @@ TEST(CliBadPaths, AnUnknownPlaceholderInTheOutputFolderIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("'{hardwar}' is not a placeholder; the one there is {hardware}"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(out));
+  // --dry-run says so too (it printed the plan, exit 0), and -o '' is no folder (it was "results").
+  const auto dry = run_commbench({"run", config, "-o", out, "--dry-run"}, dir.path());
+  EXPECT_EQ(dry.exit_code, 2) << dry.output;
+  const auto empty = run_commbench({"run", config, "-o", ""}, dir.path());
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("-o '': an empty folder name"), std::string::npos) << empty.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "results"));
   const auto file = dir.write("o.toml", "name = \"o\"\noutput_dir = \"res/{hw}\"\n[[run]]\nbackend = \"gloo\"\n"
                                          "op = \"allreduce\"\nsizes = [\"4KiB\"]\nworld_size = 1\n");
   const auto v = run_commbench({"validate", file.string()}, dir.path());

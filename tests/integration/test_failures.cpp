@@ -329,5 +329,37 @@ TEST(Failures, NothingAWorkerStartsOutlivesTheJob) {
   EXPECT_NE(r.output.find(fmt::format("ended process {}", detached)), std::string::npos) << r.output;
 }
 
+// A probe: SIGTERM to `commbench report` (as `timeout`, a batch time limit or a CI cancel send
+// it, to the pid) ended commbench and left its Python child writing the report into the folder,
+// orphaned. The signal now reaches Python, commbench waits for it and exits 128 + 15 saying so.
+// The "Python" here is a script that records its pid and sleeps: the test does not race a report.
+TEST(Failures, ASignalToAReportCommandEndsItsPythonToo) {
+  JobDir dir;
+  const auto pid_file = dir.path() / "python.pid";
+  const auto fake = dir.path() / "fake-python";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\necho $$ > " << pid_file.string() << "\nexec sleep 120\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  std::filesystem::create_directories(dir.path() / "job");
+  ::setenv("COMMBENCH_PYTHON", fake.c_str(), 1);
+  BackgroundCommbench report({"report", (dir.path() / "job").string()}, dir.path(), dir.path() / "report.log");
+  ::unsetenv("COMMBENCH_PYTHON");
+  pid_t python = -1;
+  for (int i = 0; i < 200 && python <= 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    std::ifstream in(pid_file);
+    if (!(in >> python)) python = -1;
+  }
+  ASSERT_GT(python, 0) << read_text(dir.path() / "report.log");
+  ::kill(report.pid(), SIGTERM);
+  EXPECT_EQ(report.wait(30), 128 + SIGTERM) << read_text(dir.path() / "report.log");
+  EXPECT_NE(::kill(python, 0), 0) << "Python (pid " << python << ") outlived the report command";
+  EXPECT_NE(read_text(dir.path() / "report.log").find("stopped by signal 15 (SIGTERM)"), std::string::npos)
+      << read_text(dir.path() / "report.log");
+  if (::kill(python, 0) == 0) ::kill(python, SIGKILL);
+}
+
 }  // namespace
 }  // namespace commbench::testing

@@ -194,6 +194,20 @@ TEST(LaunchMistakes, ABadRendezvousTimeoutIsBadInput) {
   }
 }
 
+// COMMBENCH_TIMER=bogus started the workers, which failed one by one, and the job exited 1 as a
+// failed measurement: a wrong setting of the launch is named before any worker starts, exit 2.
+TEST(LaunchMistakes, ABadTimerSettingIsBadInput) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  const std::string cmd = fmt::format("cd {} && COMMBENCH_TIMER=bogus {} run {} -o {}/out --quiet > run.log 2>&1",
+                                      dir.path().string(), COMMBENCH_BIN, file.string(), dir.path().string());
+  const int status = std::system(cmd.c_str());
+  const std::string out = read_text(dir.path() / "run.log");
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << out;
+  EXPECT_NE(out.find("COMMBENCH_TIMER='bogus' is not one of auto, tsc, steady"), std::string::npos) << out;
+  EXPECT_EQ(out.find("rank 0 exit code"), std::string::npos) << "no worker should have started: " << out;
+}
+
 // `sbatch -n 2 --wrap "commbench run x.toml"` on a one-node cluster the test starts
 // (slurm_cluster.sh): the batch script is not a task of srun; it once waited 2 minutes for a rank
 // 1 nobody started. It now runs the job's ranks itself and says how to span the allocation.

@@ -68,3 +68,42 @@ class TempDirCase(unittest.TestCase):
         dst = os.path.join(self.tmp, name or os.path.basename(src))
         shutil.copytree(src, dst)
         return dst
+
+
+def fill_disk_mid_run(path, measured, written):
+    """Makes the healthy job folder at `path` look as `commbench run` leaves a job whose disk
+    filled up mid-run (docs/output.md, "Faults and exit codes"): it measured its first `measured`
+    cases, then the execution it was in was `interrupted` and no later one started; results.jsonl
+    kept only what came before its first line that did not fit (its first `written` case lines,
+    no job_end line), while summary.json, written into the space reserved for it, holds every
+    measured case and every execution, with exit_code 3."""
+    jl = os.path.join(path, "results.jsonl")
+    with open(jl) as f:
+        lines = [json.loads(l) for l in f]
+    kept, cases = [], 0
+    for line in lines:
+        if line["type"] == "case":
+            if cases == written:
+                break
+            cases += 1
+        kept.append(line)
+    with open(jl, "w") as f:
+        f.writelines(json.dumps(l) + "\n" for l in kept)
+    sp = os.path.join(path, "summary.json")
+    with open(sp) as f:
+        summary = json.load(f)
+    summary["results"] = summary["results"][:measured]
+    before = 0
+    for e in summary["executions"]:
+        done = e["cases_done"]
+        if before + done > measured:
+            e.update(status="interrupted", cases_done=max(0, measured - before),
+                     failure_kind="interrupted",
+                     reason="the job stopped because results could not be written: cannot write "
+                            f"'{jl}': No space left on device (test)" if before <= measured else
+                            "not started: the job stopped because results could not be written")
+        before += done
+    summary["exit_code"] = 3
+    with open(sp, "w") as f:
+        json.dump(summary, f)
+    return path

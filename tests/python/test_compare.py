@@ -6,7 +6,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from commbench import compare
-from helpers import GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, records
+from helpers import GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, fill_disk_mid_run, records
 
 
 def rewrite_records(path, change):
@@ -261,6 +261,22 @@ class CompareTest(TempDirCase):
                         + records[1:])
         p = commbench("compare", GLOO_VS_UCX, new, check=0)
         self.assertNotIn("did not finish", p.stdout)
+
+    def test_cases_lost_to_a_full_disk_regress(self):
+        # The disk filled up after 40 of 72 cases: results.jsonl holds fewer (here none) and no
+        # job_end, summary.json every measured case and the interrupted executions. Read from
+        # results.jsonl alone, NEW had no case at all: "nothing was compared", exit 2.
+        new = fill_disk_mid_run(self.copy_fixture(GLOO_VS_UCX, "new"), 40, 0)
+        p = commbench("compare", GLOO_VS_UCX, new)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("72 cases (40 matched): 32 regressed, 40 unchanged.", p.stdout)
+        lost = [l for l in p.stdout.splitlines() if "regressed" in l and "was interrupted" in l]
+        self.assertEqual(len(lost), 32, p.stdout)
+        self.assertNotIn("only in baseline", p.stdout)
+        # Some case lines on disk: each case still counted once.
+        new = fill_disk_mid_run(self.copy_fixture(GLOO_VS_UCX, "new30"), 40, 30)
+        p = commbench("compare", GLOO_VS_UCX, new, check=1)
+        self.assertIn("72 cases (40 matched): 32 regressed, 40 unchanged.", p.stdout)
 
     def test_a_finished_job_that_measured_fewer_cases_is_not_a_regression(self):
         # The same cases left out by a job that finished with every execution ok: a subset on

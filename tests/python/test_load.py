@@ -9,7 +9,8 @@ import unittest
 
 import commbench
 from commbench.load import ResultsError, read_jobs, write_combined_csv
-from helpers import ALL_PAIRS, DATA, QUICKSTART, SOURCE, TempDirCase, records
+from helpers import (ALL_PAIRS, DATA, GLOO_VS_UCX, QUICKSTART, SOURCE, TempDirCase,
+                     fill_disk_mid_run, records)
 from helpers import commbench as run_commbench
 
 
@@ -113,6 +114,34 @@ class LoadTest(TempDirCase):
         job = read_jobs([d])[0]
         self.assertEqual(len(job.cases), 3)
         self.assertIsNone(job.exit_code)
+
+    def test_a_full_disk_job_reads_what_results_jsonl_lost_from_summary_json(self):
+        # The disk filled up mid-run: results.jsonl stopped after 30 case lines (no job_end), the
+        # job had measured 40 cases and summary.json, written into its reserved space, holds
+        # them all with every execution. Reading results.jsonl alone said "From 30 case records"
+        # (or 0), and compare found nothing NEW lost.
+        with open(os.path.join(GLOO_VS_UCX, "summary.json")) as f:
+            want = json.load(f)["results"][:40]
+        for written in (30, 0):
+            d = fill_disk_mid_run(self.copy_fixture(GLOO_VS_UCX, f"full{written}"), 40, written)
+            job = read_jobs([d])[0]
+            self.assertEqual(len(job.cases), 40, written)
+            self.assertEqual([c["time_us"]["mean"] for c in job.cases],
+                             [c["time_us"]["mean"] for c in want])   # each once, in order
+            self.assertEqual([e["exec_index"] for e in job.executions], list(range(6)))
+            self.assertEqual([e["status"] for e in job.executions],
+                             ["ok"] * 3 + ["interrupted"] * 3)
+            self.assertEqual(job.exit_code, 3)
+            self.assertFalse(job.finished)
+            self.assertEqual(job.jsonl_counts["cases"], written)
+            self.assertEqual(job.from_summary, {"cases": 40 - written,
+                                                "executions": 4 if written else 6})
+            self.assertEqual(len(commbench.records(d)), 40)
+            self.assertEqual(len(commbench.load(d, as_dataframe=False)), 40)
+        # A healthy folder reads as before: results.jsonl's records, nothing added.
+        job = read_jobs([GLOO_VS_UCX])[0]
+        self.assertEqual((len(job.cases), len(job.executions), job.from_summary), (72, 6, {}))
+        self.assertTrue(job.finished)
 
     def test_memory_lines_are_read_apart_from_cases(self):
         d = self.copy_fixture(QUICKSTART)

@@ -10,11 +10,12 @@ import re
 import unittest
 import xml.etree.ElementTree as ET
 
+from commbench import analysis as analysis_module
 from commbench import fmt, report
 from commbench.document import to_html, to_markdown
-from commbench.load import Job
-from helpers import (ALL_PAIRS, GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, have_matplotlib,
-                     png_size, png_size_bytes, records)
+from commbench.load import Job, read_jobs
+from helpers import (ALL_PAIRS, GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, fill_disk_mid_run,
+                     have_matplotlib, png_size, png_size_bytes, records)
 
 PNG_SIZE = (800, 500)  # docs/output.md: every figure is 800 x 500 pixels
 
@@ -225,6 +226,56 @@ class ReportTest(TempDirCase):
                   check=0)
         self.check_common(out, len(records(QUICKSTART)))
         self.check_html(out, 0)
+
+    def read(self, out, name):
+        with open(os.path.join(out, name), encoding="utf-8") as f:
+            return f.read()
+
+    def test_a_killed_job_is_said_to_be_unfinished(self):
+        # kill -9 after 3 of 9 cases: no job_end, no summary.json. analysis.md said "From 3 case
+        # records" and "All 3 checked cases returned correct results" and nothing else.
+        d = self.copy_fixture(QUICKSTART, "killed")
+        os.remove(os.path.join(d, "summary.json"))
+        with open(os.path.join(d, "results.jsonl")) as f:
+            lines = f.readlines()
+        with open(os.path.join(d, "results.jsonl"), "w") as f:
+            f.writelines(lines[:4])   # the job line and 3 cases
+        out = os.path.join(self.tmp, "out")
+        p = commbench("report", d, "-o", out, "--no-plots", check=0)
+        warning = ("killed did not finish: results.jsonl has no job_end line and there is no "
+                   "summary.json")
+        self.assertIn(warning, p.stderr)
+        self.assertIn("rerun the experiment (`commbench run configs/quickstart.toml`)", p.stderr)
+        analysis = self.read(out, "analysis.md")
+        self.assertIn(f"**⚠ {warning}", analysis)
+        self.assertIn("only the 3 case records measured before it stopped", analysis)
+        self.assertLess(analysis.index(warning), analysis.index("From 3 case records"))
+        self.assertIn(f"**⚠ {warning}", self.read(out, "report.md"))
+        self.assertIn(f"# ⚠ {warning}", analysis_module.console(read_jobs([d])))  # after-run
+        # A job that finished says nothing of the kind.
+        out = os.path.join(self.tmp, "healthy")
+        p = commbench("report", QUICKSTART, "-o", out, "--no-plots", check=0)
+        self.assertNotIn("did not", p.stderr)
+        self.assertNotIn("did not", self.read(out, "analysis.md"))
+
+    def test_a_full_disk_job_reports_every_measured_case_and_says_so(self):
+        # Disk full after 40 of 72 cases, 30 of them on results.jsonl: the report once said
+        # "From 30 case records" (0: "No case was measured") with no word of the failure.
+        d = fill_disk_mid_run(self.copy_fixture(GLOO_VS_UCX, "full"), 40, 30)
+        out = os.path.join(self.tmp, "out")
+        p = commbench("report", d, "-o", out, "--no-plots", check=0)
+        warning = ("full did not complete normally (exit code 3: results could not be written, a "
+                   "full disk or an I/O error): results.jsonl holds only 30 of the job's 40 case "
+                   "records and no job_end line; the other 10 case records and 4 execution "
+                   "outcomes were read from summary.json")
+        self.assertIn(warning, p.stderr)
+        analysis = self.read(out, "analysis.md")
+        self.assertIn(f"**⚠ {warning}", analysis)
+        self.assertLess(analysis.index(warning), analysis.index("From 40 case records"))
+        self.assertIn("allreduce-scaling ucx 1 ranks in full: interrupted", analysis)
+        with open(os.path.join(out, "combined.csv")) as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 40)
+        self.assertIn(f"**⚠ {warning}", self.read(out, "report.md"))
 
     def test_not_a_results_folder(self):
         p = commbench("report", self.tmp)

@@ -315,6 +315,21 @@ method = "graph"
   EXPECT_EQ(exp.runs[2].gpu_timing, TimingMethod::CudaEvent);
 }
 
+// A probe: iterations = 200000 was refused for the default max_iterations (100000), a cap that
+// only min_time and target_cv use and the user never set. The default rises to the iterations.
+TEST(ExperimentParse, MoreFixedIterationsThanTheDefaultCapAreAccepted) {
+  const Experiment exp = parse_ok(R"(
+name = "long"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = [4096]
+iterations = 200000
+)");
+  EXPECT_EQ(exp.runs[0].iterations, 200000);
+  EXPECT_EQ(exp.runs[0].max_iterations, 200000);
+}
+
 TEST(ExperimentParse, TimingMethodAggregationAndCvTarget) {
   const Experiment exp = parse_ok(R"(
 name = "methods"

@@ -27,6 +27,7 @@
 #include "common/failure_kind.h"
 #include "launch/cpu_binding.h"
 #include "launch/rank_discovery.h"
+#include "measure/host_timer.h"
 #include "observe/cpu_list.h"
 #include "observe/host_load.h"
 #include "observe/host_metadata.h"
@@ -465,6 +466,14 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
                               " is not a number of seconds above 0 and at most 86400 (a day): set it to e.g. 300, or "
                               "unset it for the default (120)");
     go.join_timeout = Millis(static_cast<int64_t>(s * 1000));
+  }
+  // The workers choose their timer from it: a typo is a wrong launch, named before any starts.
+  if (auto it = env.find("COMMBENCH_TIMER"); it != env.end()) {
+    try {
+      (void)HostTimer::choose(it->second.c_str());
+    } catch (const std::exception& e) {
+      throw LaunchConfigError(e.what());
+    }
   }
   // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).
   const std::filesystem::path out_base =

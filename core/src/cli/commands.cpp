@@ -56,6 +56,17 @@ int guarded(const char* cmd, F&& body) {
   }
 }
 
+// -o of run and quick alike, checked before anything runs (and by --dry-run): no unknown
+// placeholder ("{gpu}" would name a folder literally).
+bool out_dir_flag_ok(const std::string& out_dir) {
+  if (auto bad = unknown_placeholder(out_dir)) {
+    std::cerr << fmt::format("commbench run: -o {}: '{}' is not a placeholder; the one there is {} (the GPU, "
+                             "driver and CUDA version)\n", out_dir, *bad, kHardwarePlaceholder);
+    return false;
+  }
+  return true;
+}
+
 bool has_expectations(const Experiment& exp) {
   for (const RunSpec& r : exp.runs)
     if (!r.expect.empty()) return true;
@@ -82,6 +93,12 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
     return code;
   }
   if (rc == kExitOk) return code;
+  if (rc > 128) {  // a signal stopped it: the job's results are complete, the report is not
+    std::cerr << "# interrupted while writing the report" << (expect ? " and checking the expectations" : "")
+              << "; the results are complete: 'commbench report " << job_dir << "' writes it again"
+              << (expect ? ", 'commbench check " + job_dir + "' checks them" : std::string()) << "\n";
+    return kExitInterrupted;
+  }
   if (expect) {
     std::cout.flush();
     std::cerr << (rc == kExitFailures
@@ -180,6 +197,12 @@ int cmd_run(const std::vector<std::string>& args) {
       return 0;
     }
     if (file.empty()) throw po::required_option("file");
+    if (p.vm.count("output-dir") && out_dir.empty()) {
+      std::cerr << "commbench run: -o '': an empty folder name; leave -o out to use the file's output_dir "
+                   "(default results)\n";
+      return kExitInvalid;
+    }
+    if (!out_dir_flag_ok(out_dir)) return kExitInvalid;
     auto loaded = load_and_validate(file, plugin_dirs, sets);
     if (!loaded) return kExitInvalid;
     if (!select_runs(*loaded, only)) return kExitInvalid;
@@ -210,11 +233,7 @@ int cmd_run(const std::vector<std::string>& args) {
 
 int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, bool quiet,
                    const std::string& forced_launcher, bool json) {
-  if (auto bad = unknown_placeholder(out_dir)) {  // -o of run and quick alike
-    std::cerr << fmt::format("commbench run: -o {}: '{}' is not a placeholder; the one there is {} (the GPU, "
-                             "driver and CUDA version)\n", out_dir, *bad, kHardwarePlaceholder);
-    return kExitInvalid;
-  }
+  if (!out_dir_flag_ok(out_dir)) return kExitInvalid;
   LaunchContext launch;
   try {
     launch = discover_launch(current_environment(), forced_launcher);

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,10 +64,53 @@ namespace {
 pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string& what, int out_fd, bool quiet,
                         std::string& error);
 
+// While a tool runs, SIGINT, SIGTERM and SIGHUP sent to commbench (by `timeout`, a batch
+// system's time limit, a CI cancel: they signal the pid, not the group) end Python too, with
+// SIGTERM, and commbench waits for it: a report must not go on writing into a folder after the
+// command that makes it has been seen to end.
+volatile sig_atomic_t g_tool_pid = 0;
+volatile sig_atomic_t g_tool_signal = 0;
+
+void forward_to_tool(int sig) {
+  g_tool_signal = sig;
+  if (g_tool_pid > 0) ::kill(static_cast<pid_t>(g_tool_pid), SIGTERM);
+}
+
+class ForwardSignals {
+ public:
+  explicit ForwardSignals(pid_t pid) {
+    g_tool_signal = 0;
+    g_tool_pid = pid;
+    struct sigaction sa {};
+    sa.sa_handler = forward_to_tool;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~ForwardSignals() {
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+    g_tool_pid = 0;
+  }
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
 int wait_python_tool(pid_t pid, const std::string& what) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return kExitInvalid;
+  {
+    ForwardSignals forward(pid);
+    while (::waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) return kExitInvalid;
+  }
+  if (const int sig = g_tool_signal; sig != 0) {
+    const char* name = sigabbrev_np(sig);
+    std::cerr << fmt::format("{}: stopped by signal {} (SIG{}); what it had written so far is left as it is, "
+                             "unfinished\n", what, sig, name ? name : "?");
+    return 128 + sig;
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   std::cerr << fmt::format("{}: Python was killed by signal {}\n", what, WTERMSIG(status));
   return 128 + WTERMSIG(status);

@@ -313,17 +313,16 @@ int cmd_quick(const std::vector<std::string>& args) {
   for (const std::string& e : q.errors) std::cerr << "commbench quick: " << e << "\n";
   for (const std::string& n : q.notes) std::cerr << "commbench quick: " << n << "\n";
   if (!q.errors.empty()) return kExitInvalid;
-  // Errors name the flag that wrote the line they are about.
+  // Errors name the flag that wrote the line they are about; the generated file's line numbers
+  // mean nothing to the user, so a line no flag wrote (a default) is not named at all.
   const auto print = [&](const std::vector<Diagnostic>& diags) {
     for (const Diagnostic& diag : diags) {
       const int line = diag.pos.line;
-      if (line > 0 && line < static_cast<int>(q.origin.size()) && !q.origin[line].empty()) {
-        Diagnostic named = diag;
-        named.pos = SourcePos{"commbench quick: " + q.origin[line], 0, 0};
-        std::cerr << named.format() << "\n";
-      } else {
-        std::cerr << diag.format() << "\n";
-      }
+      Diagnostic named = diag;
+      named.pos = line > 0 && line < static_cast<int>(q.origin.size()) && !q.origin[line].empty()
+                      ? SourcePos{"commbench quick: " + q.origin[line], 0, 0}
+                      : SourcePos{"commbench quick", 0, 0};
+      std::cerr << named.format() << "\n";
     }
   };
   auto loaded = validate_parsed(parse_experiment_string(q.toml, "commbench quick"), plugin_dirs, print);

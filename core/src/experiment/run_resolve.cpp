@@ -305,6 +305,18 @@ void check_in_place(const RunSpec& spec, DiagnosticSink& sink) {
                            without.size() == 1 ? "it" : "them"));
 }
 
+// method = "graph" captures the timed iterations into a CUDA graph: only device memory on a
+// stream-ordered backend has one. On any other memory every case would be `unsupported` and the
+// job would exit 0 having measured nothing.
+void check_graph(const RunSpec& spec, DiagnosticSink& sink) {
+  if (spec.method != MeasureMethod::Graph || spec.memory == CB_MEM_CUDA) return;
+  sink.error(spec.pos_of("method"),
+             fmt::format("method = \"graph\" captures the timed iterations into a CUDA graph, which needs memory = "
+                         "\"cuda\" on a stream-ordered backend (NCCL, NCCLX); on memory = \"{}\" every case would be "
+                         "unsupported. Use method = \"batch\", or set memory = \"cuda\"",
+                         sdk::mem_name(spec.memory)));
+}
+
 // Settings the run's own table writes but none of its ops reads: probably a mistake.
 void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink) {
   const auto& ops = spec.ops;
@@ -352,7 +364,7 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
              return between_two_peers(o) || o == OpKind::MsgRate || o == OpKind::AllPairs;
            }))
     warn("rank_aggregation", "pingpong, unidir_bw and bidir_bw report their first peer's clock, msg_rate rank 0's and "
-                             "all_pairs the slower of each pair, as OSU does");
+                             "all_pairs its own sample per transfer (docs/metrics.md)");
   if (spec.target_cv == 0) warn("max_time", "it caps target_cv's repetitions, and target_cv is off");
 }
 
@@ -400,6 +412,8 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   if (!workload && ops_ok && m.source("ops") && !only_barrier(spec.ops))
     require(m, run, "sizes", "sizes = [\"4KiB\", \"1MiB\"]", sink);
 
+  // The default cap (100000) is no reason to refuse more fixed iterations: it is raised to them.
+  if (iterations_ok && max_iterations_ok && !m.source("max_iterations")) spec.max_iterations = std::max(spec.max_iterations, spec.iterations);
   if (iterations_ok && max_iterations_ok && spec.max_iterations < spec.iterations) {
     const char* key = m.source("max_iterations") ? "max_iterations" : "iterations";
     sink.error(spec.pos_of(key), fmt::format("'max_iterations' ({}) is less than 'iterations' ({})",
@@ -412,6 +426,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
       spec.scaling == ScalingMode::Strong && sink.error_count() == errors_before)
     check_strong_shares(spec, sink);
   if (ops_ok) warn_unused(spec, run, sink);
+  if (m.ok("method") && m.ok("memory")) check_graph(spec, sink);
   if (ops_ok && m.ok("placement") && spec.workload == WorkloadKind::None) check_in_place(spec, sink);
   if (ops_ok && sizes_ok && dtypes_ok && m.ok("expect") && spec.workload == WorkloadKind::None)
     check_expectations(spec, sink);

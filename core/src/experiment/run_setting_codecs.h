@@ -41,6 +41,19 @@ struct IntAtLeast {
   static std::string text(int v) { return fmt::format("`{}`", v); }
 };
 
+// An integer in [Min, Max].
+template <int64_t Min, int64_t Max>
+struct IntBetween {
+  static std::optional<int> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
+    auto v = read_integer(sink, n, key, Min, Max);
+    if (!v) return std::nullopt;
+    return static_cast<int>(*v);
+  }
+  static json to_json(int v) { return v; }
+  static int from_json(const json& j) { return j.get<int>(); }
+  static std::string text(int v) { return fmt::format("`{}`", v); }
+};
+
 template <int64_t Min>
 struct OptionalIntAtLeast {
   static std::optional<std::optional<int>> read(const toml::node& n, std::string_view key,

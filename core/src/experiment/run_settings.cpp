@@ -64,7 +64,8 @@ const std::array kSettings{
                  "`0` (off)"),
     row<&RunSettings::max_iterations, codec::IntAtLeast<1>>(
         "max_iterations", "max_iterations", "integer ≥ `iterations`",
-        "upper bound on timed iterations when `min_time` or `target_cv` is set"),
+        "upper bound on timed iterations when `min_time` or `target_cv` is set (left unset, it rises to "
+        "`iterations` when those are more)"),
     row<&RunSettings::check, codec::Bool>("check", "check", "boolean",
                                    "verify every result; a mismatch fails the job"),
     row<&RunSettings::oversubscribe, codec::Bool>(
@@ -96,8 +97,10 @@ const std::array kSettings{
     row<&RunSettings::root, codec::IntAtLeast<0>>(
         "root", "root", "integer ≥ 0",
         "root rank of broadcast, reduce, gather, scatter; must be < every world size"),
-    row<&RunSettings::window, codec::IntAtLeast<1>>(
-        "window", "window", "integer ≥ 1",
+    // Each message in flight holds a request on both sides: 2^31 of them ran a rank out of memory
+    // with a bare std::bad_alloc. OSU's default is 64; 65,536 is far beyond any link's need.
+    row<&RunSettings::window, codec::IntBetween<1, 65536>>(
+        "window", "window", "integer from 1 to 65536",
         "unidir_bw, bidir_bw, msg_rate: messages in flight before the receiver acknowledges"),
     row<&RunSettings::peers, codec::Peers>(
         "peers", "peers", "array of 2 distinct integers ≥ 0",

@@ -181,7 +181,16 @@ std::optional<double> read_duration(DiagnosticSink& sink, const toml::node& node
 
 std::optional<std::string> read_scalar_as_text(DiagnosticSink& sink, const toml::node& node,
                                                std::string_view key) {
-  if (const auto* s = node.as_string()) return s->get();
+  if (const auto* s = node.as_string()) {
+    // Environment variables and backend options travel as C strings: a NUL would cut the value
+    // the worker sees short of the one recorded.
+    if (s->get().find('\0') != std::string::npos) {
+      sink.error(sink.pos(node), fmt::format("'{}' contains a NUL character (\\u0000), which an environment "
+                                             "variable or option value cannot hold: remove it", key));
+      return std::nullopt;
+    }
+    return s->get();
+  }
   if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
   if (const auto* i = node.as_integer()) return std::to_string(i->get());
   if (const auto* f = node.as_floating_point()) {

@@ -334,15 +334,15 @@ std::vector<double> OpExecutor::event_differences(int n) const {
 
 std::string OpExecutor::graph_reason(bool capturable) const {
   if (!setup_.stream_ordered || !setup_.gpu)
-    return "timing = \"graph\" needs memory = \"cuda\" on a stream-ordered backend (NCCL)";
+    return "method = \"graph\" needs memory = \"cuda\" on a stream-ordered backend (NCCL)";
   if (!capturable)
-    return "timing = \"graph\": the backend does not declare CB_CAP_GRAPH_CAPTURE (its posts cannot "
-           "be captured into a CUDA graph); use timing = \"batch\"";
+    return "method = \"graph\": the backend does not declare CB_CAP_GRAPH_CAPTURE (its posts cannot "
+           "be captured into a CUDA graph); use method = \"batch\"";
   if (op_info(spec_.op).point_to_point)
-    return "timing = \"graph\" captures collectives only; time point-to-point patterns with "
-           "timing = \"batch\"";
+    return "method = \"graph\" captures collectives only; time point-to-point patterns with "
+           "method = \"batch\"";
   if (setup_.timing != TimingMethod::CudaEvent)
-    return "timing = \"graph\" is timed with CUDA events; write gpu_timing = \"cuda_event\"";
+    return "method = \"graph\" is timed with CUDA events; write gpu_timing = \"cuda_event\"";
   return "";
 }
 
