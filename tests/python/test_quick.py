@@ -65,12 +65,17 @@ class QuickTest(TempDirCase):
 
     def test_average_and_graph_flags_choose_aggregation_and_method(self):
         save = os.path.join(self.tmp, "saved.toml")
-        commbench("quick", "allreduce", "-a", "2", "-G", "1", "-n", "2", "-w", "0",
+        commbench("quick", "allreduce", "-a", "2", "-G", "1", "-n", "2", "-w", "0", "--memory", "cuda",
                   "-O", os.path.join(self.tmp, "results"), "--save", save, check=None)
         with open(save) as f:
             text = f.read()
         self.assertIn('rank_aggregation = "min"', text)   # nccl-tests -a 2
         self.assertIn('method = "graph"', text)           # nccl-tests -G N
+        # Graphs capture device work: on host memory every case would be unsupported, and the
+        # job would pass having measured nothing. Refused, naming the flag.
+        p = commbench("quick", "allreduce", "-G", "1", "-O", os.path.join(self.tmp, "host"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('commbench quick: -G 1: error: method = "graph" captures the timed iterations', p.stderr)
         p = commbench("quick", "allreduce", "-a", "7")
         self.assertEqual(p.returncode, 2)
         self.assertIn("commbench quick: -a 7: error: unknown rank aggregation '7'", p.stderr)
