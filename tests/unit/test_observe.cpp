@@ -93,5 +93,20 @@ TEST(ProfilerCommand, AMissingProgramSaysWhatToInstall) {
   EXPECT_EQ(find_program("sh").empty(), false);
 }
 
+// A probe: ranks beyond the world and a placeholder typo validated, and then profiled nothing or
+// had every rank write one literal file. Both are errors, like root and peers beyond the world.
+TEST(ProfilerCommand, RanksBeyondTheWorldAndUnknownPlaceholdersAreErrors) {
+  Experiment exp;
+  RunSpec run;
+  run.world_sizes = {2, 4};
+  run.profiler = ProfilerSetting{"command", "/bin/sh -c true -o {ouput}.x {rank}", {3, 4}};
+  exp.runs.push_back(run);
+  std::vector<std::string> messages;
+  for (const Diagnostic& d : check_profilers(exp)) messages.push_back(d.message);
+  ASSERT_EQ(messages.size(), 2u) << ::testing::PrintToString(messages);
+  EXPECT_EQ(messages[0], "profiler.ranks names rank 4, but the run's largest world size is 4: ranks count from 0");
+  EXPECT_EQ(messages[1], "profiler command: '{ouput}' is not a placeholder; the ones there are {command}, {output} and {rank}");
+}
+
 }  // namespace
 }  // namespace commbench

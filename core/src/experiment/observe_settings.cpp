@@ -21,6 +21,10 @@ std::optional<std::vector<int>> read_ranks(DiagnosticSink& sink, const toml::nod
     report_wrong_type(sink, v, "an array of ranks", "profiler.ranks", " (write ranks = [0, 1])");
     return std::nullopt;
   }
+  if (arr->empty()) {  // leaving ranks out profiles every rank; [] would profile none
+    sink.error(sink.pos(v), "'profiler.ranks' is empty: leave it out to profile every rank, or name the ranks");
+    return std::nullopt;
+  }
   std::vector<int> ranks;
   for (const auto& e : *arr) {
     auto r = read_integer(sink, e, "profiler.ranks", 0, std::numeric_limits<int32_t>::max());

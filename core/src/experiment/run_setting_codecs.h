@@ -29,18 +29,6 @@ using nlohmann::json;
 
 inline constexpr int64_t kSettingIntMax = std::numeric_limits<int32_t>::max();
 
-template <int64_t Min>
-struct IntAtLeast {
-  static std::optional<int> read(const toml::node& n, std::string_view key, DiagnosticSink& sink, WhereMap&) {
-    auto v = read_integer(sink, n, key, Min, kSettingIntMax);
-    if (!v) return std::nullopt;
-    return static_cast<int>(*v);
-  }
-  static json to_json(int v) { return v; }
-  static int from_json(const json& j) { return j.get<int>(); }
-  static std::string text(int v) { return fmt::format("`{}`", v); }
-};
-
 // An integer in [Min, Max].
 template <int64_t Min, int64_t Max>
 struct IntBetween {
@@ -53,6 +41,9 @@ struct IntBetween {
   static int from_json(const json& j) { return j.get<int>(); }
   static std::string text(int v) { return fmt::format("`{}`", v); }
 };
+
+template <int64_t Min>
+using IntAtLeast = IntBetween<Min, kSettingIntMax>;
 
 template <int64_t Min>
 struct OptionalIntAtLeast {
