@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -328,6 +330,46 @@ trace = true
   const auto jsonl = run_commbench({"merge-trace", job.string()}, dir.path());
   EXPECT_NE(jsonl.exit_code, 139) << jsonl.output;
   EXPECT_NE(jsonl.output.find("results.jsonl:"), std::string::npos) << jsonl.output;
+}
+
+// A probe: a job killed during its first execution (no execution record yet: it is written when
+// the execution ends) had merge-trace ask "was the job run with trace = true?" with trace/ full,
+// and one killed during its second dropped that execution's rank files without a word. They are
+// merged, on each rank's own clock, said, and the exit code is 1; a missing rank file is said too.
+TEST(Cli, MergeTraceReadsTheRankFilesOfAnExecutionAKilledJobNeverRecorded) {
+  JobDir dir;
+  const auto file = dir.write("t.toml", R"(name = "traced"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 2
+iterations = 5
+trace = true
+)");
+  ASSERT_EQ(dir.run(file, {"--quiet"}).exit_code, 0);
+  const auto job = dir.job_folder();
+  // What a kill during the execution leaves: the case lines, no execution line, no job_end.
+  std::string kept;
+  std::istringstream jsonl(read_text(job / "results.jsonl"));
+  for (std::string line; std::getline(jsonl, line);)
+    if (line.find("\"type\":\"execution\"") == std::string::npos && line.find("\"type\":\"job_end\"") == std::string::npos)
+      kept += line + "\n";
+  std::ofstream(job / "results.jsonl", std::ios::trunc) << kept;
+  std::filesystem::remove(job / "trace.json");
+  const auto merged = run_commbench({"merge-trace", job.string()}, dir.path());
+  EXPECT_EQ(merged.exit_code, 1) << merged.output;
+  EXPECT_NE(merged.output.find("exec 0: results.jsonl has no record of it"), std::string::npos) << merged.output;
+  EXPECT_NE(merged.output.find("from 2 rank files"), std::string::npos) << merged.output;
+  const auto trace = nlohmann::json::parse(read_text(job / "trace.json"));
+  std::set<int> pids;
+  for (const auto& ev : trace["traceEvents"])
+    if (ev.value("cat", "") == "timed") pids.insert(ev["pid"].get<int>());
+  EXPECT_EQ(pids, (std::set<int>{0, 1})) << "both ranks' timed events";
+  std::filesystem::remove(job / "trace" / "exec0-rank1.json");
+  const auto one = run_commbench({"merge-trace", job.string()}, dir.path());
+  EXPECT_EQ(one.exit_code, 1) << one.output;
+  EXPECT_NE(one.output.find("from 1 rank files"), std::string::npos) << one.output;
 }
 
 }  // namespace

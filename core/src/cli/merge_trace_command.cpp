@@ -57,6 +57,14 @@ int cmd_merge_trace(const std::vector<std::string>& args) {
                                (job / "results.jsonl").string(), lineno, e.what());
     }
   }
+  // A job killed during an execution left its rank files but no execution record (written when
+  // the execution ends): merged too, on each rank's own clock, and said.
+  const std::vector<ExecutionOutcome> unrecorded = executions_without_record(job, executions);
+  for (const ExecutionOutcome& o : unrecorded)
+    std::cerr << fmt::format("commbench merge-trace: exec {}: results.jsonl has no record of it (the job ended "
+                             "during it); its rank files are merged on their own clocks, not aligned to rank 0's\n",
+                             o.info.exec_index);
+  executions.insert(executions.end(), unrecorded.begin(), unrecorded.end());
   const std::vector<int> traced = traced_executions(job, executions);
   if (traced.empty()) {
     std::cerr << fmt::format("commbench merge-trace: no rank trace under {}; was the job run with trace = true?\n",
@@ -69,9 +77,11 @@ int cmd_merge_trace(const std::vector<std::string>& args) {
                              (job / TraceMergeReporter::kFileName).string(), s.events, s.files, s.counter_samples,
                              s.missing.empty() ? "" : fmt::format("; {} rank files missing", s.missing.size()),
                              s.damaged.empty() ? "" : fmt::format("; {} rank files damaged", s.damaged.size()));
-    // What was lost is said, and makes the exit code 1: the trace was written from what could be read.
+    // What was lost or left unaligned is said, and makes the exit code 1: the trace was written
+    // from what could be read.
     for (const std::string& d : s.damaged) std::cerr << "commbench merge-trace: " << d << "\n";
-    if (!s.damaged.empty()) return 1;
+    for (const std::string& m : s.missing) std::cerr << "commbench merge-trace: " << m << ": no rank file\n";
+    if (!s.damaged.empty() || !s.missing.empty() || !unrecorded.empty()) return 1;
   } catch (const std::exception& e) {
     std::cerr << "commbench merge-trace: " << e.what() << "\n";
     return 1;

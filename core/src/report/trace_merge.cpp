@@ -214,6 +214,30 @@ TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
   return sum;
 }
 
+std::vector<ExecutionOutcome> executions_without_record(const std::filesystem::path& job_dir,
+                                                        const std::vector<ExecutionOutcome>& executions) {
+  std::set<int> recorded;
+  for (const ExecutionOutcome& o : executions) recorded.insert(o.info.exec_index);
+  std::map<int, int> ranks;  // execution -> highest rank file
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir / "trace", ec)) {
+    int e = -1, r = -1, used = 0;
+    const std::string name = entry.path().filename().string();
+    if (std::sscanf(name.c_str(), "exec%d-rank%d.json%n", &e, &r, &used) != 2 || used != static_cast<int>(name.size()) ||
+        e < 0 || r < 0 || r >= kMaxTracedRanks || recorded.count(e))
+      continue;
+    ranks[e] = std::max(ranks[e], r);
+  }
+  std::vector<ExecutionOutcome> out;
+  for (const auto& [e, highest] : ranks) {
+    ExecutionOutcome o;
+    o.info.exec_index = e;
+    o.info.world_size = highest + 1;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 std::vector<int> traced_executions(const std::filesystem::path& job_dir, const std::vector<ExecutionOutcome>& executions) {
   std::vector<int> traced;
   for (const ExecutionOutcome& o : executions)

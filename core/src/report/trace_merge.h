@@ -23,6 +23,12 @@ struct TraceMergeSummary {
   std::vector<std::string> damaged;
 };
 
+// Executions whose rank files are under `job_dir`/trace but that `executions` has no record of
+// (a job killed during them: the record is written when an execution ends): index and world size
+// (the highest rank file + 1) only, no clock estimate, so their events stay on each rank's clock.
+std::vector<ExecutionOutcome> executions_without_record(const std::filesystem::path& job_dir,
+                                                        const std::vector<ExecutionOutcome>& executions);
+
 // Reads the per-rank files of `executions` that traced and writes `job_dir`/trace.json.
 TraceMergeSummary merge_job_trace(const std::filesystem::path& job_dir,
                                   const std::vector<ExecutionOutcome>& executions,
