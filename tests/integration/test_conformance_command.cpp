@@ -105,6 +105,21 @@ TEST(ConformanceCommand, APluginThatExitsWithCodeZeroFails) {
   EXPECT_NE(ended.find("ended from inside (exit() or _exit()"), std::string::npos) << r.output;
 }
 
+// A probe's plugin leaked 1 MiB per allreduce and passed: the leak check covered communicator
+// cycles only. One op is now repeated 500 times and the resident memory must not keep growing.
+TEST(ConformanceCommand, APluginThatLeaksPerCallFails) {
+  JobDir dir;
+  const CommandResult r = run_commbench(
+      {"conformance", test_plugin("crash"), "--ranks", "1", "-O", "crash_after=1000000", "-O", "leak_kib=256"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string leak = row(r.output, "1 rank", "repeated op without leaks");
+  EXPECT_NE(leak.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(leak.find("resident memory grew by"), std::string::npos) << leak;
+  const CommandResult good =
+      run_commbench({"conformance", test_plugin("crash"), "--ranks", "1", "-O", "crash_after=1000000"}, dir.path());
+  EXPECT_NE(row(good.output, "1 rank", "repeated op without leaks").find(" pass "), std::string::npos) << good.output;
+}
+
 // TMPDIR for the commbench processes this test starts, restored after.
 class ScopedTmpdir {
  public:

@@ -17,6 +17,7 @@
 #include "measure/check_pattern.h"
 #include "measure/op_executor.h"
 #include "plugin/plugin_error.h"
+#include "worker/memory_footprint.h"
 
 namespace commbench {
 
@@ -131,6 +132,16 @@ Execution conformance_execution(const SuiteContext& ctx, cb_mem mem) {
 // each: a backend that keeps state between calls with the same arguments (a cached result, a
 // reused staging buffer left stale) is wrong on the second call and right on the first (a
 // probe's plugin was).
+ExecutorSetup executor_setup(const SuiteContext& ctx, cb_mem mem, const MemoryPlan& plan, const CaseBuffers& buffers) {
+  ExecutorSetup setup;
+  setup.op_memory = plan.op_memory;
+  setup.gpu = ctx.gpu;
+  setup.stream_ordered = ctx.gpu && mem == CB_MEM_CUDA && (ctx.caps.flags & CB_CAP_STREAM_ORDERED);
+  setup.group_p2p = setup.stream_ordered && (ctx.caps.flags & CB_CAP_GROUPS) && ctx.session.has_groups();
+  setup.staging = buffers.staging();
+  return setup;
+}
+
 // `first_generation` keys the first call's inputs and guard bytes (measure/check_pattern.h).
 CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const std::string& check, int calls,
                      uint32_t first_generation) {
@@ -140,13 +151,7 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
   try {
     const MemoryPlan plan = plan_memory(ctx.caps, mem);
     CaseBuffers buffers(ctx.session, ctx.gpu, plan, spec, ctx.rank, ctx.world);
-    ExecutorSetup setup;
-    setup.op_memory = plan.op_memory;
-    setup.gpu = ctx.gpu;
-    setup.stream_ordered = ctx.gpu && mem == CB_MEM_CUDA && (ctx.caps.flags & CB_CAP_STREAM_ORDERED);
-    setup.group_p2p = setup.stream_ordered && (ctx.caps.flags & CB_CAP_GROUPS) && ctx.session.has_groups();
-    setup.staging = buffers.staging();
-    OpExecutor executor(ctx.session, exec, spec, ctx.rank, buffers.bufs(), setup);
+    OpExecutor executor(ctx.session, exec, spec, ctx.rank, buffers.bufs(), executor_setup(ctx, mem, plan, buffers));
     CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
                     spec.root, spec.count, {exec.peers[0], exec.peers[1]},
                     spec.placement == Placement::InPlace};
@@ -389,6 +394,58 @@ void check_op_sizes(SuiteContext& ctx) {
     check_op(ctx, info, mems.front(), size_cases_of(ctx, info), check_name(info, mems.front(), " sizes"), 1,
              std::nullopt, ran);
   });
+}
+
+// A leak per call: the first op's first size-ladder case, kLeakWarmCalls calls, then kLeakCalls
+// whose resident (and device) memory growth must stay under kLeakLimit. A probe's plugin leaked
+// 1 MiB per call and passed every other check, the create/destroy cycles included.
+void check_op_leaks(SuiteContext& ctx) {
+  constexpr int kLeakWarmCalls = 50, kLeakCalls = 500;
+  constexpr uint64_t kLeakLimit = 16u << 20;
+  const char* name = "repeated op without leaks";
+  if (!ctx.broken.empty()) return ctx.report(name, ConformanceResult::Skip, ctx.broken);
+  const std::vector<cb_mem> mems = ctx.usable_memory();
+  std::optional<CaseSpec> spec;
+  if (!mems.empty())
+    for_each_advertised_op(ctx, [&](const OpInfo& info) {
+      if (spec || ctx.world < info.min_world_size) return;
+      if (auto cases = size_cases_of(ctx, info); !cases.empty()) spec = cases.front();
+    });
+  if (!spec) return ctx.report(name, ConformanceResult::Skip, "no op with data to repeat");
+  const std::string what = describe_case(*spec, mems.front());
+  ctx.out.phase(fmt::format("conformance {}, {} times", what, kLeakWarmCalls + kLeakCalls));
+  uint64_t rss0 = 0, rss1 = 0;
+  int64_t dev_lost = 0;
+  try {
+    const Execution exec = conformance_execution(ctx, mems.front());
+    const MemoryPlan plan = plan_memory(ctx.caps, mems.front());
+    CaseBuffers buffers(ctx.session, ctx.gpu, plan, *spec, ctx.rank, ctx.world);
+    OpExecutor executor(ctx.session, exec, *spec, ctx.rank, buffers.bufs(),
+                        executor_setup(ctx, mems.front(), plan, buffers));
+    for (int i = 0; i < kLeakWarmCalls; ++i) executor.run_once(ctx.op_timeout_ms);
+    rss0 = resident_bytes();
+    const int64_t dev0 = ctx.gpu ? static_cast<int64_t>(ctx.gpu->free_bytes()) : 0;
+    for (int i = 0; i < kLeakCalls; ++i) executor.run_once(ctx.op_timeout_ms);
+    rss1 = resident_bytes();
+    dev_lost = ctx.gpu ? dev0 - static_cast<int64_t>(ctx.gpu->free_bytes()) : 0;
+  } catch (const PluginError& e) {
+    if (e.skips_case()) return ctx.report(name, ConformanceResult::Skip, fmt::format("{}: refused: {}", what, e.what()));
+    ctx.broken = fmt::format("the communicator failed in {}", what);
+    return ctx.report(name, ConformanceResult::Fail, fmt::format("{}: {}", what, e.what()));
+  } catch (const std::exception& e) {
+    ctx.broken = fmt::format("the communicator failed in {}", what);
+    return ctx.report(name, ConformanceResult::Fail, fmt::format("{}: {}", what, e.what()));
+  }
+  const double grew_mib = (static_cast<double>(rss1) - static_cast<double>(rss0)) / 1048576.0;
+  if (rss1 > rss0 + kLeakLimit)
+    return ctx.report(name, ConformanceResult::Fail,
+                      fmt::format("{}: resident memory grew by {:.1f} MiB over {} calls ({:.1f} KiB per call)", what,
+                                  grew_mib, kLeakCalls, grew_mib * 1024 / kLeakCalls));
+  if (dev_lost > static_cast<int64_t>(kLeakLimit))
+    return ctx.report(name, ConformanceResult::Fail,
+                      fmt::format("{}: free device memory shrank by {:.1f} MiB over {} calls", what,
+                                  static_cast<double>(dev_lost) / 1048576.0, kLeakCalls));
+  ctx.report(name, ConformanceResult::Pass, fmt::format("{}: {} calls, {:+.1f} MiB resident", what, kLeakCalls, grew_mib));
 }
 
 void check_concurrent_collectives(SuiteContext& ctx) {

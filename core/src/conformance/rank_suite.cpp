@@ -274,6 +274,7 @@ int run_rank_suite(const LoadedPlugin& plugin, Bootstrap& for_plugin, Bootstrap&
   }
   check_op_matrix(ctx);
   check_op_sizes(ctx);
+  check_op_leaks(ctx);
   check_concurrent_collectives(ctx);
   check_self_send_recv(ctx);
   check_p2p_pending_across_collective(ctx);

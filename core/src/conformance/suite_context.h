@@ -84,6 +84,7 @@ cb_op_args base_args(const SuiteContext& ctx, cb_op op, void* send, void* recv, 
 // conformance/error_checks.cpp).
 void check_op_matrix(SuiteContext& ctx);
 void check_op_sizes(SuiteContext& ctx);
+void check_op_leaks(SuiteContext& ctx);
 void check_self_send_recv(SuiteContext& ctx);
 void check_p2p_pending_across_collective(SuiteContext& ctx);
 void check_concurrent_collectives(SuiteContext& ctx);

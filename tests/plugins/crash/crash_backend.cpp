@@ -21,6 +21,7 @@
 //   fd_leak     = "lazy": the 6th comm_create opens a descriptor kept for the process's life,
 //                 as CUDA and NCCL open theirs (not a leak: conformance must pass it);
 //                 "per_comm": every comm_create opens one and never closes it (a leak)
+//   leak_kib    = KiB every post allocates, touches and never frees (default 0: a leak per call)
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <vector>
+#include <memory>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +46,7 @@ int64_t g_crash_after = 3;
 CrashMode g_mode = CrashMode::Segv;
 bool g_corrupt = false;
 std::string g_fd_leak = "none";
+int g_leak_kib = 0;
 std::string g_pid_file;
 int64_t g_hog_mib = 1024;
 
@@ -76,7 +81,7 @@ pid_t start_sleeper(bool detach) {
 const char* const kPluginName = "crash";
 const char* const kPluginDescription = "test plugin: one rank crashes on purpose at a chosen post";
 const std::vector<std::string> kOptionKeys = {"crash_rank", "crash_after", "mode",   "corrupt",
-                                               "fd_leak",    "pid_file",    "hog_mib"};
+                                               "fd_leak",    "pid_file",    "hog_mib",  "leak_kib"};
 
 void configure(const Options& options, const cb_host_services&) {
   g_crash_rank = int_option(options, "crash_rank", 1);
@@ -102,6 +107,7 @@ void configure(const Options& options, const cb_host_services&) {
   else throw std::invalid_argument("option mode='" + m + "' must be segv, abort, exit, exit0, error, unavailable, "
                                    "unavailable_comm, hog or spawn");
   g_hog_mib = int_option(options, "hog_mib", 1024);
+  g_leak_kib = int_option(options, "leak_kib", 0);
   auto pid_file = options.find("pid_file");
   g_pid_file = pid_file == options.end() ? "" : pid_file->second;
 }
@@ -117,6 +123,11 @@ void after_allreduce(const cb_host_services& host, float* result, size_t count) 
 }
 
 void before_post(const cb_host_services& host, uint64_t post_index) {
+  if (g_leak_kib > 0) {  // kept reachable, so nothing frees or elides it
+    static std::vector<std::unique_ptr<char[]>> leaked;
+    leaked.emplace_back(new char[static_cast<size_t>(g_leak_kib) * 1024]);
+    std::memset(leaked.back().get(), 1, static_cast<size_t>(g_leak_kib) * 1024);
+  }
   if (g_corrupt) return;
   if (host.rank != g_crash_rank || post_index != static_cast<uint64_t>(g_crash_after)) return;
   if (g_mode == CrashMode::Spawn) {
