@@ -4,10 +4,12 @@
 #include <cmath>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "commbench/sdk/dtypes.hpp"
+#include "device/gpu_device.h"
 #include "measure/check_pattern.h"
 #include "measure/clock_sync.h"
 #include "measure/host_timer.h"
@@ -91,32 +93,69 @@ void check_bytes(uint64_t seed, int src, uint32_t generation, const unsigned cha
 // The worker's one timer (measure/host_timer.h), like every other time it reports.
 int64_t now_ns() { return HostTimer::get().now_ns(); }
 
-// The host's buffers of the sweep, freed on every path. The receive buffer starts kGuardBytes
-// into its allocation and keeps kGuardBytes after the largest message: guards for the check.
+// The sweep's buffers, freed on every path: host memory, or device memory (memory = "cuda" on a
+// backend that drives it, NCCL) written and read through host copies on the worker's stream. The
+// receive buffer starts kGuardBytes into its allocation and keeps kGuardBytes after the largest
+// message: guards for the check.
 class SweepBuffers {
  public:
-  SweepBuffers(BackendSession& s, cb_mem mem, uint64_t bytes) : s_(s), mem_(mem) {
-    send_ = s_.alloc(mem_, bytes);
+  SweepBuffers(BackendSession& s, GpuDevice* gpu, cb_mem mem, uint64_t bytes) : s_(s), gpu_(gpu), mem_(mem) {
+    send_ = alloc(bytes);
     try {
-      recv_ = s_.alloc(mem_, bytes + 2 * kGuardBytes);
+      recv_ = alloc(bytes + 2 * kGuardBytes);
     } catch (...) {
-      s_.free(mem_, send_);
+      release(send_);
       throw;
     }
   }
   ~SweepBuffers() {
     for (void* p : {send_, recv_}) {
-      try { s_.free(mem_, p); } catch (...) {}  // freeing never fails a measured sweep
+      try { release(p); } catch (...) {}  // freeing never fails a measured sweep
     }
   }
   unsigned char* send() const { return static_cast<unsigned char*>(send_); }
   unsigned char* recv() const { return static_cast<unsigned char*>(recv_) + kGuardBytes; }
 
+  // This rank's payload of `generation` in the first `bytes` of the send buffer.
+  void fill_send(uint64_t seed, int rank, uint64_t bytes, uint32_t generation) {
+    if (!on_device()) return fill_payload(seed, rank, send(), bytes, generation);
+    host_.resize(bytes);
+    fill_payload(seed, rank, host_.data(), bytes, generation);
+    gpu_->copy_to_device_on_stream(send_, host_.data(), bytes);
+  }
+  // Before a checked receive of `bytes`: zeros where the message goes, guards on both sides.
+  void prepare_receive(uint64_t bytes, uint32_t generation) {
+    unsigned char* at = on_device() ? (host_.resize(bytes + 2 * kGuardBytes), host_.data()) : recv() - kGuardBytes;
+    fill_guard(at, kGuardBytes, generation);
+    std::memset(at + kGuardBytes, 0, bytes);
+    fill_guard(at + kGuardBytes + bytes, kGuardBytes, generation);
+    if (on_device()) gpu_->copy_to_device_on_stream(recv_, host_.data(), host_.size());
+  }
+  // The received message with its guards, readable on the host: the message starts kGuardBytes in.
+  const unsigned char* received(uint64_t bytes) {
+    if (!on_device()) return recv();
+    host_.resize(bytes + 2 * kGuardBytes);
+    gpu_->copy_to_host_on_stream(host_.data(), recv_, host_.size());
+    return host_.data() + kGuardBytes;
+  }
+
  private:
+  bool on_device() const { return mem_ == CB_MEM_CUDA; }
+  // As case buffers are: the backend's allocator if it has one, else cudaMalloc for device memory.
+  void* alloc(size_t bytes) {
+    return on_device() && !s_.api().mem_alloc ? gpu_->alloc_device(bytes) : s_.alloc(mem_, bytes);
+  }
+  void release(void* p) {
+    if (on_device() && !s_.api().mem_alloc) gpu_->free_device(p);
+    else s_.free(mem_, p);
+  }
+
   BackendSession& s_;
+  GpuDevice* gpu_;
   cb_mem mem_;
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  std::vector<unsigned char> host_;  // the host side of device copies
 };
 
 struct Interval {
@@ -137,6 +176,9 @@ cb_op_args pair_op(const CaseEnvironment& env, cb_op op, int peer, const SweepBu
   a.dtype = dtype;
   a.peer = peer;
   a.mem_type = env.exec.memory;
+  // A stream-ordered backend (NCCL) works on the worker's stream, like every other op.
+  if (env.gpu && env.exec.memory == CB_MEM_CUDA && (env.caps.flags & CB_CAP_STREAM_ORDERED))
+    a.stream = env.gpu->stream();
   return a;
 }
 
@@ -239,7 +281,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   std::unique_ptr<SweepBuffers> owned;
   std::string alloc_error;
   try {
-    owned = std::make_unique<SweepBuffers>(env.session, e.memory, std::max<uint64_t>(largest, 1));
+    owned = std::make_unique<SweepBuffers>(env.session, env.gpu, e.memory, std::max<uint64_t>(largest, 1));
   } catch (const PluginError& err) {
     if (err.status() != CB_ERR_RESOURCE_EXHAUSTED) throw;
     alloc_error = err.what();
@@ -256,7 +298,7 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
     return;
   }
   SweepBuffers& bufs = *owned;
-  fill_payload(e.seed, rank, bufs.send(), largest, 0);
+  bufs.fill_send(e.seed, rank, largest, 0);
   TraceRecorder& trace = trace_of(env);
   std::vector<int32_t> trace_case(cases.size(), -1);  // per size
   for (size_t s = 0; s < cases.size(); ++s)
@@ -274,17 +316,14 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
   std::vector<ByteCheck> wrong(configs.size());
   auto checked_pass = [&](CheckStage stage) {
     const uint32_t generation = stage == CheckStage::AfterTiming ? 1 : 0;
-    if (generation != 0) fill_payload(e.seed, rank, bufs.send(), largest, generation);
+    if (generation != 0) bufs.fill_send(e.seed, rank, largest, generation);
     for (size_t k = 0; k < configs.size(); ++k) {
       const AllPairsConfig& cfg = configs[k];
       const CaseSpec& spec = cases[cfg.size_index];
-      if (rank == cfg.dst) {
-        std::memset(bufs.recv(), 0, spec.bytes);
-        fill_guard(bufs.recv() - kGuardBytes, kGuardBytes, generation);
-        fill_guard(bufs.recv() + spec.bytes, kGuardBytes, generation);
-      }
+      if (rank == cfg.dst) bufs.prepare_receive(spec.bytes, generation);
       traced(TracePhase::Check, cfg, -1, transfer(env, cfg, spec, bufs));
-      if (rank == cfg.dst) check_bytes(e.seed, cfg.src, generation, bufs.recv(), spec.bytes, stage, wrong[k]);
+      if (rank == cfg.dst)
+        check_bytes(e.seed, cfg.src, generation, bufs.received(spec.bytes), spec.bytes, stage, wrong[k]);
     }
   };
   if (e.check) checked_pass(CheckStage::FirstIteration);

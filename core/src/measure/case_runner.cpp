@@ -234,9 +234,6 @@ std::string unsupported_reason(const cb_capabilities& caps, const CaseSpec& c, c
   if (plan.staged && info.point_to_point)
     return "cuda memory through a host-memory backend is staged for collectives only, not for "
            "point-to-point patterns";
-  // all_pairs checks and zeroes its buffers byte by byte on the host.
-  if (plan.requested == CB_MEM_CUDA && c.op == OpKind::AllPairs)
-    return "all_pairs runs on host memory only";
   if (c.op == OpKind::Barrier) return "";
   const uint64_t dtypes = info.reduction ? caps.reduce_dtypes : caps.dtypes;
   if (!(dtypes & CB_BIT(c.dtype)))
