@@ -51,6 +51,26 @@ class QuickTest(TempDirCase):
         self.assertEqual(p.returncode, 2)                # a value cannot rewrite the experiment
         self.assertIn("-n 1", p.stderr)
 
+    def test_nccl_tests_flags_without_a_counterpart_say_what_to_do(self):
+        p = commbench("quick", "allreduce", "-g", "8")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("nccl-tests' -g (GPUs per thread) has no counterpart", p.stderr)
+        self.assertIn("--ranks N", p.stderr)
+
+    def test_save_never_replaces_a_file_it_did_not_write(self):
+        mine = os.path.join(self.tmp, "notes.txt")
+        with open(mine, "w") as f:
+            f.write("precious\n")
+        p = commbench("quick", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--ranks", "1",
+                      "-O", os.path.join(self.tmp, "r"), "--save", mine)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("the file exists and commbench quick did not write it", p.stderr)
+        with open(mine) as f:
+            self.assertEqual(f.read(), "precious\n")
+        p = commbench("quick", "allreduce", "--save", self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("a folder; name a file", p.stderr)
+
     def test_a_step_the_file_cannot_express_is_an_error_naming_it(self):
         # These once reached the parser as a range with a 'step' key it does not know, and it
         # named that key instead of the flag.

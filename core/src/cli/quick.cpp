@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -288,6 +291,24 @@ int cmd_quick(const std::vector<std::string>& args) {
   try {
     po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    // nccl-tests' flags that have no counterpart here: say what to do instead of "unrecognised".
+    static const std::map<std::string, std::string> kNcclTestsOnly{
+        {"-g", "(GPUs per thread) has no counterpart: commbench runs one rank per GPU; use --ranks N"},
+        {"-t", "(threads per process) has no counterpart: commbench runs one rank per process; use --ranks N"},
+        {"-m", "(aggregated iterations) has no counterpart: each iteration is one op; see --method"},
+        {"-p", "(parallel init) has no counterpart: ranks always create their communicators together"},
+        {"-z", "(blocking collectives) has no counterpart: set the backend's own option in a file (docs/backends)"},
+        {"-C", "(report CPU time) has no counterpart: use --method per_iteration for host-side latency"},
+        {"-R", "(register buffers) has no counterpart: set the backend's own option in a file (docs/backends)"},
+        {"-N", "(run cycles) has no counterpart: use repeats in an experiment file (--save writes one)"}};
+    const std::string flag = e.get_option_name();
+    if (auto it = kNcclTestsOnly.find(flag); it != kNcclTestsOnly.end()) {
+      std::cerr << fmt::format("commbench quick: nccl-tests' {} {}\n", flag, it->second);
+      return kExitInvalid;
+    }
+    std::cerr << fmt::format("commbench quick: {}\nTry 'commbench quick --help'.\n", e.what());
+    return kExitInvalid;
   } catch (const po::error& e) {
     std::cerr << fmt::format("commbench quick: {}\nTry 'commbench quick --help'.\n", e.what());
     return kExitInvalid;
@@ -328,10 +349,24 @@ int cmd_quick(const std::vector<std::string>& args) {
   auto loaded = validate_parsed(parse_experiment_string(q.toml, "commbench quick"), plugin_dirs, print);
   if (!loaded) return kExitInvalid;  // and nothing saved: a file that would not run is no use
   if (!save.empty()) {
+    if (std::error_code ec; std::filesystem::is_directory(save, ec)) {
+      std::cerr << fmt::format("commbench quick: --save {}: a folder; name a file, e.g. {}/quick.toml\n", save, save);
+      return kExitInvalid;
+    }
+    // Replace only what quick wrote before: a file of the user's would be lost without a word.
+    if (std::ifstream existing(save); existing) {
+      std::string first;
+      std::getline(existing, first);
+      if (first.rfind("# Written by commbench quick", 0) != 0) {
+        std::cerr << fmt::format("commbench quick: --save {}: the file exists and commbench quick did not write it; "
+                                 "choose another name or remove it\n", save);
+        return kExitInvalid;
+      }
+    }
     std::ofstream out(save);
     out << q.toml;
     if (!out.flush()) {
-      std::cerr << fmt::format("commbench quick: --save {}: cannot write the file\n", save);
+      std::cerr << fmt::format("commbench quick: --save {}: cannot write the file: {}\n", save, std::strerror(errno));
       return kExitInvalid;
     }
   }
