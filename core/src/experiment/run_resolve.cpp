@@ -188,24 +188,27 @@ void check_strong_batch(const RunSpec& spec, DiagnosticSink& sink) {
 
 // Strong scaling divides each size among the ranks (plan.cpp): it must divide into whole
 // elements at every world size, for every op and dtype.
+// One message per size that does not divide (the first world size, op and dtype it fails for):
+// every size to change is named at once, without one line per combination.
 void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
     const SizeSpec& size = spec.sizes[i];
-    for (cb_dtype d : spec.dtypes) {
-      const uint64_t esize = sdk::dtype_size(d);
-      for (int ws : spec.world_sizes)
-        for (OpKind op : spec.ops) {
-          if (op == OpKind::Barrier) continue;
-          const uint64_t shares = strong_scaling_share(op, ws);
-          if (size.bytes(esize) % (shares * esize) == 0) continue;
-          sink.error(spec.pos_of(fmt::format("sizes[{}]", i)),
-                     fmt::format("scaling = \"strong\" divides size {} among {} shares for '{}' at world "
-                                 "size {}, which is not a whole number of {} elements: use a multiple of "
-                                 "{} bytes",
-                                 size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), shares * esize));
-          return;  // one message per run is enough to say what to change
-        }
-    }
+    const auto first_misfit = [&]() -> std::optional<std::string> {
+      for (cb_dtype d : spec.dtypes) {
+        const uint64_t esize = sdk::dtype_size(d);
+        for (int ws : spec.world_sizes)
+          for (OpKind op : spec.ops) {
+            if (op == OpKind::Barrier) continue;
+            const uint64_t shares = strong_scaling_share(op, ws);
+            if (size.bytes(esize) % (shares * esize) == 0) continue;
+            return fmt::format("scaling = \"strong\" divides size {} among {} shares for '{}' at world size {}, which "
+                               "is not a whole number of {} elements: use a multiple of {} bytes",
+                               size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), shares * esize);
+          }
+      }
+      return std::nullopt;
+    };
+    if (auto why = first_misfit()) sink.error(spec.pos_of(fmt::format("sizes[{}]", i)), *why);
   }
 }
 
