@@ -1,5 +1,6 @@
 // parse_experiment_*: TOML++ parses the text; this file reads the top-level keys, hands each
 // [[run]] (over [defaults]) to run_layer/run_resolve, and checks what spans runs.
+#include "experiment/top_level_keys.h"
 #include "experiment/experiment.h"
 
 #include <algorithm>
@@ -32,9 +33,6 @@ namespace {
 constexpr size_t kMaxRuns = 10000;
 constexpr uint64_t kMaxExecutions = 10000;
 constexpr uint64_t kMaxCases = 1000000;
-
-constexpr std::array<std::string_view, 8> kTopLevelKeys{"name",     "output_dir", "seed", "plugin_path",
-                                                       "outputs",  "defaults",   "run",  "report"};
 
 // Top-level keys that are not top-level settings. Run keys get a pointer to where they belong.
 void report_unknown_top_level_keys(DiagnosticSink& sink, const toml::table& root) {

@@ -68,7 +68,7 @@ std::optional<double> read_telemetry(DiagnosticSink& sink, const toml::node& v) 
   }
   auto s = read_duration(sink, v, "telemetry", /*zero_allowed=*/false);
   if (s && *s < 0.01) {
-    sink.error(sink.pos(v), fmt::format("'telemetry' interval must be at least 10ms, got {} s: "
+    sink.error(sink.pos(v), fmt::format("'telemetry' interval must be at least 10ms, got {:g} s: "
                                         "shorter intervals make the sampler a load of its own", *s));
     return std::nullopt;
   }

@@ -1,3 +1,4 @@
+#include "experiment/top_level_keys.h"
 #include "experiment/run_layer.h"
 
 #include <algorithm>
@@ -280,7 +281,20 @@ RunLayer read_run_layer(const toml::table& table, SourcePos header, DiagnosticSi
     layer.written.insert(canonical);
     reader.read_key(key, value);
   }
-  report_unknown_keys(sink, table, all_run_keys(), is_defaults ? "[defaults]" : "[[run]]");
+  // A top-level key written inside the table (`seed`, `output_dir`, ...) is told where it goes,
+  // as a run key at the top level is; every other unknown key gets "did you mean".
+  std::vector<std::string_view> valid = all_run_keys();
+  for (auto&& [k, value] : table) {
+    const std::string_view key = k.str();
+    if (std::find(valid.begin(), valid.end(), key) != valid.end() ||
+        std::find(kTopLevelKeys.begin(), kTopLevelKeys.end(), key) == kTopLevelKeys.end())
+      continue;
+    valid.push_back(key);
+    sink.error(k.source().begin.line > 0 ? sink.pos(k.source()) : sink.pos(value),
+               fmt::format("'{}' is a top-level key, not a run setting: move it above the first [[run]] and "
+                           "[defaults]", key));
+  }
+  report_unknown_keys(sink, table, valid, is_defaults ? "[defaults]" : "[[run]]");
   return layer;
 }
 
