@@ -470,6 +470,9 @@ def analyse(jobs):
 
 def _aggregation_words(method, agg):
     m = re.fullmatch(r"rank(\d+)", agg or "")
+    if method == "per_iteration" and agg == "sender_to_arrival":
+        return ("all_pairs on one host clock: each transfer from the sender's post to the receiver "
+                "seeing the message (docs/metrics.md, the all-pairs sweep); the mean over repetitions")
     if method == "per_iteration":
         return ("method per_iteration: every iteration starts together on all ranks and its "
                 "time is the slowest rank's; the mean over iterations")

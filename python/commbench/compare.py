@@ -136,7 +136,7 @@ def describe_key(c, ignore=()):
     agg = c.get("rank_aggregation")
     how = ""
     if method and (method != "batch" or agg not in (None, "avg")):
-        how = method + (f"/{agg}" if agg and method != "per_iteration" else "")
+        how = method + (f"/{agg}" if agg and (method != "per_iteration" or agg != "slowest_per_iteration") else "")
     w = c.get("workload") if isinstance(c.get("workload"), dict) else {}
     extra = [v for v in (c.get("dtype"), c.get("redop"),
                          "in-place" if c.get("placement") == "in_place" else "",

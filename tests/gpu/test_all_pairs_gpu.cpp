@@ -39,6 +39,7 @@ iterations = 3
     EXPECT_EQ(c["memory"], "cuda") << c.dump();
     EXPECT_EQ(c["wrong"], 0) << "checked, and right: " << c.dump();
     EXPECT_GT(c["time_us"]["min"].get<double>(), 0.0) << c.dump();
+    EXPECT_EQ(c["rank_aggregation"], "sender_to_arrival") << "one host, one clock: " << c.dump();
     seen.insert({c["src"].get<int>(), c["dst"].get<int>(), c["bytes"].get<uint64_t>()});
   }
   EXPECT_EQ(seen.size(), 18u);

@@ -99,7 +99,8 @@ TEST(ProfilerCommand, RanksBeyondTheWorldAndUnknownPlaceholdersAreErrors) {
   Experiment exp;
   RunSpec run;
   run.world_sizes = {2, 4};
-  run.profiler = ProfilerSetting{"command", "/bin/sh -c true -o {ouput}.x {rank}", {3, 4}};
+  // perf's event group is not a placeholder: only a lowercase word in braces looks like one.
+  run.profiler = ProfilerSetting{"command", "/bin/sh -c true -e {cycles,instructions} -o {ouput}.x {rank}", {3, 4}};
   exp.runs.push_back(run);
   std::vector<std::string> messages;
   for (const Diagnostic& d : check_profilers(exp)) messages.push_back(d.message);

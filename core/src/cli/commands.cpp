@@ -83,7 +83,8 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
   std::vector<std::string> args{"after-run", job_dir};
   if (exp.report) args.push_back("--report");
   if (quiet) args.push_back("--quiet");
-  const int rc = run_python_tool(args, "commbench run");
+  bool interrupted = false;
+  const int rc = run_python_tool(args, "commbench run", &interrupted);
   // The console summary left the exit code to the expectations: this line is the final one.
   if (expect && rc == kExitOk) {
     if (!quiet)
@@ -93,7 +94,7 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
     return code;
   }
   if (rc == kExitOk) return code;
-  if (rc > 128) {  // a signal stopped it: the job's results are complete, the report is not
+  if (interrupted) {  // a signal to commbench stopped it: the job's results are complete, the report is not
     std::cerr << "# interrupted while writing the report" << (expect ? " and checking the expectations" : "")
               << "; the results are complete: 'commbench report " << job_dir << "' writes it again"
               << (expect ? ", 'commbench check " + job_dir + "' checks them" : std::string()) << "\n";

@@ -66,14 +66,16 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
 
 // While a tool runs, SIGINT, SIGTERM and SIGHUP sent to commbench (by `timeout`, a batch
 // system's time limit, a CI cancel: they signal the pid, not the group) end Python too, with
-// SIGTERM, and commbench waits for it: a report must not go on writing into a folder after the
-// command that makes it has been seen to end.
+// SIGTERM (a second signal: SIGKILL, for a Python that does not end), and commbench waits for it:
+// a report must not go on writing into a folder after the command that makes it has been seen to
+// end.
 volatile sig_atomic_t g_tool_pid = 0;
 volatile sig_atomic_t g_tool_signal = 0;
 
 void forward_to_tool(int sig) {
+  const bool again = g_tool_signal != 0;
   g_tool_signal = sig;
-  if (g_tool_pid > 0) ::kill(static_cast<pid_t>(g_tool_pid), SIGTERM);
+  if (g_tool_pid > 0) ::kill(static_cast<pid_t>(g_tool_pid), again ? SIGKILL : SIGTERM);
 }
 
 class ForwardSignals {
@@ -87,8 +89,8 @@ class ForwardSignals {
     for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
   }
   ~ForwardSignals() {
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
     g_tool_pid = 0;
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
   }
   ForwardSignals(const ForwardSignals&) = delete;
   ForwardSignals& operator=(const ForwardSignals&) = delete;
@@ -98,14 +100,24 @@ class ForwardSignals {
   std::array<struct sigaction, 3> old_{};
 };
 
-int wait_python_tool(pid_t pid, const std::string& what) {
+// The tool's exit code, or 128 + the signal that ended it; `interrupted` is set when that was a
+// signal commbench passed on (not Python dying by itself, e.g. of the OOM killer).
+int wait_python_tool(pid_t pid, const std::string& what, bool* interrupted) {
   int status = 0;
   {
     ForwardSignals forward(pid);
+    // Wait without reaping, stop forwarding, then reap: a signal in between must not reach a pid
+    // the system may already have given to another process.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0)
+      if (errno != EINTR) return kExitInvalid;
+    g_tool_pid = 0;
     while (::waitpid(pid, &status, 0) < 0)
       if (errno != EINTR) return kExitInvalid;
   }
-  if (const int sig = g_tool_signal; sig != 0) {
+  const int sig = g_tool_signal;
+  if (interrupted) *interrupted = sig != 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (sig != 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
     const char* name = sigabbrev_np(sig);
     std::cerr << fmt::format("{}: stopped by signal {} (SIG{}); what it had written so far is left as it is, "
                              "unfinished\n", what, sig, name ? name : "?");
@@ -141,14 +153,14 @@ std::string python_tool_output(const std::vector<std::string>& args) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "";
 }
 
-int run_python_tool(const std::vector<std::string>& args, const std::string& what) {
+int run_python_tool(const std::vector<std::string>& args, const std::string& what, bool* interrupted) {
   std::string error;
   const pid_t pid = spawn_python_tool(args, what, -1, false, error);
   if (pid < 0) {
     std::cerr << error;
     return kExitInvalid;
   }
-  return wait_python_tool(pid, what);
+  return wait_python_tool(pid, what, interrupted);
 }
 
 namespace {

@@ -28,7 +28,8 @@ std::string python_interpreter(const PythonToolInputs& in);
 // Runs `python -m commbench <args...>` with the package on PYTHONPATH and the same stdout and
 // stderr; returns its exit code. When no package or interpreter is found: says what to install
 // and returns 2. `what` names the command in messages ("commbench report").
-int run_python_tool(const std::vector<std::string>& args, const std::string& what);
+// `interrupted` (optional): set when a signal to commbench stopped the tool (it was passed on).
+int run_python_tool(const std::vector<std::string>& args, const std::string& what, bool* interrupted = nullptr);
 // The same, quietly, returning what the tool printed on stdout ("" when it could not run).
 std::string python_tool_output(const std::vector<std::string>& args);
 

@@ -353,11 +353,11 @@ int cmd_quick(const std::vector<std::string>& args) {
       std::cerr << fmt::format("commbench quick: --save {}: a folder; name a file, e.g. {}/quick.toml\n", save, save);
       return kExitInvalid;
     }
-    // Replace only what quick wrote before: a file of the user's would be lost without a word.
+    // Replace only what quick wrote before (or an empty file: --save "$(mktemp)"): a file of the
+    // user's would be lost without a word.
     if (std::ifstream existing(save); existing) {
       std::string first;
-      std::getline(existing, first);
-      if (first.rfind("# Written by commbench quick", 0) != 0) {
+      if (std::getline(existing, first) && first.rfind("# Written by commbench quick", 0) != 0) {
         std::cerr << fmt::format("commbench quick: --save {}: the file exists and commbench quick did not write it; "
                                  "choose another name or remove it\n", save);
         return kExitInvalid;

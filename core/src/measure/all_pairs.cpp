@@ -100,6 +100,11 @@ int64_t now_ns() { return HostTimer::get().now_ns(); }
 class SweepBuffers {
  public:
   SweepBuffers(BackendSession& s, GpuDevice* gpu, cb_mem mem, uint64_t bytes) : s_(s), gpu_(gpu), mem_(mem) {
+    // As for case buffers: ask first, since an allocation that does not fit may fail late.
+    if (on_device() && 2 * bytes + 2 * kGuardBytes > gpu_->free_bytes())
+      throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, cuda::kErrorSource, "cudaMemGetInfo",
+                        fmt::format("the sweep needs {} bytes of device memory, {} are free on device {}",
+                                    2 * bytes + 2 * kGuardBytes, gpu_->free_bytes(), gpu_->index()));
     send_ = alloc(bytes);
     try {
       recv_ = alloc(bytes + 2 * kGuardBytes);
@@ -183,10 +188,11 @@ cb_op_args pair_op(const CaseEnvironment& env, cb_op op, int peer, const SweepBu
 }
 
 // One message src -> dst after a synchronised start; this rank's interval (zeros when it is
-// neither src nor dst). The receiver first tells the sender it is there (one untimed byte, dst ->
-// src) and the sender posts only then, so the receiver is waiting for the message before it is
-// sent. Without it a receiver that left the barrier after the message had landed timed nothing
-// of the transfer, and an eager send completes at once: the cell showed a link faster than it is.
+// neither src nor dst). The receiver first tells the sender it is there (one element of the
+// case's dtype, dst -> src) and the sender posts only then. Without it a receiver that left the
+// barrier after the message had landed timed nothing of the transfer, and an eager send completes
+// at once: the cell showed a link faster than it is. The receiver's own time starts before that
+// message, so it cannot start after the sender posted (the sample across clocks is its time).
 Interval transfer(CaseEnvironment& env, const AllPairsConfig& cfg, const CaseSpec& spec,
                   const SweepBuffers& bufs) {
   sync_start(env);
@@ -194,12 +200,15 @@ Interval transfer(CaseEnvironment& env, const AllPairsConfig& cfg, const CaseSpe
   if (rank != cfg.src && rank != cfg.dst) return {};
   const bool sender = rank == cfg.src;
   const int peer = sender ? cfg.dst : cfg.src;
-  env.session.complete(pair_op(env, sender ? CB_OP_RECV : CB_OP_SEND, peer, bufs, 1, CB_DTYPE_UINT8),
-                       remaining_ms(env));
+  const cb_op_args ready = pair_op(env, sender ? CB_OP_RECV : CB_OP_SEND, peer, bufs, 1, spec.dtype);
   const cb_op_args a = pair_op(env, sender ? CB_OP_SEND : CB_OP_RECV, peer, bufs, spec.count, spec.dtype);
   Interval t;
-  if (sender) t.monotonic_ns = monotonic_ns();
-  t.start_ns = now_ns();
+  if (!sender) t.start_ns = now_ns();
+  env.session.complete(ready, remaining_ms(env));
+  if (sender) {
+    t.monotonic_ns = monotonic_ns();
+    t.start_ns = now_ns();
+  }
   env.session.complete(a, remaining_ms(env));
   t.end_ns = now_ns();
   if (!sender) t.monotonic_ns = monotonic_ns();
@@ -268,9 +277,14 @@ void run_all_pairs(CaseEnvironment& env, const std::vector<CaseSpec>& cases, con
           sink.record(std::move(r));
         }
   };
+  // Every rank judges, and all agree: one rank that cannot run it (its GPU unusable) must not
+  // leave the others waiting for it in the sweep until the execution's deadline.
   const std::string reason = unsupported_reason(env, cases.front());
-  if (!reason.empty()) {
-    if (rank == 0) record_every_pair("unsupported", reason);
+  const int refusing = env.bootstrap.first_rank_that(!reason.empty(), Millis(remaining_ms(env)));
+  if (refusing >= 0) {
+    if (rank == 0)
+      record_every_pair("unsupported", !reason.empty() ? reason
+                                                       : fmt::format("rank {} cannot run it (its log says why)", refusing));
     return;
   }
   uint64_t largest = 0;

@@ -94,17 +94,21 @@ std::vector<Diagnostic> check_profilers(const Experiment& exp) {
     // A rank no execution has would profile nothing, silently (root and peers are checked alike).
     const int largest = run.world_sizes.empty() ? 0 : *std::max_element(run.world_sizes.begin(), run.world_sizes.end());
     for (int r : run.profiler->ranks)
-      if (r >= largest)
+      if (largest > 0 && r >= largest)
         out.push_back(Diagnostic{Diagnostic::Severity::Error, run.pos_of("profiler"),
                                  fmt::format("profiler.ranks names rank {}, but the run's largest world size is {}: "
                                              "ranks count from 0", r, largest)});
     // A typo in a placeholder ("{ouput}") would reach the profiler literally: every rank would
-    // write the same file.
+    // write the same file. Only a lowercase word in braces looks like one: perf's event groups
+    // ('{cycles,instructions}') and bpftrace's blocks pass as they are.
     if (run.profiler->tool == "command")
       for (const std::string& w : split_words(run.profiler->command))
         for (size_t open = w.find('{'); open != std::string::npos; open = w.find('{', open + 1)) {
           const size_t close = w.find('}', open);
-          const std::string name = w.substr(open, close == std::string::npos ? std::string::npos : close - open + 1);
+          if (close == std::string::npos || close == open + 1 ||
+              w.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", open + 1) != close)
+            continue;
+          const std::string name = w.substr(open, close - open + 1);
           if (name != "{command}" && name != "{output}" && name != "{rank}")
             out.push_back(Diagnostic{Diagnostic::Severity::Error, run.pos_of("profiler"),
                                      fmt::format("profiler command: '{}' is not a placeholder; the ones there are "
