@@ -396,6 +396,10 @@ def unfinished(jobs):
     disk) — read from both files (load.read_job). Each sentence says what to do."""
     out = []
     for j in jobs:
+        if j.cut_line is not None:
+            out.append(f"{j.label}: the last line of results.jsonl (line {j.cut_line}) was cut short "
+                       "and is skipped (the machine went down while it was written, or the file "
+                       "was damaged); every line before it was read.")
         if j.finished:
             continue
         rerun = f"`commbench run {j.header['file']}`" if j.header.get("file") else "`commbench run`"

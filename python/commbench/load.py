@@ -54,6 +54,9 @@ class Job:
         # (results stopped being written mid-job: a full disk). Both empty for a healthy job.
         self.jsonl_counts = None
         self.from_summary = {}
+        # Line number of a last line cut short (no '\n', not JSON: the machine went down mid-write,
+        # or a failed write could not be cut back), skipped when read; None when there is none.
+        self.cut_line = None
         self.has_execution_log = os.path.exists(os.path.join(path, "execution_log.csv"))
 
     @property
@@ -168,14 +171,20 @@ def read_job(path, label=None):
             except UnicodeDecodeError as e:
                 raise ResultsError(f"{jsonl}: not UTF-8 text (byte {e.start}: {e.reason}); the file "
                                    "is damaged or not a results.jsonl") from None
-            for lineno, line in enumerate(lines, 1):
-                line = line.strip()
+            for lineno, raw in enumerate(lines, 1):
+                line = raw.strip()
                 if not line:
                     continue
                 try:
                     obj = parse_json(line)
                     check_line(obj)
                 except InvalidInput as e:
+                    # The writer only ever leaves whole lines (docs/output.md); a last line without
+                    # its '\n' is one cut by a crash of the machine: the lines before it are
+                    # intact, so they are kept and the cut one is named (analysis.unfinished).
+                    if lineno == len(lines) and not raw.endswith("\n"):
+                        job.cut_line = lineno
+                        continue
                     raise ResultsError(f"{jsonl}:{lineno}: {e}; the file may have been edited by "
                                        "hand or damaged") from None
                 kind = obj.get("type")

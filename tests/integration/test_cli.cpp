@@ -294,10 +294,8 @@ iterations = 2
   EXPECT_EQ(dir.records()[0]["status"], "ok");
 }
 
-// Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events
-// and says what was lost (exit 1); one nested a million levels deep is refused, not a crash.
-TEST(Cli, MergeTraceSaysWhatItCouldNotReadAndNeverCrashes) {
-  JobDir dir;
+// A 2-rank Gloo job with trace = true, for merge-trace to read; its folder, empty if it failed.
+std::filesystem::path run_traced_job(JobDir& dir) {
   const auto file = dir.write("t.toml", R"(name = "traced"
 [[run]]
 backend = "gloo"
@@ -307,8 +305,17 @@ world_size = 2
 iterations = 5
 trace = true
 )");
-  ASSERT_EQ(dir.run(file, {"--quiet"}).exit_code, 0);
-  const auto job = dir.job_folder();
+  const auto r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? dir.job_folder() : std::filesystem::path();
+}
+
+// Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events
+// and says what was lost (exit 1); one nested a million levels deep is refused, not a crash.
+TEST(Cli, MergeTraceSaysWhatItCouldNotReadAndNeverCrashes) {
+  JobDir dir;
+  const auto job = run_traced_job(dir);
+  ASSERT_FALSE(job.empty());
   const auto ok = run_commbench({"merge-trace", job.string()}, dir.path());
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   const auto rank1 = job / "trace" / "exec0-rank1.json";
@@ -338,17 +345,8 @@ trace = true
 // merged, on each rank's own clock, said, and the exit code is 1; a missing rank file is said too.
 TEST(Cli, MergeTraceReadsTheRankFilesOfAnExecutionAKilledJobNeverRecorded) {
   JobDir dir;
-  const auto file = dir.write("t.toml", R"(name = "traced"
-[[run]]
-backend = "gloo"
-ops = ["allreduce"]
-sizes = ["4KiB"]
-world_size = 2
-iterations = 5
-trace = true
-)");
-  ASSERT_EQ(dir.run(file, {"--quiet"}).exit_code, 0);
-  const auto job = dir.job_folder();
+  const auto job = run_traced_job(dir);
+  ASSERT_FALSE(job.empty());
   // What a kill during the execution leaves: the case lines, no execution line, no job_end.
   std::string kept;
   std::istringstream jsonl(read_text(job / "results.jsonl"));

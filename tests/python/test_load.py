@@ -115,6 +115,30 @@ class LoadTest(TempDirCase):
         self.assertEqual(len(job.cases), 3)
         self.assertIsNone(job.exit_code)
 
+    def test_a_last_line_cut_by_a_crash_is_skipped_and_said(self):
+        # The machine went down mid-write: the last line has no '\n' and is half a record. The
+        # lines before it are whole and are kept; the cut one is named in the warnings. The same
+        # damage in the middle of the file (followed by more lines) is still refused.
+        d = self.copy_fixture(QUICKSTART)
+        os.remove(os.path.join(d, "summary.json"))
+        path = os.path.join(d, "results.jsonl")
+        with open(path) as f:
+            lines = f.readlines()
+        with open(path, "w") as f:
+            f.writelines(lines[:4] + [lines[4][:len(lines[4]) // 2]])
+        job = read_jobs([d])[0]
+        self.assertEqual(len(job.cases), 3)
+        self.assertEqual(job.cut_line, 5)
+        from commbench.analysis import unfinished
+        said = " ".join(unfinished([job]))
+        self.assertIn("line 5) was cut short and is skipped", said)
+        self.assertIn("did not finish", said)
+        with open(path, "w") as f:
+            f.writelines(lines[:4] + [lines[4][:len(lines[4]) // 2] + "\n"] + lines[5:6])
+        with self.assertRaises(ResultsError) as e:
+            read_jobs([d])
+        self.assertIn(f"{path}:5:", str(e.exception))
+
     def test_a_full_disk_job_reads_what_results_jsonl_lost_from_summary_json(self):
         # The disk filled up mid-run: results.jsonl stopped after 30 case lines (no job_end), the
         # job had measured 40 cases and summary.json, written into its reserved space, holds
