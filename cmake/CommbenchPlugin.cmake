@@ -40,8 +40,8 @@ function(commbench_add_plugin name)
   else()
     # Installed in <prefix>/lib/commbench/plugins: the libraries it needs are looked for in
     # <prefix>/lib first (where the relocatable release bundles them, scripts/package.sh).
-    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${COMMBENCH_PLUGIN_OUTPUT_DIR}"
-      INSTALL_RPATH "$ORIGIN/../..")
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${COMMBENCH_PLUGIN_OUTPUT_DIR}")
+    commbench_set_rpath(${target} "$ORIGIN/../..")
     install(TARGETS ${target} LIBRARY DESTINATION "${COMMBENCH_PLUGIN_SUBDIR}")
   endif()
 endfunction()
