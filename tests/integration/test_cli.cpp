@@ -310,6 +310,30 @@ trace = true
   return r.exit_code == 0 ? dir.job_folder() : std::filesystem::path();
 }
 
+// A probe: `report`, `compare` and `check` ran `python3 -m commbench`, which puts the current
+// folder first on sys.path: a json.py (or a whole commbench/ package) planted wherever the
+// command was started from ran as its user. Modules planted there are not imported now.
+TEST(Cli, ThePythonToolsDoNotImportFromTheCurrentFolder) {
+  JobDir dir;
+  const auto job = run_traced_job(dir);
+  ASSERT_FALSE(job.empty());
+  const auto cwd = dir.path() / "planted";
+  std::filesystem::create_directories(cwd / "commbench");
+  const auto marker = dir.path() / "imported-from-cwd";
+  const std::string payload =
+      fmt::format("open({:?}, 'a').write(__name__ + '\\n')\n", marker.string());
+  for (const char* module : {"json.py", "csv.py", "argparse.py", "commbench/__init__.py", "commbench/__main__.py"})
+    std::ofstream(cwd / module) << payload;
+  for (const char* tool : {"check", "compare"}) {
+    std::vector<std::string> args{tool, job.string()};
+    if (std::string(tool) == "compare") args.push_back(job.string());
+    else args.push_back("--allow-none");
+    const auto r = run_commbench(args, cwd);
+    EXPECT_EQ(r.exit_code, 0) << tool << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << tool << " imported " << read_text(marker);
+  }
+}
+
 // Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events
 // and says what was lost (exit 1); one nested a million levels deep is refused, not a crash.
 TEST(Cli, MergeTraceSaysWhatItCouldNotReadAndNeverCrashes) {

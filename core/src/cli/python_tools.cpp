@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -186,8 +187,17 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
     return -1;
   }
   const std::string python = python_interpreter(in);
+  // An empty PYTHONPATH entry means the current folder to Python: the user's are kept, less those.
   std::string pythonpath = package_dir;
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) {
+    std::string_view rest(old);
+    while (!rest.empty()) {
+      const size_t colon = rest.find(':');
+      const std::string_view entry = rest.substr(0, colon);
+      if (!entry.empty()) (pythonpath += ':') += entry;
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
 
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e)
@@ -197,7 +207,16 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
 
-  std::vector<std::string> argv_strings{python, "-m", "commbench"};
+  // Not `python -m commbench`: that puts the current folder first on sys.path, so a json.py or a
+  // commbench/ planted wherever the command is started from would run as its user. The bootstrap
+  // drops that entry before importing anything (Python >= 3.11's -P does the same; this works on
+  // any Python 3) and runs the package as -m would.
+  static constexpr const char* kBootstrap =
+      "import sys\n"
+      "if sys.path and sys.path[0] in ('', '.'): del sys.path[0]\n"
+      "import runpy\n"
+      "runpy.run_module('commbench', run_name='__main__', alter_sys=True)\n";
+  std::vector<std::string> argv_strings{python, "-c", kBootstrap};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : argv_strings) argv.push_back(s.data());
