@@ -69,6 +69,8 @@ void TcpStoreServer::stop() {
     const uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_.get(), &one, sizeof(one));
     if (thread_.joinable()) thread_.join();
+    // The loop has ended: what its last window held back is said here.
+    if (auto summary = log_limiter_.held_back_summary()) write_log(*summary);
   });
 }
 
@@ -95,7 +97,13 @@ void TcpStoreServer::apply_local_sets() {
   finish_woken(woken);
 }
 
-void TcpStoreServer::log(const std::string& message) const {
+void TcpStoreServer::log(const std::string& message) {
+  const LogLimiter::Verdict v = log_limiter_.admit(LogLimiter::Clock::now());
+  if (v.summary) write_log(*v.summary);
+  if (v.print) write_log(message);
+}
+
+void TcpStoreServer::write_log(const std::string& message) const {
   if (opts_.log) {
     opts_.log(message);
   } else {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bootstrap/input_budget.h"
+#include "bootstrap/log_limiter.h"
 #include "bootstrap/pending_auth.h"
 #include "bootstrap/server_connection.h"
 #include "bootstrap/socket.h"
@@ -83,7 +84,9 @@ class TcpStoreServer final : public StoreServer {
   void close_connection(ConnId id);
   void pause_accepting(int err);
   int wait_timeout_ms() const;
-  void log(const std::string& message) const;
+  // Logs a line of the loop thread, at most LogLimiter's burst per window.
+  void log(const std::string& message);
+  void write_log(const std::string& message) const;
 
   StoreServerOptions opts_;
   size_t input_cap_;  // most unparsed input one authenticated connection may hold
@@ -114,6 +117,7 @@ class TcpStoreServer final : public StoreServer {
   bool accepting_ = true;  // the listener is in the epoll set with EPOLLIN
   PendingAuthentications pending_;
   InputBudget budget_;  // unparsed input over all connections
+  LogLimiter log_limiter_;  // loop thread's; stop() reads it after the loop has ended
 };
 
 }  // namespace commbench::store_server_detail
