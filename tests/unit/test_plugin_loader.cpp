@@ -226,6 +226,37 @@ TEST(LoadPlugin, ALibraryWithoutTheEntrySymbolIsNotAPlugin) {
   EXPECT_TRUE(contains(error, CB_ENTRY_SYMBOL));
 }
 
+// A probe: a plugin planted in a folder every user can write ran its constructor as root (the
+// listing then said it was not a plugin). Refused before dlopen now, unless its owner is trusted.
+TEST(LoadPlugin, APluginOthersCouldHaveWrittenIsRefusedBeforeItIsLoaded) {
+  COMMBENCH_REQUIRE_TEST_PLUGINS();
+  const std::filesystem::path original = std::string(test::test_plugin_dir()) + "/libcommbench_backend_crash.so";
+  TempDir tmp;
+  const auto place = [&](const std::string& folder, std::filesystem::perms folder_mode) {
+    const auto dir = std::filesystem::path(tmp.path()) / folder;
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "libcommbench_backend_crash.so";
+    std::filesystem::copy_file(original, file, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(dir, folder_mode);
+    return file.string();
+  };
+  using P = std::filesystem::perms;
+  const std::string open_folder = place("open", P::all);
+  EXPECT_TRUE(contains(load_error_of(open_folder), "can be written by every user (mode 0777, no sticky bit)"))
+      << load_error_of(open_folder);
+  const std::string open_file = place("private", P::owner_all);
+  std::filesystem::permissions(open_file, P::owner_read | P::owner_write | P::others_write | P::others_read);
+  EXPECT_TRUE(contains(load_error_of(open_file), "can be written by every user (mode 0606)")) << load_error_of(open_file);
+  // A sticky folder like /tmp: one's own plugin loads; one someone else put there does not.
+  const std::string sticky = place("sticky", P::all | P::sticky_bit);
+  EXPECT_EQ(load_plugin(sticky).name(), "crash");
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(sticky.c_str(), 65534, 65534), 0);
+    EXPECT_TRUE(contains(load_error_of(sticky), "belongs to uid 65534, not to you or root")) << load_error_of(sticky);
+  }
+  EXPECT_FALSE(unsafe_plugin_file(original.string())) << "the build's own plugins";
+}
+
 TEST(LoadPlugin, LoadsTheCrashTestPlugin) {
   COMMBENCH_REQUIRE_TEST_PLUGINS();
   std::string path = std::string(test::test_plugin_dir()) + "/libcommbench_backend_crash.so";

@@ -1,6 +1,7 @@
 #include "plugin/loader.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +90,27 @@ cb_backend_api adopt_api_table(const cb_backend_api* table, const std::string& p
   return api;
 }
 
+std::optional<std::string> unsafe_plugin_file(const std::string& path) {
+  struct stat file {}, folder {};
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (::stat(path.c_str(), &file) != 0 || ::stat(dir.empty() ? "." : dir.c_str(), &folder) != 0)
+    return std::nullopt;  // what cannot be read is said by the checks that follow
+  const uid_t me = ::geteuid();
+  if (file.st_mode & S_IWOTH)
+    return fmt::format("it can be written by every user (mode {:04o}): chmod o-w it", file.st_mode & 07777);
+  if (folder.st_mode & S_IWOTH) {
+    if (!(folder.st_mode & S_ISVTX))
+      return fmt::format("its folder {} can be written by every user (mode {:04o}, no sticky bit), so anyone can "
+                         "replace it: keep plugins in a folder only you or an administrator can write",
+                         dir, folder.st_mode & 07777);
+    if (file.st_uid != me && file.st_uid != 0)
+      return fmt::format("it belongs to uid {}, not to you or root, in a folder every user can write ({}): "
+                         "anyone could have put it there; keep plugins in a folder only you or an "
+                         "administrator can write", file.st_uid, dir);
+  }
+  return std::nullopt;
+}
+
 LoadedPlugin load_plugin(const std::string& path) {
   // Checked up front: dlopen's "cannot open shared object file" is ambiguous between this file
   // and one of its dependencies.
@@ -103,6 +125,10 @@ LoadedPlugin load_plugin(const std::string& path) {
                         "directory"
                       : "check the file"));
   }
+
+  // Before dlopen: loading runs the library's constructors, as this user.
+  if (const auto why = unsafe_plugin_file(path))
+    throw PluginLoadError(fmt::format("refusing to load plugin {}: {}", path, *why));
 
   // Never unloaded (see load_plugin() in loader.h for why): the object stays reachable from this
   // list until the process exits, and the list itself is never destroyed, so no static destructor

@@ -2,6 +2,7 @@
 // them in a subprocess, see plugin/probe.h). docs/plugin-abi.md describes the checks made here.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -31,7 +32,14 @@ struct LoadedPlugin {
 // table (adopt_api_table). The library is never unloaded: it stays mapped until the process
 // exits, because unloading a communication library during static destruction crashes (torchcomms
 // learned this) and a worker lives for one run anyway. Throws PluginLoadError.
+// Refuses (before dlopen, which runs its constructors) a file that unsafe_plugin_file names.
 LoadedPlugin load_plugin(const std::string& path);
+
+// Why loading `path` would run code that someone else may have written, or nullopt: the file can
+// be written by every user; its folder can be, without the sticky bit; or, in a sticky folder
+// every user can write (/tmp), it belongs to someone other than this user or root. A plugin that
+// an administrator installed for everyone (another owner, folders not writable by all) is fine.
+std::optional<std::string> unsafe_plugin_file(const std::string& path);
 
 // The validation step of load_plugin, separate so it can be tested without building libraries:
 // checks the ABI major, copies min(table->struct_size, sizeof(cb_backend_api)) bytes into a zeroed
