@@ -115,5 +115,47 @@ TEST(LaunchInterrupts, ATaskThatEndsOnAnErrorFailsTheExecutionThatNeedsIt) {
       << execs[0].dump();
 }
 
+// A probe: Ctrl-C on mpirun sends SIGTERM to every task, and mpirun SIGKILLs the rest as soon as
+// one task exits non-zero. Rank 1 exited 130 within 50 ms and rank 0 was killed while writing
+// the summary: no summary.json, no job_end. The other tasks now wait for rank 0 to finish writing.
+TEST(LaunchInterrupts, UnderALauncherThatKillsTheRestWhenOneTaskEndsRankZeroStillWritesEverything) {
+  JobDir dir;
+  const auto file = dir.write("long.toml", R"(
+name = "long"
+[[run]]
+name = "r"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB", "64KiB"]
+iterations = 20000
+repeats = 20
+)");
+  const int port = free_port();
+  const std::string d = dir.path().string();
+  std::string script;
+  for (int r : {0, 1})
+    script += fmt::format(
+        "RANK={0} WORLD_SIZE=2 LOCAL_RANK={0} LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={1} "
+        "{2} run {3} -o {4}/out --quiet > {4}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
+        r, port, COMMBENCH_BIN, file.string(), d);
+  // Wait until the job measures (its first case line), then behave as mpirun does.
+  script += fmt::format("for i in $(seq 300); do grep -qs '\"type\":\"case\"' {}/out/*/results.jsonl && break; "
+                        "sleep 0.1; done\n", d);
+  script += "kill -TERM $pid0 $pid1\n";
+  script += fmt::format("wait $pid1; echo $? > {0}/exit-1\nkill -KILL $pid0 2>/dev/null\nwait $pid0; echo $? > {0}/exit-0\n", d);
+  ASSERT_EQ(std::system(("bash " + dir.write("launch.sh", script).string()).c_str()), 0);
+  EXPECT_EQ(exit_of(dir, 1), 130) << log_of(dir, 1);
+  // Rank 0's own exit code may still be mpirun's SIGKILL (137): killed after its files, as it exits.
+  EXPECT_TRUE(exit_of(dir, 0) == 130 || exit_of(dir, 0) == 137) << log_of(dir, 0);
+  const auto job = dir.job_folder();
+  EXPECT_TRUE(fs::exists(job / "summary.json")) << log_of(dir, 0);
+  const auto ends = dir.records("job_end");
+  ASSERT_EQ(ends.size(), 1u) << log_of(dir, 0);
+  EXPECT_EQ(ends[0]["exit_code"], 130);
+  EXPECT_NE(log_of(dir, 1).find("rank 0's task printed the job's account and wrote its results"), std::string::npos)
+      << log_of(dir, 1);
+}
+
 }  // namespace launch_interrupts_test
 }  // namespace commbench::testing

@@ -98,6 +98,11 @@ class AgentGroup {
   // others return it (or nullopt when agent 0 vanished).
   void finish(int exit_code);
   std::optional<int> wait_for_finish(Millis timeout);
+  // An interrupted agent other than 0, after announce_leaving: waits until agent 0 has written the
+  // job's files (its finish) and closed its store (at most 10 s more), or until the store is gone,
+  // `timeout` passes or another signal arrives. True when agent 0 finished. A launcher that kills the whole job once one task exits (mpirun does,
+  // at once) would otherwise kill agent 0 while it writes the summary.
+  bool wait_for_rank0_to_write(Millis timeout);
 
  private:
   AgentGroup() = default;

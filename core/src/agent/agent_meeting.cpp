@@ -454,6 +454,23 @@ void AgentGroup::finish(int exit_code) {
   }
 }
 
+bool AgentGroup::wait_for_rank0_to_write(Millis timeout) {
+  if (solo() || rank() == 0 || !client_) return false;
+  const int signals_before = g_interrupt_count.load();
+  client_->set_stop_check([signals_before] { return g_interrupt_count.load() > signals_before; });
+  bool finished = false;
+  try {
+    client_->get("agents/exit", timeout);
+    finished = true;
+    // Then until its store closes: agent 0 removes the rendezvous file just before that.
+    client_->get("agents/never", Millis(10000));
+  } catch (const std::exception&) {
+    // Rank 0's store went away (it ended or was killed), the time ran out, or a second signal.
+  }
+  client_->set_stop_check({});
+  return finished;
+}
+
 std::optional<int> AgentGroup::wait_for_finish(Millis timeout) {
   try {
     int code = 0;

@@ -20,6 +20,7 @@
 namespace commbench {
 
 std::atomic<int> g_interrupt_signal{0};
+std::atomic<int> g_interrupt_count{0};
 
 namespace {
 

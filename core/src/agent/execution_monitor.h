@@ -18,6 +18,8 @@ namespace commbench {
 
 // Set by the SIGINT/SIGTERM/SIGHUP handler; every loop of the agent checks it.
 extern std::atomic<int> g_interrupt_signal;
+// How many such signals arrived: a second one ends even the waits the first one does not.
+extern std::atomic<int> g_interrupt_count;
 
 struct ExecutionResult {
   ExecutionOutcome outcome;

@@ -57,7 +57,10 @@ std::string hostname() {
   return h;
 }
 
-void on_signal(int sig) { g_interrupt_signal.store(sig); }
+void on_signal(int sig) {
+  g_interrupt_signal.store(sig);
+  g_interrupt_count.fetch_add(1);
+}
 
 // SIGHUP (the terminal closed, the ssh connection dropped) ends the job like SIGTERM does, in
 // order: workers stopped, the interrupted execution recorded, files completed. Without a handler
@@ -431,6 +434,9 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
     group->announce_leaving(
         {true, sig ? fmt::format("interrupted by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?")
                    : "its execution was interrupted"});
+    if (!group->wait_for_rank0_to_write(Millis(30000)))
+      std::fprintf(stderr, "commbench: rank 0's task did not say that it wrote the job's results (it was killed, "
+                           "or a second signal ended this wait); what it wrote is in its job folder\n");
     return code;
   }
   const auto verdict = group->wait_for_finish(execution_wait);
