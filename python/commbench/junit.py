@@ -3,6 +3,8 @@ one <testcase> per compared case or checked expectation, <failure> when it faile
 when it could not be judged (a case on one side only)."""
 from xml.sax.saxutils import escape, quoteattr
 
+from . import safe_files
+
 
 def write(path, suite, cases, properties=None):
     """`cases`: iterable of (name, classname, failure message or None, details text[, skipped
@@ -30,5 +32,7 @@ def write(path, suite, cases, properties=None):
             out.append(f"      <system-out>{escape(details)}</system-out>")
         out.append("    </testcase>")
     out += ["  </testsuite>", "</testsuites>", ""]
-    with open(path, "w", encoding="utf-8") as f:
+    # Through its folder, which must be ours (or root's); a link at `path` is replaced, not
+    # written through (safe_files.py).
+    with safe_files.create_file(path, hint="give --junit a path in a folder of yours") as f:
         f.write("\n".join(out))

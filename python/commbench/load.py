@@ -350,11 +350,16 @@ def csv_cell(k, v, row, measured):
     return csv_number(v)
 
 
-def write_combined_csv(jobs, path):
+def write_combined_csv(jobs, path, folder=None):
     """One CSV of every case of every job (seed 001's combined_benchmark.csv). Cells follow
-    results.csv: empty where a value is missing or the case was not measured."""
+    results.csv: empty where a value is missing or the case was not measured. With `folder` (an
+    open safe_files.Folder), `path` is a file name in it; either way the file is written to a new
+    file and renamed over `path`, so a link planted there is replaced, not written through."""
+    from . import safe_files  # it imports this module
     cols = combined_columns(jobs)
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    out = (folder.create(path, newline="") if folder is not None
+           else safe_files.create_file(path, newline=""))
+    with out as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(cols)
         for j in jobs:

@@ -4,6 +4,8 @@ Every figure has the same pixel size (FIG_INCHES x DPI = 800 x 500 PNG pixels) s
 and tests can check it. matplotlib is imported only here; `require_matplotlib()` turns its absence
 into a message naming the Debian package.
 """
+import contextlib
+import io
 import os
 import re
 import statistics
@@ -11,6 +13,7 @@ import statistics
 from . import fmt
 from .analysis import straggler_means
 from .load import num
+from .safe_files import Folder
 from .series import label, pairs, scaling_entries, series_of
 
 FIG_INCHES = (8, 5)
@@ -45,6 +48,7 @@ class Figure:
 
     def __init__(self, name, title, kind):
         self.name, self.title, self.kind = name, title, kind
+        self.png_data = None  # the PNG's bytes, once written
 
     def png(self):
         return f"plots/{self.name}.png"
@@ -58,14 +62,25 @@ def slug(*parts):
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_")
 
 
-def _save(plt, fig, out_dir, name, title, kind, written):
-    os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
+def _save(plt, fig, out, name, title, kind, written):
+    """Writes the figure as plots/<name>.png and .svg of the output folder `out` (a
+    safe_files.Folder, or its path): through its descriptor, never following a planted link.
+    The PNG's bytes stay on the Figure (`png_data`) for report.html, which embeds them."""
+    if not isinstance(out, Folder):  # a folder path (the figure functions called on their own)
+        with Folder.open(out) as o:
+            return _save(plt, fig, o, name, title, kind, written)
     f = Figure(name, title, kind)
+    plots = out.sub("plots")
+    png = io.BytesIO()
     # No bbox_inches="tight": it would change the pixel size from figure to figure.
-    fig.savefig(os.path.join(out_dir, f.png()), dpi=DPI)
-    fig.savefig(os.path.join(out_dir, f.svg()))
+    fig.savefig(png, format="png", dpi=DPI)
+    f.png_data = png.getvalue()
+    plots.write(os.path.basename(f.png()), f.png_data)
+    with plots.create(os.path.basename(f.svg()), binary=True) as fh:
+        fig.savefig(fh, format="svg")
     plt.close(fig)
     written.append(f)
+    return None
 
 
 def _band(record):
@@ -449,12 +464,18 @@ def straggler_figures(plt, jobs, out_dir, written):
 
 
 def draw_all(jobs, out_dir):
-    """Writes every figure; returns the Figure list in report order."""
+    """Writes every figure under plots/ of `out_dir` (a folder path, or an open
+    safe_files.Folder); returns the Figure list in report order."""
     plt = require_matplotlib()
+    if isinstance(out_dir, Folder):
+        out = contextlib.nullcontext(out_dir)
+    else:
+        out = Folder.open(out_dir)
     written = []
-    op_figures(plt, jobs, out_dir, written)
-    workload_figure(plt, jobs, out_dir, written)
-    scaling_figures(plt, jobs, out_dir, written)
-    pair_figures(plt, jobs, out_dir, written)
-    straggler_figures(plt, jobs, out_dir, written)
+    with out as o:
+        op_figures(plt, jobs, o, written)
+        workload_figure(plt, jobs, o, written)
+        scaling_figures(plt, jobs, o, written)
+        pair_figures(plt, jobs, o, written)
+        straggler_figures(plt, jobs, o, written)
     return written

@@ -2,12 +2,14 @@
 one or more results folders."""
 import json
 import os
+import tempfile
 import time
 
 from . import analysis, expect, fmt
 from .document import Doc, to_html, to_markdown
 from .load import num, write_combined_csv
 from .plots import draw_all, pair_matrix
+from .safe_files import Folder
 from .series import label, pairs, series_of
 
 
@@ -233,19 +235,33 @@ def build(jobs, figures, outcomes):
     return title, doc
 
 
+def _html(doc, title, figures, out_dir):
+    """report.html. to_html embeds each figure's PNG, read from plots/ under the folder it is
+    given: a private copy of the bytes we wrote, not out_dir by name, which whoever owns the
+    folder above it could have swapped for one with links to other files (safe_files.py)."""
+    if not figures:
+        return to_html(doc, title, out_dir)
+    with tempfile.TemporaryDirectory(prefix="commbench-report-") as tmp:
+        os.mkdir(os.path.join(tmp, "plots"), 0o700)
+        for f in figures:
+            with open(os.path.join(tmp, f.png()), "wb") as fh:
+                fh.write(f.png_data)
+        return to_html(doc, title, tmp)
+
+
 def write_report(jobs, out_dir, plots=True):
-    """Writes everything into `out_dir`; returns the paths written (report.html first)."""
-    os.makedirs(out_dir, exist_ok=True)
-    figures = draw_all(jobs, out_dir) if plots else []
-    outcomes = [o for j in jobs for o in expect.evaluate(j)]
-    write_combined_csv(jobs, os.path.join(out_dir, "combined.csv"))
-    with open(os.path.join(out_dir, "analysis.md"), "w", encoding="utf-8") as f:
-        f.write(analysis.markdown(jobs))
-    title, doc = build(jobs, figures, outcomes)
-    with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as f:
-        f.write(to_markdown(doc))
-    with open(os.path.join(out_dir, "report.html"), "w", encoding="utf-8") as f:
-        f.write(to_html(doc, title, out_dir))
+    """Writes everything into `out_dir`; returns the paths written (report.html first).
+    The folder is opened once and every file written through it (safe_files.py): a folder that is
+    a symbolic link or another user's is refused, and links planted in it are replaced, never
+    written through."""
+    with Folder.open(out_dir) as out:
+        figures = draw_all(jobs, out) if plots else []
+        outcomes = [o for j in jobs for o in expect.evaluate(j)]
+        write_combined_csv(jobs, "combined.csv", folder=out)
+        out.write("analysis.md", analysis.markdown(jobs))
+        title, doc = build(jobs, figures, outcomes)
+        out.write("report.md", to_markdown(doc))
+        out.write("report.html", _html(doc, title, figures, out.path))
     files = ["report.html", "report.md", "analysis.md", "combined.csv"]
     files += [p for fig in figures for p in (fig.png(), fig.svg())]
     return [os.path.join(out_dir, p) for p in files]

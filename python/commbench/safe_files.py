@@ -1,0 +1,170 @@
+"""Writing output files without following links another user planted.
+
+`commbench report JOB` writes into JOB/report/, and JOB may belong to someone else (a shared
+results area). Opened by name, report/report.md could be that user's symbolic link to any file the
+person running the report may write (root's /etc/...), and report/ itself a link to any folder. So:
+
+- the output folder is opened once, without following a link in its last component, and refused
+  when it is a link or belongs to another user (root's folders excepted: root is trusted anyway,
+  and only root can have let us write there); every file is then written relative to that open
+  folder, so swapping the path afterwards changes nothing;
+- each file is written to a new file of a random name (O_EXCL: never an existing file or link),
+  then renamed over the name: a rename replaces a planted link, it does not write through it;
+- sub-folders (plots/) the same way.
+
+Refusals raise UnsafeOutput, a ResultsError: `commbench report: <why>; write the report elsewhere
+with -o DIR`, exit 2. Other failures (no permission, no space) stay OSErrors.
+"""
+import contextlib
+import errno
+import os
+import secrets
+import stat
+
+from .load import ResultsError
+
+DIR_MODE = 0o755   # less the umask, as mkdir applies it
+FILE_MODE = 0o666  # less the umask: what open(path, "w") gives a new file
+REPORT_HINT = "write the report elsewhere with -o DIR"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafeOutput(ResultsError):
+    """An output folder that another user could redirect: a symbolic link, or not ours."""
+
+
+def _check_owner(st, path, hint):
+    me = os.geteuid()
+    if st.st_uid not in (me, 0):
+        raise UnsafeOutput(
+            f"{path} belongs to another user (uid {st.st_uid}), who could replace what is written "
+            f"there by links to other files; {hint}")
+
+
+def _open_dir(name, shown, hint, follow, dir_fd=None):
+    """An fd of the folder `name` (relative to dir_fd when given), refused when it is a link
+    (unless follow) or not ours."""
+    flags = _DIR_FLAGS | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as e:
+        # O_NOFOLLOW|O_DIRECTORY on a link: ENOTDIR (Linux) or ELOOP.
+        if not follow and e.errno in (errno.ELOOP, errno.ENOTDIR):
+            try:
+                is_link = stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+            except OSError:
+                is_link = False
+            if is_link:
+                raise UnsafeOutput(
+                    f"{shown} is a symbolic link; commbench does not write through a link in "
+                    f"its output folder (whoever owns it could point it anywhere); {hint}"
+                ) from None
+        raise
+    try:
+        _check_owner(os.fstat(fd), shown, hint)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _mkdir(name, dir_fd=None):
+    try:
+        os.mkdir(name, DIR_MODE, dir_fd=dir_fd)
+    except FileExistsError:
+        pass  # an existing folder is checked when opened; anything else fails to open
+
+
+class Folder:
+    """An open output folder: every write goes through its descriptor."""
+
+    def __init__(self, fd, path, hint):
+        self.fd, self.path, self.hint = fd, path, hint
+        self._subs = {}
+
+    @classmethod
+    def open(cls, path, create=True, follow=False, hint=REPORT_HINT):
+        """Opens (and with `create`, makes, with its parents) the folder `path`. The folders
+        above it are the caller's path and are followed; `path` itself must not be a link
+        unless `follow`."""
+        path = os.path.abspath(path)
+        if create:
+            parent = os.path.dirname(path)
+            if parent and not os.path.isdir(parent):
+                os.makedirs(parent, DIR_MODE, exist_ok=True)
+            _mkdir(path)
+        return cls(_open_dir(path, path, hint, follow), path, hint)
+
+    def sub(self, name):
+        """The sub-folder `name`, made if missing, opened the same way (kept open)."""
+        if name not in self._subs:
+            shown = os.path.join(self.path, name)
+            try:
+                _mkdir(name, self.fd)
+                fd = _open_dir(name, shown, self.hint, False, self.fd)
+            except OSError as e:
+                if e.filename == name:
+                    e.filename = shown  # the message names the whole path
+                raise
+            self._subs[name] = Folder(fd, shown, self.hint)
+        return self._subs[name]
+
+    @contextlib.contextmanager
+    def create(self, name, binary=False, newline=None):
+        """A file object for a new `name`: written to a temporary file, renamed over `name` when
+        the block ends without an exception (removed otherwise)."""
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"not a file name: {name!r}")
+        flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                 | getattr(os, "O_CLOEXEC", 0))
+        for _ in range(100):
+            tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+            try:
+                fd = os.open(tmp, flags, FILE_MODE, dir_fd=self.fd)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise FileExistsError(errno.EEXIST, "no free temporary name",
+                                  os.path.join(self.path, name))
+        try:
+            with (os.fdopen(fd, "wb") if binary
+                  else os.fdopen(fd, "w", encoding="utf-8", newline=newline)) as f:
+                yield f
+            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except BaseException as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=self.fd)
+            if isinstance(e, OSError) and (not e.filename or e.filename == tmp):
+                e.filename, e.filename2 = os.path.join(self.path, name), None
+            raise
+
+    def write(self, name, data):
+        """Writes `data` (str as UTF-8, or bytes) as the file `name`."""
+        with self.create(name, binary=isinstance(data, (bytes, bytearray))) as f:
+            f.write(data)
+
+    def close(self):
+        for s in self._subs.values():
+            s.close()
+        self._subs = {}
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@contextlib.contextmanager
+def create_file(path, binary=False, newline=None, hint="choose another path"):
+    """A file object for the user-given file `path`, written through its (existing) folder:
+    the folder may be reached through links of the caller's path, but must be ours (or root's);
+    a link at `path` itself is replaced, not written through."""
+    path = os.path.abspath(path)
+    with Folder.open(os.path.dirname(path), create=False, follow=True, hint=hint) as d:
+        with d.create(os.path.basename(path), binary=binary, newline=newline) as f:
+            yield f
