@@ -98,10 +98,16 @@ def parser_compare():
         "placement, memory, world size, method, peers, window, the backend's options and the "
         "run's env; not by run name): the ratio of each side's fastest repeat's time and busbw, "
         "and a verdict. Each side may hold several job folders, and runs may set "
-        "`repeats`: every record of a case is one repeat, and with 2 or more repeats per side "
-        "the verdict judges run-to-run noise (Welch's t-test on the repeats' log mean times, "
-        "Holm-corrected, plus an effect size and a minimum change). Exit code 1 when a case "
-        "regressed, 2 when no case matches (or on bad input)."))
+        "`repeats`: every record of a case is one repeat. With 2 or more repeats per side the "
+        "verdict judges run-to-run noise: a one-sided Student's t-test on the difference of "
+        "the two sides' fastest repeats' log mean times, scaled by the repeats' robust spread "
+        "(1.4826 x their median absolute deviation; the larger of the case's own and the one "
+        "pooled over every case) with n_b + n_n - 2 degrees of freedom, Holm-corrected over "
+        "every case, plus an effect size and a minimum change. With 1 repeat on a side: the "
+        "iterations' standard errors (--sigma) and the minimum change. A case NEW lost (not "
+        "measured in one of its repeats, or at all, because an execution failed or the job did "
+        "not finish) regresses. Exit code 1 when a case regressed or NEW missed one of its own "
+        "expectations (`expect`), 2 when no case matches (or on bad input)."))
     p.add_argument("baseline", metavar="BASELINE")
     p.add_argument("new", metavar="NEW")
     p.add_argument("--min-change", "--threshold", dest="min_change", default="5%",
@@ -114,8 +120,8 @@ def parser_compare():
     p.add_argument("--alpha", type=float, default=compare.ALPHA, help="family-wise false-alarm "
                    f"rate of the run-to-run test (default {compare.ALPHA:g})")
     p.add_argument("--min-effect", type=float, default=compare.MIN_EFFECT, help="smallest effect "
-                   f"size |d| (Cohen's d of the log times) called a change (default "
-                   f"{compare.MIN_EFFECT:g})")
+                   "size |d| called a change: the change of the fastest repeats' log time over "
+                   f"the noise scale (default {compare.MIN_EFFECT:g})")
     p.add_argument("--sigma", type=float, default=compare.SIGMA, help="with 1 repeat on a side: "
                    "standard errors of the iterations a change must exceed (default "
                    f"{compare.SIGMA:g})")

@@ -6,6 +6,7 @@ import re
 import statistics
 
 from . import fmt, noise
+from .crossovers import COMPARABLE, compared_records, crossovers  # noqa: F401 (API)
 from .load import num
 from .scaling_sentences import scaling
 from .series import SERIES_FIELDS, label, pairs, series_of
@@ -114,111 +115,53 @@ def series_sentence(s, group):
             parts += _peak_words(s, "busbw_gbps", "busbw", _gbps)
     if not parts:
         return None
-    return f"{head}: " + "; ".join(parts) + f" ({len(s.records)} sizes)."
+    return f"{head}: " + "; ".join(parts) + f" ({_count(len(s.records), 'size')})."
 
 
-# Series compared size by size: the same op, world size, dtype, redop, placement, root, method,
-# rank aggregation and workload (model, sharding, batch) — only the backend, memory, job, run or
-# a workload's overlap may differ.
-COMPARABLE = ("op", "world_size", "dtype", "redop", "placement", "root", "method",
-              "rank_aggregation", "variant")
+def _number(x):
+    """A number as the console prints it (C++ `{}`: the shortest text that reads back the same,
+    no trailing '.0'): -7172658, -3.82360158795124e-21."""
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x) if isinstance(x, float) else str(x)
 
 
-def _where(s):
-    """Every dimension the compared series share, in words."""
-    parts = [s["op"]]
-    parts += [str(s[f]) for f in ("dtype", "redop") if s[f]]
-    if s["placement"] == "in_place":
-        parts.append("in-place")
-    if s["root"] not in (None, 0) and s["op"] in ("broadcast", "reduce", "gather", "scatter"):
-        parts.append(f"root {s['root']}")
-    if s["method"]:
-        parts.append(f"method {s['method']}" + (f"/{s['rank_aggregation']}"
-                                                if s["rank_aggregation"] else ""))
-    w = s["world_size"]
-    return " ".join(parts) + f", {w} rank" + ("" if w == 1 else "s")
+GUARDS = {"past_recv_end": ("past the end of", "receive", "after"),
+          "past_send_end": ("past the end of", "send", "after"),
+          "before_recv_start": ("before the start of", "receive", "before"),
+          "before_send_start": ("before the start of", "send", "before")}
 
 
-def _cv_words(recs):
-    cvs = [num(r, "time_us", "cv") for r in recs]
-    cvs = [c for c in cvs if c is not None]
-    return f"CV up to {fmt.pct(max(cvs))}" if cvs else "no spread recorded"
+def mismatch_words(first):
+    """A record's `first_wrong` in the words of the case's reason on the console
+    (case_runner.cpp, wrong_reason): `got` null is the poison, nothing was written there;
+    `expected` null, an element that had to stay untouched."""
+    check = f"; {first['check']} check" if first.get("check") else ""
+    if first.get("buffer") in GUARDS:
+        where, which, side = GUARDS[first["buffer"]]
+        return (f"rank {first.get('rank')} wrote {where} its {which} buffer, element "
+                f"{first.get('index')} {side} it{check}")
+    expected = ("it untouched (no output goes there)" if first.get("expected") is None
+                else _number(first["expected"]))
+    got = ("the poison (nothing was written)" if first.get("got") is None
+           else _number(first["got"]))
+    send = " of the send buffer, which must not change" if first.get("buffer") == "send" else ""
+    return (f"rank {first.get('rank')}, element {first.get('index')}{send}, expected {expected}, "
+            f"got {got}{check}")
 
 
-def _pair_sentence(where, la, lb, a, b, note):
-    ra = {r["bytes"]: r for r in a.records}
-    rb = {r["bytes"]: r for r in b.records}
-    common = sorted(k for k in ra if k in rb)
-    if not common:
-        return None
-    verdicts = [(k, noise.faster(ra[k], rb[k])) for k in common]
-    real = [(k, v) for k, v in verdicts if v]
-    name = {"a": la, "b": lb}
-    # Sizes where one side won every repeat but too few repeats let the test decide: said as
-    # such, never as noise.
-    undecided = {k: u for k, v in verdicts if not v
-                 for u in [noise.unresolved_by_repeats(ra[k], rb[k])] if u}
-    noisy = [k for k, v in verdicts if not v and k not in undecided]
-    within = (f"; at {len(noisy)} of {len(common)} sizes the difference is within noise "
-              f"({_cv_words([ra[k] for k in noisy] + [rb[k] for k in noisy])})" if noisy else "")
-    if undecided:
-        sides = {u[0] for u in undecided.values()}
-        who = name[next(iter(sides))] if len(sides) == 1 else "one side"
-        n = min(u[1] for u in undecided.values())
-        within += (f"; at {len(undecided)} of {len(common)} sizes {who} was faster in every repeat, "
-                   f"but {n} repeats per side were too few for the test to establish it "
-                   f"(p ≥ {noise.ALPHA:g}; more repeats can)")
-    if not real and not undecided:
-        return (f"{where}: {la} and {lb} differ by no more than noise can explain at any of the "
-                f"{len(common)} common sizes ({_cv_words([ra[k] for k in common] + [rb[k] for k in common])}){note}.")
-    if not real:
-        return f"{where}: {la} and {lb}: no difference established{within.replace('; at', ': at', 1)}{note}."
-    ratio = {k: (num(rb[k], "time_us", "mean") / num(ra[k], "time_us", "mean")) if v == "a"
-             else (num(ra[k], "time_us", "mean") / num(rb[k], "time_us", "mean"))
-             for k, v in real}
-    if len({v for _, v in real}) == 1:
-        w = real[0][1]
-        rs = [ratio[k] for k, _ in real]
-        lo, hi = fmt.ratio(min(rs)), fmt.ratio(max(rs))
-        span = lo if lo == hi else f"{lo} to {hi}"
-        # "all" only when every common size was established: an undecided size is not one.
-        at = f"all {len(common)} common sizes" if len(real) == len(common) else \
-            f"{len(real)} of {len(common)} common sizes"
-        other = lb if w == "a" else la
-        return (f"{where}: {name[w]} is faster than {other} at {at}, by {span} (time ratio)"
-                f"{within}{note}.")
-    changes = []
-    for (k0, v0), (k1, v1) in zip(real, real[1:]):
-        if v0 != v1:
-            t_w = num((ra if v1 == "a" else rb)[k1], "time_us", "mean")
-            t_l = num((rb if v1 == "a" else ra)[k1], "time_us", "mean")
-            changes.append(f"{name[v1]} takes the lead by {fmt.size(k1)} ({fmt.num(t_w)} µs vs "
-                           f"{fmt.num(t_l)} µs; at {fmt.size(k0)} it was slower, beyond noise)")
-    return (f"{where}: {name[real[0][1]]} is faster at {fmt.size(real[0][0])}; "
-            + "; ".join(changes) + f"{within}{note}.")
+def _namer(jobs):
+    """A case in words for the Result quality lines: op, size, backend, ranks — and its run and
+    repeat where the job has several, so two runs' (or repeats') lines are never identical."""
+    runs = {id(j): len({c.get("run") for c in j.cases}) > 1 for j in jobs}
+    repeats = {id(j): any(c.get("repeat") for c in j.cases) for j in jobs}
 
-
-def crossovers(all_series):
-    """Sentences on which configuration is faster, and where one overtakes another — each claim
-    only where noise cannot explain it (noise.py)."""
-    out = []
-    groups = {}
-    for s in all_series:
-        groups.setdefault(tuple(s[f] for f in COMPARABLE), []).append(s)
-    for group in groups.values():
-        if len(group) < 2:
-            continue
-        for i in range(len(group)):
-            for j in range(i + 1, len(group)):
-                a, b = group[i], group[j]
-                never = COMPARABLE
-                la, lb = label(a, group, never=never), label(b, group, never=never)
-                note = f" (different memory: {a['memory']} vs {b['memory']})" \
-                    if a["memory"] != b["memory"] else ""
-                text = _pair_sentence(_where(a), la, lb, a, b, note)
-                if text:
-                    out.append(text)
-    return out
+    def name(j, c, job=True):
+        run = f", run {c.get('run')}" if runs[id(j)] else ""
+        rep = f", repeat {int(c.get('repeat') or 0) + 1}" if repeats[id(j)] else ""
+        return (f"{c.get('op')} {fmt.size(c.get('bytes', 0))} {c.get('backend')} "
+                f"{c.get('world_size')} ranks{run}{rep}" + (f" ({j.label})" if job else ""))
+    return name
 
 
 def quality(jobs):
@@ -231,22 +174,16 @@ def quality(jobs):
                 who = f" (rank {rank})" if isinstance(rank, int) and rank >= 0 else ""
                 out.append(f"Execution {e.get('run')} {e.get('backend')} {e.get('world_size')} "
                            f"ranks in {j.label}: {e.get('status')}{who} — {e.get('reason', '')}")
-    cases = [(j.label, c) for j in jobs for c in j.cases]
-    wrong = [(lb, c) for lb, c in cases if isinstance(c.get("wrong"), int) and c["wrong"] > 0]
-    for lb, c in wrong:
+    name = _namer(jobs)
+    cases = [(j, c) for j in jobs for c in j.cases]
+    wrong = [(j, c) for j, c in cases if isinstance(c.get("wrong"), int) and c["wrong"] > 0]
+    for j, c in wrong:
         first = c.get("first_wrong")
-        if isinstance(first, dict):
-            first = ", ".join(f"{k} {v}" for k, v in first.items())
-        extra = f"; first mismatch: {first}" if first else ""
-        out.append(f"Check failed: {c.get('op')} {fmt.size(c.get('bytes', 0))} "
-                   f"{c.get('backend')} {c.get('world_size')} ranks ({lb}) — {c['wrong']} wrong "
-                   f"elements{extra}.")
-    failed = [(lb, c) for lb, c in cases if c.get("status") == "failed"]
-    for lb, c in failed:
-        if c in [w[1] for w in wrong]:
-            continue
-        out.append(f"Case failed: {c.get('op')} {fmt.size(c.get('bytes', 0))} {c.get('backend')} "
-                   f"{c.get('world_size')} ranks ({lb}) — {c.get('reason', '')}.")
+        extra = f"; first mismatch: {mismatch_words(first)}" if isinstance(first, dict) else ""
+        out.append(f"Check failed: {name(j, c)} — {c['wrong']} wrong elements{extra}.")
+    for j, c in cases:
+        if c.get("status") == "failed" and not any(c is w for _, w in wrong):
+            out.append(f"Case failed: {name(j, c)} — {c.get('reason', '')}.")
     checked = [c for _, c in cases if isinstance(c.get("wrong"), int) and c["wrong"] >= 0]
     if checked and not wrong:
         out.append(f"All {len(checked)} checked cases returned correct results (#wrong 0).")
@@ -255,15 +192,14 @@ def quality(jobs):
         out.append(f"{len(unsupported)} case(s) unsupported by their backend, e.g. "
                    f"{unsupported[0].get('op')} on {unsupported[0].get('backend')}: "
                    f"{unsupported[0].get('reason', '')}.")
-    ok = [(lb, c) for lb, c in cases if c.get("status") == "ok"
+    ok = [(j, c) for j, c in cases if c.get("status") == "ok"
           and num(c, "time_us", "cv") is not None]
-    noisy = sorted(((num(c, "time_us", "cv"), lb, c) for lb, c in ok
+    noisy = sorted(((num(c, "time_us", "cv"), j, c) for j, c in ok
                     if num(c, "time_us", "cv") > HIGH_CV), key=lambda t: -t[0])
     if noisy:
-        cv, lb, c = noisy[0]
+        cv, j, c = noisy[0]
         out.append(f"{len(noisy)} of {len(ok)} measured cases have a CV above "
-                   f"{fmt.pct(HIGH_CV)}; the highest is {c.get('op')} {fmt.size(c.get('bytes', 0))} "
-                   f"{c.get('backend')} {c.get('world_size')} ranks at {fmt.pct(cv)} — more "
+                   f"{fmt.pct(HIGH_CV)}; the highest is {name(j, c, job=False)} at {fmt.pct(cv)} — more "
                    "iterations or a quieter machine would narrow them.")
     elif ok:
         out.append(f"All {len(ok)} measured cases have a CV of at most {fmt.pct(HIGH_CV)}.")
@@ -513,12 +449,15 @@ def method_sentence(jobs):
         return "No case was measured."
     clauses = [f"{_aggregation_words(m, a)} ({n} record{'s' if n != 1 else ''})"
                for (m, a), n in sorted(found.items(), key=lambda kv: -kv[1])]
-    # The repeats are counted over every case, all_pairs included (series_of leaves those out):
-    # the series' and the pairs' records each carry every repeat's mean (`repeat_means_us`).
-    judged = ([r for s in series_of(jobs) for r in s.records]
+    # The rule each comparison the analysis makes used; without any, the one the records'
+    # repeats would get, counted over every case, all_pairs included (series_of leaves those
+    # out): the series' and the pairs' records each carry every repeat's mean (`repeat_means_us`).
+    all_series = series_of(jobs)
+    judged = ([r for s in all_series for r in s.records]
               + [r for recs in pairs(jobs).values() for r in recs])
     return ("Times are mean times per operation; " + "; ".join(clauses) + " (docs/metrics.md, "
-            "\"Methods\"). In comparisons, " + noise.describe_rule(judged) + ".")
+            "\"Methods\"). In comparisons, "
+            + noise.describe_rule(compared_records(all_series), judged) + ".")
 
 
 def markdown(jobs):

@@ -15,12 +15,15 @@ Noise model (docs/output.md, "Comparing jobs"):
   each side is represented by its **fastest repeat** (best of N, as Python's timeit); the noise
   scale is the repeats' robust spread — 1.4826 x the median absolute deviation of the log times
   around each side's median, the larger of this case's own and the one pooled over every case
-  compared, so one outlying repeat neither hides a change nor makes one. The test: t = (log best
-  NEW - log best BASE) / (scale x sqrt(1/n_b + 1/n_n)), one-sided in the direction of the change,
-  Student's t with n_b + n_n - 2 degrees of freedom, Holm-corrected over every case tested so
-  that the family-wise false-alarm rate is `alpha`. A case changed when the ratio of the best
-  times is beyond `min_change` AND the test is significant AND the effect size |d| (the change
-  over the scale) is at least `min_effect`.
+  compared (a tight case is not judged on a tighter scale than the others'). From 3 repeats a
+  side the median leaves one outlying repeat out, so it neither hides a change nor makes one;
+  with 2, one slow repeat widens the case's scale and can hide a change (the note says so: two
+  repeats cannot tell a slower library from one slow run). The test: t = (log best NEW - log best BASE) / (scale x
+  sqrt(1/n_b + 1/n_n)), one-sided in the direction of the change, Student's t with n_b + n_n - 2
+  degrees of freedom, Holm-corrected over every case tested so that the family-wise false-alarm
+  rate is `alpha`. A case changed when the ratio of the best times is beyond `min_change` AND
+  the test is significant AND the effect size |d| (the change over the scale) is at least
+  `min_effect`.
 - iterations only, when a side has a single repeat: the per-iteration spread of each run (the
   standard error of the difference of the two means), which does not see run-to-run variation
   and so understates the noise on a shared machine; the output says so.
@@ -29,6 +32,7 @@ import json
 import math
 
 from . import fmt, stats
+from .compare_lost import LOST, why_not_measured, why_repeats_lost  # noqa: F401 (API)
 from .load import num, read_jobs
 
 MIN_CHANGE = 0.05   # a change of the compared time smaller than this is never a verdict
@@ -103,10 +107,11 @@ def match_key(c, ignore=()):
             + tuple(w.get(k) for k in WORKLOAD_FIELDS))
 
 
-def cases_by_key(path, ignore=()):
-    """{match key: [records]} over every job folder under `path`, in the order measured."""
+def cases_by_key(path, ignore=(), jobs=None):
+    """{match key: [records]} over every job folder under `path` (or of `jobs`, already read),
+    in the order measured."""
     out = {}
-    for j in read_jobs([path]):
+    for j in read_jobs([path]) if jobs is None else jobs:
         for c in j.cases:
             out.setdefault(match_key(c, ignore), []).append(c)
     return out
@@ -281,8 +286,13 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
             r.verdict = "regressed" if change > 0 else "improved"
         else:
             r.verdict = "within noise"
+        nb, nn = len(_times(r.base)), len(_times(r.new))
         r.note = (f"p {fmt.num(r.p, 2)}{' (significant)' if sig else ''}, d {fmt.num(r.d, 2)}, "
-                  f"{len(_times(r.base))}+{len(_times(r.new))} repeats")
+                  f"{nb}+{nn} repeats")
+        # Two repeats cannot tell a real change from one slow repeat: said where it matters, the
+        # verdict is not forced (that would break the false-alarm bound, `alpha`).
+        if r.verdict == "within noise" and min(nb, nn) == 2:
+            r.note += "; 2 repeats on a side cannot tell this change from one slow repeat: use 3 or more"
     for r in rows:
         if r.mode != "iterations":
             continue
@@ -301,64 +311,14 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
                       if r.z is not None else "fewer than 2 samples, min change only")
 
 
-# Execution outcomes whose cases were lost, not left out: NEW planned them and could not measure
-# them. A backend `unavailable` in NEW that the baseline measured is a regression a gate must
-# see (the library broke, or the node lost its network); `skipped` (fewer ranks launched) is the
-# launch's choice.
-LOST = ("failed", "interrupted", "unavailable")
-
-
-def why_not_measured(case, new_jobs):
-    """Why NEW has no record of a case the baseline measured, when NEW's own outcomes say it was
-    lost rather than left out: NEW's execution of the same backend and world size, of the same
-    run or of a run that plans the case's op (a renamed run), failed or was interrupted (its
-    cases were never run, so they left no record), or a NEW job of the same experiment did not
-    finish. None otherwise: NEW did not plan the case (a subset, fewer ranks launched:
-    `skipped`) — "only in baseline", not a failure."""
-    for j in new_jobs:
-        for e in j.executions:
-            if (e.get("status") in LOST and e.get("backend") == case.get("backend")
-                    and e.get("world_size") == case.get("world_size")
-                    and (e.get("run") == case.get("run") or _run_plans(j, e.get("run"), case))):
-                return (f"not measured: NEW's execution '{e.get('run')}' ({e.get('backend')}, "
-                        f"{e.get('world_size')} ranks) was {e.get('status')}: {e.get('reason', '')}")
-    for j in new_jobs:
-        if (j.end is None and j.summary is None
-                and j.header.get("experiment") == case.get("experiment")):
-            return f"not measured: NEW's job {j.label} did not finish (no job_end record)"
-    return None
-
-
-def _run_plans(job, run_name, case):
-    """Whether `job`'s run `run_name` planned `case`: its op, dtype, reduce op, placement and,
-    where the run lists its sizes in bytes per rank (weak scaling), its size. Cases match across
-    run names, so a renamed run that crashed has lost the baseline's cases too; a run that never
-    planned the case (a subset on purpose, another run's failure) has not. False when the job's
-    experiment is not known (no summary.json: a killed job)."""
-    runs = ((job.summary or {}).get("experiment") or {}).get("runs") or []
-    for r in runs:
-        if not isinstance(r, dict) or r.get("name") != run_name:
-            continue
-        if case.get("op") not in (r.get("ops") or []):
-            return False
-        for field, listed in (("dtype", "dtypes"), ("redop", "redops"), ("placement", "placements")):
-            if r.get(listed) and case.get(field) and case.get(field) not in r[listed]:
-                return False
-        sizes = r.get("sizes")
-        if (isinstance(sizes, list) and sizes and r.get("scaling") in (None, "weak")
-                and all(isinstance(x, dict) and "bytes" in x for x in sizes)):
-            return case.get("bytes") in {x["bytes"] for x in sizes}
-        return True
-    return False
-
-
 def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA,
             ignore=()):
     """Rows for every case on either side: matched ones judged, regressions first (cases NEW lost
     among them), then by time ratio; unmatched ones last. `ignore`: MATCH_FIELDS left out of the
     match (parse_ignore)."""
-    b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore)
     new_jobs = read_jobs([new])
+    b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore, new_jobs)
+    job_of = {id(c): j for j in new_jobs for c in j.cases}
     rows = [Row(k, b.get(k), n.get(k), ignore) for k in list(b) + [k for k in n if k not in b]]
     for row in rows:
         measured = [r for r in row.base if r.get("status") == "ok"]
@@ -371,8 +331,13 @@ def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EF
             row.verdict, row.note = "only in new", "no case of BASELINE is this one"
         else:
             s = _status_verdict(row)
+            lost = None if s else why_repeats_lost(row.new, new_jobs, job_of)
             if s:
                 row.verdict, row.note = s
+            elif lost:
+                # One repeat lost to a crash is lost as the whole case is: what NEW measured in
+                # its other repeats is not the experiment it planned.
+                row.verdict, row.note = "regressed", lost
             else:
                 _measure(row)
     judge(rows, min_change, alpha, min_effect, sigma)

@@ -57,10 +57,21 @@ class Outcome:
         return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{share}{pair} "
                 f"{c.get('backend')} {c.get('world_size')} ranks{repeat}")
 
+    def value_text(self):
+        """The value measured, with enough digits to read on its side of the bound (a miss of
+        '>= 0.04097' by 0.04096 is never printed '0.041'); None without a value."""
+        if self.value is None:
+            return None
+        try:
+            bound = parse_condition(self.condition)[1]
+        except ValueError:
+            bound = None
+        return fmt.num_against(self.value, bound)
+
     def describe(self, with_job=False):
         unit = METRICS[self.metric][2]
         if self.value is not None:
-            got = f"{fmt.num(self.value)} {unit}"
+            got = f"{self.value_text()} {unit}"
         else:
             got = self.reason
         verdict = "met" if self.ok else "MISSED"

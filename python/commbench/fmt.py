@@ -31,6 +31,22 @@ def num(x, digits=3):
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def num_against(x, bound, digits=3):
+    """`x` as num() writes it, with as many more significant digits as it takes to read on the
+    same side of `bound` as `x` is (0.04096 against 0.04097: '0.04096', where num() gives
+    '0.041', which reads as meeting '>= 0.04097')."""
+    text = num(x, digits)
+    if x is None or bound is None or not math.isfinite(x) or not math.isfinite(bound):
+        return text
+    side = (x > bound) - (x < bound)
+    for d in range(digits, 18):
+        text = num(x, d)
+        shown = float(text)
+        if (shown > bound) - (shown < bound) == side:
+            return text
+    return repr(x)
+
+
 def pct(fraction, digits=3):
     return f"{num(fraction * 100, digits)} %"
 

@@ -2,10 +2,11 @@
 analysis uses before it says "faster", "takes the lead" or "overtakes" (compare has its own,
 family-wise version for its gate: compare.py).
 
-With >= 2 repeats on both sides (`repeats` in the experiment): Welch's t-test on the logarithms
-of the repeats' mean times. With one repeat: the standard error of the difference of the two
-means from their iterations, which does not see run-to-run variation — so both also need the
-times to differ by more than MIN_CHANGE."""
+Both need the two times (a side with repeats: its median repeat's) to differ by more than
+MIN_CHANGE, and then: with >= 2 repeats on both sides (`repeats` in the experiment), Welch's
+t-test on the logarithms of the repeats' mean times, two-sided p < ALPHA; with one repeat on a
+side, SIGMA standard errors of the difference of the two means from their iterations (which do
+not see run-to-run variation). describe_rule says which of the two the comparisons used."""
 import math
 
 from . import stats
@@ -73,13 +74,33 @@ def unresolved_by_repeats(a, b):
     return None
 
 
-def describe_rule(records):
-    """The rule in words, for the sentence that states the method."""
-    repeats = max((len(repeat_means(r)) for r in records), default=1)
-    if repeats >= 2:
-        return (f"a difference is claimed only when the times differ by more than "
-                f"{MIN_CHANGE * 100:g} % and Welch's t-test on the {repeats} repeats' log mean "
-                f"times gives p < {ALPHA:g}")
-    return (f"a difference is claimed only when the times differ by more than {MIN_CHANGE * 100:g} "
-            f"% and by {SIGMA:g} standard errors of the iterations (one repeat per case: "
-            "run-to-run variation is not measured; `repeats = 3` measures it)")
+def _repeats_words(pairs):
+    counts = sorted({len(repeat_means(r)) for pair in pairs for r in pair})
+    span = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
+    return f"{span} repeats a side"
+
+
+def describe_rule(compared, records=()):
+    """The rule in words, for the sentence that states the method: the rule each comparison made
+    (`compared`: the (a, b) record pairs faster() judged) used — Welch's t-test where both sides
+    had 2 or more repeats, the iterations' standard errors where a side had one — and only
+    those. Without comparisons, the rule the `records`' repeats would get."""
+    pairs = list(compared) or [(r, r) for r in records]
+    welch = [p for p in pairs if min(len(repeat_means(p[0])), len(repeat_means(p[1]))) >= 2]
+    single = len(pairs) - len(welch)
+    repeated = any(len(repeat_means(r)) >= 2 for p in pairs for r in p)
+    head = ("a difference is claimed only when the times"
+            + (" (a side with repeats: its median repeat)" if repeated else "")
+            + f" differ by more than {MIN_CHANGE * 100:g} % and")
+    test = f"Welch's t-test on the repeats' log mean times gives p < {ALPHA:g} (two-sided)"
+    iters = f"by {SIGMA:g} standard errors of the iterations"
+    unmeasured = "run-to-run variation is not measured; `repeats = 3` measures it"
+    if welch and single:
+        n = len(welch)
+        return (f"{head}, in the {n} comparison{'s' if n != 1 else ''} where both sides have 2 "
+                f"or more repeats ({_repeats_words(welch)}), {test}; in the {single} where a side "
+                f"has one repeat, {iters} ({unmeasured})")
+    if welch:
+        return f"{head} {test[:-1]}; {_repeats_words(welch)})"
+    every = all(len(repeat_means(r)) <= 1 for p in pairs for r in p)
+    return f"{head} {iters} (one repeat {'per case' if every else 'on a side'}: {unmeasured})"

@@ -211,7 +211,7 @@ def build(jobs, figures, outcomes):
         doc.p(f"{len(outcomes) - len(missed)} of {len(outcomes)} checks met, {len(missed)} missed.")
         doc.table(["verdict", "where", "metric", "expected", "got"],
                   [["met" if o.ok else "**MISSED**", o.where(), o.metric, o.condition,
-                    fmt.num(o.value) if o.value is not None else o.reason]
+                    o.value_text() if o.value is not None else o.reason]
                    for o in sorted(outcomes, key=lambda o: o.ok)], align=["l"] * 5)
     if figures:
         doc.h(2, "Plots", "plots")

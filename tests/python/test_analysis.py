@@ -56,8 +56,53 @@ class MethodSentence(unittest.TestCase):
         cases = [rec(op="all_pairs", redop="", world=2, bytes_=1024, src=s, dst=1 - s, repeat=i,
                      mean=m) for s in (0, 1) for i, m in enumerate((10.0, 12.0))]
         text = analysis.method_sentence([job(cases)])
-        self.assertIn("Welch's t-test on the 2 repeats' log mean times", text)
+        self.assertIn("Welch's t-test on the repeats' log mean times gives p < 0.01 (two-sided; 2 "
+                      "repeats a side)", text)
         self.assertNotIn("one repeat per case", text)
+
+
+    def test_the_rule_named_is_the_one_the_comparisons_used(self):
+        # 3 repeats against 1: faster() judges by the iterations' standard errors, yet the
+        # sentence said "Welch's t-test on the 3 repeats' log mean times".
+        def case(backend, means, b=4096):
+            return [rec(backend=backend, bytes_=b, mean=m, repeat=i) for i, m in enumerate(means)]
+        text = analysis.method_sentence([job(case("a", [99.0, 100.0, 101.0]) + case("b", [150.0]))])
+        self.assertNotIn("Welch", text)
+        self.assertIn("by 3 standard errors of the iterations (one repeat on a side: run-to-run "
+                      "variation is not measured", text)
+        # Both rules used: each named with how many comparisons it judged.
+        text = analysis.method_sentence([job(case("a", [99.0, 100.0, 101.0]) + case("b", [150.0])
+                                             + case("a", [99.0, 100.0], 8192)
+                                             + case("b", [150.0, 151.0], 8192))])
+        self.assertIn("in the 1 comparison where both sides have 2 or more repeats (2 repeats a "
+                      "side), Welch's t-test on the repeats' log mean times gives p < 0.01 "
+                      "(two-sided); in the 1 where a side has one repeat, by 3 standard errors", text)
+
+
+class ResultQuality(unittest.TestCase):
+    def test_failed_checks_say_what_the_console_says_and_which_run(self):
+        # "first mismatch: rank 0, index 2048, expected -7172658.0, got None" where the console
+        # said "got the poison (nothing was written)"; two runs' lines were identical.
+        bad = dict(status="failed", wrong=4096, time_us={}, first_wrong={
+            "rank": 0, "index": 2048, "expected": -7172658.0, "got": None,
+            "check": "first_iteration"})
+        text = "\n".join(sentences([job([rec(backend="faulty", run=r, **bad) for r in ("a", "b")]
+                                        + [rec(bytes_=1 << 20)])], "Result quality"))
+        for r in ("a", "b"):
+            self.assertIn(f"Check failed: allreduce 4 KiB faulty 4 ranks, run {r} (known) — 4096 "
+                          "wrong elements; first mismatch: rank 0, element 2048, expected "
+                          "-7172658, got the poison (nothing was written); first_iteration "
+                          "check.", text)
+        self.assertNotIn("None", text)
+        guard = dict(bad, first_wrong={"rank": 1, "index": 3, "expected": None, "got": 7.0,
+                                       "buffer": "past_recv_end", "check": "after_timing"})
+        (line,) = [s for s in sentences([job([rec(**guard)])], "Result quality") if "Check" in s]
+        self.assertIn("first mismatch: rank 1 wrote past the end of its receive buffer, element 3 "
+                      "after it; after_timing check.", line)
+
+    def test_one_size_is_singular(self):
+        (line,) = sentences([job([rec()])], "Per backend and op")
+        self.assertTrue(line.endswith("(1 size)."), line)
 
 
 class Comparisons(unittest.TestCase):
@@ -106,7 +151,8 @@ class Comparisons(unittest.TestCase):
         jobs = [job(case("a", [99.0, 100.0, 101.0]) + case("b", [149.0, 150.0, 151.0]))]
         s = sentences(jobs, "Backends and memory types compared")
         self.assertIn("a is faster than b at all 1 common sizes, by 1.5× (time ratio)", s[0])
-        self.assertIn("Welch's t-test on the 3 repeats' log mean times", analysis.method_sentence(jobs))
+        self.assertIn("Welch's t-test on the repeats' log mean times gives p < 0.01 (two-sided; 3 "
+                      "repeats a side)", analysis.method_sentence(jobs))
 
     def test_two_repeats_too_few_to_decide_are_not_called_noise(self):
         # A probe's gloo [1817.8, 993.1] µs against ucx [58.6, 67.3] µs: 15-30x apart in every

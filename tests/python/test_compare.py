@@ -75,6 +75,39 @@ def synthetic_job(parent, name, repeat_means, op="allreduce", cv=0.001, n=20, **
     return path
 
 
+def run_repeats(path, statuses, finished=True, expect=None):
+    """Gives a synthetic_job its executions, one per repeat (run 'r', gloo, 2 ranks, in plan
+    order): `statuses[i]` is repeat i's outcome, or None for an execution that never ended (the
+    job was killed: it and every later one leave no outcome). A repeat whose execution did not end
+    `ok` leaves no case record, as a crashed worker's does. Not `finished`: no job_end line.
+    `expect`: the run's expectations, in the job line (as `commbench check` reads them)."""
+    def change(lines):
+        out = []
+        for line in lines:
+            if line["type"] == "job" and expect:
+                line["expect"] = [{"run": "r", "expect": expect}]
+            if line["type"] == "case" and statuses[line["repeat"]] != "ok":
+                continue
+            if line["type"] == "job_end":
+                if not finished:
+                    continue
+                out += [{"type": "execution", "schema_version": 2, "run_index": 0, "run": "r",
+                         "backend": "gloo", "world_size": 2, "exec_index": i,
+                         "exec_total": len(statuses), "case_total": 1, "repeat": i,
+                         "status": s, "reason": "" if s == "ok" else "rank 1 crashed (test)",
+                         "cases_done": 1 if s == "ok" else 0}
+                        for i, s in enumerate(statuses) if s is not None]
+            out.append(line)
+        if not finished:
+            out += [{"type": "execution", "schema_version": 2, "run_index": 0, "run": "r",
+                     "backend": "gloo", "world_size": 2, "exec_index": i,
+                     "exec_total": len(statuses), "case_total": 1, "repeat": i, "status": s,
+                     "reason": "", "cases_done": 1} for i, s in enumerate(statuses) if s]
+        return out
+    rewrite_records(path, change)
+    return path
+
+
 def least_noisy(cases):
     return min((c for c in cases if c["status"] == "ok"), key=lambda c: c["time_us"]["cv"])
 
@@ -287,6 +320,83 @@ class CompareTest(TempDirCase):
         self.assertIn("Not compared: 12 case(s) only in BASELINE, 0 only in NEW", p.stdout)
         self.assertNotIn("not measured: NEW", p.stdout)
 
+    def test_a_repeat_lost_to_a_crash_regresses(self):
+        # Repeat 3 of 3 crashed (SIGSEGV): its case left no record. Judged on the 2 repeats
+        # left, the case was "unchanged", exit 0, the crash only a "3+2 repeats" in the note.
+        base = synthetic_job(self.tmp, "base", [100.0, 101.0, 102.0])
+        new = run_repeats(synthetic_job(self.tmp, "new", [100.5, 101.0, 100.0]),
+                          ["ok", "ok", "failed"])
+        p = commbench("compare", base, new, check=1)
+        row = next(l for l in p.stdout.splitlines() if l.startswith("allreduce"))
+        self.assertIn("regressed", row)
+        self.assertIn("not measured in repeat 3 of NEW's 3: NEW's execution 'r' (gloo, 2 ranks) "
+                      "was failed: rank 1 crashed (test)", row)
+        # `check` counts the same lost repeat as a miss: the two commands agree.
+        new = run_repeats(synthetic_job(self.tmp, "new-expect", [100.5, 101.0, 100.0]),
+                          ["ok", "ok", "failed"], expect=[{"time_us": "<= 1000"}])
+        p = commbench("check", new, check=1)
+        self.assertIn("MISSED: run 'r' (every case) — time_us <= 1000, got not measured: gloo 2 "
+                      "ranks failed (0 of 1 cases recorded", p.stdout)
+        # Every repeat ended ok: judged as usual.
+        ok = run_repeats(synthetic_job(self.tmp, "ok", [100.5, 101.0, 100.0]), ["ok"] * 3)
+        p = commbench("compare", base, ok, check=0)
+        self.assertIn("1 cases (1 matched): 1 unchanged", p.stdout)
+
+    def test_repeats_a_killed_job_did_not_reach_regress(self):
+        # Killed after 2 of its 3 executions (repeats): no job_end, no summary.json, and no
+        # record of repeat 3. Once "unchanged" on 3+2 repeats, exit 0.
+        base = synthetic_job(self.tmp, "base", [100.0, 101.0, 102.0])
+        new = run_repeats(synthetic_job(self.tmp, "new", [100.5, 101.0, 100.0]),
+                          ["ok", "ok", None], finished=False)
+        p = commbench("compare", base, new, check=1)
+        row = next(l for l in p.stdout.splitlines() if l.startswith("allreduce"))
+        self.assertIn("regressed", row)
+        self.assertIn("not measured in every repeat: NEW's job new did not finish (no job_end "
+                      "record)", row)
+        # Killed after its last execution ended (before job_end): every repeat is there.
+        done = run_repeats(synthetic_job(self.tmp, "done", [100.5, 101.0, 100.0]),
+                           ["ok"] * 3, finished=False)
+        p = commbench("compare", base, done, check=0)
+        self.assertIn("1 cases (1 matched): 1 unchanged", p.stdout)
+
+    def test_which_repeats_a_killed_job_may_lack(self):
+        # Plan order (plan.cpp): per run, its repeats in rounds of backend x world size. 2
+        # repeats x 2 world sizes, killed during the 4th execution (repeat 2, 4 ranks): the
+        # 2-rank case has both repeats; the 4-rank one lacks its second.
+        from commbench.compare_lost import _may_lack_repeats
+        from commbench.load import Job
+        job = Job(self.tmp, "killed")
+        job.executions = [{"run": "r", "backend": "gloo", "world_size": w, "repeat": i,
+                           "exec_index": 2 * i + k, "exec_total": 4, "status": "ok"}
+                          for i, k, w in ((0, 0, 2), (0, 1, 4), (1, 0, 2))]
+        two = [{"run": "r", "backend": "gloo", "world_size": 2, "repeat": i} for i in (0, 1)]
+        four = [{"run": "r", "backend": "gloo", "world_size": 4, "repeat": 0}]
+        self.assertFalse(_may_lack_repeats(job, two))
+        self.assertTrue(_may_lack_repeats(job, four))
+        # A later run started: this one's repeats all ended.
+        job.executions.append({"run": "s", "backend": "gloo", "world_size": 2, "repeat": 0,
+                               "exec_index": 4, "exec_total": 6, "status": "ok"})
+        for e in job.executions:
+            e["exec_total"] = 6
+        self.assertFalse(_may_lack_repeats(job, two))
+
+    def test_one_slow_repeat_of_two_is_said_to_be_beyond_two_repeats(self):
+        # BASE [100, 101] µs, NEW [130, 394]: 1.3x slower in its fastest repeat, but with 2
+        # repeats a side one slow repeat cannot be told from a change without breaking the
+        # false-alarm bound: "within noise", and the note says why and what to do.
+        base = synthetic_job(self.tmp, "base", [100.0, 101.0])
+        new = synthetic_job(self.tmp, "new", [130.0, 394.0])
+        p = commbench("compare", base, new, check=0)
+        row = next(l for l in p.stdout.splitlines() if l.startswith("allreduce"))
+        self.assertIn("within noise", row)
+        self.assertIn("2 repeats on a side cannot tell this change from one slow repeat: use 3 or more", p.stdout)
+        # With a third repeat the same change regresses, and unchanged repeats carry no such note.
+        base3 = synthetic_job(self.tmp, "base3", [100.0, 101.0, 100.5])
+        new3 = synthetic_job(self.tmp, "new3", [130.0, 394.0, 131.0])
+        self.assertIn("regressed", commbench("compare", base3, new3, check=1).stdout)
+        same = commbench("compare", base, synthetic_job(self.tmp, "same", [100.5, 100.0]), check=0)
+        self.assertNotIn("cannot tell", same.stdout)
+
     def test_nothing_in_common_exits_2_and_says_why(self):
         new = self.copy_fixture(QUICKSTART, "new")
         rewrite(new, lambda c: c.update(backend="ucx") or c)
@@ -390,6 +500,19 @@ class CompareTest(TempDirCase):
         self.assertTrue(outs[0][2], outs[0])  # 0.9 -> 1.0 is 11 %, and 15 standard errors
         self.assertEqual(outs[0][0], 1)
         self.assertIn("2+1 repeats, fewer than 2 on a side; the fastest of each", outs[0][1])
+
+    def test_help_says_what_the_test_is_and_when_it_exits_1(self):
+        # It said "Welch's t-test on the repeats' log mean times" and "Cohen's d", and exit 1
+        # only "when a case regressed" (NEW missing its own `expect` exits 1 too).
+        text = " ".join(commbench("compare", "--help", check=0).stdout.split())
+        self.assertNotIn("Welch", text)
+        self.assertNotIn("Cohen", text)
+        self.assertIn("a one-sided Student's t-test on the difference of the two sides' fastest "
+                      "repeats' log mean times", text)
+        self.assertIn("n_b + n_n - 2 degrees of freedom", text)
+        self.assertIn("the change of the fastest repeats' log time over the noise scale", text)
+        self.assertIn("Exit code 1 when a case regressed or NEW missed one of its own "
+                      "expectations", text)
 
     def test_unknown_ignore_field_is_a_usage_error(self):
         p = commbench("compare", QUICKSTART, QUICKSTART, "--ignore", "backend")

@@ -40,6 +40,28 @@ class CheckTest(TempDirCase):
         root = ET.parse(junit).getroot()
         self.assertEqual(root.get("failures"), "1")
 
+    def test_a_missed_value_is_printed_on_the_wrong_side_of_its_bound(self):
+        # "busbw_gbps >= 0.04097, got 0.041 GB/s" for a value of 0.04096: three significant
+        # digits rounded it onto the bound's side. A bound just past the value, either way.
+        import re
+        for r in records(QUICKSTART)[:6]:
+            v = r["busbw_gbps"]
+            shown = float(fmt.num(v))
+            if shown == v:
+                continue
+            op, bound = (">=", shown) if shown > v else ("<=", shown)
+            with self.subTest(value=v, condition=f"{op} {bound!r}"):
+                d = self.with_expect([{"ops": [r["op"]], "min_bytes": r["bytes"],
+                                       "max_bytes": r["bytes"], "busbw_gbps": f"{op} {bound!r}"}])
+                try:
+                    p = commbench("check", d, check=1)
+                finally:
+                    shutil.rmtree(d)
+                got = [float(x) for x in re.findall(r"got ([-0-9.e+]+) GB/s", p.stdout)]
+                self.assertTrue(got, p.stdout)
+                for g in got:
+                    self.assertTrue(g < bound if op == ">=" else g > bound, p.stdout)
+
     def test_with_repeats_each_line_names_its_repeat(self):
         # A probe: with repeats = 2 each MISSED line appeared twice, the same word for word.
         d = self.with_expect([{"time_us": "< 0"}])
