@@ -2,6 +2,8 @@
 // and the refusals (incomplete or foreign launcher environments) that prevent N independent
 // one-rank jobs.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <tuple>
 #include <vector>
@@ -127,6 +129,43 @@ TEST(LaunchDiscovery, SlurmUsesTheNodeListAndAPortFromTheJobId) {
   EXPECT_EQ(c.master_addr, "gpu07");
   EXPECT_EQ(c.master_port, 20000 + (1234 * 31) % 20000);
   EXPECT_EQ(c.job_id, "1234.0");
+}
+
+// A probe: srun --ntasks=3 on 2 nodes (2 + 1) without --ntasks-per-node gave the second node's
+// task "local rank 0 of 2": SLURM_STEP_TASKS_PER_NODE, which srun always sets, was not read.
+TEST(LaunchDiscovery, SlurmReadsEachNodesTaskCountFromTheStepsList) {
+  const EnvMap base{{"SLURM_NTASKS", "7"}, {"SLURM_LOCALID", "0"}, {"SLURM_STEP_NUM_NODES", "4"},
+                    {"SLURM_STEP_NODELIST", "node[03-06]"}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "1"},
+                    {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}};
+  for (const auto& [node, procid, count] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"0", "0", 2}, {"2", "4", 2}, {"3", "6", 1}}) {
+    EnvMap env = base;
+    env["SLURM_NODEID"] = node;
+    env["SLURM_PROCID"] = procid;
+    EXPECT_EQ(discover_launch(env).local_count, count) << "node " << node;
+  }
+  EnvMap bad = base;
+  bad["SLURM_NODEID"] = "1";
+  bad["SLURM_PROCID"] = "2";
+  for (const char* list : {"2(x3,1", "0,1", "2,,1", "2,", "x"}) {
+    bad["SLURM_STEP_TASKS_PER_NODE"] = list;
+    try {
+      discover_launch(bad);
+      ADD_FAILURE() << list << " was accepted";
+    } catch (const LaunchError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not Slurm's tasks-per-node list"), std::string::npos) << e.what();
+    }
+  }
+  bad["SLURM_STEP_TASKS_PER_NODE"] = "2,1";
+  bad["SLURM_NODEID"] = "2";  // beyond the list's 2 nodes
+  EXPECT_THROW(discover_launch(bad), LaunchError);
+  // Without either variable the even share is assumed, and the sources say so.
+  EnvMap none = base;
+  none.erase("SLURM_STEP_TASKS_PER_NODE");
+  none["SLURM_PROCID"] = "0";
+  const LaunchContext guessed = discover_launch(none);
+  EXPECT_EQ(guessed.local_count, 2);
+  EXPECT_NE(fmt::format("{}", fmt::join(guessed.sources, "; ")).find("assumed (an even share)"), std::string::npos);
 }
 
 // Slurm ids that are not Slurm's numbers were an uncaught std::stoul exception (abort, exit 134);

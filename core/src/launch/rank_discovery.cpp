@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -121,6 +123,31 @@ class TorchrunDiscovery : public RankDiscovery {
   }
 };
 
+// Slurm's tasks-per-node list, "2(x3),1" = {2, 2, 2, 1}; nullopt when it is not one.
+std::optional<std::vector<int>> slurm_tasks_per_node(const std::string& text) {
+  std::vector<int> out;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    int n = 0, times = 1;
+    auto r = std::from_chars(p, end, n);
+    if (r.ec != std::errc() || n < 1) return std::nullopt;
+    p = r.ptr;
+    if (p < end && *p == '(') {
+      if (end - p < 3 || p[1] != 'x') return std::nullopt;
+      r = std::from_chars(p + 2, end, times);
+      if (r.ec != std::errc() || times < 1 || times > (1 << 24) || r.ptr == end || *r.ptr != ')') return std::nullopt;
+      p = r.ptr + 1;
+    }
+    if (out.size() + static_cast<size_t>(times) > (1u << 24)) return std::nullopt;
+    out.insert(out.end(), static_cast<size_t>(times), n);
+    if (p < end && *p++ != ',') return std::nullopt;
+    if (p == end && text.back() == ',') return std::nullopt;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
 // The batch script itself is task 0 of the batch step (SLURM_PROCID=0, SLURM_NTASKS of the
 // allocation) but has no step id: only srun's tasks have one. Read as srun's task 0 it would wait
 // for tasks that were never started.
@@ -144,12 +171,29 @@ class SlurmDiscovery : public RankDiscovery {
     // per-node count is the reliable source for a one-node step.
     const int nnodes = optional_integer(env, "Slurm", "SLURM_STEP_NUM_NODES", 1, 1 << 24,
                                         optional_integer(env, "Slurm", "SLURM_NNODES", 1, 1 << 24, 1, c), c);
-    // Several nodes without SLURM_NTASKS_PER_NODE: an even share, which keeps the job counted
-    // as spanning hosts (a store on the node list's first host, a job token required).
-    const int even_share = (c.agent_count + nnodes - 1) / nnodes;
-    c.local_count = nnodes == 1 ? c.agent_count
-                                : optional_integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24,
-                                                   std::max(1, std::min(even_share, c.agent_count - 1)), c);
+    if (nnodes == 1) {
+      c.local_count = c.agent_count;
+    } else if (find(env, "SLURM_NTASKS_PER_NODE")) {
+      c.local_count = integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24, c);
+    } else if (const std::string* list = find(env, "SLURM_STEP_TASKS_PER_NODE"); list && find(env, "SLURM_NODEID")) {
+      // srun sets it on every step ("2,1", "4(x3)"), in the order of the step's nodes, which
+      // SLURM_NODEID indexes: uneven layouts (--ntasks=3 on 2 nodes) get each node's own count.
+      const auto counts = slurm_tasks_per_node(*list);
+      if (!counts)
+        throw LaunchError(fmt::format("SLURM_STEP_TASKS_PER_NODE={} is not Slurm's tasks-per-node list (e.g. "
+                                      "\"2(x3),1\"); set SLURM_NTASKS_PER_NODE to the tasks on each node",
+                                      *list));
+      const int node = integer(env, "Slurm", "SLURM_NODEID", 0, static_cast<int>(counts->size()) - 1, c);
+      c.local_count = (*counts)[static_cast<size_t>(node)];
+      c.sources.push_back(fmt::format("SLURM_STEP_TASKS_PER_NODE={}", *list));
+    } else {
+      // Neither: an even share, which keeps the job counted as spanning hosts (a store on the
+      // node list's first host, a job token required); said in the sources.
+      const int even_share = (c.agent_count + nnodes - 1) / nnodes;
+      c.local_count = std::max(1, std::min(even_share, c.agent_count - 1));
+      c.sources.push_back(fmt::format("no SLURM_NTASKS_PER_NODE or SLURM_STEP_TASKS_PER_NODE: {} tasks per node "
+                                      "assumed (an even share)", c.local_count));
+    }
     // The job id names the job's files and, without MASTER_ADDR, its port: every task must read
     // the same one, so it must be there and be Slurm's number.
     const char* why = "it names the job (and, without MASTER_ADDR, its store's port)";
