@@ -194,6 +194,28 @@ TEST(LaunchMistakes, ABadRendezvousTimeoutIsBadInput) {
   }
 }
 
+// A probe: rank 0's store on a MASTER_ADDR that does not resolve, or that is not an address of
+// its host, was blamed on the port ("is another job ... using that port?") and exited 1 as if a
+// retry might cure it. The advice fits the cause now, and a wrong address is bad input (exit 2).
+TEST(LaunchMistakes, AMasterAddressThatIsNotRankZerosIsNamedNotThePort) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  for (const auto& [addr, says] : std::vector<std::pair<std::string, std::string>>{
+           {"nosuchhost.invalid", "nosuchhost.invalid does not resolve on rank 0's host"},
+           {"192.0.2.77", "192.0.2.77 is not an address of rank 0's host"}}) {
+    // One task on each of two "hosts": the store listens on MASTER_ADDR (needs a token).
+    const std::string cmd = fmt::format(
+        "cd {0} && RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR={1} MASTER_PORT={2} "
+        "COMMBENCH_JOB_TOKEN=probe-token COMMBENCH_RENDEZVOUS_TIMEOUT=5 {3} run {4} -o {0}/out --quiet > run.log 2>&1",
+        dir.path().string(), addr, commbench::test::free_port(), COMMBENCH_BIN, file.string());
+    const int status = std::system(cmd.c_str());
+    const std::string out = read_text(dir.path() / "run.log");
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << addr << "\n" << out;
+    EXPECT_NE(out.find(says), std::string::npos) << out;
+    EXPECT_EQ(out.find("using that port"), std::string::npos) << out;
+  }
+}
+
 // COMMBENCH_TIMER=bogus started the workers, which failed one by one, and the job exited 1 as a
 // failed measurement: a wrong setting of the launch is named before any worker starts, exit 2.
 TEST(LaunchMistakes, ABadTimerSettingIsBadInput) {

@@ -131,6 +131,14 @@ TEST(LaunchDiscovery, SlurmUsesTheNodeListAndAPortFromTheJobId) {
   EXPECT_EQ(c.job_id, "1234.0");
 }
 
+// MASTER_ADDR=[fd00::1], as URLs write IPv6 addresses, was resolved with its brackets and failed.
+TEST(LaunchDiscovery, ABracketedIpv6MasterAddressIsTheAddressInside) {
+  const LaunchContext c = discover_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"},
+                                           {"LOCAL_WORLD_SIZE", "1"}, {"MASTER_ADDR", "[fd00:213::1]"},
+                                           {"MASTER_PORT", "29500"}});
+  EXPECT_EQ(c.master_addr, "fd00:213::1");
+}
+
 // A probe: srun --ntasks=3 on 2 nodes (2 + 1) without --ntasks-per-node gave the second node's
 // task "local rank 0 of 2": SLURM_STEP_TASKS_PER_NODE, which srun always sets, was not read.
 TEST(LaunchDiscovery, SlurmReadsEachNodesTaskCountFromTheStepsList) {

@@ -137,11 +137,29 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
       if (g->token_file_) g->token_file_->publish(g->token_);
     } catch (const LaunchError&) {
       throw;
+    } catch (const StoreError& e) {
+      // The advice fits the cause: a port in use may free up (exit 1); an address that does not
+      // resolve or is not this host's is the launch's configuration (exit 2).
+      const std::string what = fmt::format("rank 0 cannot start the bootstrap store on {}:{}: {}", so.bind_host,
+                                           so.port, e.what());
+      switch (e.listen_problem()) {
+        case StoreError::ListenProblem::NameDoesNotResolve:
+          throw LaunchConfigError(what + fmt::format(" ({} does not resolve on rank 0's host: set MASTER_ADDR, or "
+                                                     "COMMBENCH_STORE_BIND, to a name or address of that host)",
+                                                     so.bind_host));
+        case StoreError::ListenProblem::AddressNotHere:
+          throw LaunchConfigError(what + fmt::format(" ({} is not an address of rank 0's host, {}: MASTER_ADDR must "
+                                                     "name the host where rank 0 runs)",
+                                                     so.bind_host, this_host()));
+        case StoreError::ListenProblem::PortInUse:
+          throw LaunchError(what + " (is another job, or a second rank 0, using that port? Give every task of the "
+                                   "launch another MASTER_PORT)");
+        default:
+          throw LaunchError(what);
+      }
     } catch (const std::exception& e) {
-      throw LaunchError(fmt::format("rank 0 cannot start the bootstrap store on {}:{}: {} (is another "
-                                    "job, or a second rank 0, using that port? Give every task of the launch "
-                                    "another MASTER_PORT)",
-                                    so.bind_host, so.port, e.what()));
+      throw LaunchError(fmt::format("rank 0 cannot start the bootstrap store on {}:{}: {}", so.bind_host, so.port,
+                                    e.what()));
     }
     if (auto w = wildcard_store_warning(so.bind_host, o.bind_host.empty() ? "MASTER_ADDR" : "COMMBENCH_STORE_BIND")) {
       if (o.warn) o.warn(*w);

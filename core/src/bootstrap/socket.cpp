@@ -112,10 +112,9 @@ UniqueFd listen_tcp(const std::string& host, uint16_t port) {
   const std::string where = format_endpoint(host, port);
   std::string error;
   auto list = resolve(host, port, /*passive=*/true, error);
-  if (!list) {
-    throw StoreError(StoreError::Code::Connection,
-                     fmt::format("bootstrap store cannot listen on {}: {}", where, error));
-  }
+  if (!list)
+    throw StoreError(fmt::format("bootstrap store cannot listen on {}: {}", where, error),
+                     StoreError::ListenProblem::NameDoesNotResolve);
   int last_err = 0;
   for (addrinfo* ai = list.get(); ai; ai = ai->ai_next) {
     UniqueFd fd(
@@ -132,10 +131,10 @@ UniqueFd listen_tcp(const std::string& host, uint16_t port) {
     }
     return fd;
   }
-  throw StoreError(StoreError::Code::Connection,
-                   fmt::format("bootstrap store cannot listen on {}: {}; pick another port or check "
-                               "that the address belongs to this host",
-                               where, errno_text(last_err)));
+  throw StoreError(fmt::format("bootstrap store cannot listen on {}: {}", where, errno_text(last_err)),
+                   last_err == EADDRINUSE      ? StoreError::ListenProblem::PortInUse
+                   : last_err == EADDRNOTAVAIL ? StoreError::ListenProblem::AddressNotHere
+                                               : StoreError::ListenProblem::Other);
 }
 
 uint16_t bound_port(int fd) {

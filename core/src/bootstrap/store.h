@@ -31,9 +31,16 @@ class StoreError : public std::runtime_error {
   Code code() const { return code_; }
   const std::vector<std::string>& missing_keys() const { return missing_keys_; }
 
+  // Why a store could not listen, for the caller's advice (set by listen_tcp).
+  enum class ListenProblem { None, PortInUse, NameDoesNotResolve, AddressNotHere, Other };
+  StoreError(const std::string& what, ListenProblem problem)
+      : std::runtime_error(what), code_(Code::Connection), listen_problem_(problem) {}
+  ListenProblem listen_problem() const { return listen_problem_; }
+
  private:
   Code code_;
   std::vector<std::string> missing_keys_;
+  ListenProblem listen_problem_ = ListenProblem::None;
 };
 
 struct StoreServerOptions {

@@ -70,7 +70,9 @@ void check_ranks(const LaunchContext& c, const char* launcher) {
 bool take_master(const EnvMap& env, const char* launcher, LaunchContext& c) {
   const std::string* addr = find(env, "MASTER_ADDR");
   if (!addr) return false;
-  c.master_addr = *addr;
+  // "[fd00::1]", as URLs write an IPv6 address, is the address inside the brackets.
+  c.master_addr = addr->size() > 2 && addr->front() == '[' && addr->back() == ']' ? addr->substr(1, addr->size() - 2)
+                                                                                  : *addr;
   c.sources.push_back("MASTER_ADDR=" + *addr);
   c.master_port = integer(env, launcher, "MASTER_PORT", 1, 65535, c);
   c.rendezvous = Rendezvous::kEnv;
