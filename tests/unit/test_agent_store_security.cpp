@@ -22,6 +22,7 @@
 #include "test_common.h"
 #include "agent/exposure_warnings.h"
 #include "agent/job_token.h"
+#include "bootstrap/store.h"
 
 namespace commbench {
 namespace {
@@ -347,6 +348,30 @@ TEST(RendezvousFile, AStaleFileOfOursIsReplacedAndOursRemovedAtTheEnd) {
   }
   struct stat st {};
   EXPECT_NE(::lstat(dir.file().c_str(), &st), 0) << "the job's rendezvous file outlived the job";
+}
+
+// A probe: a second rank 0 (another job given the same COMMBENCH_RENDEZVOUS_FILE, or the same
+// task started twice) replaced the file of a job that was still running; that job's rank 1 then
+// joined the wrong store and both jobs failed. A file whose store still listens is left alone.
+TEST(RendezvousFile, AFileWhoseStoreStillRunsIsNotReplaced) {
+  RendezvousDir dir(0700);
+  const auto running = StoreServer::start({});  // the first job's store, still serving
+  {
+    std::ofstream(dir.file()) << fmt::format("first-job\n127.0.0.1\n{}\n", running->port());
+  }
+  ::chmod(dir.file().c_str(), 0600);
+  try {
+    AgentGroup::create(file_launch(0, dir.file()));
+    FAIL() << "rank 0 replaced the rendezvous file of a running job";
+  } catch (const LaunchConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is in use: it names a store that is still running"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("job 'first-job'"), std::string::npos) << e.what();
+  }
+  std::ifstream in(dir.file());
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}),
+            fmt::format("first-job\n127.0.0.1\n{}\n", running->port()))
+      << "the running job's file was changed";
 }
 
 // No job id, no file to name: every task refuses at once (rank 1 once waited out the whole

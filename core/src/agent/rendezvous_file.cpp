@@ -8,12 +8,15 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "agent/agent_keys.h"
+#include "bootstrap/deadline.h"
+#include "bootstrap/socket.h"
 #include "launch/rank_discovery.h"
 
 namespace commbench {
@@ -47,20 +50,38 @@ std::string owner_problem(const struct stat& st) {
   return "";
 }
 
-// Whether the file at `path` holds what publish_rendezvous_file writes ("job-id host port"),
-// so that replacing it loses nothing.
-bool is_rendezvous_file(const std::string& path, const struct stat& st) {
-  if (st.st_size <= 0 || st.st_size > 512) return false;
+struct RendezvousText {
+  std::string job_id, host;
+  uint16_t port = 0;
+};
+
+// What the file at `path` holds when it is what publish_rendezvous_file writes ("job-id host
+// port"), so that replacing it loses nothing; nullopt otherwise.
+std::optional<RendezvousText> read_rendezvous_text(const std::string& path, const struct stat& st) {
+  if (st.st_size <= 0 || st.st_size > 512) return std::nullopt;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
+  if (fd < 0) return std::nullopt;
   char buf[513];
   const ssize_t n = ::read(fd, buf, sizeof(buf));
   ::close(fd);
-  if (n <= 0) return false;
+  if (n <= 0) return std::nullopt;
   std::istringstream in(std::string(buf, static_cast<size_t>(n)));
   std::string id, host, extra;
   long port = 0;
-  return static_cast<bool>(in >> id >> host >> port) && port > 0 && port < 65536 && !(in >> extra);
+  if (!(in >> id >> host >> port) || port <= 0 || port >= 65536 || (in >> extra)) return std::nullopt;
+  return RendezvousText{id, host, static_cast<uint16_t>(port)};
+}
+
+// Whether something still listens where a rendezvous file points: its job is running (or a
+// second rank 0 of this launch got there first). A stale file's port is closed, or another
+// program's now: the latter is refused too, which a new COMMBENCH_RENDEZVOUS_FILE cures.
+bool still_listening(const RendezvousText& r) {
+  try {
+    connect_tcp(r.host, r.port, Deadline::after(Millis(300)));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -77,11 +98,20 @@ PublishedFile publish_rendezvous_file(const std::string& path, const std::string
     if (const std::string why = owner_problem(st); st.st_uid != ::geteuid() || !S_ISREG(st.st_mode))
       throw LaunchConfigError(fmt::format("the rendezvous file {} already exists and {}; remove it, or {}", path, why,
                                     kWhatToDo));
-    if (!is_rendezvous_file(path, st))
+    const auto existing = read_rendezvous_text(path, st);
+    if (!existing)
       throw LaunchConfigError(fmt::format("{} already exists and is not a rendezvous file (\"job-id host port\"); "
                                     "commbench replaces only a stale rendezvous file, so it was left as it is: "
                                     "name a new path in COMMBENCH_RENDEZVOUS_FILE, or remove the file",
                                     path));
+    // Our own store may have been given a stale file's port: that one is not in use by another.
+    const bool ours = existing->port == port && existing->host == host;
+    if (!ours && still_listening(*existing))
+      throw LaunchConfigError(fmt::format(
+          "the rendezvous file {} is in use: it names a store that is still running ({}, job '{}'), another job's "
+          "or a second rank 0 of this launch; replacing it would send that job's tasks here. Give this launch a "
+          "COMMBENCH_RENDEZVOUS_FILE of its own, or wait for that job to end",
+          path, format_endpoint(existing->host, existing->port), existing->job_id));
     ::unlink(path.c_str());  // ours, from an earlier job (a stale one readers skip by its job id)
   }
   // Written beside, then linked into place: link() fails if the name exists, so a file planted
