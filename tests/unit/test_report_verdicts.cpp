@@ -109,6 +109,23 @@ TEST(VerdictText, CasesOfAnExecutionThatEndedEarlyAreCountedAsNotRun) {
   EXPECT_TRUE(contains(text, "Exit code 1: 1 execution failed; 6 cases not run")) << text;
 }
 
+// A probe: an execution skipped before it started (mpirun gave 3 tasks, the run wanted 4) was
+// counted as "4 not run (their execution ended early)".
+TEST(VerdictText, CasesOfASkippedExecutionAreSaidToBeSkippedNotEndedEarly) {
+  JobResult result = verdict_partly_failed();
+  result.executions.resize(2);
+  result.executions[1].info = make_exec("gloo", 1, 2, 4);
+  result.executions[1].status = "skipped";
+  result.executions[1].cases_done = 0;
+  VerdictCapture out, progress;
+  ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);
+  console.job_done(result);
+  const std::string text = out.text();
+  EXPECT_TRUE(contains(text, "6 not run (their execution ended early), 4 not run (their execution was skipped)"))
+      << text;
+  EXPECT_TRUE(contains(text, "4 cases not run (their execution was skipped)")) << text;
+}
+
 TEST(VerdictText, NoExitCodeIsClaimedBeforeTheExpectationsAreChecked) {
   VerdictCapture out, progress;
   ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);

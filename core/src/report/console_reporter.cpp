@@ -324,7 +324,7 @@ void ConsoleReporter::job_done(const JobResult& result) {
       count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases + not_run, "case"), ok_cases,
       unsupported, skipped ? fmt::format("{} skipped (too big), ", skipped) : "",
       cases - ok_cases - unsupported - skipped,
-      not_run ? fmt::format(", {} not run (their execution ended early)", not_run) : "", wrong,
+      not_run ? ", " + not_run_text(result, false) : "", wrong,
       count_of(noisy, "case"), kNoisyCv * 100));
   int busy = 0;
   for (const auto& e : result.executions) busy += host_load_warning(e.info.host_load).has_value();

@@ -85,6 +85,24 @@ int cases_not_run(const JobResult& result) {
   return n;
 }
 
+std::string not_run_text(const JobResult& result, bool long_form) {
+  int never_started = 0, ended_early = 0;
+  for (const auto& e : result.executions) {
+    if (e.status == "ok") continue;
+    const int n = std::max(0, e.info.case_total - e.cases_done);
+    (e.status == "skipped" || e.status == "unavailable" ? never_started : ended_early) += n;
+  }
+  std::vector<std::string> parts;
+  const auto part = [&](int n, const char* one, const char* many) {
+    if (n == 0) return;
+    parts.push_back(long_form ? fmt::format("{} case{} not run ({})", n, n == 1 ? "" : "s", n == 1 ? one : many)
+                              : fmt::format("{} not run ({})", n, n == 1 ? one : many));
+  };
+  part(ended_early, "its execution ended early", "their execution ended early");
+  part(never_started, "its execution was skipped", "their execution was skipped");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string exit_reason(const JobResult& result) {
   int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0, skipped = 0, too_big = 0;
   int64_t wrong = 0;
@@ -122,8 +140,7 @@ std::string exit_reason(const JobResult& result) {
     if (r.body.value("status", "ok") == "failed") ++failed_records[r.kind];
   for (const auto& [kind, n] : failed_records)
     why.push_back(fmt::format("{} {} record{} failed", n, kind, n == 1 ? "" : "s"));
-  if (const int not_run = cases_not_run(result))
-    why.push_back(plural(not_run, "case not run (its execution ended early)", "cases not run (their execution ended early)"));
+  if (const std::string not_run = not_run_text(result, true); !not_run.empty()) why.push_back(not_run);
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
   // "every check passed" only when checks ran: check = false measures without checking.

@@ -37,9 +37,12 @@ std::string short_placement(std::string_view placement);  // "out_of_place" -> "
 std::string redop_or_dash(std::string_view redop);
 std::string rank_count(int n);                            // "1 rank", "4 ranks"
 
-// Cases of executions that ended early (failed, interrupted, skipped, unavailable) that were
+// Cases of executions that did not complete (failed, interrupted, skipped, unavailable) that were
 // never measured: planned minus recorded.
 int cases_not_run(const JobResult& result);
+// "6 not run (their execution ended early)", "4 not run (their execution was skipped)", both
+// joined by ", " when both, or "" (skipped and unavailable executions never started).
+std::string not_run_text(const JobResult& result, bool long_form);
 // Why the job ends with its exit code, in words: "1 execution failed; 12 mismatched elements".
 std::string exit_reason(const JobResult& result);
 
