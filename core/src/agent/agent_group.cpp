@@ -161,7 +161,7 @@ std::optional<std::string> AgentGroup::start_execution(int index, int world, Mil
       verdict = interrupted_text(fmt::format("the agents to reach execution {}", index));
     } else {
       for (const int k : never)
-        gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000));
+        gone_.emplace(k, fmt::format("did not reach execution {} within {} s", index, timeout.count() / 1000.0));
     }
     for (const auto& [k, why] : gone_)
       if (verdict.empty() && k < world) {

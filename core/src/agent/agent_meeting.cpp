@@ -213,7 +213,7 @@ void AgentGroup::connect_to_store(Millis timeout) {
             "joined: this task was started twice, or late, or belongs to an earlier launch on the same "
             "port). Every task of a one-host launch must run as the same user with the same TMPDIR (or "
             "set COMMBENCH_JOB_TOKEN, the same random string for every task)",
-            token_file_->path().string(), timeout.count() / 1000));
+            token_file_->path().string(), timeout.count() / 1000.0));
     }
     const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
     // An address read from a rendezvous file may be a dead job's (a rank 0 killed before it
@@ -256,10 +256,10 @@ void AgentGroup::connect_to_store(Millis timeout) {
         continue;
       }
       throw LaunchError(fmt::format("rank {} cannot reach rank 0's store at {}:{} within {} s: {}",
-                                    rank(), host_, port_, timeout.count() / 1000, e.what()));
+                                    rank(), host_, port_, timeout.count() / 1000.0, e.what()));
     } catch (const std::exception& e) {
       throw LaunchError(fmt::format("rank {} cannot reach rank 0's store at {}:{} within {} s: {}",
-                                    rank(), host_, port_, timeout.count() / 1000, e.what()));
+                                    rank(), host_, port_, timeout.count() / 1000.0, e.what()));
     }
   }
 }
@@ -306,7 +306,7 @@ void AgentGroup::join(Millis timeout) {
     if (e.code() != StoreError::Code::Timeout) lost_store(e, "meeting the other agents");
     throw LaunchError(fmt::format("not every task of the launch reached the rendezvous within {} s: rank 0's "
                                   "agent did not hand out the job's host map (is rank 0's task running?)",
-                                  timeout.count() / 1000));
+                                  timeout.count() / 1000.0));
   }
   if (!parse_place(place, host_index_, host_ranks_)) {
     if (!place.empty() && !std::isdigit(static_cast<unsigned char>(place.front()))) throw_stop(decode_stop_notice(place));
@@ -342,7 +342,7 @@ void AgentGroup::map_hosts(Millis timeout) {
     std::vector<std::string> missing;
     for (int k : never) missing.push_back(name_key(k));
     stop = StopNotice{false, fmt::format("not every task of the launch reached the rendezvous within {} s: {} not arrived",
-                                         timeout.count() / 1000, describe_missing(missing, "rank"))};
+                                         timeout.count() / 1000.0, describe_missing(missing, "rank"))};
   }
   if (stop) {
     // Every agent learns why at once instead of waiting out its own timeout (those still to
@@ -399,7 +399,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
       stop = StopNotice{true, "rank 0's task was " + interrupted_text("the other agents to agree on the experiment")};
     } else if (!never.empty()) {
       stop = StopNotice{false, fmt::format("rank {}'s agent did not confirm the experiment within {} s", never.front(),
-                                           timeout.count() / 1000)};
+                                           timeout.count() / 1000.0)};
     }
     client_->set(kGoKey, store_bytes(stop ? encode_stop_notice(*stop) : std::string(kGo)));
     if (stop) throw_stop(*stop);
@@ -426,7 +426,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
     if (e.code() == StoreError::Code::Interrupted) leave_interrupted("the other agents to agree on the experiment");
     if (e.code() == StoreError::Code::Timeout)
       throw LaunchError(fmt::format("rank 0's agent did not confirm the experiment within {} s (is rank 0's task "
-                                    "running, or stopped?)", timeout.count() / 1000));
+                                    "running, or stopped?)", timeout.count() / 1000.0));
     lost_store(e, "agreeing on the experiment");
   }
   if (go != kGo) throw_stop(decode_stop_notice(go));

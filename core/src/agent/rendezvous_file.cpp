@@ -184,7 +184,7 @@ std::pair<std::string, uint16_t> read_rendezvous_file(const std::string& path, c
   throw LaunchError(fmt::format(
       "rank 0 did not publish its store address in {} within {} s{}; check that every task sees "
       "the same file system there (or set COMMBENCH_RENDEZVOUS_FILE, or MASTER_ADDR/MASTER_PORT)",
-      path, timeout.count() / 1000, seen.empty() ? "" : fmt::format(" (the file there is from job '{}')", seen)));
+      path, timeout.count() / 1000.0, seen.empty() ? "" : fmt::format(" (the file there is from job '{}')", seen)));
 }
 
 }  // namespace commbench
