@@ -131,6 +131,34 @@ options.hang = {{ hang_rank = 2, hang_after = 3, timeout_ms = 2000, timeout_ms_r
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0);
 }
 
+// A probe: an execution whose ranks all kept working until its `timeout` ran out blamed rank 0
+// ("rank 0 stuck in case 1", failed_rank 0): the rank whose own limit fired first looked like a
+// victim waiting for it. Both ranks were in the same case; no rank is named now, and the reason
+// says to raise `timeout` (the worker's own message, "the execution's time limit ... ran out").
+TEST(Verdicts, ATimeLimitThatRunsOutOnEveryRankBlamesNone) {
+  JobDir dir;
+  const auto file = dir.write("slow.toml", R"(name = "slow"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["64KiB"]
+world_size = 2
+warmup = 0
+iterations = 10000000
+timeout = "2s"
+)");
+  const CommandResult r = dir.run(file, {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  const std::string reason = execs[0]["reason"];
+  EXPECT_EQ(execs[0]["failure_kind"], "timeout") << reason;
+  EXPECT_EQ(execs[0].value("failed_rank", -1), -1) << reason;
+  EXPECT_NE(reason.find("ranks 0,1 were all still in case 1 (allreduce"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("raise it"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("stuck"), std::string::npos) << reason;
+}
+
 TEST(Verdicts, HelpForEveryCommandBothWays) {
   JobDir dir;
   for (const char* cmd : {"run", "quick", "validate", "plugins", "settings", "conformance", "merge-trace", "report",

@@ -36,6 +36,7 @@ struct RankState {
   std::string error_phase;                       // its "phase"
   int plugin_status = -1;                        // its "status": the plugin's cb_status, if a plugin call failed
   std::vector<int> waiting_for;                  // its "waiting_for": ranks it gave up waiting for (global)
+  bool time_limit = false;                       // its "time_limit": the execution's limit ran out on it
   std::string unavailable;
   bool done = false;
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
@@ -81,6 +82,7 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     st.error = fmt::format("{} failed: {}", m.value("phase", "?"), m.value("message", ""));
     st.error_kind = failure_kind_from_name(m.value("kind", ""));
     st.error_phase = m.value("phase", "");
+    st.time_limit = m.value("time_limit", false);
     st.plugin_status = m.value("status", -1);
     if (m.contains("waiting_for") && m["waiting_for"].is_array())
       for (const auto& r : m["waiting_for"])
@@ -179,6 +181,31 @@ std::string timeout_reason(const std::string& head, const std::vector<RankState>
   if (!gave_up.empty())
     s += fmt::format("; rank{} {} gave up waiting", gave_up.size() == 1 ? "" : "s", fmt::join(gave_up, ","));
   return s;
+}
+
+// The phase every rank is in when none has finished or reported an error (all still running the
+// same case); nullopt when they differ (some are behind: those are stuck) or one is done or failed.
+// A rank whose only error is the execution's own limit running out counts as still running.
+std::optional<std::string> common_phase(const std::vector<RankState>& ranks) {
+  std::optional<std::string> phase;
+  for (const RankState& st : ranks) {
+    const bool running = st.error.empty() || st.time_limit;
+    if (st.done || !running) return std::nullopt;
+    const std::string& at = st.error.empty() ? st.phase : st.error_phase;
+    if (phase && *phase != at) return std::nullopt;
+    phase = at;
+  }
+  return phase;
+}
+
+// Every rank still running, none behind the others, none silent: the limit ran out on all of
+// them alike. Nothing tells a slow case from one that hangs everywhere, and no rank is more to
+// blame than another.
+std::string limit_ran_out_everywhere(const std::string& head, const std::vector<int>& global, const std::string& phase) {
+  return fmt::format("{}; rank{} {} {} all still in {}: the cases need more time than `timeout` gives them (raise "
+                     "it), or they hang there on every rank",
+                     head, global.size() == 1 ? "" : "s", fmt::join(global, ","), global.size() == 1 ? "was" : "were",
+                     phase);
 }
 
 // The other victims of a stuck rank time out at about the same moment as the first, but on a
@@ -296,6 +323,15 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         else judged(st.error_kind, st.error_phase, st.plugin_status);
         // A rank that gave up waiting (timeout) or saw a peer fail (remote) is a victim: blame the
         // rank that never answered. Decided by the reported kind, never by the message's words.
+        if (st.time_limit) {  // the execution's limit, not a peer: blamed on none if it ran out on all
+          wait_for_other_victims(workers, ranks, res, reporter, r, annotate);
+          if (const auto phase = common_phase(ranks)) {
+            failure = limit_ran_out_everywhere(execution_timed_out(exec.timeout_s, start), global, *phase);
+            failed_rank = -1;
+            judged(FailureKind::kTimeout, *phase);
+            continue;
+          }
+        }
         if (!st.error.empty() && is_consequence(st.error_kind)) {
           // The victim said whom it waited for (a bootstrap collective's absentees): blame the
           // first of them still running without an error of its own.
@@ -378,8 +414,13 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       for (const auto& st : ranks) any_error |= !st.error.empty();
       if (!any_error && clock::now() < deadline + std::chrono::seconds(2)) continue;
       status = "failed";
-      failure = timeout_reason(execution_timed_out(exec.timeout_s, start), ranks, global);
       judged(FailureKind::kTimeout, "");
+      if (const auto phase = common_phase(ranks)) {
+        failure = limit_ran_out_everywhere(execution_timed_out(exec.timeout_s, start), global, *phase);
+        judged(FailureKind::kTimeout, *phase);
+        break;
+      }
+      failure = timeout_reason(execution_timed_out(exec.timeout_s, start), ranks, global);
       for (size_t r = 0; r < ranks.size(); ++r)
         if (!ranks[r].done && ranks[r].error.empty()) {
           failed_rank = rank_of(global, r);

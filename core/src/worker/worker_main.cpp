@@ -154,14 +154,17 @@ int worker_main(int argc, char** argv) {
   const auto fail = [&](const std::exception& e) {
     const FailureKind kind = kind_of_exception(e);
     std::string message = e.what();
-    if (kind == FailureKind::kTimeout && exec_deadline &&
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= *exec_deadline)
+    const bool out_of_time = kind == FailureKind::kTimeout && exec_deadline &&
+                             std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= *exec_deadline;
+    if (out_of_time)
       message = fmt::format("the execution's time limit ({:g} s: the run's `timeout`, or sized to its cases when "
                             "unset) ran out during {}; raise `timeout` if the cases need longer (this rank's "
                             "last wait: {})",
                             exec_timeout_s, phase, e.what());
     nlohmann::json error{{"type", "error"}, {"phase", phase}, {"kind", failure_kind_name(kind)},
                          {"message", message}};
+    // The limit of the whole execution, not a wait on a peer: the agent blames no rank for it.
+    if (out_of_time) error["time_limit"] = true;
     // The plugin's own status code travels as data too (the kind is derived from it).
     if (const auto* p = dynamic_cast<const PluginError*>(&e)) error["status"] = static_cast<int>(p->status());
     // Who this rank was waiting for when its bootstrap collective (its own, or the plugin's
