@@ -207,7 +207,9 @@ iterations = 3
 }
 
 // A task that read another experiment: rank 0 names it at once (it once waited out the
-// 11-minute timeout and then blamed its own store).
+// 11-minute timeout and then blamed its own store). A wrong launch: both tasks exit 2, and the
+// job folder rank 0 had made for a job that never started is not left behind (a probe found it
+// empty, exit 1).
 TEST(Launchers, ATaskWithAnotherExperimentIsNamedByRankZeroAtOnce) {
   JobDir dir;
   const auto mine = dir.write("a.toml", kExperiment);
@@ -216,13 +218,20 @@ TEST(Launchers, ATaskWithAnotherExperimentIsNamedByRankZeroAtOnce) {
   const auto theirs = dir.write("b.toml", other);
   const std::string cmd = fmt::format(
       "bash -c 'for r in 0 1; do f={}; [ $r = 1 ] && f={}; RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 "
-      "MASTER_ADDR=127.0.0.1 MASTER_PORT={} {} run $f -o {} --quiet > {}/task-$r.log 2>&1 & done; wait'",
-      mine.string(), theirs.string(), free_port(), COMMBENCH_BIN, (dir.path() / "out").string(), dir.path().string());
+      "MASTER_ADDR=127.0.0.1 MASTER_PORT={} {} run $f -o {} --quiet > {}/task-$r.log 2>&1 & eval pid$r=$!; done; "
+      "wait $pid0; echo $? > {}/exit-0; wait $pid1; echo $? > {}/exit-1'",
+      mine.string(), theirs.string(), free_port(), COMMBENCH_BIN, (dir.path() / "out").string(), dir.path().string(),
+      dir.path().string(), dir.path().string());
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
   const std::string log = read_text(dir.path() / "task-0.log");
   EXPECT_NE(log.find("rank 1 read a different experiment than rank 0"), std::string::npos) << log;
+  EXPECT_EQ(read_text(dir.path() / "exit-0"), "2\n") << log;
+  EXPECT_EQ(read_text(dir.path() / "exit-1"), "2\n") << read_text(dir.path() / "task-1.log");
+  std::error_code ec;
+  EXPECT_TRUE(!std::filesystem::exists(dir.path() / "out") || std::filesystem::is_empty(dir.path() / "out", ec))
+      << "a job folder was left for a job that never started";
 }
 
 TEST(Launchers, ARankThatNeverArrivesIsNamedAndNobodyHangs) {

@@ -391,7 +391,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
                                        left, LeaverScope::kAll);
     std::optional<StopNotice> stop;
     if (!differs.empty()) {
-      stop = StopNotice{false, differs};
+      stop = StopNotice{false, differs, true};  // tasks given different files or options: a wrong launch
     } else if (!left.empty()) {
       const auto& [k, n] = *left.begin();
       stop = StopNotice{n.interrupted, fmt::format("rank {}'s agent left before the job started: {}", k, n.why)};
@@ -417,7 +417,7 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
                                           "against {}): every task must run the same file with the same options",
                                           rank(), plan_digest, theirs);
       client_->set(agree_key(rank()), store_bytes(why));
-      throw LaunchError(why);
+      throw LaunchConfigError(why);
     }
     client_->set(agree_key(rank()), store_bytes("ok"));
     // Agent 0 answers within its own wait for the agents: a little longer than that.

@@ -206,7 +206,15 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
   try {
     if (group->rank() == 0)
       job_dir = make_job_output_dir(out_base, exp.name, std::chrono::system_clock::now());
-    const std::string folder = group->agree(plan_digest(plan), job_dir.filename().string(), execution_wait);
+    std::string folder;
+    try {
+      folder = group->agree(plan_digest(plan), job_dir.filename().string(), execution_wait);
+    } catch (...) {
+      // The job never started: its folder, still empty, is not left behind as if it were a job's.
+      std::error_code ec;
+      if (!job_dir.empty() && std::filesystem::is_empty(job_dir, ec)) std::filesystem::remove(job_dir, ec);
+      throw;
+    }
     if (group->rank() != 0) job_dir = out_base / folder;  // the same folder on a shared file system
     log_dir = job_dir / "logs";
     std::error_code ec;
