@@ -87,6 +87,32 @@ TEST(LaunchMistakes, ARankStartedTwiceIsRefusedAndTheJobGoesOn) {
   EXPECT_EQ(execs[0]["status"], "ok") << execs[0].dump();
 }
 
+// A probe: without COMMBENCH_JOB_TOKEN (a one-host launch shares its token through a file that
+// rank 0 withdraws once every task joined) a copy of rank 1 started mid-job waited for the token
+// file for the whole rendezvous timeout and exited 1. It is told at once now (exit 2) and the job
+// goes on.
+TEST(LaunchMistakes, ARankStartedTwiceMidJobWithoutATokenIsToldAtOnce) {
+  JobDir dir;
+  std::string longer = kLonger;
+  longer.replace(longer.find("iterations = 50"), 15, "iterations = 3000");
+  const auto file = dir.write("x.toml", longer);
+  const int port = commbench::test::free_port();
+  const std::string args = fmt::format("run {} -o {}/out --quiet", file.string(), dir.path().string());
+  const std::string cmd = fmt::format(
+      "export COMMBENCH_RENDEZVOUS_TIMEOUT=60; cd {0}; ({1}) & ({2}) & "
+      "for i in $(seq 300); do grep -qs '\"type\":\"case\"' {0}/out/*/results.jsonl && break; sleep 0.1; done; "
+      "t0=$(date +%s); ({3}); echo $(( $(date +%s) - t0 )) > {0}/again-s; wait",
+      dir.path().string(), task(dir, 0, 2, port, "rank0", args), task(dir, 1, 2, port, "rank1", args),
+      task(dir, 1, 2, port, "rank1-again", args));
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_EQ(exit_of(dir, "rank1-again"), 2) << log_of(dir, "rank1-again");
+  EXPECT_LT(std::stoi(read_text(dir.path() / "again-s")), 20) << "the copy waited out the rendezvous timeout";
+  EXPECT_NE(log_of(dir, "rank1-again").find("is running but its job token file"), std::string::npos)
+      << log_of(dir, "rank1-again");
+  EXPECT_EQ(exit_of(dir, "rank0"), 0) << log_of(dir, "rank0");
+  EXPECT_EQ(exit_of(dir, "rank1"), 0) << log_of(dir, "rank1");
+}
+
 // A probe: RANK=1 WORLD_SIZE=3 joined a 2-task job and both tasks exited 0 as a clean job. Every
 // task now compares its count with rank 0's as it joins, in both directions, at once.
 TEST(LaunchMistakes, TasksThatCountAnotherWorldSizeAreRefused) {

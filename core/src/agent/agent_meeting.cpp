@@ -20,7 +20,9 @@
 #include "agent/agent_keys.h"
 #include "agent/execution_monitor.h"
 #include "agent/exposure_warnings.h"
+#include "bootstrap/deadline.h"
 #include "bootstrap/missing_keys.h"
+#include "bootstrap/socket.h"
 
 namespace commbench {
 
@@ -204,7 +206,33 @@ void AgentGroup::connect_to_store(Millis timeout) {
   };
   for (;;) {
     if (token_from_file) {
-      token_ = token_file_->read(deadline, signalled);
+      // Read a second at a time: a store that listens while its token file stays away has
+      // withdrawn it, because every task of its launch joined (rank 0 publishes the file the
+      // moment its port is bound). This task is then one too many: said at once, not after the
+      // whole rendezvous timeout.
+      std::optional<std::chrono::steady_clock::time_point> listening_since;
+      for (;;) {
+        const auto now = std::chrono::steady_clock::now();
+        token_ = token_file_->read(std::min(deadline, now + std::chrono::seconds(1)), signalled);
+        if (!token_.empty() || signalled() || std::chrono::steady_clock::now() >= deadline) break;
+        bool listening = false;
+        try {
+          connect_tcp(host_, port_, Deadline::after(Millis(200)));
+          listening = true;
+        } catch (const std::exception&) {
+        }
+        if (!listening) {
+          listening_since.reset();
+        } else if (!listening_since) {
+          listening_since = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - *listening_since >= std::chrono::seconds(2)) {
+          throw LaunchConfigError(fmt::format(
+              "rank 0's store on port {} is running but its job token file {} is gone: its launch has started with "
+              "every task it counts, so this task was started twice, or late, or belongs to another launch on the "
+              "same port. Start each task once (or give this launch its own MASTER_PORT)",
+              port_, token_file_->path().string()));
+        }
+      }
       if (signalled()) throw interrupted();
       if (token_.empty())
         throw LaunchError(fmt::format(
