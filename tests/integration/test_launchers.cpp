@@ -505,6 +505,36 @@ TEST(Launchers, AStoreOnEveryInterfaceStillGivesTheHostTreeAReachableRankZero) {
   }
 }
 
+// A probe: Gloo across hosts without `iface` or `hostname` listens on loopback; the failure was
+// "connect [127.0.0.1]:…: Connection refused (a connection to a peer failed; the peer probably
+// exited)", kind remote. It says what is wrong and what to set now, as a configuration error.
+TEST(Launchers, GlooAcrossHostsOnItsLoopbackDefaultSaysToSetIface) {
+  JobDir dir;
+  const auto file = dir.write("noiface.toml", R"(name = "noiface"
+[[run]]
+backend = "gloo"
+ops = ["allreduce"]
+sizes = ["4KiB"]
+world_size = 6
+iterations = 3
+options.gloo = { timeout_ms = 5000 }
+)");
+  const std::string cmd = fmt::format("{}/tests/integration/multihost_netns.sh {} {} {} {} > {}/netns.txt 2>&1",
+                                      COMMBENCH_SOURCE_DIR, COMMBENCH_BIN, file.string(), (dir.path() / "out").string(),
+                                      (dir.path() / "logs").string(), dir.path().string());
+  const int rc = WEXITSTATUS(std::system(cmd.c_str()));
+  if (rc == 77) GTEST_SKIP() << read_text(dir.path() / "netns.txt");
+  EXPECT_EQ(rc, 1) << read_text(dir.path() / "netns.txt");
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u) << read_text(dir.path() / "logs/task-0.log");
+  const std::string reason = execs[0]["reason"];
+  EXPECT_EQ(execs[0]["status"], "failed") << reason;
+  EXPECT_NE(reason.find("gloo listens on 127.0.0.1 (its default, loopback), but this execution spans hosts"),
+            std::string::npos) << reason;
+  EXPECT_NE(reason.find("iface"), std::string::npos) << reason;
+  EXPECT_EQ(execs[0]["failure_kind"], "invalid_argument") << reason;
+}
+
 // A one-node Slurm cluster started by the test (tests/integration/slurm_cluster.sh: munged,
 // slurmctld, slurmd from a temporary directory, stopped by pid), then `srun -n 4`.
 TEST(Launchers, SrunOnAOneNodeSlurmClusterMatchesALocalRun) {

@@ -11,8 +11,36 @@
 #include "host_resources.h"
 
 namespace commbench::gloo_backend {
+namespace {
+
+// gloo binds where the options say, loopback by default: right for ranks on one host, and a
+// connection refused or timed out when the ranks span hosts. A failed connect is then named for
+// what it is, not as "the peer probably exited".
+bool bound_to_loopback(const GlooOptions& o) {
+  return o.iface.empty() && (o.hostname.rfind("127.", 0) == 0 || o.hostname == "localhost" || o.hostname == "::1");
+}
+
+}  // namespace
+
+std::unique_ptr<cb_comm> connect_communicator(cb_backend& backend, int32_t timeout_ms);
 
 std::unique_ptr<cb_comm> create_communicator(cb_backend& backend, int32_t timeout_ms) {
+  const cb_host_services& host = backend.host;
+  if (host.local_world_size <= 0 || host.local_world_size >= host.world_size || !bound_to_loopback(backend.options))
+    return connect_communicator(backend, timeout_ms);
+  try {
+    return connect_communicator(backend, timeout_ms);
+  } catch (const std::exception& e) {
+    sdk::fail(CB_ERR_INVALID_ARGUMENT,
+              "gloo listens on " + backend.options.hostname + " (its default, loopback), but this execution spans hosts (" +
+                  std::to_string(host.world_size) + " ranks, " + std::to_string(host.local_world_size) +
+                  " on this one): ranks on other hosts cannot reach it. Set the gloo option iface in the run "
+                  "(options.gloo = { iface = \"eth0\" }: an interface every host has) or hostname (an address of each "
+                  "host); the connection failed with: " + e.what());
+  }
+}
+
+std::unique_ptr<cb_comm> connect_communicator(cb_backend& backend, int32_t timeout_ms) {
   const cb_host_services& host = backend.host;
   const auto start = std::chrono::steady_clock::now();
 
