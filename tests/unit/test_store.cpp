@@ -367,6 +367,7 @@ TEST(Store, StartingOnAPortInUseSaysWhatToDo) {
       std::string::npos)
       << e.what();
   EXPECT_NE(std::string(e.what()).find("pick another port"), std::string::npos) << e.what();
+  EXPECT_EQ(e.listen_problem(), StoreError::ListenProblem::PortInUse);
 }
 
 TEST(Store, StoppingTheServerWakesAWaitingClientWithConnectionError) {

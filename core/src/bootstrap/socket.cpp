@@ -131,10 +131,14 @@ UniqueFd listen_tcp(const std::string& host, uint16_t port) {
     }
     return fd;
   }
-  throw StoreError(fmt::format("bootstrap store cannot listen on {}: {}", where, errno_text(last_err)),
-                   last_err == EADDRINUSE      ? StoreError::ListenProblem::PortInUse
-                   : last_err == EADDRNOTAVAIL ? StoreError::ListenProblem::AddressNotHere
-                                               : StoreError::ListenProblem::Other);
+  const auto problem = last_err == EADDRINUSE      ? StoreError::ListenProblem::PortInUse
+                       : last_err == EADDRNOTAVAIL ? StoreError::ListenProblem::AddressNotHere
+                                                   : StoreError::ListenProblem::Other;
+  throw StoreError(fmt::format("bootstrap store cannot listen on {}: {}{}", where, errno_text(last_err),
+                               problem == StoreError::ListenProblem::PortInUse        ? "; pick another port"
+                               : problem == StoreError::ListenProblem::AddressNotHere ? "; check that the address belongs to this host"
+                                                                                      : ""),
+                   problem);
 }
 
 uint16_t bound_port(int fd) {
