@@ -332,6 +332,13 @@ TEST(Cli, ThePythonToolsDoNotImportFromTheCurrentFolder) {
     EXPECT_EQ(r.exit_code, 0) << tool << ": " << r.output;
     EXPECT_FALSE(std::filesystem::exists(marker)) << tool << " imported " << read_text(marker);
   }
+  // Nor through a PYTHONPATH entry that is empty or relative: they name the current folder too.
+  for (const char* pythonpath : {":", ".", "./", "planted-nowhere:."}) {
+    const auto r = run_shell(fmt::format("cd '{}' && PYTHONPATH='{}' '{}' check '{}' --allow-none 2>&1", cwd.string(),
+                                         pythonpath, COMMBENCH_BIN, job.string()));
+    EXPECT_EQ(r.exit_code, 0) << pythonpath << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "PYTHONPATH=" << pythonpath << " imported " << read_text(marker);
+  }
 }
 
 // Issue 28 §9: merge-trace on damaged rank files: a file cut mid-event keeps its whole events

@@ -187,14 +187,15 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
     return -1;
   }
   const std::string python = python_interpreter(in);
-  // An empty PYTHONPATH entry means the current folder to Python: the user's are kept, less those.
+  // An empty or relative PYTHONPATH entry ("", ".", "lib") is read against the current folder,
+  // where anyone who can write there could plant a json.py: the user's absolute entries are kept.
   std::string pythonpath = package_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) {
     std::string_view rest(old);
     while (!rest.empty()) {
       const size_t colon = rest.find(':');
       const std::string_view entry = rest.substr(0, colon);
-      if (!entry.empty()) (pythonpath += ':') += entry;
+      if (!entry.empty() && entry.front() == '/') (pythonpath += ':') += entry;
       rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     }
   }
