@@ -252,8 +252,28 @@ TEST(LoadPlugin, APluginOthersCouldHaveWrittenIsRefusedBeforeItIsLoaded) {
   EXPECT_EQ(load_plugin(sticky).name(), "crash");
   if (::geteuid() == 0) {
     ASSERT_EQ(::chown(sticky.c_str(), 65534, 65534), 0);
-    EXPECT_TRUE(contains(load_error_of(sticky), "belongs to uid 65534, not to you or root")) << load_error_of(sticky);
+    EXPECT_TRUE(contains(load_error_of(sticky), "it belongs to uid 65534, not to you, root or commbench's owner"))
+        << load_error_of(sticky);
+    // A second probe: a folder of the attacker's own (0755) inside the sticky one, and a link to
+    // its plugin from a folder of ours, passed when only the file and its folder were looked at.
+    const std::string theirs = place("sticky/theirs", P::owner_all | P::group_read | P::group_exec |
+                                                          P::others_read | P::others_exec);
+    const auto dir = std::filesystem::path(theirs).parent_path();
+    ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+    EXPECT_TRUE(contains(load_error_of(theirs), "the folder " + dir.string() + " above it belongs to uid 65534"))
+        << load_error_of(theirs);
+    const auto mine = std::filesystem::path(tmp.path()) / "mine";
+    std::filesystem::create_directories(mine);
+    std::filesystem::create_symlink(theirs, mine / "libcommbench_backend_crash.so");
+    const std::string via_link = load_error_of((mine / "libcommbench_backend_crash.so").string());
+    EXPECT_TRUE(contains(via_link, "leads to " + theirs)) << via_link;
+    EXPECT_TRUE(contains(via_link, "belongs to uid 65534")) << via_link;
   }
+  // A folder of ours whose parent every user can write (no sticky bit): anyone could swap it.
+  const std::string under_open = place("open2/sub", P::owner_all);
+  std::filesystem::permissions(std::filesystem::path(tmp.path()) / "open2", P::all);
+  EXPECT_TRUE(contains(load_error_of(under_open), "open2 above it can be written by every user"))
+      << load_error_of(under_open);
   EXPECT_FALSE(unsafe_plugin_file(original.string())) << "the build's own plugins";
 }
 

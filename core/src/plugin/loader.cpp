@@ -91,22 +91,38 @@ cb_backend_api adopt_api_table(const cb_backend_api* table, const std::string& p
 }
 
 std::optional<std::string> unsafe_plugin_file(const std::string& path) {
-  struct stat file {}, folder {};
-  const std::string dir = std::filesystem::path(path).parent_path().string();
-  if (::stat(path.c_str(), &file) != 0 || ::stat(dir.empty() ? "." : dir.c_str(), &folder) != 0)
-    return std::nullopt;  // what cannot be read is said by the checks that follow
+  // The file itself, not a link to it, and every folder above it: whoever may change any of them
+  // decides what the plugin's code is.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec) return std::nullopt;  // what cannot be resolved is said by the checks that follow
   const uid_t me = ::geteuid();
-  if (file.st_mode & S_IWOTH)
-    return fmt::format("it can be written by every user (mode {:04o}): chmod o-w it", file.st_mode & 07777);
-  if (folder.st_mode & S_IWOTH) {
-    if (!(folder.st_mode & S_ISVTX))
-      return fmt::format("its folder {} can be written by every user (mode {:04o}, no sticky bit), so anyone can "
-                         "replace it: keep plugins in a folder only you or an administrator can write",
-                         dir, folder.st_mode & 07777);
-    if (file.st_uid != me && file.st_uid != 0)
-      return fmt::format("it belongs to uid {}, not to you or root, in a folder every user can write ({}): "
-                         "anyone could have put it there; keep plugins in a folder only you or an "
-                         "administrator can write", file.st_uid, dir);
+  // commbench's own owner installed it, and its plugins beside it (an administrator's install
+  // need not be root's): trusted like root.
+  struct stat exe {};
+  const bool have_exe = ::stat("/proc/self/exe", &exe) == 0;
+  const auto trusted = [&](uid_t uid) { return uid == me || uid == 0 || (have_exe && uid == exe.st_uid); };
+  bool is_file = true;
+  for (std::filesystem::path p = real;; p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+    const std::string what = is_file ? std::string("it") : fmt::format("the folder {} above it", p.string());
+    const std::string link = real.string() == path ? "" : fmt::format(" ({} leads to {})", path, real.string());
+    if (!trusted(st.st_uid))
+      return fmt::format("{}{} belongs to uid {}, not to you, root or commbench's owner: whoever that is decides what "
+                         "code runs; keep plugins in folders only you or an administrator control",
+                         what, link, st.st_uid);
+    if (st.st_mode & S_IWOTH) {
+      if (is_file)
+        return fmt::format("it{} can be written by every user (mode {:04o}): chmod o-w it", link, st.st_mode & 07777);
+      if (!(st.st_mode & S_ISVTX))
+        return fmt::format("{}{} can be written by every user (mode {:04o}, no sticky bit), so anyone can replace "
+                           "what is in it: keep plugins in folders only you or an administrator can write",
+                           what, link, st.st_mode & 07777);
+      // A sticky folder (/tmp): others cannot touch what is ours in it; the entry below it was checked.
+    }
+    if (p == p.root_path() || p.parent_path() == p) break;
+    is_file = false;
   }
   return std::nullopt;
 }

@@ -35,10 +35,10 @@ struct LoadedPlugin {
 // Refuses (before dlopen, which runs its constructors) a file that unsafe_plugin_file names.
 LoadedPlugin load_plugin(const std::string& path);
 
-// Why loading `path` would run code that someone else may have written, or nullopt: the file can
-// be written by every user; its folder can be, without the sticky bit; or, in a sticky folder
-// every user can write (/tmp), it belongs to someone other than this user or root. A plugin that
-// an administrator installed for everyone (another owner, folders not writable by all) is fine.
+// Why loading `path` would run code that someone else may have written, or nullopt. Checked on
+// the file a link leads to and every folder above it, up to /: each must belong to this user,
+// root or the owner of the commbench executable (who installed it), the file must not be
+// writable by every user, nor a folder unless it has the sticky bit (/tmp).
 std::optional<std::string> unsafe_plugin_file(const std::string& path);
 
 // The validation step of load_plugin, separate so it can be tested without building libraries:
