@@ -3,6 +3,7 @@
 // agents of a one-host launch share a token drawn by agent 0 through a file only their user reads.
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -372,6 +373,39 @@ TEST(RendezvousFile, AFileWhoseStoreStillRunsIsNotReplaced) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}),
             fmt::format("first-job\n127.0.0.1\n{}\n", running->port()))
       << "the running job's file was changed";
+}
+
+// A second probe: another user listening on a stale file's port (any user can see the port) made
+// every later rank 0 refuse the file as "in use". On this host only a store of this user's counts.
+TEST(RendezvousFile, AnotherUsersListenerOnAStaleFilesPortDoesNotBlockTheJob) {
+  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null && test -x /usr/bin/python3") != 0)
+    GTEST_SKIP() << "needs root, setpriv and python3 to listen as another user";
+  RendezvousDir dir(0700);
+  const std::string out = dir.file().string() + ".squatter";
+  ASSERT_EQ(std::system(fmt::format(
+                "setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c 'import os,socket,time\n"
+                "s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\n"
+                "print(s.getsockname()[1], os.getpid(), flush=True); time.sleep(60)' > {} 2>&1 &",
+                out).c_str()),
+            0);
+  int port = 0, pid = 0;
+  for (int i = 0; i < 100 && !(std::ifstream(out) >> port >> pid); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_GT(pid, 0) << "the other user's listener did not start";
+  {
+    std::ofstream(dir.file()) << fmt::format("old-job\n127.0.0.1\n{}\n", port);
+  }
+  ::chmod(dir.file().c_str(), 0600);
+  const auto o0 = file_launch(0, dir.file()), o1 = file_launch(1, dir.file());
+  try {
+    auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
+    const auto g0 = AgentGroup::create(o0);
+    const auto g1 = other.get();
+    EXPECT_EQ(g1->store_address(), g0->store_address());
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  ::kill(pid, SIGKILL);
 }
 
 // No job id, no file to name: every task refuses at once (rank 1 once waited out the whole

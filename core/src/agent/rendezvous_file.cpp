@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -72,10 +74,33 @@ std::optional<RendezvousText> read_rendezvous_text(const std::string& path, cons
   return RendezvousText{id, host, static_cast<uint16_t>(port)};
 }
 
-// Whether something still listens where a rendezvous file points: its job is running (or a
-// second rank 0 of this launch got there first). A stale file's port is closed, or another
-// program's now: the latter is refused too, which a new COMMBENCH_RENDEZVOUS_FILE cures.
+// The owner of a socket listening on `port` in this network namespace (/proc/net/tcp, tcp6),
+// or nullopt when none is (or the tables cannot be read).
+std::optional<uid_t> local_listener_uid(uint16_t port) {
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string slot, local, remote, state, queues, timer, retransmits;
+      unsigned long uid = 0;
+      if (!(f >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid)) continue;
+      const size_t colon = local.rfind(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
+      if (std::strtoul(local.c_str() + colon + 1, nullptr, 16) == port) return static_cast<uid_t>(uid);
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether the job a rendezvous file names is still running (or a second rank 0 of this launch
+// got there first). On this host, by who owns the port's listener: a store of this user's. A
+// stale file's port is closed, or someone else's now (another user who took the port cannot
+// keep this user's jobs from starting): replaced. A store on another host (a file on a shared
+// file system) is judged by whether its port still answers.
 bool still_listening(const RendezvousText& r) {
+  if (const auto uid = local_listener_uid(r.port)) return *uid == ::geteuid();
   try {
     connect_tcp(r.host, r.port, Deadline::after(Millis(300)));
     return true;
