@@ -35,6 +35,10 @@ def require_matplotlib():
     """Imports matplotlib with the file-only Agg backend; raises MissingMatplotlib otherwise."""
     try:
         import matplotlib
+        # matplotlib read ./matplotlibrc (and the user's config) when imported: whoever owns
+        # the folder commbench runs in could set savefig.dpi 3000 or bbox "tight" there. Back to
+        # the installed defaults only; the figures set their own sizes and DPI.
+        matplotlib.rcdefaults()
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt  # noqa: F401
     except ImportError:

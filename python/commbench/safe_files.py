@@ -10,7 +10,14 @@ person running the report may write (root's /etc/...), and report/ itself a link
   folder, so swapping the path afterwards changes nothing;
 - each file is written to a new file of a random name (O_EXCL: never an existing file or link),
   then renamed over the name: a rename replaces a planted link, it does not write through it;
-- sub-folders (plots/) the same way.
+- sub-folders (plots/) the same way;
+- the folders above it are not opened by name either: the path is resolved from "/" component by
+  component (resolve()), following a symbolic link only when it is ours or root's (another
+  user's link is refused: they could point it anywhere at any time), and every folder of the
+  resolved path is then opened relative to the one above it without following links
+  (open_resolved()), missing ones made there with mkdir: a component swapped for a link in
+  between makes the open fail, refused. The output folder must not be writable by every user
+  without the sticky bit either.
 
 Refusals raise UnsafeOutput, a ResultsError: `commbench report: <why>; write the report elsewhere
 with -o DIR`, exit 2. Other failures (no permission, no space) stay OSErrors.
@@ -39,6 +46,17 @@ def _check_owner(st, path, hint):
         raise UnsafeOutput(
             f"{path} belongs to another user (uid {st.st_uid}), who could replace what is written "
             f"there by links to other files; {hint}")
+    if st.st_mode & 0o002 and not st.st_mode & 0o1000:
+        raise UnsafeOutput(
+            f"{path} is writable by every user and has no sticky bit, so anyone could replace "
+            f"what is written there by links to other files; {hint}")
+
+
+def _is_link(name, dir_fd=None):
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 def _open_dir(name, shown, hint, follow, dir_fd=None):
@@ -49,16 +67,11 @@ def _open_dir(name, shown, hint, follow, dir_fd=None):
         fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as e:
         # O_NOFOLLOW|O_DIRECTORY on a link: ENOTDIR (Linux) or ELOOP.
-        if not follow and e.errno in (errno.ELOOP, errno.ENOTDIR):
-            try:
-                is_link = stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
-            except OSError:
-                is_link = False
-            if is_link:
-                raise UnsafeOutput(
-                    f"{shown} is a symbolic link; commbench does not write through a link in "
-                    f"its output folder (whoever owns it could point it anywhere); {hint}"
-                ) from None
+        if not follow and e.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(name, dir_fd):
+            raise UnsafeOutput(
+                f"{shown} is a symbolic link; commbench does not write through a link in "
+                f"its output folder (whoever owns it could point it anywhere); {hint}"
+            ) from None
         raise
     try:
         _check_owner(os.fstat(fd), shown, hint)
@@ -75,6 +88,100 @@ def _mkdir(name, dir_fd=None):
         pass  # an existing folder is checked when opened; anything else fails to open
 
 
+def _join(parts):
+    return "/" + "/".join(parts)
+
+
+def resolve(path, hint=REPORT_HINT, shown=None):
+    """The components, from "/", of the absolute `path` with its symbolic links replaced by
+    their targets. A link is followed only when it belongs to us or to root (as the kernel's
+    fs.protected_symlinks would have it): another user's link could be pointed anywhere between
+    now and the write, so it is refused. Missing components are kept as named (made later)."""
+    path = os.path.abspath(path)
+    me = os.geteuid()
+    todo = [c for c in reversed(path.split("/")) if c]
+    done, links, missing = [], 0, False
+    while todo:
+        name = todo.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if done:
+                done.pop()
+            continue
+        cur = _join(done + [name])
+        if missing:
+            done.append(name)
+            continue
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            missing = True  # the rest is made, or fails to open, later
+            done.append(name)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            if st.st_uid not in (me, 0):
+                raise UnsafeOutput(
+                    f"{shown or path} goes through a symbolic link owned by uid {st.st_uid} "
+                    f"({cur}), "
+                    f"who could point it anywhere; give a path without it; {hint}")
+            links += 1
+            if links > 40:
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+            target = os.readlink(cur)
+            if target.startswith("/"):
+                done = []
+            todo.extend(c for c in reversed(target.split("/")) if c)
+            continue
+        if todo and not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cur)
+        done.append(name)
+    return done
+
+
+def open_resolved(parts, create, hint=REPORT_HINT, shown=None, last_named=False):
+    """An fd of the folder whose components from "/" are `parts` (from resolve()): each opened
+    relative to the one above it without following a link, so a component swapped for a link
+    since resolve() makes the open fail (refused); missing ones are made when `create`. The last
+    folder must be ours or root's, and not writable by all without the sticky bit. `shown` is
+    the path named in messages; `last_named`: the last component is the user's own name, not
+    resolved (a link there is refused as such)."""
+    shown = shown or _join(parts)
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for i, name in enumerate(parts):
+            cur = _join(parts[:i + 1])
+            flags = _DIR_FLAGS | os.O_NOFOLLOW
+            try:
+                try:
+                    nfd = os.open(name, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    _mkdir(name, fd)
+                    nfd = os.open(name, flags, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(name, fd):
+                    if i == len(parts) - 1 and last_named:
+                        raise UnsafeOutput(
+                            f"{shown} is a symbolic link; commbench does not write through a "
+                            f"link in its output folder (whoever owns it could point it "
+                            f"anywhere); {hint}") from None
+                    raise UnsafeOutput(
+                        f"{cur} became a symbolic link while {shown} was being opened; "
+                        f"give a path without it; {hint}") from None
+                if e.filename == name or not e.filename:
+                    e.filename = cur  # the message names the whole path
+                raise
+            os.close(fd)
+            fd = nfd
+        _check_owner(os.fstat(fd), shown, hint)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class Folder:
     """An open output folder: every write goes through its descriptor."""
 
@@ -84,16 +191,18 @@ class Folder:
 
     @classmethod
     def open(cls, path, create=True, follow=False, hint=REPORT_HINT):
-        """Opens (and with `create`, makes, with its parents) the folder `path`. The folders
-        above it are the caller's path and are followed; `path` itself must not be a link
+        """Opens (and with `create`, makes, with its missing parents) the folder `path`. Its
+        path is resolved from "/" by resolve() (links followed only when ours or root's) and
+        every folder on it opened without following a link; `path` itself must not be a link
         unless `follow`."""
         path = os.path.abspath(path)
-        if create:
-            parent = os.path.dirname(path)
-            if parent and not os.path.isdir(parent):
-                os.makedirs(parent, DIR_MODE, exist_ok=True)
-            _mkdir(path)
-        return cls(_open_dir(path, path, hint, follow), path, hint)
+        base = os.path.basename(path)
+        if follow or not base:
+            parts = resolve(path, hint)
+        else:
+            parts = resolve(os.path.dirname(path), hint, path) + [base]
+        return cls(open_resolved(parts, create, hint, path, last_named=not follow and bool(base)),
+                   path, hint)
 
     def sub(self, name):
         """The sub-folder `name`, made if missing, opened the same way (kept open)."""
@@ -162,9 +271,12 @@ class Folder:
 @contextlib.contextmanager
 def create_file(path, binary=False, newline=None, hint="choose another path"):
     """A file object for the user-given file `path`, written through its (existing) folder:
-    the folder may be reached through links of the caller's path, but must be ours (or root's);
+    the folder may be reached through links that are ours or root's (resolve()), and must be
+    ours (or root's);
     a link at `path` itself is replaced, not written through."""
     path = os.path.abspath(path)
-    with Folder.open(os.path.dirname(path), create=False, follow=True, hint=hint) as d:
+    parts = resolve(os.path.dirname(path), hint, path)
+    with Folder(open_resolved(parts, False, hint, os.path.dirname(path)),
+                os.path.dirname(path), hint) as d:
         with d.create(os.path.basename(path), binary=binary, newline=newline) as f:
             yield f

@@ -7,8 +7,9 @@ import os
 import stat
 import unittest
 
+from commbench import safe_files
 from commbench.safe_files import Folder, UnsafeOutput
-from helpers import QUICKSTART, TempDirCase, commbench, have_matplotlib, records
+from helpers import QUICKSTART, TempDirCase, commbench, have_matplotlib, png_size, records
 
 OTHER = 65534  # nobody: the other user of a shared results area
 VICTIM_TEXT = "a file the person running the report may write, and must not lose\n"
@@ -167,6 +168,97 @@ class SafeReportTest(TempDirCase):
         self.assertFalse(os.path.exists(junit))
 
 
+    # Parent components: --junit through another user's link to a folder of ours is refused,
+    # nothing written at the link's target (the probe's att/lnk/pwn.xml).
+    @unittest.skipUnless(is_root(), "needs root, to give the link to another user")
+    def test_junit_through_another_users_link_is_refused(self):
+        victim_dir = os.path.join(self.tmp, "victim")
+        os.mkdir(victim_dir)
+        att = os.path.join(self.tmp, "att")
+        os.mkdir(att)
+        os.chown(att, OTHER, OTHER)
+        lnk = os.path.join(att, "lnk")
+        os.symlink(victim_dir, lnk)
+        os.lchown(lnk, OTHER, OTHER)
+        p = commbench("check", self.job, "--allow-none", "--junit",
+                      os.path.join(lnk, "pwn.xml"), check=2)
+        self.assertIn(f"goes through a symbolic link owned by uid {OTHER}", p.stderr)
+        self.assertIn("give a path without it", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(os.listdir(victim_dir), [])
+
+    # report -o outl/sub with outl another user's link: refused, nothing made at its target.
+    @unittest.skipUnless(is_root(), "needs root, to give the link to another user")
+    def test_report_through_another_users_link_is_refused(self):
+        victim_dir = os.path.join(self.tmp, "victim")
+        os.mkdir(victim_dir)
+        outl = os.path.join(self.tmp, "outl")
+        os.symlink(victim_dir, outl)
+        os.lchown(outl, OTHER, OTHER)
+        p = commbench("report", self.job, "-o", os.path.join(outl, "sub"), *self.plots, check=2)
+        self.assertIn(f"goes through a symbolic link owned by uid {OTHER}", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(os.listdir(victim_dir), [])
+
+    # A link of root's (or our own) above the output folder is followed: report -o link/sub.
+    def test_report_through_our_own_link_works(self):
+        mine = os.path.join(self.tmp, "mine")
+        os.mkdir(mine)
+        link = os.path.join(self.tmp, "link")
+        os.symlink(mine, link)
+        self.assertIn(os.lstat(link).st_uid, (os.geteuid(), 0))
+        commbench("report", self.job, "-o", os.path.join(link, "sub"), *self.plots, check=0)
+        self.assert_complete(os.path.join(mine, "sub"))
+        self.assertTrue(os.path.islink(link))
+
+    # An output folder writable by all without the sticky bit (even root's) is refused.
+    def test_world_writable_output_folder_without_sticky_bit_is_refused(self):
+        out = os.path.join(self.tmp, "open")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        if is_root():
+            os.chown(out, 0, 0)
+        p = commbench("report", self.job, "-o", out, *self.plots, check=2)
+        self.assertIn(f"{out} is writable by every user and has no sticky bit", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(os.listdir(out), [])
+        # With the sticky bit (like /tmp) it is accepted; group-writable is accepted.
+        os.chmod(out, 0o1777)
+        commbench("report", self.job, "-o", out, *self.plots, check=0)
+        self.assert_complete(out)
+        out2 = os.path.join(self.tmp, "group")
+        os.mkdir(out2)
+        os.chmod(out2, 0o775)
+        commbench("report", self.job, "-o", out2, *self.plots, check=0)
+        self.assert_complete(out2)
+
+    # A ./matplotlibrc where commbench runs does not change the figures.
+    @unittest.skipUnless(have_matplotlib(), "needs matplotlib")
+    def test_matplotlibrc_in_the_current_folder_is_ignored(self):
+        import subprocess
+        from helpers import EXE
+        if not EXE:
+            raise unittest.SkipTest("COMMBENCH_EXE is not set")
+        plain = os.path.join(self.tmp, "plain")
+        commbench("report", self.job, "-o", plain, check=0)
+        cwd = os.path.join(self.tmp, "cwd")
+        os.mkdir(cwd)
+        with open(os.path.join(cwd, "matplotlibrc"), "w", encoding="utf-8") as f:
+            f.write("savefig.dpi: 5\nfigure.dpi: 5\nsavefig.bbox: tight\nfigure.figsize: 2, 2\n")
+        rc = os.path.join(self.tmp, "rc")
+        p = subprocess.run([EXE, "report", self.job, "-o", rc], cwd=cwd, capture_output=True,
+                           text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pngs = sorted(n for n in os.listdir(os.path.join(plain, "plots")) if n.endswith(".png"))
+        self.assertGreater(len(pngs), 0)
+        self.assertEqual(pngs, sorted(n for n in os.listdir(os.path.join(rc, "plots"))
+                                      if n.endswith(".png")))
+        for n in pngs:
+            self.assertEqual(png_size(os.path.join(rc, "plots", n)), (800, 500), n)
+            self.assertEqual(png_size(os.path.join(rc, "plots", n)),
+                             png_size(os.path.join(plain, "plots", n)), n)
+
+
 class FolderTest(TempDirCase):
     """safe_files.Folder on its own."""
 
@@ -210,6 +302,53 @@ class FolderTest(TempDirCase):
         self.assertEqual(stat.S_IMODE(os.stat(os.path.join(self.tmp, "a", "b")).st_mode), 0o700)
         self.assertEqual(stat.S_IMODE(os.stat(os.path.join(self.tmp, "a", "b", "f")).st_mode),
                          0o600)
+
+
+    # A component swapped for a link after resolve(): open_resolved() refuses, writes nothing.
+    def test_a_component_swapped_for_a_link_after_resolving_is_refused(self):
+        chain = os.path.join(self.tmp, "a", "b", "c")
+        os.makedirs(chain)
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(os.path.join(elsewhere, "b", "c"))
+        parts = safe_files.resolve(chain)
+        self.assertEqual(safe_files._join(parts), os.path.realpath(chain))
+        a = os.path.join(self.tmp, "a")
+        os.rename(a, os.path.join(self.tmp, "a.moved"))
+        os.symlink(elsewhere, a)  # our own link, even: swapped in after resolution
+        with self.assertRaisesRegex(UnsafeOutput, "became a symbolic link"):
+            safe_files.open_resolved(parts, create=True)
+        # The last component swapped the same way.
+        os.remove(a)
+        os.rename(os.path.join(self.tmp, "a.moved"), a)
+        parts = safe_files.resolve(chain)
+        os.rename(chain, chain + ".moved")
+        os.symlink(os.path.join(elsewhere, "b", "c"), chain)
+        with self.assertRaises(UnsafeOutput):
+            safe_files.open_resolved(parts, create=True)
+        self.assertEqual(os.listdir(os.path.join(elsewhere, "b", "c")), [])
+
+    # Missing folders are made one by one below the resolved path, never through a link.
+    def test_resolve_follows_our_links_and_keeps_missing_components(self):
+        real = os.path.join(self.tmp, "real")
+        os.mkdir(real)
+        os.symlink("real", os.path.join(self.tmp, "rel"))  # a relative link
+        parts = safe_files.resolve(os.path.join(self.tmp, "rel", "x", "y"))
+        self.assertEqual(safe_files._join(parts),
+                         os.path.join(os.path.realpath(real), "x", "y"))
+        with Folder.open(os.path.join(self.tmp, "rel", "x", "y")) as d:
+            d.write("f", "x")
+        self.assertTrue(os.path.isfile(os.path.join(real, "x", "y", "f")))
+
+    @unittest.skipUnless(is_root(), "needs root, to give the link to another user")
+    def test_folder_open_through_another_users_link_is_refused(self):
+        target = os.path.join(self.tmp, "target")
+        os.mkdir(target)
+        link = os.path.join(self.tmp, "link")
+        os.symlink(target, link)
+        os.lchown(link, OTHER, OTHER)
+        with self.assertRaisesRegex(UnsafeOutput, f"symbolic link owned by uid {OTHER}"):
+            Folder.open(os.path.join(link, "a", "b"))
+        self.assertEqual(os.listdir(target), [])
 
 
 if __name__ == "__main__":
