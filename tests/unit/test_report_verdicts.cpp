@@ -109,6 +109,20 @@ TEST(VerdictText, CasesOfAnExecutionThatEndedEarlyAreCountedAsNotRun) {
   EXPECT_TRUE(contains(text, "Exit code 1: 1 execution failed; 6 cases not run")) << text;
 }
 
+// A probe: all_pairs tables were headed "per_iteration (... slowest rank per iteration)" while
+// their records say sender_to_arrival (docs/metrics.md): the header says what the sample is.
+TEST(VerdictText, AllPairsTablesNameTheirOwnSample) {
+  CaseRecord r = make_case("ucx", "all_pairs", 4096, 3);
+  r.method = "per_iteration";
+  r.src = 0;
+  r.dst = 1;
+  r.rank_aggregation = "sender_to_arrival";
+  EXPECT_TRUE(contains(method_label(r), "from the sender's post to the receiver seeing the message")) << method_label(r);
+  EXPECT_FALSE(contains(method_label(r), "slowest rank")) << method_label(r);
+  r.rank_aggregation = "slowest_per_iteration";  // a pair across clocks
+  EXPECT_TRUE(contains(method_label(r), "the longer of the two ranks' own times")) << method_label(r);
+}
+
 // A probe: an execution skipped before it started (mpirun gave 3 tasks, the run wanted 4) was
 // counted as "4 not run (their execution ended early)".
 TEST(VerdictText, CasesOfASkippedExecutionAreSaidToBeSkippedNotEndedEarly) {

@@ -16,6 +16,12 @@ bool is_noisy(const CaseRecord& r) { return r.status == "ok" && r.time_us.cv > k
 bool missed_cv_target(const CaseRecord& r) { return r.status == "ok" && r.target_cv > 0 && !r.cv_reached; }
 
 std::string method_label(const CaseRecord& r) {
+  // all_pairs' own sample (measure/all_pairs.h, docs/metrics.md), by its record's label.
+  if (r.rank_aggregation == "sender_to_arrival")
+    return "per_iteration (the receiver waiting before each transfer; from the sender's post to the receiver "
+           "seeing the message)";
+  if (r.method == "per_iteration" && r.src >= 0)
+    return "per_iteration (the receiver waiting before each transfer; the longer of the two ranks' own times)";
   if (r.method == "per_iteration")
     return "per_iteration (synchronised start of each iteration; slowest rank per iteration)";
   const std::string ranks =

@@ -101,7 +101,8 @@ void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& r
       "Times are per operation in microseconds. Each table names its method and rank aggregation "
       "(docs/metrics.md): `batch` runs the iterations back to back after one synchronisation "
       "(per rank elapsed/N, ranks averaged by default, as nccl-tests); `per_iteration` "
-      "synchronises every iteration and takes the slowest rank. `time` is the mean of that "
+      "synchronises every iteration and takes the slowest rank (`all_pairs`: from the sender's post "
+      "to the receiver seeing the message, on one clock). `time` is the mean of that "
       "series, p50/p99 are percentiles over it, "
       "CV = stddev / mean (⚠ above 5%). algbw and busbw (decimal GB/s) follow nccl-tests and "
       "use the mean time; see docs/metrics.md.\n\n";
