@@ -34,6 +34,9 @@ DIR_MODE = 0o755   # less the umask, as mkdir applies it
 FILE_MODE = 0o666  # less the umask: what open(path, "w") gives a new file
 REPORT_HINT = "write the report elsewhere with -o DIR"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+# The folders passed through on the way: O_PATH needs only permission to pass (x), not to list
+# (r), as on a cluster's drwx--x--x project folders; openat, mkdirat and fstat take it.
+_PASS_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 class UnsafeOutput(ResultsError):
@@ -147,11 +150,11 @@ def open_resolved(parts, create, hint=REPORT_HINT, shown=None, last_named=False)
     the path named in messages; `last_named`: the last component is the user's own name, not
     resolved (a link there is refused as such)."""
     shown = shown or _join(parts)
-    fd = os.open("/", _DIR_FLAGS)
+    fd = os.open("/", _PASS_FLAGS if parts else _DIR_FLAGS)
     try:
         for i, name in enumerate(parts):
             cur = _join(parts[:i + 1])
-            flags = _DIR_FLAGS | os.O_NOFOLLOW
+            flags = (_DIR_FLAGS if i == len(parts) - 1 else _PASS_FLAGS) | os.O_NOFOLLOW
             try:
                 try:
                     nfd = os.open(name, flags, dir_fd=fd)

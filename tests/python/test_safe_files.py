@@ -353,3 +353,31 @@ class FolderTest(TempDirCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PassThroughFolderTest(TempDirCase):
+    @unittest.skipUnless(is_root() and os.path.exists("/usr/bin/setpriv"), "needs root to act as another user")
+    def test_folders_one_may_pass_through_but_not_list_are_no_obstacle(self):
+        # A review: every folder on the way was opened for reading, so a path through a cluster's
+        # drwx--x--x project folder failed with "Permission denied" where open() had worked.
+        # Folders passed through need only x; the output folder itself is the user's.
+        import subprocess
+        import sys
+        outer = os.path.join(self.tmp, "projects")
+        os.mkdir(outer)
+        os.chmod(self.tmp, 0o755)
+        out = os.path.join(outer, "mine")
+        os.mkdir(out)
+        os.chown(out, OTHER, OTHER)
+        os.chmod(outer, 0o711)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from commbench import safe_files\n"
+                "f = safe_files.Folder.open(sys.argv[2]); f.write('x.md', 'ok\\n')\n"
+                "with safe_files.create_file(sys.argv[3]) as g: g.write('ok\\n')\n")
+        p = subprocess.run(["/usr/bin/setpriv", f"--reuid={OTHER}", f"--regid={OTHER}", "--clear-groups",
+                            "/usr/bin/python3", "-c", code, os.path.join(safe_files.__file__, "..", ".."),
+                            os.path.join(out, "report"), os.path.join(out, "junit.xml")],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "report", "x.md"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), "ok\n")
+        self.assertTrue(os.path.isfile(os.path.join(out, "junit.xml")))
