@@ -94,7 +94,7 @@ TEST(LaunchMistakes, ARankStartedTwiceIsRefusedAndTheJobGoesOn) {
 TEST(LaunchMistakes, ARankStartedTwiceMidJobWithoutATokenIsToldAtOnce) {
   JobDir dir;
   std::string longer = kLonger;
-  longer.replace(longer.find("iterations = 50"), 15, "iterations = 3000");
+  longer.replace(longer.find("iterations = 50"), 15, "iterations = 10000");
   const auto file = dir.write("x.toml", longer);
   const int port = commbench::test::free_port();
   const std::string args = fmt::format("run {} -o {}/out --quiet", file.string(), dir.path().string());

@@ -164,9 +164,18 @@ TEST(LaunchDiscovery, SlurmReadsEachNodesTaskCountFromTheStepsList) {
       EXPECT_NE(std::string(e.what()).find("is not Slurm's tasks-per-node list"), std::string::npos) << e.what();
     }
   }
-  bad["SLURM_STEP_TASKS_PER_NODE"] = "2,1";
-  bad["SLURM_NODEID"] = "2";  // beyond the list's 2 nodes
+  bad["SLURM_STEP_TASKS_PER_NODE"] = "2,1";  // 2 nodes listed, the step has 4
   EXPECT_THROW(discover_launch(bad), LaunchError);
+  bad["SLURM_STEP_TASKS_PER_NODE"] = "2,2,2,1";
+  bad["SLURM_NODEID"] = "4";  // beyond the step's 4 nodes
+  EXPECT_THROW(discover_launch(bad), LaunchError);
+  // The allocation's SLURM_NTASKS_PER_NODE (sbatch --ntasks-per-node=2), inherited by the step,
+  // does not override the step's own layout.
+  EnvMap inherited = base;
+  inherited["SLURM_NODEID"] = "3";
+  inherited["SLURM_PROCID"] = "6";
+  inherited["SLURM_NTASKS_PER_NODE"] = "2";
+  EXPECT_EQ(discover_launch(inherited).local_count, 1);
   // Without either variable the even share is assumed, and the sources say so.
   EnvMap none = base;
   none.erase("SLURM_STEP_TASKS_PER_NODE");

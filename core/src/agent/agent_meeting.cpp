@@ -206,33 +206,11 @@ void AgentGroup::connect_to_store(Millis timeout) {
   };
   for (;;) {
     if (token_from_file) {
-      // Read a second at a time: a store that listens while its token file stays away has
-      // withdrawn it, because every task of its launch joined (rank 0 publishes the file the
-      // moment its port is bound). This task is then one too many: said at once, not after the
-      // whole rendezvous timeout.
-      std::optional<std::chrono::steady_clock::time_point> listening_since;
-      for (;;) {
-        const auto now = std::chrono::steady_clock::now();
-        token_ = token_file_->read(std::min(deadline, now + std::chrono::seconds(1)), signalled);
-        if (!token_.empty() || signalled() || std::chrono::steady_clock::now() >= deadline) break;
-        bool listening = false;
-        try {
-          connect_tcp(host_, port_, Deadline::after(Millis(200)));
-          listening = true;
-        } catch (const std::exception&) {
-        }
-        if (!listening) {
-          listening_since.reset();
-        } else if (!listening_since) {
-          listening_since = std::chrono::steady_clock::now();
-        } else if (std::chrono::steady_clock::now() - *listening_since >= std::chrono::seconds(2)) {
-          throw LaunchConfigError(fmt::format(
-              "rank 0's store on port {} is running but its job token file {} is gone: its launch has started with "
-              "every task it counts, so this task was started twice, or late, or belongs to another launch on the "
-              "same port. Start each task once (or give this launch its own MASTER_PORT)",
-              port_, token_file_->path().string()));
-        }
-      }
+      // With MASTER_ADDR:MASTER_PORT the port is the launch's own, so a store there without its
+      // token file has started (read_host_token says so); an address read from a rendezvous
+      // file may be a dead job's, which proves nothing.
+      token_ = launch_.rendezvous == Rendezvous::kEnv ? read_host_token(*token_file_, host_, port_, deadline, signalled)
+                                                      : token_file_->read(deadline, signalled);
       if (signalled()) throw interrupted();
       if (token_.empty())
         throw LaunchError(fmt::format(
@@ -480,41 +458,6 @@ void AgentGroup::leave_interrupted(const std::string& waiting_for) {
     // Rank 0's store is gone or unreachable: it will not wait for this agent either.
   }
   throw LaunchInterrupted(why);
-}
-
-void AgentGroup::finish(int exit_code) {
-  if (solo()) return;
-  try {
-    client_->set("agents/exit", store_bytes(std::to_string(exit_code)));
-    // The others read the exit code before the store goes away (bounded: a dead one is not waited for).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    std::vector<int> others;
-    for (int k = 1; k < size(); ++k)
-      if (!gone_.count(k)) others.push_back(k);
-    // Agents that announced leaving (interrupted, or ended on an error) will not read it either.
-    const int alive = static_cast<int>(others.size() - agents_that_left(*client_, others).size());
-    while (std::chrono::steady_clock::now() < deadline && client_->add("agents/left", 0) < alive)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } catch (const StoreError&) {
-    // Agent 0's own store: nothing else can be told; the files are written and the code is ours.
-  }
-}
-
-bool AgentGroup::wait_for_rank0_to_write(Millis timeout) {
-  if (solo() || rank() == 0 || !client_) return false;
-  const int signals_before = g_interrupt_count.load();
-  client_->set_stop_check([signals_before] { return g_interrupt_count.load() > signals_before; });
-  bool finished = false;
-  try {
-    client_->get("agents/exit", timeout);
-    finished = true;
-    // Then until its store closes: agent 0 removes the rendezvous file just before that.
-    client_->get("agents/never", Millis(10000));
-  } catch (const std::exception&) {
-    // Rank 0's store went away (it ended or was killed), the time ran out, or a second signal.
-  }
-  client_->set_stop_check({});
-  return finished;
 }
 
 std::optional<int> AgentGroup::wait_for_finish(Millis timeout) {

@@ -186,14 +186,15 @@ std::string timeout_reason(const std::string& head, const std::vector<RankState>
 // The phase every rank is in when none has finished or reported an error (all still running the
 // same case); nullopt when they differ (some are behind: those are stuck) or one is done or failed.
 // A rank whose only error is the execution's own limit running out counts as still running.
+// Compared by each rank's last progress phase, which every rank has in the agent's own words
+// (an error's phase is the worker's, worded differently: "case 1/3 (...)").
 std::optional<std::string> common_phase(const std::vector<RankState>& ranks) {
   std::optional<std::string> phase;
   for (const RankState& st : ranks) {
     const bool running = st.error.empty() || st.time_limit;
     if (st.done || !running) return std::nullopt;
-    const std::string& at = st.error.empty() ? st.phase : st.error_phase;
-    if (phase && *phase != at) return std::nullopt;
-    phase = at;
+    if (phase && *phase != st.phase) return std::nullopt;
+    phase = st.phase;
   }
   return phase;
 }

@@ -9,11 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "bootstrap/auth.h"
+#include "bootstrap/deadline.h"
+#include "bootstrap/socket.h"
 
 namespace commbench {
 namespace {
@@ -140,6 +143,35 @@ std::string HostTokenFile::read(std::chrono::steady_clock::time_point deadline,
     }
     if (std::chrono::steady_clock::now() >= deadline) return "";
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::string read_host_token(const HostTokenFile& file, const std::string& host, uint16_t port,
+                            std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stop) {
+  std::optional<std::chrono::steady_clock::time_point> listening_since;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    const std::string token = file.read(std::min(deadline, now + std::chrono::seconds(1)), stop);
+    if (!token.empty() || (stop && stop()) || std::chrono::steady_clock::now() >= deadline) return token;
+    bool listening = false;
+    try {
+      connect_tcp(host, port, Deadline::after(std::chrono::milliseconds(200)));
+      listening = true;
+    } catch (const std::exception&) {
+    }
+    if (!listening) {
+      listening_since.reset();
+    } else if (!listening_since) {
+      listening_since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - *listening_since >= std::chrono::seconds(2)) {
+      throw LaunchConfigError(fmt::format(
+          "rank 0's store on port {} is running but its job token file {} is not there: its launch has started with "
+          "every task it counts, so this task was started twice, or late, or belongs to another launch on the same "
+          "port. Start each task once (or give this launch its own MASTER_PORT); every task of a one-host launch "
+          "must also run as the same user with the same TMPDIR (or set COMMBENCH_JOB_TOKEN, the same random string "
+          "for every task)",
+          port, file.path().string()));
+    }
   }
 }
 

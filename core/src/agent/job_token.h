@@ -7,6 +7,8 @@
 //     through a HostTokenFile that only their user can read.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -49,5 +51,13 @@ class HostTokenFile {
   std::filesystem::path path_;
   bool written_ = false;
 };
+
+// An agent other than 0 of a one-host launch: the token in `file`, read a second at a time
+// until `deadline` ("" if it never came, or as soon as `stop` says so). A store that listens on
+// host:port while the file stays away for 2 s has withdrawn it because every task of its launch
+// joined (rank 0 publishes the file the moment its port is bound): this task is one too many,
+// LaunchConfigError at once rather than after the whole rendezvous timeout.
+std::string read_host_token(const HostTokenFile& file, const std::string& host, uint16_t port,
+                            std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stop);
 
 }  // namespace commbench

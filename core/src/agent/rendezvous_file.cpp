@@ -1,6 +1,11 @@
 #include "agent/rendezvous_file.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -19,6 +25,7 @@
 #include "agent/agent_keys.h"
 #include "bootstrap/deadline.h"
 #include "bootstrap/socket.h"
+#include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
 
 namespace commbench {
@@ -94,19 +101,61 @@ std::optional<uid_t> local_listener_uid(uint16_t port) {
   return std::nullopt;
 }
 
-// Whether the job a rendezvous file names is still running (or a second rank 0 of this launch
-// got there first). On this host, by who owns the port's listener: a store of this user's. A
-// stale file's port is closed, or someone else's now (another user who took the port cannot
-// keep this user's jobs from starting): replaced. A store on another host (a file on a shared
-// file system) is judged by whether its port still answers.
-bool still_listening(const RendezvousText& r) {
-  if (const auto uid = local_listener_uid(r.port)) return *uid == ::geteuid();
+// Whether `host` is an address of this host (loopback, or one of its interfaces'): only then does
+// this host's socket table say who listens there.
+bool names_this_host(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST;  // rendezvous files hold addresses; a name is judged by connecting
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, &::freeaddrinfo);
+  ifaddrs* ifs = nullptr;
+  if (::getifaddrs(&ifs) != 0) return false;
+  std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> interfaces(ifs, &::freeifaddrs);
+  for (const addrinfo* a = list.get(); a; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto& in = reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr;
+      if ((ntohl(in.s_addr) >> 24) == 127) return true;
+      for (const ifaddrs* i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr == in.s_addr)
+          return true;
+    } else if (a->ai_family == AF_INET6) {
+      const auto& in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+      if (IN6_IS_ADDR_LOOPBACK(&in6)) return true;
+      for (const ifaddrs* i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 &&
+            std::memcmp(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr, &in6, sizeof(in6)) == 0)
+          return true;
+    }
+  }
+  return false;
+}
+
+// Whether a commbench store listens at host:port: it answers HELLO and proves (or fails to
+// prove) a token, where another program that took a stale file's port does not speak the protocol.
+bool commbench_store_at(const std::string& host, uint16_t port) {
   try {
-    connect_tcp(r.host, r.port, Deadline::after(Millis(300)));
-    return true;
+    StoreClient::connect(host, port, Millis(1000), "rendezvous-liveness-check");
+    return true;  // cannot happen with this token; a store all the same
+  } catch (const StoreError& e) {
+    return e.code() == StoreError::Code::Rejected;
   } catch (const std::exception&) {
     return false;
   }
+}
+
+// Whether the job a rendezvous file names is still running (or a second rank 0 of this launch
+// got there first): a commbench store answers at its address. On this host, only one of this
+// user's: another user who took a stale file's port (any user can see which port it named)
+// cannot keep this user's jobs from starting, and another program on the port is no store.
+bool still_listening(const RendezvousText& r) {
+  if (names_this_host(r.host)) {
+    const auto uid = local_listener_uid(r.port);
+    if (!uid || *uid != ::geteuid()) return false;
+  }
+  return commbench_store_at(r.host, r.port);
 }
 
 }  // namespace

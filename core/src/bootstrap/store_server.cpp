@@ -127,7 +127,7 @@ void TcpStoreServer::run() {
     const int n = ::epoll_wait(epoll_fd_.get(), events.data(), static_cast<int>(events.size()),
                                wait_timeout_ms());
     if (n < 0 && errno != EINTR) {
-      log("event loop failed: " + errno_text(errno) + "; the store stops serving");
+      write_log("event loop failed: " + errno_text(errno) + "; the store stops serving");  // never held back
       break;
     }
     for (int i = 0; i < n; ++i) on_event(events[i].data.u64, events[i].events);

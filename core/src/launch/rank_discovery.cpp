@@ -173,21 +173,26 @@ class SlurmDiscovery : public RankDiscovery {
     // per-node count is the reliable source for a one-node step.
     const int nnodes = optional_integer(env, "Slurm", "SLURM_STEP_NUM_NODES", 1, 1 << 24,
                                         optional_integer(env, "Slurm", "SLURM_NNODES", 1, 1 << 24, 1, c), c);
+    // The step's own per-node list first: SLURM_NTASKS_PER_NODE is the allocation's
+    // (sbatch --ntasks-per-node), inherited by every srun step, which may lay its tasks out
+    // otherwise (srun -n3 on 2 nodes: "2,1").
+    const std::string* list = find(env, "SLURM_STEP_TASKS_PER_NODE");
     if (nnodes == 1) {
       c.local_count = c.agent_count;
-    } else if (find(env, "SLURM_NTASKS_PER_NODE")) {
-      c.local_count = integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24, c);
-    } else if (const std::string* list = find(env, "SLURM_STEP_TASKS_PER_NODE"); list && find(env, "SLURM_NODEID")) {
+    } else if (list && find(env, "SLURM_NODEID")) {
       // srun sets it on every step ("2,1", "4(x3)"), in the order of the step's nodes, which
-      // SLURM_NODEID indexes: uneven layouts (--ntasks=3 on 2 nodes) get each node's own count.
+      // SLURM_NODEID indexes.
       const auto counts = slurm_tasks_per_node(*list);
-      if (!counts)
+      if (!counts || counts->size() != static_cast<size_t>(nnodes))
         throw LaunchError(fmt::format("SLURM_STEP_TASKS_PER_NODE={} is not Slurm's tasks-per-node list (e.g. "
-                                      "\"2(x3),1\"); set SLURM_NTASKS_PER_NODE to the tasks on each node",
-                                      *list));
-      const int node = integer(env, "Slurm", "SLURM_NODEID", 0, static_cast<int>(counts->size()) - 1, c);
+                                      "\"2(x3),1\") for the step's {} nodes; set SLURM_NTASKS_PER_NODE to the tasks on "
+                                      "each node",
+                                      *list, nnodes));
+      const int node = integer(env, "Slurm", "SLURM_NODEID", 0, nnodes - 1, c);
       c.local_count = (*counts)[static_cast<size_t>(node)];
       c.sources.push_back(fmt::format("SLURM_STEP_TASKS_PER_NODE={}", *list));
+    } else if (find(env, "SLURM_NTASKS_PER_NODE")) {
+      c.local_count = integer(env, "Slurm", "SLURM_NTASKS_PER_NODE", 1, 1 << 24, c);
     } else {
       // Neither: an even share, which keeps the job counted as spanning hosts (a store on the
       // node list's first host, a job token required); said in the sources.

@@ -145,6 +145,10 @@ LoadedPlugin load_plugin(const std::string& path) {
   // Before dlopen: loading runs the library's constructors, as this user.
   if (const auto why = unsafe_plugin_file(path))
     throw PluginLoadError(fmt::format("refusing to load plugin {}: {}", path, *why));
+  // The file that was checked, not the link to it: a link re-pointed between the check and the
+  // load would otherwise load what was never checked (every folder of the real path was).
+  std::error_code real_ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, real_ec);
 
   // Never unloaded (see load_plugin() in loader.h for why): the object stays reachable from this
   // list until the process exits, and the list itself is never destroyed, so no static destructor
@@ -153,7 +157,7 @@ LoadedPlugin load_plugin(const std::string& path) {
   auto* library = new boost::dll::shared_library();
   kept->push_back(library);
   boost::system::error_code ec;
-  library->load(boost::dll::fs::path(path),
+  library->load(boost::dll::fs::path(real_ec ? std::filesystem::path(path) : real),
                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
     std::string reason = last_dl_error(ec);
