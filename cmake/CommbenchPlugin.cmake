@@ -16,7 +16,7 @@
 #     commbench installed in the same prefix finds it.
 #   - OUTPUT_DIR dir: built into `dir` and NOT installed (commbench's own test plugins use it to
 #     stay off the default search path; point --plugin-path or COMMBENCH_PLUGIN_PATH at `dir`).
-# docs/plugin-abi.md §11 walks through a plugin project; examples/store_backend is one.
+# docs/plugin-guide.md §11 walks through a plugin project; examples/store_backend is one.
 function(commbench_add_plugin name)
   cmake_parse_arguments(P "" "OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
   set(target commbench_backend_${name})

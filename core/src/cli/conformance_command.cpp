@@ -55,7 +55,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
         "advertise is refused with CB_ERR_UNIMPLEMENTED, bad arguments, a timeout, an abort with an op\n"
         "pending, repeated communicator creation without leaks, and concurrency where claimed.\n"
         "Prints a table and a verdict. Exit code 0 if every check passed, 1 if any failed (or the backend\n"
-        "cannot run on this machine), 2 for bad usage. docs/plugin-abi.md says what each check expects.\n\nOptions");
+        "cannot run on this machine), 2 for bad usage. docs/plugin-guide.md §12 says what each check expects.\n\nOptions");
     d.add_options()("plugin", po::value(&plugin)->required(), "plugin file or backend name")(
         "ranks", po::value(&ranks), "numbers of ranks to run, N or N-M (default 1-4)")(
         "option,O", po::value(&options)->composing(), "backend option KEY=VALUE handed to init (repeatable)")(

@@ -18,7 +18,7 @@
 namespace commbench {
 
 // The largest message of the size ladder by default (`--max-bytes`): past the eager/rendezvous
-// switch and the chunk sizes of every backend we know (docs/plugin-abi.md §12).
+// switch and the chunk sizes of every backend we know (docs/plugin-guide.md §12).
 inline constexpr uint64_t kDefaultMaxBytes = 4u << 20;
 
 struct SuiteContext {

@@ -1,7 +1,7 @@
 // The ABI wrappers every C++ plugin needs, written once: argument checks, exceptions turned into
 // cb_error objects, ownership handed across as raw pointers. A plugin describes itself with a
 // traits type and exports EntryPoints<Traits>::table(...). Header-only plugin SDK (C++20);
-// docs/plugin-abi.md §11 documents the contract, examples/store_backend is a complete plugin.
+// docs/plugin-guide.md §11 documents the contract, examples/store_backend is a complete plugin.
 //
 //   struct Traits {
 //     // required
