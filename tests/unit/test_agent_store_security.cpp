@@ -408,6 +408,38 @@ TEST(RendezvousFile, AnotherUsersListenerOnAStaleFilesPortDoesNotBlockTheJob) {
   ::kill(pid, SIGKILL);
 }
 
+// A review: a stale file's port taken by a program of ours that accepts and never answers (or
+// never accepts: the kernel completes the handshake) held rank 0 30 s in the store's HELLO before
+// it called the file stale. The probe gives up after a second.
+TEST(RendezvousFile, AStaleFilesPortHeldBySomethingSilentIsNotWaitedOnForLong) {
+  RendezvousDir dir(0700);
+  const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(silent, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(silent, 16), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  {
+    std::ofstream(dir.file()) << fmt::format("old-job\n127.0.0.1\n{}\n", ntohs(addr.sin_port));
+  }
+  ::chmod(dir.file().c_str(), 0600);
+  const auto o0 = file_launch(0, dir.file()), o1 = file_launch(1, dir.file());
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    auto other = std::async(std::launch::async, [&] { return AgentGroup::create(o1); });
+    const auto g0 = AgentGroup::create(o0);
+    const auto g1 = other.get();
+    EXPECT_EQ(g1->store_address(), g0->store_address());
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 15.0);
+  ::close(silent);
+}
+
 // No job id, no file to name: every task refuses at once (rank 1 once waited out the whole
 // rendezvous timeout for ".rendezvous-").
 TEST(RendezvousFile, WithoutAJobIdEveryTaskRefusesAtOnce) {

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -81,13 +82,19 @@ std::optional<RendezvousText> read_rendezvous_text(const std::string& path, cons
   return RendezvousText{id, host, static_cast<uint16_t>(port)};
 }
 
-// The owner of a socket listening on `port` in this network namespace (/proc/net/tcp, tcp6),
-// or nullopt when none is (or the tables cannot be read).
-std::optional<uid_t> local_listener_uid(uint16_t port) {
+// The owners of the sockets listening on `port` in this network namespace (/proc/net/tcp, tcp6),
+// any address; `readable` false when neither table could be read (a restricted container).
+struct ListenerOwners {
+  bool readable = false;
+  std::set<uid_t> uids;
+};
+ListenerOwners local_listeners(uint16_t port) {
+  ListenerOwners out;
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in(table);
     std::string line;
-    std::getline(in, line);  // the header
+    if (!std::getline(in, line)) continue;  // the header, or nothing to read
+    out.readable = true;
     while (std::getline(in, line)) {
       std::istringstream f(line);
       std::string slot, local, remote, state, queues, timer, retransmits;
@@ -95,10 +102,10 @@ std::optional<uid_t> local_listener_uid(uint16_t port) {
       if (!(f >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid)) continue;
       const size_t colon = local.rfind(':');
       if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
-      if (std::strtoul(local.c_str() + colon + 1, nullptr, 16) == port) return static_cast<uid_t>(uid);
+      if (std::strtoul(local.c_str() + colon + 1, nullptr, 16) == port) out.uids.insert(static_cast<uid_t>(uid));
     }
   }
-  return std::nullopt;
+  return out;
 }
 
 // Whether `host` is an address of this host (loopback, or one of its interfaces'): only then does
@@ -106,7 +113,6 @@ std::optional<uid_t> local_listener_uid(uint16_t port) {
 bool names_this_host(const std::string& host) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST;  // rendezvous files hold addresses; a name is judged by connecting
   addrinfo* found = nullptr;
   if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, &::freeaddrinfo);
@@ -133,29 +139,17 @@ bool names_this_host(const std::string& host) {
   return false;
 }
 
-// Whether a commbench store listens at host:port: it answers HELLO and proves (or fails to
-// prove) a token, where another program that took a stale file's port does not speak the protocol.
-bool commbench_store_at(const std::string& host, uint16_t port) {
-  try {
-    StoreClient::connect(host, port, Millis(1000), "rendezvous-liveness-check");
-    return true;  // cannot happen with this token; a store all the same
-  } catch (const StoreError& e) {
-    return e.code() == StoreError::Code::Rejected;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 // Whether the job a rendezvous file names is still running (or a second rank 0 of this launch
-// got there first): a commbench store answers at its address. On this host, only one of this
-// user's: another user who took a stale file's port (any user can see which port it named)
-// cannot keep this user's jobs from starting, and another program on the port is no store.
+// got there first): a commbench store answers at its address (StoreClient::probe: another
+// program that took a stale file's port does not, nor one that accepts and stays silent). On
+// this host it must also be one of this user's: another user who took that port (anyone can see
+// which port a file named) cannot keep this user's jobs from starting.
 bool still_listening(const RendezvousText& r) {
   if (names_this_host(r.host)) {
-    const auto uid = local_listener_uid(r.port);
-    if (!uid || *uid != ::geteuid()) return false;
+    const ListenerOwners owners = local_listeners(r.port);
+    if (owners.readable && !owners.uids.count(::geteuid())) return false;
   }
-  return commbench_store_at(r.host, r.port);
+  return StoreClient::probe(r.host, r.port, Millis(1000));
 }
 
 }  // namespace

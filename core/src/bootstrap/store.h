@@ -107,6 +107,10 @@ class StoreClient {
   static std::unique_ptr<StoreClient> connect(const std::string& host, uint16_t port,
                                               Millis timeout, const std::string& token = "",
                                               StopCheck stop = {});
+  // Whether a commbench store answers at host:port within `timeout` (one attempt, no retry):
+  // it replies to HELLO, and with a token nobody has, rejects. A closed port, a listener that
+  // hangs up or stays silent, or another protocol: false.
+  static bool probe(const std::string& host, uint16_t port, Millis timeout);
   virtual ~StoreClient() = default;
 
   virtual void set(const std::string& key, const Bytes& value) = 0;

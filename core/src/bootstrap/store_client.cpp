@@ -434,6 +434,19 @@ void TcpStoreClient::fail(StoreError::Code code, const std::string& message) {
 
 }  // namespace
 
+bool StoreClient::probe(const std::string& host, uint16_t port, Millis timeout) {
+  try {
+    UniqueFd fd = connect_tcp(host, port, Deadline::after(timeout));
+    TcpStoreClient client(std::move(fd), format_endpoint(host, port), timeout);
+    client.hello("commbench-store-probe: a token no job has");
+    return true;  // cannot happen with that token; a store all the same
+  } catch (const StoreError& e) {
+    return e.code() == StoreError::Code::Rejected;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::unique_ptr<StoreClient> StoreClient::connect(const std::string& host, uint16_t port,
                                                   Millis timeout, const std::string& token, StopCheck stop) {
   const auto deadline = Deadline::after(timeout);

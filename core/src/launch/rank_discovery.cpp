@@ -185,8 +185,8 @@ class SlurmDiscovery : public RankDiscovery {
       const auto counts = slurm_tasks_per_node(*list);
       if (!counts || counts->size() != static_cast<size_t>(nnodes))
         throw LaunchError(fmt::format("SLURM_STEP_TASKS_PER_NODE={} is not Slurm's tasks-per-node list (e.g. "
-                                      "\"2(x3),1\") for the step's {} nodes; set SLURM_NTASKS_PER_NODE to the tasks on "
-                                      "each node",
+                                      "\"2(x3),1\") for the step's {} nodes; unset it and set SLURM_NTASKS_PER_NODE to "
+                                      "the tasks on each node",
                                       *list, nnodes));
       const int node = integer(env, "Slurm", "SLURM_NODEID", 0, nnodes - 1, c);
       c.local_count = (*counts)[static_cast<size_t>(node)];

@@ -90,12 +90,10 @@ cb_backend_api adopt_api_table(const cb_backend_api* table, const std::string& p
   return api;
 }
 
-std::optional<std::string> unsafe_plugin_file(const std::string& path) {
-  // The file itself, not a link to it, and every folder above it: whoever may change any of them
-  // decides what the plugin's code is.
-  std::error_code ec;
-  const std::filesystem::path real = std::filesystem::canonical(path, ec);
-  if (ec) return std::nullopt;  // what cannot be resolved is said by the checks that follow
+namespace {
+
+// unsafe_plugin_file for the file `real` (canonical: no link in it), reached as `path`.
+std::optional<std::string> unsafe_real_file(const std::filesystem::path& real, const std::string& path) {
   const uid_t me = ::geteuid();
   // commbench's own owner installed it, and its plugins beside it (an administrator's install
   // need not be root's): trusted like root.
@@ -127,6 +125,17 @@ std::optional<std::string> unsafe_plugin_file(const std::string& path) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<std::string> unsafe_plugin_file(const std::string& path) {
+  // The file itself, not a link to it, and every folder above it: whoever may change any of them
+  // decides what the plugin's code is.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec) return fmt::format("its path cannot be resolved ({})", ec.message());
+  return unsafe_real_file(real, path);
+}
+
 LoadedPlugin load_plugin(const std::string& path) {
   // Checked up front: dlopen's "cannot open shared object file" is ambiguous between this file
   // and one of its dependencies.
@@ -143,12 +152,15 @@ LoadedPlugin load_plugin(const std::string& path) {
   }
 
   // Before dlopen: loading runs the library's constructors, as this user.
-  if (const auto why = unsafe_plugin_file(path))
-    throw PluginLoadError(fmt::format("refusing to load plugin {}: {}", path, *why));
-  // The file that was checked, not the link to it: a link re-pointed between the check and the
-  // load would otherwise load what was never checked (every folder of the real path was).
+  // Resolved once, then checked and loaded by that name: a link re-pointed between the check and
+  // the load cannot bring in a file that was not checked (every folder of the real path was).
   std::error_code real_ec;
   const std::filesystem::path real = std::filesystem::canonical(path, real_ec);
+  if (real_ec)
+    throw PluginLoadError(fmt::format("refusing to load plugin {}: its path cannot be resolved ({})", path,
+                                      real_ec.message()));
+  if (const auto why = unsafe_real_file(real, path))
+    throw PluginLoadError(fmt::format("refusing to load plugin {}: {}", path, *why));
 
   // Never unloaded (see load_plugin() in loader.h for why): the object stays reachable from this
   // list until the process exits, and the list itself is never destroyed, so no static destructor
@@ -157,7 +169,7 @@ LoadedPlugin load_plugin(const std::string& path) {
   auto* library = new boost::dll::shared_library();
   kept->push_back(library);
   boost::system::error_code ec;
-  library->load(boost::dll::fs::path(real_ec ? std::filesystem::path(path) : real),
+  library->load(boost::dll::fs::path(real),
                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
     std::string reason = last_dl_error(ec);
