@@ -40,8 +40,12 @@ function(commbench_add_plugin name)
   else()
     # Installed in <prefix>/lib/commbench/plugins: the libraries it needs are looked for in
     # <prefix>/lib first (where the relocatable release bundles them, scripts/package.sh).
-    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${COMMBENCH_PLUGIN_OUTPUT_DIR}")
-    commbench_set_rpath(${target} "$ORIGIN/../..")
+    # Built with that RUNPATH too (plus the folders outside the system's it was linked from):
+    # an install-time edit would need a build RUNPATH padded with empty entries, which the
+    # loader reads as the current folder (cmake/CommbenchRpath.cmake; this file is installed
+    # for vendors on its own, so it says it here).
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${COMMBENCH_PLUGIN_OUTPUT_DIR}"
+      INSTALL_RPATH "$ORIGIN/../.." BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH_USE_LINK_PATH ON)
     install(TARGETS ${target} LIBRARY DESTINATION "${COMMBENCH_PLUGIN_SUBDIR}")
   endif()
 endfunction()
