@@ -185,17 +185,22 @@ std::string timeout_reason(const std::string& head, const std::vector<RankState>
 
 // The phase every rank is in when none has finished or reported an error (all still running the
 // same case); nullopt when they differ (some are behind: those are stuck) or one is done or failed.
-// A rank whose only error is the execution's own limit running out counts as still running.
-// Compared by each rank's last progress phase, which every rank has in the agent's own words
-// (an error's phase is the worker's, worded differently: "case 1/3 (...)").
+// The case every rank was in when the execution's limit ran out on all of them alike: each
+// reported that limit (a rank still working reaches it and says so), or none did (all blocked
+// alike). A rank silent beside others that reported is stuck, not slow (a hung call cannot
+// report): nullopt then, as when a rank finished, failed otherwise, or the ranks' cases differ.
+// Compared by each rank's last progress phase, in the agent's own words for every rank (an
+// error's phase is the worker's, worded otherwise: "case 1/3 (...)").
 std::optional<std::string> common_phase(const std::vector<RankState>& ranks) {
   std::optional<std::string> phase;
+  size_t reported = 0, silent = 0;
   for (const RankState& st : ranks) {
-    const bool running = st.error.empty() || st.time_limit;
-    if (st.done || !running) return std::nullopt;
+    if (st.done || (!st.error.empty() && !st.time_limit)) return std::nullopt;
+    (st.time_limit ? reported : silent) += 1;
     if (phase && *phase != st.phase) return std::nullopt;
     phase = st.phase;
   }
+  if (reported > 0 && silent > 0) return std::nullopt;
   return phase;
 }
 
@@ -212,16 +217,18 @@ std::string limit_ran_out_everywhere(const std::string& head, const std::vector<
 // The other victims of a stuck rank time out at about the same moment as the first, but on a
 // loaded machine their reports can trail it by more than one poll; blaming the first silent rank
 // right away could name a victim. Wait (up to 2 s) until at most one other rank is silent.
+// `allowed_silent`: how many others may stay silent (1: the stuck one; 0: until every rank said
+// how its wait ended, for the execution's own limit, which a working rank reports too).
 void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers,
                             std::vector<RankState>& ranks, ExecutionResult& res, Reporter& reporter,
-                            size_t first_victim, const CaseAnnotator& annotate) {
+                            size_t first_victim, const CaseAnnotator& annotate, size_t allowed_silent = 1) {
   const auto judge_by = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (;;) {
     if (silent_rank(workers, ranks)) return;  // the cause is known: no need to wait for reports
     size_t silent = 0;
     for (size_t s = 0; s < ranks.size(); ++s)
       silent += s != first_victim && !ranks[s].done && ranks[s].error.empty() && !workers[s]->poll_exit();
-    if (silent <= 1 || std::chrono::steady_clock::now() >= judge_by) return;
+    if (silent <= allowed_silent || std::chrono::steady_clock::now() >= judge_by) return;
     std::vector<pollfd> fds;
     for (auto& w : workers)
       if (w->result_fd() >= 0) fds.push_back(pollfd{w->result_fd(), POLLIN, 0});
@@ -325,7 +332,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
         // A rank that gave up waiting (timeout) or saw a peer fail (remote) is a victim: blame the
         // rank that never answered. Decided by the reported kind, never by the message's words.
         if (st.time_limit) {  // the execution's limit, not a peer: blamed on none if it ran out on all
-          wait_for_other_victims(workers, ranks, res, reporter, r, annotate);
+          wait_for_other_victims(workers, ranks, res, reporter, r, annotate, 0);
           if (const auto phase = common_phase(ranks)) {
             failure = limit_ran_out_everywhere(execution_timed_out(exec.timeout_s, start), global, *phase);
             failed_rank = -1;
@@ -411,9 +418,14 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       // Workers time out on their own at the same deadline; on a loaded machine the victims'
       // reports can lag. Give them up to 2 s more before judging, or the first rank to be
       // blamed would be whichever had not written its error yet rather than the stuck one.
-      bool any_error = false;
-      for (const auto& st : ranks) any_error |= !st.error.empty();
-      if (!any_error && clock::now() < deadline + std::chrono::seconds(2)) continue;
+      // Also while some have reported and others not: a rank still working reports the limit
+      // too, a stuck one cannot (common_phase).
+      bool any_error = false, any_silent = false;
+      for (const auto& st : ranks) {
+        any_error |= !st.error.empty();
+        any_silent |= st.error.empty() && !st.done;
+      }
+      if ((!any_error || any_silent) && clock::now() < deadline + std::chrono::seconds(2)) continue;
       status = "failed";
       judged(FailureKind::kTimeout, "");
       if (const auto phase = common_phase(ranks)) {
