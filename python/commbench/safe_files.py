@@ -102,10 +102,10 @@ def resolve(path, hint=REPORT_HINT, shown=None):
     now and the write, so it is refused. Missing components are kept as named (made later)."""
     path = os.path.abspath(path)
     me = os.geteuid()
-    todo = [c for c in reversed(path.split("/")) if c]
+    pending = [c for c in reversed(path.split("/")) if c]
     done, links, missing = [], 0, False
-    while todo:
-        name = todo.pop()
+    while pending:
+        name = pending.pop()
         if name in ("", "."):
             continue
         if name == "..":
@@ -134,9 +134,9 @@ def resolve(path, hint=REPORT_HINT, shown=None):
             target = os.readlink(cur)
             if target.startswith("/"):
                 done = []
-            todo.extend(c for c in reversed(target.split("/")) if c)
+            pending.extend(c for c in reversed(target.split("/")) if c)
             continue
-        if todo and not stat.S_ISDIR(st.st_mode):
+        if pending and not stat.S_ISDIR(st.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cur)
         done.append(name)
     return done
