@@ -20,11 +20,13 @@ CSV_COLUMNS = [
     "time_us_stddev", "time_us_cv", "algbw_gbps", "busbw_gbps", "wrong", "src", "dst",
     "msg_rate_mps", "staging", "method", "rank_aggregation", "total_bytes", "target_cv",
     "cv_reached", "repeat", "oversubscribe_gpu", "cpu_binding", "peers", "window", "options", "env",
-    "job_bytes",
+    "job_bytes", "workload",
 ]
 
 # Structured fields results.csv writes as one cell of compact JSON (csv_reporter.cpp).
-JSON_CELLS = ("peers", "options", "env")
+JSON_CELLS = ("peers", "options", "env", "workload")
+# Of those, the ones whose scalar members are also flattened into `<field>_<member>` columns.
+FLATTENED_JSON_CELLS = ("workload",)
 
 # What identifies a case within a job's runs (its run's name included; `commbench compare` matches
 # across jobs without it: compare.MATCH_FIELDS). src/dst only matter for all_pairs; peers, window,
@@ -249,14 +251,13 @@ def flatten(record, source=None):
     for k, v in record.items():
         if k in ("type", "schema_version"):
             continue
-        if k in JSON_CELLS:
-            if v is not None:  # null: an empty cell, as results.csv leaves it
-                row[k] = json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-        elif isinstance(v, dict):
+        if k in JSON_CELLS and v is not None:  # null: an empty cell, as results.csv leaves it
+            row[k] = json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        if isinstance(v, dict) and (k not in JSON_CELLS or k in FLATTENED_JSON_CELLS):
             for sk, sv in v.items():
                 if not isinstance(sv, (dict, list)):
                     row[f"{k}_{sk}"] = sv
-        elif not isinstance(v, list):
+        elif k not in JSON_CELLS and not isinstance(v, list):
             row[k] = v
     return row
 

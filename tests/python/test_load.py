@@ -205,7 +205,12 @@ class LoadTest(TempDirCase):
                     '[[run]]\nname = "ops"\nops = ["allreduce"]\nworld_sizes = [1, 2]\n'
                     '[[run]]\nname = "msg"\nops = ["msg_rate"]\nworld_size = 2\n'
                     '[[run]]\nname = "cv"\nops = ["allreduce"]\nworld_size = 2\n'
-                    'target_cv = 0.5\nmax_iterations = 6\n')
+                    'target_cv = 0.5\nmax_iterations = 6\n'
+                    # workload steps: their figures are one JSON cell (overlap on and off once
+                    # read alike in results.csv)
+                    '[[run]]\nname = "dp"\nworkload = "data_parallel"\nworld_size = 2\n'
+                    'model = { parameters = 4096, layers = 2, activations = 64, flops = 1e5 }\n'
+                    'batch_size = 2\noverlap = [true, false]\ncompute_ms = 1\nsteps = 2\n')
         out = os.path.join(self.tmp, "results")
         run_commbench("run", exp, "-o", out, "--quiet", check=0)
         (job_dir,) = [os.path.join(out, d) for d in os.listdir(out)]
@@ -221,6 +226,11 @@ class LoadTest(TempDirCase):
         self.assertGreater(len(theirs), 6)
         for a, b in zip(ours[1:], theirs[1:]):
             self.assertEqual(a[1:len(b) + 1], b)
+        at = theirs[0].index("workload")
+        steps = [json.loads(r[at]) for r in theirs[1:] if r[at]]
+        self.assertEqual(sorted(w["overlap"] for w in steps), [False, True])
+        flat = ours[0].index("workload_overlap")
+        self.assertEqual(sorted(r[flat] for r in ours[1:] if r[flat]), ["false", "true"])
 
     def test_combined_csv_makes_formula_like_text_inert(self):
         # Issue 28 §16: an experiment named like a spreadsheet formula stays text.

@@ -158,6 +158,22 @@ TEST(ReportConsole, ComparisonAndFinalSummary) {
   EXPECT_TRUE(contains(text, "Exit code 1: 1 execution failed; 3 mismatched elements")) << text;
 }
 
+// A memory workload's batch that did not fit is a record, not a case: the summary line once read
+// "0 failed" beside "Exit code 1".
+TEST(ReportConsole, SummaryLineCountsFailedRecordsOfOtherKinds) {
+  CapturedFile out, progress;
+  ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);
+  JobResult result;
+  result.executions.resize(1);
+  result.records.push_back(KindRecord{"memory", {{"status", "failed"}}});
+  result.records.push_back(KindRecord{"memory", {{"status", "ok"}}});
+  result.exit_code = 1;
+  console.job_done(result);
+  const std::string text = out.text();
+  EXPECT_TRUE(contains(text, "| 1 memory record failed | #wrong 0")) << text;
+  EXPECT_TRUE(contains(text, "Exit code 1: 1 memory record failed")) << text;
+}
+
 TEST(ReportConsole, NoComparisonForASingleBackend) {
   CapturedFile out, progress;
   ConsoleReporter console(out.get(), progress.get(), ProgressMode::Never);

@@ -184,7 +184,9 @@ TEST(ReportCsv, HeaderHasTheDocumentedColumns) {
       // what else tells two runs' cases apart (compare matches on them)
       "cpu_binding", "peers", "window", "options", "env",
       // strong scaling: the job-wide size a case is a share of
-      "job_bytes"};
+      "job_bytes",
+      // a data_parallel step's own figures (overlap on and off read alike without them)
+      "workload"};
   EXPECT_EQ(rows[0], expected);
 }
 
@@ -226,6 +228,24 @@ TEST(ReportCsv, ACorrectnessRunOfRanksSharingAGpuSaysSo) {
   ASSERT_LT(at, cols.size());
   EXPECT_EQ(rows[1][at], "true");
   EXPECT_EQ(rows[2][at], "");  // as the JSON field is absent
+}
+
+// Two data_parallel steps that differ only in overlap once read alike in results.csv.
+TEST(ReportCsv, AWorkloadStepsFiguresAreOneJsonCell) {
+  TempDir tmp;
+  CsvReporter reporter(tmp.path());
+  auto step = make_case("gloo", "data_parallel", 4096, 1500.0);
+  step.workload = {{"overlap", true}, {"samples_per_s", 812.5}, {"exposed_comm_ms", 0.25}, {"model", "a,b"}};
+  reporter.case_done(step);
+  reporter.case_done(make_case("gloo", "allreduce", 4096, 12.5));
+  const auto rows = test::parse_csv(test::read_file(tmp.path() / "results.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  const auto& cols = CsvReporter::columns();
+  const auto at = static_cast<size_t>(std::find(cols.begin(), cols.end(), "workload") - cols.begin());
+  ASSERT_LT(at, cols.size());
+  EXPECT_EQ(nlohmann::json::parse(rows[1][at]), step.workload);
+  EXPECT_EQ(rows[1][at], R"({"exposed_comm_ms":0.25,"model":"a,b","overlap":true,"samples_per_s":812.5})");
+  EXPECT_EQ(rows[2][at], "");  // an op case has none
 }
 
 // Two runs that differ in peers, window, a backend option or env measure different things: the

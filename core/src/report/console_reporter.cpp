@@ -317,14 +317,16 @@ void ConsoleReporter::job_done(const JobResult& result) {
   }
   const int execs = static_cast<int>(result.executions.size());
   const int cases = static_cast<int>(result.cases.size());
+  // A memory workload's failed batch is no case: said here, or the line reads "0 failed" beside exit 1.
+  const std::string records = failed_records_text(result);
   print("#");
   print(fmt::format(
       "# Summary: {} ({} ok, {} not ok) | {} ({} ok, {} unsupported, {}{} failed{}) | "
-      "#wrong {} | {} with CV > {:.0f}%",
+      "{}#wrong {} | {} with CV > {:.0f}%",
       count_of(execs, "execution"), ok_execs, execs - ok_execs, count_of(cases + not_run, "case"), ok_cases,
       unsupported, skipped ? fmt::format("{} skipped (too big), ", skipped) : "",
       cases - ok_cases - unsupported - skipped,
-      not_run ? ", " + not_run_text(result, false) : "", wrong,
+      not_run ? ", " + not_run_text(result, false) : "", records.empty() ? "" : records + " | ", wrong,
       count_of(noisy, "case"), kNoisyCv * 100));
   int busy = 0;
   for (const auto& e : result.executions) busy += host_load_warning(e.info.host_load).has_value();

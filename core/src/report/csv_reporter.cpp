@@ -20,7 +20,7 @@ const std::vector<std::string>& CsvReporter::columns() {
       "time_us_cv",  "algbw_gbps",  "busbw_gbps",  "wrong",       "src",         "dst",
       "msg_rate_mps", "staging",     "method",      "rank_aggregation", "total_bytes",
       "target_cv",   "cv_reached",  "repeat",      "oversubscribe_gpu", "cpu_binding", "peers",
-      "window",      "options",     "env",         "job_bytes"};
+      "window",      "options",     "env",         "job_bytes",   "workload"};
   return kColumns;
 }
 
@@ -60,7 +60,10 @@ std::string csv_row(const CaseRecord& r) {
       r.window > 0 ? fmt::format("{}", r.window) : std::string(),
       r.options.empty() ? std::string() : csv_field(nlohmann::json(r.options).dump()),
       r.env.empty() ? std::string() : csv_field(nlohmann::json(r.env).dump()),
-      r.job_bytes > 0 ? fmt::format("{}", r.job_bytes) : std::string()};
+      r.job_bytes > 0 ? fmt::format("{}", r.job_bytes) : std::string(),
+      // A data_parallel step's own figures (overlap, samples/s, ...): without them two steps that
+      // differ only in overlap read alike. Keys sorted (nlohmann's object order).
+      r.workload.is_null() ? std::string() : csv_field(r.workload.dump())};
   return fmt::format("{}", fmt::join(fields, ","));
 }
 

@@ -109,6 +109,15 @@ std::string not_run_text(const JobResult& result, bool long_form) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::string failed_records_text(const JobResult& result) {
+  std::map<std::string, int> failed;
+  for (const auto& r : result.records)
+    if (r.body.value("status", "ok") == "failed") ++failed[r.kind];
+  std::vector<std::string> parts;
+  for (const auto& [kind, n] : failed) parts.push_back(fmt::format("{} {} record{} failed", n, kind, n == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 std::string exit_reason(const JobResult& result) {
   int failed_execs = 0, unavailable = 0, interrupted = 0, failed_cases = 0, skipped = 0, too_big = 0;
   int64_t wrong = 0;
@@ -141,11 +150,7 @@ std::string exit_reason(const JobResult& result) {
   if (too_big) why.push_back(plural(too_big, "case skipped (does not fit in memory)", "cases skipped (do not fit in memory)"));
   if (failed_cases) why.push_back(plural(failed_cases, "case failed", "cases failed"));
   // Records of other kinds that failed (a memory workload's batch size out of memory) fail the job too.
-  std::map<std::string, int> failed_records;
-  for (const auto& r : result.records)
-    if (r.body.value("status", "ok") == "failed") ++failed_records[r.kind];
-  for (const auto& [kind, n] : failed_records)
-    why.push_back(fmt::format("{} {} record{} failed", n, kind, n == 1 ? "" : "s"));
+  if (std::string records = failed_records_text(result); !records.empty()) why.push_back(std::move(records));
   if (const std::string not_run = not_run_text(result, true); !not_run.empty()) why.push_back(not_run);
   if (wrong)
     why.push_back(plural(wrong, "mismatched element (#wrong)", "mismatched elements (#wrong)"));
