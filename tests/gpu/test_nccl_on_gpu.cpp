@@ -293,6 +293,44 @@ options.nccl = { blocking = 1 }
   }
 }
 
+// A round larger than one graph holds (min_time, or a large `iterations`): each captured NCCL
+// collective is a persistent plan, so 100,000 of them in one graph cost memory and seconds of
+// instantiation. At most 1,000 per graph: the full graph is launched again, the rest captured apart.
+TEST(NcclOnGpu, GraphModeRelaunchesAGraphOfAtMostAThousandIterations) {
+  REQUIRE_NCCL("nccl", 1);
+  JobDir dir;
+  const bool sim = !real_gpu_mode();
+  const auto file = dir.write("graph-big.toml", std::string(R"(
+name = "graph-big"
+[[run]]
+backend = "nccl"
+memory = "cuda"
+world_size = 1
+ops = ["allreduce"]
+sizes = ["1KiB"]
+warmup = 2
+iterations = 2100
+method = "graph"
+)") + (sim ? "env = { SIMGPU_LOG = \"1\" }\n" : ""));
+  const CommandResult r = dir.run(file, {"--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 1u);
+  ASSERT_EQ(cases[0]["status"], "ok") << cases[0].dump();
+  EXPECT_EQ(cases[0]["samples_us"].size(), 2100u);
+  for (const auto& s : cases[0]["samples_us"]) EXPECT_GT(s.get<double>(), 0.0);
+  if (sim) {
+    const std::string log = read_text(dir.job_folder() / "logs" / "exec0-nccl-w1-rank0.log");
+    const auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("capture begins"), 2u) << "a graph of 1,000 and one of the last 100";
+    EXPECT_EQ(count("graph launch"), 3u);
+  }
+}
+
 TEST(NcclOnGpu, GraphModeOnAStagedHostBackendIsUnsupportedWithTheReason) {
   REQUIRE_GPUS(1);
   if (!plugin_built("gloo")) GTEST_SKIP() << "gloo plugin not built";

@@ -332,62 +332,6 @@ std::vector<double> OpExecutor::event_differences(int n) const {
   return out;
 }
 
-std::string OpExecutor::graph_reason(bool capturable) const {
-  if (!setup_.stream_ordered || !setup_.gpu)
-    return "method = \"graph\" needs memory = \"cuda\" on a stream-ordered backend (NCCL)";
-  if (!capturable)
-    return "method = \"graph\": the backend does not declare CB_CAP_GRAPH_CAPTURE (its posts cannot "
-           "be captured into a CUDA graph); use method = \"batch\"";
-  if (op_info(spec_.op).point_to_point)
-    return "method = \"graph\" captures collectives only; time point-to-point patterns with "
-           "method = \"batch\"";
-  if (setup_.timing != TimingMethod::CudaEvent)
-    return "method = \"graph\" is timed with CUDA events; write gpu_timing = \"cuda_event\"";
-  return "";
-}
-
-std::vector<double> OpExecutor::run_graph(int n, int32_t timeout_ms,
-                                          const std::function<void()>& before_launch) {
-  GpuDevice& gpu = *setup_.gpu;
-  const cuda::Runtime& rt = gpu.rt();
-  const cb_op_args args = base_args();
-  for (int i = 0; i <= n; ++i) gpu.event(static_cast<size_t>(i));
-  // Capture: the posts only record work into the graph (CB_CAP_GRAPH_CAPTURE, docs/plugin-abi.md);
-  // the graph's launch is their completion (enqueue, or a request released without a wait). The
-  // events are recorded as graph nodes (cudaEventRecordExternal): a plain record during capture
-  // makes no node and leaves the event unusable (cudaErrorCapturedEvent).
-  const int group = event_group(n);  // event nodes cost GPU time too (event_group)
-  rt.check(rt.StreamBeginCapture(gpu.stream(), cuda::kCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  cuda::Graph graph = nullptr;
-  try {
-    gpu.record_event(0, true);
-    for (int i = 0; i < n; ++i) {
-      session_.enqueue(args);
-      if ((i + 1) % group == 0 || i + 1 == n) gpu.record_event(static_cast<size_t>(i / group) + 1, true);
-    }
-  } catch (...) {
-    rt.StreamEndCapture(gpu.stream(), &graph);  // leave the stream usable
-    if (graph) rt.GraphDestroy(graph);
-    throw;
-  }
-  rt.check(rt.StreamEndCapture(gpu.stream(), &graph), "cudaStreamEndCapture");
-  cuda::GraphExec instance = nullptr;
-  const cuda::Error inst = rt.GraphInstantiate(&instance, graph, 0);
-  rt.GraphDestroy(graph);
-  rt.check(inst, "cudaGraphInstantiate");
-  try {
-    before_launch();
-    PageFaultSpan faults(timed_page_faults_);
-    rt.check(rt.GraphLaunch(instance, gpu.stream()), "cudaGraphLaunch");
-    wait_for_stream(gpu, timeout_ms);
-  } catch (...) {
-    rt.GraphExecDestroy(instance);
-    throw;
-  }
-  rt.GraphExecDestroy(instance);
-  return group_samples(n, group);
-}
-
 void OpExecutor::pingpong_sync(int peer, bool initiator, int32_t timeout_ms) {
   cb_op_args sync = base_args();
   sync.sendbuf = sync.recvbuf = buf_.ack;

@@ -69,8 +69,9 @@ class OpExecutor {
   };
   void keep_iteration_times(bool on) { keep_times_ = on; }
   const IterationTimes& iteration_times() const { return times_; }
-  // timing = "graph" (nccl-tests -G): `n` collectives and an event after each captured into one
-  // CUDA graph, which is launched once after `before_launch` (the synchronised start) returns.
+  // timing = "graph" (nccl-tests -G): `n` collectives and an event after each group of them
+  // captured into a CUDA graph, launched after `before_launch` (the synchronised start) returns;
+  // at most 1,000 iterations per graph, launched again (each launch after before_launch) for more.
   // Only where graph_reason() is empty.
   std::vector<double> run_graph(int n, int32_t timeout_ms, const std::function<void()>& before_launch);
   // Why this case cannot be timed as a graph ("" = it can); `capturable`: CB_CAP_GRAPH_CAPTURE.
@@ -112,6 +113,8 @@ class OpExecutor {
   // message, 0 for a rank that reports nothing).
   double sample_scale() const;
   std::vector<double> events_after_each(int n, int32_t timeout_ms);
+  // run_graph's capture of `n` collectives with an event node after each `group`, instantiated.
+  cuda::GraphExec capture_graph(int n, int group);
   std::vector<double> event_differences(int n) const;  // pool events 0..n, consecutive, in us
   // Iterations per timing event in event-timed batches and graphs (event nodes cost GPU time).
   int event_group(int n) const;

@@ -187,6 +187,7 @@ SIMGPU_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
   Stream* s = lookup(stream);
   if (s == nullptr) return fail(cudaErrorInvalidResourceHandle);
   if (x == nullptr || !Streams::get().valid_exec(x)) return fail(cudaErrorInvalidValue);
+  SIMGPU_LOG("cudart: graph launch %p (%zu tasks)", static_cast<void*>(x), x->tasks.size());
   Streams::get().enqueue_all(s, x->tasks);
   return cudaSuccess;
 }
