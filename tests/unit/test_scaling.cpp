@@ -62,19 +62,19 @@ TEST(Scaling, StrongSendrecvDividesTheRingsTotalAmongTheRanks) {
 }
 
 TEST(Scaling, StrongEfficiencyDividesBySpeedup) {
-  // 4 MiB in total of allgather: 4 MiB per rank at 1 rank, 2 MiB at 2, 1 MiB at 4 (plan.cpp).
-  std::vector<CaseRecord> recs{make_case("gloo", "allgather", 4 << 20, 400, 1),
-                               make_case("gloo", "allgather", 2 << 20, 250, 2),
-                               make_case("gloo", "allgather", 1 << 20, 200, 4)};
+  // 8 MiB in total of allgather: 4 MiB per rank at 2 ranks, 2 MiB at 4, 1 MiB at 8 (plan.cpp).
+  std::vector<CaseRecord> recs{make_case("gloo", "allgather", 4 << 20, 400, 2),
+                               make_case("gloo", "allgather", 2 << 20, 250, 4),
+                               make_case("gloo", "allgather", 1 << 20, 200, 8)};
   for (auto& r : recs) r.run_index = 3;
   const auto series = scaling_series(recs, {{3, ScalingMode::Strong}});
   ASSERT_EQ(series.size(), 1u);
   const ScalingSeries& s = series[0];
   EXPECT_EQ(s.mode, ScalingMode::Strong);
-  EXPECT_EQ(s.bytes, 4u << 20);
+  EXPECT_EQ(s.bytes, 8u << 20);
   ASSERT_EQ(s.points.size(), 3u);
   // throughput = total / time; efficiency = (400 / 250) / 2 = 0.8 and (400 / 200) / 4 = 0.5
-  EXPECT_NEAR(s.points[0].throughput_gbps, 4.0 * 1048576 / 400 / 1e3, 1e-9);
+  EXPECT_NEAR(s.points[0].throughput_gbps, 8.0 * 1048576 / 400 / 1e3, 1e-9);
   EXPECT_NEAR(s.points[1].efficiency, 0.8, 1e-12);
   EXPECT_NEAR(s.points[2].efficiency, 0.5, 1e-12);
 }
@@ -114,17 +114,32 @@ TEST(Scaling, MsgRateCountsItsPairs) {
   EXPECT_NEAR(p[2].efficiency, 1.0, 1e-12);                          // two pairs, same time
 }
 
+// One rank communicates with no one: an in-place allreduce at 1 rank took 0.2 µs on a GPU whatever
+// its size, and as the base it made every efficiency a fraction of a percent. Ops scale from 2
+// ranks; a workload (compute at 1 rank is real work, seed 004's formula) still from 1.
+TEST(Scaling, OpsScaleFromTwoRanks) {
+  std::vector<CaseRecord> recs{make_case("gloo", "allreduce", 1 << 20, 0.2, 1), make_case("gloo", "allreduce", 1 << 20, 100, 2),
+                               make_case("gloo", "allreduce", 1 << 20, 125, 4)};
+  const auto series = scaling_series(recs, {});
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].base_world_size, 2);
+  ASSERT_EQ(series[0].points.size(), 2u);
+  EXPECT_NEAR(series[0].points[1].efficiency, 0.8, 1e-12);
+  // Only 1 and 2 ranks: one point left, no series.
+  EXPECT_TRUE(scaling_series({recs[0], recs[1]}, {}).empty());
+}
+
 TEST(Scaling, SummaryJsonCarriesTheSeriesWithTheRunsMode) {
   JobInfo job;
   job.experiment_json = {{"runs", {{{"index", 0}, {"scaling", "strong"}}}}};
   JobResult result;
-  result.cases = {make_case("gloo", "allgather", 2048, 10, 1), make_case("gloo", "allgather", 1024, 10, 2)};
+  result.cases = {make_case("gloo", "allgather", 1024, 10, 2), make_case("gloo", "allgather", 512, 10, 4)};
   const auto doc = make_summary_json(job, result);
   ASSERT_EQ(doc.at("scaling").size(), 1u);
   const auto& s = doc.at("scaling").at(0);
   EXPECT_EQ(s.at("mode"), "strong");
   EXPECT_EQ(s.at("bytes"), 2048);
-  EXPECT_EQ(s.at("base_world_size"), 1);
+  EXPECT_EQ(s.at("base_world_size"), 2);
   EXPECT_NEAR(s.at("points").at(1).at("efficiency").get<double>(), 0.5, 1e-12);
 }
 
