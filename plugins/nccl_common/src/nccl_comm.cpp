@@ -34,6 +34,11 @@ void abort_once(cb_comm& c) {
 }
 
 void settle(cb_comm& c, Clock::time_point deadline, const char* what) {
+  // A non-blocking communicator finishes each launch on a thread of NCCL's own: polled by sleeping
+  // from the start, every op's time would include a sleep (~70-100 µs with the kernel's timer
+  // slack) where the GPU waits for the next launch. Spin first, as wait_nccl does; sleep only
+  // once the settling has taken long enough (init, a peer that is late) that polling costs more.
+  const auto spin_until = Clock::now() + std::chrono::milliseconds(2);
   for (;;) {
     if (c.aborted) sdk::fail(CB_ERR_REMOTE, std::string(what) + ": the communicator was aborted");
     ncclResult_t state = ncclSuccess;
@@ -54,7 +59,10 @@ void settle(cb_comm& c, Clock::time_point deadline, const char* what) {
       abort_once(c);
       sdk::fail(CB_ERR_TIMEOUT, std::string(what) + " did not complete within the timeout; communicator aborted");
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (Clock::now() < spin_until)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
