@@ -127,6 +127,31 @@ world_size = 2
   EXPECT_EQ(o.cases[0]["wrong"].get<int64_t>(), 2 * 256);
 }
 
+// A backend whose first op was wrong and which then refused the case (in the warm-up) was
+// recorded "unsupported", #wrong 0, exit 0: the refusal erased the mismatches already found.
+TEST(ResultChecks, WrongResultsBeforeALateRefusalFailTheCase) {
+  JobDir dir;
+  const auto o = run_faulty(dir, "zeros", R"(ops = ["allreduce"]
+sizes = ["1KiB"]
+world_size = 2
+)", "refuse_after = 1");
+  expect_caught(o, "zeros, then refused");
+  ASSERT_EQ(o.cases.size(), 1u);
+  EXPECT_EQ(o.cases[0]["first_wrong"]["check"], "first_iteration") << o.cases[0].dump();
+  EXPECT_NE(o.cases[0]["reason"].get<std::string>().find("then the backend refused the case"), std::string::npos)
+      << o.cases[0].dump();
+  // Refused late without a mismatch: unsupported, as before (nothing wrong was seen).
+  JobDir right;
+  const auto ok = run_faulty(right, "none", R"(ops = ["allreduce"]
+sizes = ["1KiB"]
+world_size = 2
+)", "refuse_after = 1");
+  EXPECT_EQ(ok.run.exit_code, 0) << ok.run.output;
+  ASSERT_EQ(ok.cases.size(), 1u);
+  EXPECT_EQ(ok.cases[0]["status"], "unsupported") << ok.cases[0].dump();
+  EXPECT_EQ(ok.cases[0]["wrong"], -1) << ok.cases[0].dump();
+}
+
 // Old check: the check after the timed iterations used the first check's inputs again, so a
 // backend returning the result it cached for these arguments passed. It now uses new values.
 TEST(ResultChecks, AResultCachedFromAnEarlierCallIsCaughtAfterTheTimedIterations) {

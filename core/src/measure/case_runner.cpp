@@ -367,7 +367,18 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
       // barrier for the timeout. Refusals mostly come at a case's first post, before any op
       // ran; a later one (a stream-ordered backend refusing graph capture) leaves this gap.
       if (err.status() != CB_ERR_UNIMPLEMENTED) throw;
+      // Mismatches a check already found stay found: a backend that computed wrong results and
+      // then refused the case (warm-up, the timed loop) must not pass as "unsupported, #wrong 0".
+      const RankOutcome so_far = mine;
       mine = outcome(kUnsupported, e.check);
+      if (so_far.wrong > 0) {
+        mine.wrong = so_far.wrong;
+        mine.first_check = so_far.first_check;
+        mine.first_buffer = so_far.first_buffer;
+        mine.first_index = so_far.first_index;
+        mine.first_expected = so_far.first_expected;
+        mine.first_got = so_far.first_got;
+      }
       if (reason.empty()) reason = err.what();
     }
   }
@@ -394,9 +405,34 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
     rec.reason = "does not fit in memory: " + reason;
     return rec;
   }
+  // Sums the ranks' mismatches into the record; a case with any is failed, whatever else it is.
+  const auto add_checks = [&] {
+    if (!e.check) return;
+    rec.wrong = 0;
+    for (int r = 0; r < world; ++r) {
+      const RankOutcome& o = all[static_cast<size_t>(r)];
+      rec.wrong += std::max<int64_t>(0, o.wrong);
+      if (o.first_check >= 0 && !rec.first_wrong)
+        rec.first_wrong = WrongElement{r, o.first_index, o.first_expected, o.first_got,
+                                       std::string(check_stage_name(static_cast<CheckStage>(o.first_check))),
+                                       std::string(checked_buffer_name(static_cast<CheckedBuffer>(o.first_buffer)))};
+    }
+    // Wrong results are a failed case, whatever its times: no table may rank it.
+    if (rec.wrong > 0) {
+      rec.status = "failed";
+      rec.reason = wrong_reason(rec);
+    }
+  };
   if (any_unsupported) {
     rec.status = "unsupported";
     rec.reason = reason.empty() ? "another rank reported this case unsupported" : reason;
+    add_checks();  // wrong results found before a late refusal fail the case
+    if (rec.status == "failed") {
+      rec.reason += fmt::format("; then the backend refused the case ({})", reason.empty() ? "on another rank" : reason);
+      rec.time_us = {};
+    } else {
+      rec.wrong = -1;  // unsupported: not checked as a whole
+    }
     return rec;
   }
   rec.timing = std::string(timing_name(timing));
@@ -416,22 +452,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
   for (const RankOutcome& o : all)
     rec.timed_page_faults = o.timed_page_faults < 0 || rec.timed_page_faults < 0
                                 ? -1 : std::max(rec.timed_page_faults, o.timed_page_faults);
-  if (e.check) {
-    rec.wrong = 0;
-    for (int r = 0; r < world; ++r) {
-      const RankOutcome& o = all[static_cast<size_t>(r)];
-      rec.wrong += o.wrong;
-      if (o.first_check >= 0 && !rec.first_wrong)
-        rec.first_wrong = WrongElement{r, o.first_index, o.first_expected, o.first_got,
-                                       std::string(check_stage_name(static_cast<CheckStage>(o.first_check))),
-                                       std::string(checked_buffer_name(static_cast<CheckedBuffer>(o.first_buffer)))};
-    }
-    // Wrong results are a failed case, whatever its times: no table may rank it.
-    if (rec.wrong > 0) {
-      rec.status = "failed";
-      rec.reason = wrong_reason(rec);
-    }
-  }
+  add_checks();
   return rec;
 }
 

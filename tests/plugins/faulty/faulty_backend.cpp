@@ -43,6 +43,8 @@
 //         floats: each input times 1/n rounded to the dtype, then summed with a rounding per
 //         addition; correct, and the check must accept its rounding)
 //   good_posts = collectives written before "stale" stops writing (default 1)
+//   refuse_after = collectives run before every later one is refused with CB_ERR_UNIMPLEMENTED
+//                  (default: never), on top of `fault`: a backend that refuses a case late
 //   rotate = elements of the "rotate" fault (default 120)
 //   chunk_bytes = the "chunk" fault's limit (default 1 MiB)
 #include <algorithm>
@@ -77,6 +79,7 @@ struct cb_backend {
   faulty::Fault fault = faulty::Fault::None;
   bool premultiply = false;
   int64_t good_posts = 1;
+  int64_t refuse_after = -1;
   int64_t rotate = 120;
   int64_t chunk_bytes = 1 << 20;
   int64_t overflow_bytes = 4;
@@ -207,6 +210,8 @@ void run(cb_comm& comm, const cb_op_args& a) {
   }
   if (a.mem_type != CB_MEM_HOST) sdk::fail(CB_ERR_UNIMPLEMENTED, "host memory only");
   if (b.fault == Fault::RefuseAll) sdk::fail(CB_ERR_UNIMPLEMENTED, "every collective refused (fault refuse_all)");
+  if (b.refuse_after >= 0 && comm.collectives >= b.refuse_after)
+    sdk::fail(CB_ERR_UNIMPLEMENTED, "collectives refused after the first refuse_after");
   const int world = h.world_size, rank = h.rank;
   const size_t es = sdk::dtype_size(a.dtype);
   const uint64_t n = a.count;
@@ -298,6 +303,8 @@ struct Traits {
         b->premultiply = value == "premultiply";
       } else if (key == "good_posts") {
         b->good_posts = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
+      } else if (key == "refuse_after") {
+        b->refuse_after = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
       } else if (key == "rotate") {
         b->rotate = sdk::parse_integer_option(key, value, 0, INT32_MAX, "a whole number >= 0");
       } else if (key == "chunk_bytes") {
@@ -308,7 +315,7 @@ struct Traits {
         b->overflow_value = static_cast<int>(sdk::parse_integer_option(key, value, 0, 255, "a byte value from 0 to 255"));
       } else {
         sdk::unknown_option(name, key,
-                            {"fault", "avg", "good_posts", "rotate", "chunk_bytes", "overflow_bytes", "overflow_value"});
+                            {"fault", "avg", "good_posts", "refuse_after", "rotate", "chunk_bytes", "overflow_bytes", "overflow_value"});
       }
     });
     return b;
