@@ -246,6 +246,35 @@ warmup = "x"
   EXPECT_EQ(r.diagnostics[1].pos.line, 11);
 }
 
+// A 200 KiB env value validated, then every worker failed to start ("Argument list too long",
+// blamed on the plugin's probe). Refused at the value; torch's GLOO_SOCKET_IFNAME is a warning.
+TEST(ExperimentParse, EnvValuesTheKernelCannotPassAreRefusedAtTheValue) {
+  const std::string big(200 * 1024, 'y');
+  const ParseResult r = parse_experiment_string(
+      "name = \"e\"\n[[run]]\nbackend = \"gloo\"\nops = [\"allreduce\"]\nsizes = [\"4KiB\"]\n"
+      "env = { A = \"" + big + "\", GLOO_SOCKET_IFNAME = \"eth0\" }\n", "env.toml");
+  EXPECT_FALSE(r.experiment);
+  bool too_big = false, ifname = false;
+  for (const auto& d : r.diagnostics) {
+    if (d.message.find("'env.A' is 204803 bytes: Linux passes at most 131072 bytes") != std::string::npos) {
+      too_big = d.severity == Diagnostic::Severity::Error && d.pos.line == 6 && d.pos.column == 13;
+    }
+    if (d.message.find("GLOO_SOCKET_IFNAME is read by PyTorch") != std::string::npos)
+      ifname = d.severity == Diagnostic::Severity::Warning;
+  }
+  EXPECT_TRUE(too_big) << (r.diagnostics.empty() ? "" : r.diagnostics[0].format());
+  EXPECT_TRUE(ifname);
+  // 100 KiB each is fine one by one; eleven of them exceed the table's 1 MiB.
+  std::string many = "name = \"e\"\n[[run]]\nbackend = \"gloo\"\nops = [\"allreduce\"]\nsizes = [\"4KiB\"]\nenv = { ";
+  for (int i = 0; i < 11; ++i) many += fmt::format("{}V{} = \"{}\"", i ? ", " : "", i, std::string(100 * 1024, 'x'));
+  many += " }\n";
+  const ParseResult m = parse_experiment_string(many, "many.toml");
+  EXPECT_FALSE(m.experiment);
+  ASSERT_FALSE(m.diagnostics.empty());
+  EXPECT_NE(m.diagnostics[0].message.find("'env' holds"), std::string::npos) << m.diagnostics[0].format();
+  EXPECT_NE(m.diagnostics[0].message.find("over 1024 KiB of environment"), std::string::npos) << m.diagnostics[0].format();
+}
+
 TEST(ExperimentParse, MissingFileIsOneDiagnosticWithoutLine) {
   const ParseResult r = parse_experiment_file("/nonexistent/experiment.toml");
   EXPECT_FALSE(r.experiment);

@@ -47,8 +47,11 @@ std::string iso_now() {
   std::tm tm{};
   ::localtime_r(&t, &tm);
   char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
+  const size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
+  std::string text(buf, n);
+  // RFC 3339 (what docs/output.md shows and JavaScript's Date reads): "+01:00", not strftime's "+0100".
+  if (text.size() >= 5 && (text[text.size() - 5] == '+' || text[text.size() - 5] == '-')) text.insert(text.size() - 2, ":");
+  return text;
 }
 
 std::string hostname() {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <limits>
 #include <string_view>
@@ -169,6 +170,19 @@ class ExperimentReader {
         if (auto bad = unknown_placeholder(*dir))
           sink_.error(sink_.pos(*n), fmt::format("'output_dir' holds '{}', which is not a placeholder: the one there "
                                                  "is {} (the GPU, driver and CUDA version)", *bad, kHardwarePlaceholder));
+        // No shell reads this path: "~/results" made a folder named "~" in the current folder (and
+        // `rm -rf ~` is how one cleans that up).
+        if (!dir->empty() && (*dir)[0] == '~')
+          sink_.error(sink_.pos(*n), "'output_dir' starts with '~', which commbench does not expand (it would create "
+                                     "a folder named '~' here): write the full path, or one relative to where you "
+                                     "run commbench");
+        else if (const auto var = dir->find('$');
+                 var != std::string::npos && var + 1 < dir->size() &&
+                 (std::isalpha(static_cast<unsigned char>((*dir)[var + 1])) || (*dir)[var + 1] == '{' || (*dir)[var + 1] == '_'))
+          sink_.error(sink_.pos(*n), fmt::format("'output_dir' holds '{}', which looks like an environment variable: "
+                                                 "commbench does not expand them (it would create a folder of that name); "
+                                                 "write the path itself, or pass it with -o \"$VAR/...\" where your shell expands it",
+                                                 dir->substr(var)));
         exp.output_dir = *dir;
       }
     }

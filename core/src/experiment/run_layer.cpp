@@ -207,8 +207,30 @@ class LayerReader {
                                 k.str()));
         continue;
       }
-      if (auto text = read_scalar_as_text(sink_, value, key))
-        layer_.env[std::string(k.str())] = *text;
+      auto text = read_scalar_as_text(sink_, value, key);
+      if (!text) continue;
+      // The kernel refuses to start a program with one "NAME=value" over 128 KiB (MAX_ARG_STRLEN),
+      // which surfaced as a plugin probe failing with "Argument list too long".
+      constexpr size_t kMaxEnvString = 128 * 1024;
+      const size_t bytes = k.str().size() + 1 + text->size() + 1;
+      if (bytes > kMaxEnvString) {
+        sink_.error(sink_.pos(value), fmt::format("'{}' is {} bytes: Linux passes at most 131072 bytes per environment "
+                                                  "variable (NAME=value), so no worker could start; put the value in a "
+                                                  "file and pass the file's path",
+                                                  key, bytes));
+        continue;
+      }
+      env_bytes_ += bytes;
+      if (env_bytes_ > kMaxEnvBytes)
+        sink_.error(sink_.pos(value), fmt::format("'env' holds {} bytes by '{}': over {} KiB of environment the "
+                                                  "workers may not start (the kernel's limit on arguments and "
+                                                  "environment together is typically 2 MiB); put large values in files",
+                                                  env_bytes_, key, kMaxEnvBytes / 1024));
+      if (k.str() == "GLOO_SOCKET_IFNAME")
+        sink_.warning(sink_.pos(k.source()), "GLOO_SOCKET_IFNAME is read by PyTorch, not by libgloo or commbench: "
+                                             "commbench's gloo takes its interface from options.gloo.iface "
+                                             "(docs/backends/gloo.md)");
+      layer_.env[std::string(k.str())] = std::move(*text);
     }
   }
 
@@ -243,6 +265,8 @@ class LayerReader {
 
   DiagnosticSink& sink_;
   RunLayer& layer_;
+  static constexpr size_t kMaxEnvBytes = 1024 * 1024;  // of one `env` table, NAME=value strings
+  size_t env_bytes_ = 0;
 };
 
 // The canonical (plural) name of a key: "backend" -> "backends".

@@ -281,6 +281,25 @@ void check_expectations(const RunSpec& spec, DiagnosticSink& sink) {
   }
 }
 
+// A workload's records are steps (data_parallel: time_us is the step) or memory figures (memory:
+// no case record at all): bandwidths and message rates are 0 there, so such an expectation could
+// only miss (it did, "busbw_gbps >= 0.000001, got 0 GB/s", after the whole run).
+void check_workload_expectations(const RunSpec& spec, DiagnosticSink& sink) {
+  for (const Expectation& e : spec.expect) {
+    if (spec.workload == WorkloadKind::Memory) {
+      sink.error(e.pos, "workload = \"memory\" writes memory records, not timed cases: an expectation could never "
+                        "be checked (read the memory figures in summary.md or results.jsonl)");
+      continue;
+    }
+    for (const auto& [metric, condition] : e.conditions)
+      if (metric.rfind("time_us", 0) != 0)
+        sink.error(e.pos, fmt::format("this expectation checks {}, which a workload = \"data_parallel\" step does not "
+                                      "have (its record is the whole step: time_us, time_us_p50 and time_us_p99 are "
+                                      "step times): it would compare 0",
+                                      metric));
+  }
+}
+
 // Ops without an in-place layout the core measures (OpInfo::in_place: alltoall, the
 // point-to-point patterns) get no in-place case: said, and an error when that leaves an op of
 // the run with no case at all (the job would "pass" having measured nothing of it).
@@ -433,6 +452,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   if (ops_ok && m.ok("placement") && spec.workload == WorkloadKind::None) check_in_place(spec, sink);
   if (ops_ok && sizes_ok && dtypes_ok && m.ok("expect") && spec.workload == WorkloadKind::None)
     check_expectations(spec, sink);
+  if (m.ok("expect") && spec.workload != WorkloadKind::None) check_workload_expectations(spec, sink);
 
   if (!m.usable() || sink.error_count() > errors_before) return std::nullopt;
   return spec;

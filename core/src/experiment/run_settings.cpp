@@ -67,7 +67,7 @@ const std::array kSettings{
         "upper bound on timed iterations when `min_time` or `target_cv` is set (left unset, it rises to "
         "`iterations` when those are more)"),
     row<&RunSettings::check, codec::Bool>("check", "check", "boolean",
-                                   "verify every result; a mismatch fails the job"),
+                                   "check the results of the first operation and of one after the timed iterations (every element, every rank; docs/metrics.md, as nccl-tests checks); a mismatch fails the case and the job"),
     row<&RunSettings::oversubscribe, codec::Bool>(
         "oversubscribe", "oversubscribe", "boolean",
         "allow a local run (no launcher) more ranks than 8 per CPU this process may use: without it "
