@@ -2,7 +2,8 @@
 `python3 -m commbench ...` with this package on PYTHONPATH; it works on its own too).
 
 Exit codes: 0 fine; 1 a regression (compare) or a missed expectation (check, after-run);
-2 bad input or a missing dependency (the message says which and what to do).
+2 bad input or a missing dependency (the message says which and what to do), and a --junit file
+that could not be written, whatever the verdict (printed before it: _write_junit).
 """
 import argparse
 import math
@@ -49,6 +50,22 @@ def cmd_report(argv):
     return EXIT_OK
 
 
+def _write_junit(command, code, path, *args, **kwargs):
+    """junit.write(path, ...), and the exit code: `code` (the verdict's) when it was written, else
+    2 with the --junit file named. Its folder was checked before the work (junit.check), so this
+    is a failure found late (a full disk): the verdict above stands and the message says which
+    it was, but the step still fails (2, never 0 over a regression) — a gate that asked for the
+    file is not done without it."""
+    try:
+        junit.write(path, *args, **kwargs)
+    except (OSError, ResultsError) as e:
+        sys.stderr.write(f"commbench {command}: could not write the --junit file {path} "
+                         f"({junit.why(e)}); the verdict above stands (exit {code} without "
+                         "--junit); exit 2\n")
+        return EXIT_INVALID
+    return code
+
+
 def _expectation_cases(outcomes):
     for o in outcomes:
         yield (f"{o.where()}: {o.metric} {o.condition}", f"expect.{o.run}",
@@ -78,6 +95,8 @@ def parser_check():
 
 def cmd_check(argv):
     a = parser_check().parse_args(argv)
+    if a.junit:
+        junit.check(a.junit)
     outcomes = [o for j in read_jobs(a.dirs) for o in expect.evaluate(j)]
     if not outcomes:
         sys.stderr.write("commbench check: the experiment sets no expectations (`expect` in a "
@@ -85,11 +104,12 @@ def cmd_check(argv):
                          + ("\n" if a.allow_none else "; exit 1 (--allow-none accepts this)\n"))
     else:
         _print_outcomes(outcomes)
+    code = EXIT_FAILED if (not outcomes and not a.allow_none) or any(not o.ok for o in outcomes) \
+        else EXIT_OK
     if a.junit:
-        junit.write(a.junit, "commbench expectations", _expectation_cases(outcomes))
-    if not outcomes and not a.allow_none:
-        return EXIT_FAILED
-    return EXIT_FAILED if any(not o.ok for o in outcomes) else EXIT_OK
+        return _write_junit("check", code, a.junit, "commbench expectations",
+                            _expectation_cases(outcomes))
+    return code
 
 
 def parser_compare():
@@ -145,6 +165,23 @@ def _attach_dash_values(argv, options):
     return out
 
 
+def _warn_mixed_sides(baseline, new, sides):
+    """Says (stderr) when a side holds jobs of several experiments, whose shared cases are then
+    pooled as repeats of one another, and when both sides are the same job folders."""
+    for side, path, jobs in (("BASELINE", baseline, sides[0]), ("NEW", new, sides[1])):
+        names = compare.experiments(jobs)
+        if len(names) > 1:
+            found = ", ".join(f"'{n}' ({c} job folder{'s' if c > 1 else ''})"
+                              for n, c in names.items())
+            sys.stderr.write(f"commbench compare: warning: {side} {path} holds jobs of "
+                             f"{len(names)} experiments: {found}; cases they share are pooled as "
+                             "repeats of one case. Pass one experiment's job folders per side\n")
+    paths = [{os.path.realpath(j.path) for j in jobs} for jobs in sides]
+    if paths[0] and paths[0] == paths[1]:  # read_sides refused a partial overlap
+        sys.stderr.write("commbench compare: warning: BASELINE and NEW are the same job "
+                         "folder(s): every case is compared with itself\n")
+
+
 def cmd_compare(argv):
     p = parser_compare()
     a = p.parse_args(_attach_dash_values(argv, ("--min-change", "--threshold")))
@@ -164,13 +201,18 @@ def cmd_compare(argv):
         ignore = compare.parse_ignore(a.ignore)
     except ValueError as e:
         p.error(str(e))
-    rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma, ignore)
+    if a.junit:
+        junit.check(a.junit)
+    sides = compare.read_sides(a.baseline, a.new)
+    _warn_mixed_sides(a.baseline, a.new, sides)
+    rows = compare.compare(a.baseline, a.new, min_change, a.alpha, a.min_effect, a.sigma, ignore,
+                           sides)
     print(f"commbench compare: baseline {a.baseline}\n                   new      {a.new}\n")
     print(compare.render_text(rows, min_change, a.alpha, a.min_effect, a.sigma))
     # NEW's cases lost to a failed execution or an unfinished job are regressions (exit 1), not
     # two experiments that share nothing (exit 2).
     if not any(r.matched or r.verdict == "regressed" for r in rows):
-        why = compare.why_nothing_matches(a.baseline, a.new, ignore)
+        why = compare.why_nothing_matches(a.baseline, a.new, ignore, sides)
         fields = [f for f, _ in why]
         hint = (f" To compare them anyway, --ignore {','.join(fields)}."
                 if fields and all(f in compare.IGNORABLE for f in fields) else "")
@@ -179,20 +221,22 @@ def cmd_compare(argv):
                          + ". Compare results of the same experiment (the run names may differ)."
                          + hint + "\n")
         return EXIT_INVALID
-    outcomes = [o for j in read_jobs([a.new]) for o in expect.evaluate(j)]
+    outcomes = [o for j in sides[1] for o in expect.evaluate(j)]
     if outcomes:
         print()
         _print_outcomes(outcomes)
+    regressed = any(r.verdict == "regressed" for r in rows)
+    code = EXIT_FAILED if regressed or any(not o.ok for o in outcomes) else EXIT_OK
     if a.junit:
         cases = [(r.name, "compare", f"{r.verdict}: {r.note}" if r.verdict == "regressed"
                   else None, f"time × {r.time_ratio}, busbw × {r.bw_ratio}, {r.verdict} {r.note}",
                   None if r.matched or r.verdict == "regressed" else r.verdict)
                  for r in rows]
-        junit.write(a.junit, "commbench compare", cases + list(_expectation_cases(outcomes)),
-                    properties={"method": compare.method_text(rows, min_change, a.alpha,
-                                                              a.min_effect, a.sigma)})
-    regressed = any(r.verdict == "regressed" for r in rows)
-    return EXIT_FAILED if regressed or any(not o.ok for o in outcomes) else EXIT_OK
+        return _write_junit("compare", code, a.junit, "commbench compare",
+                            cases + list(_expectation_cases(outcomes)),
+                            properties={"method": compare.method_text(rows, min_change, a.alpha,
+                                                                      a.min_effect, a.sigma)})
+    return code
 
 
 def cmd_after_run(argv):

@@ -160,7 +160,7 @@ def _namer(jobs):
         run = f", run {c.get('run')}" if runs[id(j)] else ""
         rep = f", repeat {int(c.get('repeat') or 0) + 1}" if repeats[id(j)] else ""
         return (f"{c.get('op')} {fmt.size(c.get('bytes', 0))} {c.get('backend')} "
-                f"{c.get('world_size')} ranks{run}{rep}" + (f" ({j.label})" if job else ""))
+                f"{fmt.ranks(c.get('world_size'))}{run}{rep}" + (f" ({j.label})" if job else ""))
     return name
 
 
@@ -172,8 +172,9 @@ def quality(jobs):
             if e.get("status") not in (None, "ok"):
                 rank = e.get("failed_rank", -1)
                 who = f" (rank {rank})" if isinstance(rank, int) and rank >= 0 else ""
-                out.append(f"Execution {e.get('run')} {e.get('backend')} {e.get('world_size')} "
-                           f"ranks in {j.label}: {e.get('status')}{who} — {e.get('reason', '')}")
+                out.append(f"Execution {e.get('run')} {e.get('backend')} "
+                           f"{fmt.ranks(e.get('world_size'))} in {j.label}: {e.get('status')}{who} "
+                           f"— {e.get('reason', '')}")
     name = _namer(jobs)
     cases = [(j, c) for j in jobs for c in j.cases]
     wrong = [(j, c) for j, c in cases if isinstance(c.get("wrong"), int) and c["wrong"] > 0]
@@ -271,7 +272,7 @@ def stragglers(jobs):
             if counts[r] * 2 >= len(rows):
                 # Counted from 1, as the console does (records keep `repeat` from 0).
                 which = f", repeat {repeat + 1}" if repeated else ""
-                out.append(f"{run} {backend} {world} ranks{which} ({j.label}): rank {r} is the slowest "
+                out.append(f"{run} {backend} {fmt.ranks(world)}{which} ({j.label}): rank {r} is the slowest "
                            f"rank, at least {fmt.pct(STRAGGLER_RATIO - 1)} above the median "
                            f"participating rank, in {counts[r]} of {len(rows)} cases (up to "
                            f"{fmt.ratio(worst[r])} the median; rank_mean_us).")
@@ -290,7 +291,7 @@ def links(jobs):
             continue
         lo, hi = min(bw), max(bw)
         med = statistics.median(b[0] for b in bw)
-        out.append(f"all_pairs {backend} {world} ranks, {fmt.size(nbytes)}{' ' + dtype if dtypes else ''}: fastest pair "
+        out.append(f"all_pairs {backend} {fmt.ranks(world)}, {fmt.size(nbytes)}{' ' + dtype if dtypes else ''}: fastest pair "
                    f"{hi[1]}→{hi[2]} {fmt.num(hi[0])} GB/s, slowest {lo[1]}→{lo[2]} "
                    f"{fmt.num(lo[0])} GB/s ({fmt.ratio(lo[0] / med)} the median pair, "
                    f"{fmt.num(med)} GB/s; {len(bw)} pairs).")
@@ -313,7 +314,7 @@ def machine(jobs):
         la = h.get("load_average") or [None]
         out.append(f"{len(busy)} of {len(j.executions)} executions in {j.label} started on a busy "
                    f"machine ({over} oversubscribed: more ranks than CPUs); the worst, {e.get('run')} "
-                   f"{e.get('backend')} {e.get('world_size')} ranks, had {h.get('ranks_here')} "
+                   f"{e.get('backend')} {fmt.ranks(e.get('world_size'))}, had {h.get('ranks_here')} "
                    f"rank(s) + {h.get('runnable_others')} other runnable task(s) on {h.get('cpus')} "
                    f"CPU(s), load average {fmt.num(la[0]) if la[0] is not None else 'n/a'}. Their "
                    "times include waiting for a CPU: do not publish them as the backend's "
@@ -382,7 +383,7 @@ def not_gpu_performance(jobs):
             rank0 = ((e.get("metadata") or {}).get("ranks") or {}).get("0") or {}
             name = ((rank0.get("gpu") or {}).get("cuda") or {}).get("name")
             if isinstance(name, str) and "simulated" in name:
-                out.append(f"{e.get('run')} {e.get('backend')} {e.get('world_size')} ranks in {j.label} "
+                out.append(f"{e.get('run')} {e.get('backend')} {fmt.ranks(e.get('world_size'))} in {j.label} "
                            f"ran on {name}: its times are a CPU emulation's, not a GPU's.")
         shared = sum(1 for c in j.cases if c.get("oversubscribe_gpu"))
         if shared:

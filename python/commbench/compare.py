@@ -15,25 +15,28 @@ Noise model (docs/output.md, "Comparing jobs"):
   each side is represented by its **fastest repeat** (best of N, as Python's timeit); the noise
   scale is the repeats' robust spread — 1.4826 x the median absolute deviation of the log times
   around each side's median, the larger of this case's own and the one pooled over every case
-  compared (a tight case is not judged on a tighter scale than the others'). From 3 repeats a
-  side the median leaves one outlying repeat out, so it neither hides a change nor makes one;
-  with 2, one slow repeat widens the case's scale and can hide a change (the note says so: two
-  repeats cannot tell a slower library from one slow run). The test: t = (log best NEW - log best BASE) / (scale x
+  compared (a tight case is not judged on a tighter scale than the others'). From 4 repeats a
+  side the median leaves one outlying repeat per side out; at 3 it leaves out one on one side,
+  but one on each side is half the deviations and can hide a change; with 2, one slow repeat
+  widens the case's scale and can hide a change (the note says so: two repeats cannot tell a
+  slower library from one slow run). The test: t = (log best NEW - log best BASE) / (scale x
   sqrt(1/n_b + 1/n_n)), one-sided in the direction of the change, Student's t with n_b + n_n - 2
-  degrees of freedom, Holm-corrected over every case tested so that the family-wise false-alarm
-  rate is `alpha`. A case changed when the ratio of the best times is beyond `min_change` AND
-  the test is significant AND the effect size |d| (the change over the scale) is at least
-  `min_effect`.
+  degrees of freedom, Holm-corrected over every case tested, meant to hold the family-wise
+  false-alarm rate to `alpha` (simulated: tests/python/test_compare_noise.py, quoted in
+  docs/output.md; at 5 repeats of symmetric noise it exceeds it). A case changed when the ratio
+  of the best times is beyond `min_change` AND the test is significant AND the effect size |d|
+  (the change over the scale) is at least `min_effect`.
 - iterations only, when a side has a single repeat: the per-iteration spread of each run (the
   standard error of the difference of the two means), which does not see run-to-run variation
   and so understates the noise on a shared machine; the output says so.
 """
 import json
 import math
+import os
 
 from . import fmt, stats
 from .compare_lost import LOST, why_not_measured, why_repeats_lost  # noqa: F401 (API)
-from .load import num, read_jobs
+from .load import ResultsError, num, read_jobs
 
 MIN_CHANGE = 0.05   # a change of the compared time smaller than this is never a verdict
 ALPHA = 0.05        # family-wise false-alarm rate of the run-to-run test (Holm)
@@ -114,6 +117,30 @@ def cases_by_key(path, ignore=(), jobs=None):
     for j in read_jobs([path]) if jobs is None else jobs:
         for c in j.cases:
             out.setdefault(match_key(c, ignore), []).append(c)
+    return out
+
+
+def read_sides(baseline, new):
+    """(BASELINE's jobs, NEW's jobs). A job folder on both sides (NEW's folder inside BASELINE's
+    folder of jobs) would count as repeats of both and hide any change: refused. Both sides the
+    very same folders (`compare JOB JOB`, a self-check: every case unchanged) are not."""
+    base, new_jobs = read_jobs([baseline]), read_jobs([new])
+    b = {os.path.realpath(j.path) for j in base}
+    n = {os.path.realpath(j.path) for j in new_jobs}
+    shared = sorted(b & n)
+    if shared and b != n:
+        more = f" (and {len(shared) - 1} more)" if len(shared) > 1 else ""
+        raise ResultsError(f"the job folder {shared[0]}{more} is on both sides: in BASELINE "
+                           f"{baseline} and in NEW {new}; its records would be repeats of both "
+                           "and hide any change. Pass BASELINE and NEW folders that share no job")
+    return base, new_jobs
+
+
+def experiments(jobs):
+    """{experiment name: job folders} of one side's jobs, in the order read."""
+    out = {}
+    for j in jobs:
+        out[j.name or "(unnamed)"] = out.get(j.name or "(unnamed)", 0) + 1
     return out
 
 
@@ -312,12 +339,12 @@ def judge(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA):
 
 
 def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGMA,
-            ignore=()):
+            ignore=(), sides=None):
     """Rows for every case on either side: matched ones judged, regressions first (cases NEW lost
     among them), then by time ratio; unmatched ones last. `ignore`: MATCH_FIELDS left out of the
-    match (parse_ignore)."""
-    new_jobs = read_jobs([new])
-    b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore, new_jobs)
+    match (parse_ignore). `sides`: read_sides(baseline, new), when already read."""
+    base_jobs, new_jobs = sides or read_sides(baseline, new)
+    b, n = cases_by_key(baseline, ignore, base_jobs), cases_by_key(new, ignore, new_jobs)
     job_of = {id(c): j for j in new_jobs for c in j.cases}
     rows = [Row(k, b.get(k), n.get(k), ignore) for k in list(b) + [k for k in n if k not in b]]
     for row in rows:
@@ -347,10 +374,11 @@ def compare(baseline, new, min_change=MIN_CHANGE, alpha=ALPHA, min_effect=MIN_EF
     return rows
 
 
-def why_nothing_matches(baseline, new, ignore=()):
+def why_nothing_matches(baseline, new, ignore=(), sides=None):
     """(field, text) for each field whose values the two sides do not share (what tells their
     cases apart)."""
-    b, n = cases_by_key(baseline, ignore), cases_by_key(new, ignore)
+    base_jobs, new_jobs = sides or (None, None)
+    b, n = cases_by_key(baseline, ignore, base_jobs), cases_by_key(new, ignore, new_jobs)
     names = MATCH_FIELDS + WORKLOAD_FIELDS
     out = []
     for i, f in enumerate(names):

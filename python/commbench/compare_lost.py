@@ -5,6 +5,7 @@ outcomes tell: an execution that `failed`, was `interrupted` or found its backen
 and a job that did not finish (no `job_end` record, no summary.json). A case NEW never planned (a
 subset on purpose, fewer ranks launched: `skipped`) is not lost.
 """
+from . import fmt
 
 
 # Execution outcomes whose cases were lost, not left out: NEW planned them and could not measure
@@ -27,7 +28,8 @@ def why_not_measured(case, new_jobs):
                     and e.get("world_size") == case.get("world_size")
                     and (e.get("run") == case.get("run") or _run_plans(j, e.get("run"), case))):
                 return (f"not measured: NEW's execution '{e.get('run')}' ({e.get('backend')}, "
-                        f"{e.get('world_size')} ranks) was {e.get('status')}: {e.get('reason', '')}")
+                        f"{fmt.ranks(e.get('world_size'))}) was {e.get('status')}: "
+                        f"{e.get('reason', '')}")
     for j in new_jobs:
         if (j.end is None and j.summary is None
                 and j.header.get("experiment") == case.get("experiment")):
@@ -65,8 +67,9 @@ def why_repeats_lost(recs, new_jobs, job_of=None):
             e = lost[0]
             which = ", ".join(str((x.get("repeat") or 0) + 1) for x in lost)
             return (f"not measured in repeat {which} of NEW's {len(mine) + len(lost)}: NEW's "
-                    f"execution '{e.get('run')}' ({e.get('backend')}, {e.get('world_size')} "
-                    f"ranks) was {e.get('status')}: {e.get('reason', '')}")
+                    f"execution '{e.get('run')}' ({e.get('backend')}, "
+                    f"{fmt.ranks(e.get('world_size'))}) was {e.get('status')}: "
+                    f"{e.get('reason', '')}")
         if j.end is None and j.summary is None and _may_lack_repeats(j, mine):
             return (f"not measured in every repeat: NEW's job {j.label} did not finish (no "
                     f"job_end record) and may have stopped before its last repeats of run "

@@ -55,7 +55,7 @@ class Outcome:
         share = (f" (a share of {fmt.size(c['job_bytes'])} job-wide)"
                  if isinstance(c.get("job_bytes"), int) and c["job_bytes"] > 0 else "")
         return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{share}{pair} "
-                f"{c.get('backend')} {c.get('world_size')} ranks{repeat}")
+                f"{c.get('backend')} {fmt.ranks(c.get('world_size'))}{repeat}")
 
     def value_text(self):
         """The value measured, with enough digits to read on its side of the bound (a miss of
@@ -125,8 +125,8 @@ def lost_cases(job, run):
         if isinstance(done, int) and isinstance(total, int) and done >= total:
             continue
         counted = f"{done} of {total} cases recorded" if isinstance(total, int) else "cases missing"
-        out.append(f"not measured: {e.get('backend')} {e.get('world_size')} ranks {e.get('status')} "
-                   f"({counted}; {e.get('reason', '')})")
+        out.append(f"not measured: {e.get('backend')} {fmt.ranks(e.get('world_size'))} "
+                   f"{e.get('status')} ({counted}; {e.get('reason', '')})")
     if job.end is None and job.summary is None:
         out.append("not measured: the job did not finish (no job_end record), so cases it had not "
                    "reached are missing")

@@ -47,6 +47,11 @@ def num_against(x, bound, digits=3):
     return repr(x)
 
 
+def ranks(n):
+    """'1 rank', '4 ranks': a world size in a sentence ("1 ranks" read as a typo)."""
+    return f"{n} rank" + ("" if n == 1 else "s")
+
+
 def pct(fraction, digits=3):
     return f"{num(fraction * 100, digits)} %"
 

@@ -4,6 +4,30 @@ when it could not be judged (a case on one side only)."""
 from xml.sax.saxutils import escape, quoteattr
 
 from . import safe_files
+from .load import ResultsError
+
+HINT = "give --junit a path in a folder of yours"
+
+
+def why(e):
+    """An error in words: 'path: reason' for an OSError (its strerror, not "[Errno 20] ...")."""
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    return str(e)
+
+
+def check(path):
+    """Refuses a --junit `path` that could not be written (its folder missing, a file, not ours,
+    not writable; `path` a folder) before any work: ResultsError naming the flag and the path
+    (exit 2), rather than a whole comparison printed and then an error that loses its verdict.
+    A link planted in the folder (safe_files.UnsafeOutput) says so in its own words."""
+    try:
+        safe_files.check_file(path, hint=HINT)
+    except safe_files.UnsafeOutput:
+        raise
+    except OSError as e:
+        raise ResultsError(f"--junit {path}: the file cannot be written there ({why(e)}); "
+                           "give --junit a path in an existing folder you can write") from None
 
 
 def write(path, suite, cases, properties=None):
@@ -34,5 +58,5 @@ def write(path, suite, cases, properties=None):
     out += ["  </testsuite>", "</testsuites>", ""]
     # Through its folder, which must be ours (or root's); a link at `path` is replaced, not
     # written through (safe_files.py).
-    with safe_files.create_file(path, hint="give --junit a path in a folder of yours") as f:
+    with safe_files.create_file(path, hint=HINT) as f:
         f.write("\n".join(out))

@@ -244,7 +244,8 @@ def read_jobs(paths):
 
 def flatten(record, source=None):
     """A case record as one flat dict: `time_us.p50` -> `time_us_p50`, arrays left out, like
-    results.csv; `source` (the job folder's label) first when given."""
+    results.csv; `source` (the job folder's label) first when given. Values are the record's
+    own (-1, 0.0 where results.csv leaves a cell empty: csv_empty() says where)."""
     row = {}
     if source is not None:
         row["source"] = source
@@ -255,7 +256,13 @@ def flatten(record, source=None):
             row[k] = json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
         if isinstance(v, dict) and (k not in JSON_CELLS or k in FLATTENED_JSON_CELLS):
             for sk, sv in v.items():
-                if not isinstance(sv, (dict, list)):
+                if isinstance(sv, dict) and k in FLATTENED_JSON_CELLS:
+                    # A workload's timings ({p50, p99, ...} of step_ms, comm_ms): one level
+                    # deeper, `workload_step_ms_p50`, or they would be in the JSON cell only.
+                    for name, x in sv.items():
+                        if not isinstance(x, (dict, list)):
+                            row[f"{k}_{sk}_{name}"] = x
+                elif not isinstance(sv, (dict, list)):
                     row[f"{k}_{sk}"] = sv
         elif k not in JSON_CELLS and not isinstance(v, list):
             row[k] = v
@@ -272,13 +279,17 @@ def load(path, as_dataframe=None):
 
     `path`: a job folder, a folder of job folders, or a list of those. Each row is the case
     record flattened as results.csv flattens it — `time_us` becomes `time_us_mean`,
-    `time_us_p50`, ...; arrays (`samples_us`, `rank_mean_us`) are left out — with `source` (the
-    job folder's name) first. Returned as a pandas DataFrame when pandas is importable, else as a
+    `time_us_p50`, ...; a workload's `step_ms` becomes `workload_step_ms_p50`, ...; arrays
+    (`samples_us`, `rank_mean_us`) are left out — with `source` (the job folder's name) first.
+    Where results.csv leaves a cell empty (csv_empty(): times and bandwidths of a case that was
+    not measured, `wrong` -1, `src`/`dst` -1, ...) the value is None (NaN in the DataFrame, which
+    mean() skips), never the record's placeholder 0 or -1. Booleans stay Python bools (results.csv
+    writes `true`/`false`). Returned as a pandas DataFrame when pandas is importable, else as a
     list of dicts with exactly those keys (`as_dataframe=False` forces the list, True requires
     pandas). `rows.to_dict("records") if hasattr(rows, "to_dict") else rows` is the same list of
     dicts either way. The nested records, samples included: `records()`.
     """
-    rows = [flatten(c, j.label) for j in _jobs_of(path) for c in j.cases]
+    rows = [csv_row(c, j.label) for j in _jobs_of(path) for c in j.cases]
     if as_dataframe is not False:
         try:
             import pandas as pd
@@ -332,17 +343,36 @@ def csv_number(v):
     return text[:-2] if text.endswith(".0") else text
 
 
+def csv_empty(k, v, row, measured):
+    """Whether results.csv leaves the cell of column `k` (value `v` of the flat `row`) empty:
+    core/src/report/csv_reporter.cpp's rules, docs/output.md. The one definition: csv_cell()
+    writes these cells empty and load() gives them as None."""
+    if v is None or (k in ("src", "dst", "wrong") and v == -1):
+        return True      # wrong -1: not checked; src/dst -1: not all_pairs
+    if not measured and (k.startswith("time_us_") or k.endswith("_gbps") or k == "msg_rate_mps"):
+        return True      # not measured: NaN, which mean() skips, not a 0 that drags it down
+    if k == "msg_rate_mps" and not v > 0:
+        return True      # does not apply to this op
+    if k == "target_cv" and not v > 0:
+        return True      # the run set none
+    if k == "cv_reached" and not ((num(row, "target_cv") or 0) > 0 and measured):
+        return True
+    return False
+
+
+def csv_row(record, source=None):
+    """flatten(record, source) with None where results.csv leaves the cell empty (csv_empty)."""
+    row = flatten(record, source)
+    measured = record.get("status") == "ok"
+    empty = [k for k, v in row.items() if csv_empty(k, v, row, measured)]
+    for k in empty:  # decided on the record's values first: cv_reached reads target_cv
+        row[k] = None
+    return row
+
+
 def csv_cell(k, v, row, measured):
     """One cell by results.csv's rules (core/src/report/csv_reporter.cpp, docs/output.md)."""
-    if v is None or (k in ("src", "dst", "wrong") and v == -1):
-        return ""
-    if not measured and (k.startswith("time_us_") or k.endswith("_gbps") or k == "msg_rate_mps"):
-        return ""
-    if k == "msg_rate_mps" and not v > 0:
-        return ""        # does not apply to this op
-    if k == "target_cv" and not v > 0:
-        return ""        # the run set none
-    if k == "cv_reached" and not ((num(row, "target_cv") or 0) > 0 and measured):
+    if csv_empty(k, v, row, measured):
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"

@@ -220,7 +220,7 @@ def workload_bars(jobs):
     fields = {
         "job": lambda j, r: j.label, "run": lambda j, r: r.get("run"),
         "backend": lambda j, r: r.get("backend"),
-        "ranks": lambda j, r: f"{r.get('world_size')} rank" + ("" if r.get("world_size") == 1 else "s"),
+        "ranks": lambda j, r: fmt.ranks(r.get("world_size")),
         "model": lambda j, r: f"{r['workload'].get('model')} {r['workload'].get('sharding')}",
         "batch": lambda j, r: f"batch {r['workload'].get('batch_size')}",
         "overlap": lambda j, r: "overlap " + ("on" if r["workload"].get("overlap") else "off")}

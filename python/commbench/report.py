@@ -110,8 +110,7 @@ def _comparison_tables(doc, jobs):
         any_table = True
         names = [label(s, group, never=("world_size",)) for s in group]
         what = " ".join(str(v) for v in (op, dtype, redop, placement) if v)
-        ranks = f"{world} rank" + ("" if world == 1 else "s")
-        doc.h(3, f"{what}, {ranks}: " + " vs ".join(names))
+        doc.h(3, f"{what}, {fmt.ranks(world)}: " + " vs ".join(names))
         sizes = sorted({b for s in group for b in s.sizes})
         headers = ["size"]
         for n in names:
@@ -145,7 +144,7 @@ def _pair_tables(doc, jobs):
             continue
         bw, _ = pair_matrix(recs, world)
         which = f" {dtype}" if dtypes else ""
-        doc.h(3, f"all_pairs {backend} ({memory}) {world} ranks, {fmt.size(nbytes)}{which}: bandwidth "
+        doc.h(3, f"all_pairs {backend} ({memory}) {fmt.ranks(world)}, {fmt.size(nbytes)}{which}: bandwidth "
               "(GB/s, src rows × dst columns)")
         doc.table(["src \\ dst"] + [str(d) for d in range(world)],
                   [[str(s)] + ["·" if s == d else (fmt.num(bw[s][d]) if bw[s][d] is not None

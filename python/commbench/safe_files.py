@@ -271,6 +271,29 @@ class Folder:
         self.close()
 
 
+def check_file(path, hint="choose another path"):
+    """Raises, without writing `path`, what create_file(path) would raise for its folder (missing,
+    not a folder, not ours, not writable, a read-only file system) or for `path` being a folder:
+    a temporary file is made in the folder and removed. For output asked for on the command line
+    (--junit), checked before the work rather than found to fail after it."""
+    path = os.path.abspath(path)
+    folder, name = os.path.dirname(path), os.path.basename(path)
+    parts = resolve(folder, hint, path)
+    with Folder(open_resolved(parts, False, hint, folder), folder, hint) as d:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISDIR(os.stat(name, dir_fd=d.fd, follow_symlinks=False).st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | getattr(os, "O_CLOEXEC", 0), FILE_MODE, dir_fd=d.fd)
+        except OSError as e:
+            e.filename, e.filename2 = folder, None
+            raise
+        os.close(fd)
+        os.unlink(tmp, dir_fd=d.fd)
+
+
 @contextlib.contextmanager
 def create_file(path, binary=False, newline=None, hint="choose another path"):
     """A file object for the user-given file `path`, written through its (existing) folder:

@@ -79,7 +79,7 @@ def scaling(jobs):
                 amount = fmt.size(e.get("bytes", 0)) + (" per rank" if mode == "weak" else " in total")
             src = f" in {j.label}" if len(jobs) > 1 else ""
             pts = sorted(e["points"], key=lambda p: p.get("world_size", 0))
-            effs = ", ".join(f"{p['world_size']} ranks {fmt.pct(p['efficiency'])}" for p in pts[1:]
+            effs = ", ".join(f"{fmt.ranks(p['world_size'])} {fmt.pct(p['efficiency'])}" for p in pts[1:]
                              if p.get("efficiency") is not None)
             formula = _SCALING_FORMULA.get((kind, mode), "docs/metrics.md")
             if kind == "op" and mode == "weak" and e.get("op") == "msg_rate":

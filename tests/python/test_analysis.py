@@ -104,6 +104,19 @@ class ResultQuality(unittest.TestCase):
         (line,) = sentences([job([rec()])], "Per backend and op")
         self.assertTrue(line.endswith("(1 size)."), line)
 
+    def test_one_rank_is_singular(self):
+        # seed 001: "Execution gpu nccl 1 ranks in ...". Counted from the records, both ways.
+        failed = {"run": "gpu", "backend": "nccl", "world_size": 1, "status": "failed",
+                  "reason": "no GPU"}
+        for world in (1, 2):
+            bad = rec(world=world, status="failed", wrong=2, time_us={})
+            text = "\n".join(sentences([job([bad], [dict(failed, world_size=world)])],
+                                        "Result quality"))
+            want = "1 rank" if world == 1 else "2 ranks"
+            self.assertIn(f"Execution gpu nccl {want} in known: failed", text)
+            self.assertIn(f"Check failed: allreduce 4 KiB gloo {want} (known)", text)
+            self.assertNotIn("1 ranks", text)
+
 
 class Comparisons(unittest.TestCase):
     def test_sentences_name_dtype_and_redop(self):

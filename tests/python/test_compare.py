@@ -540,5 +540,117 @@ class CompareTest(TempDirCase):
                 self.assertIn(f"{flag} {value}: expected a finite", p.stderr)
 
 
+class JunitDestinationTest(TempDirCase):
+    """--junit PATH that cannot be written: the whole comparison was printed, then "commbench
+    compare: /x/afile: Not a directory; check that path", exit 2, the verdict (1) lost and the
+    flag not named."""
+
+    def regression(self):
+        base = synthetic_job(self.tmp, "base", [100.0, 101.0, 100.5])
+        slow = synthetic_job(self.tmp, "slow", [130.0, 131.0, 130.5])
+        return base, slow
+
+    def test_an_unwritable_junit_path_is_refused_before_any_work(self):
+        base, slow = self.regression()
+        afile = os.path.join(self.tmp, "afile")
+        open(afile, "w").close()
+        folder = os.path.join(self.tmp, "folder")
+        os.mkdir(folder)
+        for path, why in ((os.path.join(afile, "x.xml"), "Not a directory"),
+                          (os.path.join(self.tmp, "missing", "x.xml"), "No such file or directory"),
+                          (folder, "Is a directory")):
+            for args in (["compare", base, slow], ["check", base, "--allow-none"]):
+                with self.subTest(path=path, command=args[0]):
+                    p = commbench(*args, "--junit", path)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    self.assertEqual(p.stdout, "")   # refused first: no work, no table
+                    self.assertIn(f"commbench {args[0]}: --junit {path}: the file cannot be "
+                                  "written there", p.stderr)
+                    self.assertIn(why, p.stderr)
+        self.assertEqual(os.listdir(folder), [])   # the probe leaves nothing behind
+        good = os.path.join(folder, "ok.xml")
+        commbench("compare", base, slow, "--junit", good, check=1)
+        self.assertEqual(os.listdir(folder), ["ok.xml"])
+
+    @unittest.skipIf(os.geteuid() == 0, "root writes into a read-only folder anyway")
+    def test_a_folder_one_may_not_write_is_refused_first(self):
+        base, slow = self.regression()
+        ro = os.path.join(self.tmp, "ro")
+        os.mkdir(ro, 0o555)
+        p = commbench("compare", base, slow, "--junit", os.path.join(ro, "x.xml"), check=2)
+        self.assertEqual(p.stdout, "")
+        self.assertIn("Permission denied", p.stderr)
+
+    def test_a_junit_file_that_fails_at_the_end_keeps_the_verdict_printed(self):
+        # Checked first, the file can still fail when written (a full disk): the verdict is
+        # printed, the message names the --junit file and says what the exit code would have
+        # been; the step exits 2 (documented: never 0 over a regression).
+        import contextlib
+        import errno
+        import io
+        from commbench import __main__ as cli
+        base, slow = self.regression()
+        path = os.path.join(self.tmp, "late.xml")
+
+        def full(p, *args, **kwargs):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), p)
+        for args, verdict in ((["compare", base, slow], 1), (["compare", base, base], 0),
+                              (["check", base], 1), (["check", base, "--allow-none"], 0)):
+            with self.subTest(args=args):
+                out, err = io.StringIO(), io.StringIO()
+                saved, cli.junit.write = cli.junit.write, full
+                try:
+                    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                        code = cli.main(args + ["--junit", path])
+                finally:
+                    cli.junit.write = saved
+                self.assertEqual(code, 2, err.getvalue())
+                self.assertIn(f"commbench {args[0]}: could not write the --junit file {path} "
+                              f"({path}: No space left on device); the verdict above stands "
+                              f"(exit {verdict} without --junit); exit 2", err.getvalue())
+                if args[0] == "compare":
+                    self.assertIn("regressed" if verdict else "unchanged", out.getvalue())
+                self.assertFalse(os.path.exists(path))
+
+
+class MixedSidesTest(TempDirCase):
+    """A side that mixes jobs of two experiments was compared without a word, and NEW's own job
+    folder inside BASELINE's folder of jobs was pooled into both sides."""
+
+    def job(self, parent, name, experiment, means):
+        path = synthetic_job(parent, name, means)
+        rewrite_records(path, lambda lines: [dict(l, experiment=experiment) if "experiment" in l
+                                             else l for l in lines])
+        return path
+
+    def test_a_side_of_two_experiments_is_said(self):
+        old = os.path.join(self.tmp, "old")
+        self.job(old, "a", "small", [100.0, 101.0, 100.5])
+        self.job(old, "b", "other", [100.2, 100.9, 100.4])
+        new = self.job(self.tmp, "new", "small", [100.1, 100.7, 101.0])
+        p = commbench("compare", old, new, check=0)
+        self.assertIn(f"commbench compare: warning: BASELINE {old} holds jobs of 2 experiments: "
+                      "'small' (1 job folder), 'other' (1 job folder)", p.stderr)
+        self.assertNotIn("NEW", p.stderr)
+        # One experiment a side: no warning.
+        shutil.rmtree(os.path.join(old, "b"))
+        self.assertEqual(commbench("compare", old, new, check=0).stderr, "")
+
+    def test_a_job_folder_on_both_sides_is_refused(self):
+        old = os.path.join(self.tmp, "old")
+        self.job(old, "a", "small", [100.0, 101.0, 100.5])
+        new = self.job(old, "new", "small", [130.0, 131.0, 130.5])   # a regression, hidden
+        for args in ((old, new), (new, old), (old + "/", os.path.join(old, ".", "new"))):
+            with self.subTest(args=args):
+                p = commbench("compare", *args, check=2)
+                self.assertEqual(p.stdout, "")
+                self.assertIn(f"the job folder {os.path.realpath(new)} is on both sides",
+                              p.stderr)
+                self.assertIn("share no job", p.stderr)
+        # The very same folders on both sides are a self-check, said but not refused.
+        p = commbench("compare", new, new, check=0)
+        self.assertIn("BASELINE and NEW are the same job folder(s)", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

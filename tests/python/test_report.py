@@ -272,7 +272,7 @@ class ReportTest(TempDirCase):
         analysis = self.read(out, "analysis.md")
         self.assertIn(f"**⚠ {warning}", analysis)
         self.assertLess(analysis.index(warning), analysis.index("From 40 case records"))
-        self.assertIn("allreduce-scaling ucx 1 ranks in full: interrupted", analysis)
+        self.assertIn("allreduce-scaling ucx 1 rank in full: interrupted", analysis)
         with open(os.path.join(out, "combined.csv")) as f:
             self.assertEqual(len(list(csv.DictReader(f))), 40)
         self.assertIn(f"**⚠ {warning}", self.read(out, "report.md"))
