@@ -22,8 +22,9 @@
 #   direct     commbench vs bench/nccl_direct (and nccl-tests with --nccl-tests), 8 B .. max-bytes
 #   d2d        1 GiB allreduce at 1 rank vs a device-to-device copy
 #   workload   the cuBLAS data-parallel workload at 1 rank
-#   shared     two ranks on the one GPU (oversubscribe_gpu = true: correctness only), and the
-#              same world without it reported unavailable with the reason
+#   shared     two ranks on the one GPU (oversubscribe_gpu = true: correctness only): collectives,
+#              graph, per_iteration, a non-blocking communicator, point-to-point patterns and
+#              all_pairs; and the same world without it reported unavailable with the reason
 # Exit status: 0 every step passed; 1 a step failed or a target was missed; 2 bad usage;
 # 3 no GPU (nothing measured).
 set -uo pipefail
@@ -500,7 +501,7 @@ overlap = [true, false]")
 fi
 
 # ---- two ranks on the one GPU: a correctness mode, and the refusal without it
-if want shared 25; then
+if want shared 60; then
   section "Two ranks on one GPU (oversubscribe_gpu = true: correctness only, not a performance number)"
   f=$(toml shared "name = \"shared-gpu\"
 [[run]]
@@ -514,6 +515,48 @@ world_size = 2
 warmup = 1
 iterations = 3
 check = true
+# What one rank never exercises (NCCL runs a lone rank as a copy, without kernels, proxy or
+# connections): graph capture and per-iteration events around real collective kernels, a
+# non-blocking communicator, grouped point-to-point and all_pairs on device buffers.
+[[run]]
+name = \"shared-graph\"
+backends = [\"nccl\"]
+memory = \"cuda\"
+oversubscribe_gpu = true
+ops = [\"allreduce\", \"allgather\"]
+sizes = [1024, 1048576]
+world_size = 2
+iterations = 5
+method = \"graph\"
+[[run]]
+name = \"shared-per-iteration\"
+backends = [\"nccl\"]
+memory = \"cuda\"
+oversubscribe_gpu = true
+ops = [\"allreduce\", \"reducescatter\"]
+sizes = [1024, 1048576]
+world_size = 2
+iterations = 5
+method = \"per_iteration\"
+[[run]]
+name = \"shared-non-blocking\"
+backends = [\"nccl\"]
+memory = \"cuda\"
+oversubscribe_gpu = true
+ops = [\"allreduce\", \"sendrecv\"]
+sizes = [1024, 1048576]
+world_size = 2
+iterations = 5
+options.nccl = { blocking = 0 }
+[[run]]
+name = \"shared-p2p\"
+backends = [\"nccl\"]
+memory = \"cuda\"
+oversubscribe_gpu = true
+ops = [\"pingpong\", \"unidir_bw\", \"bidir_bw\", \"sendrecv\", \"all_pairs\"]
+sizes = [4096, 1048576]
+world_size = 2
+iterations = 5
 [[run]]
 name = \"refused\"
 backends = [\"nccl\"]
@@ -523,15 +566,21 @@ sizes = [1024]
 world_size = 2
 check = true
 env = { CUDA_VISIBLE_DEVICES = \"0\" }")
-  run_exp shared 120 "$f"
+  run_exp shared 240 "$f"
   rc=$?
   "${py:-python3}" - "$work/results/shared" >"$work/shared-summary.txt" 2>&1 <<'PY'
 import glob, json, sys
 recs = [json.loads(l) for f in glob.glob(sys.argv[1] + "/*/results.jsonl") for l in open(f)]
-cases = [r for r in recs if r.get("type") == "case" and r.get("run") == "oversubscribed"]
+cases = [r for r in recs if r.get("type") == "case" and r.get("run") != "refused"]
 ex = [r for r in recs if r.get("type") == "execution"]
 ok = [c for c in cases if c.get("status") == "ok" and c.get("wrong") == 0 and c.get("oversubscribe_gpu")]
-print("oversubscribed: %d of %d cases ok and checked (wrong = 0), labelled oversubscribe_gpu" % (len(ok), len(cases)))
+print("two ranks, one GPU: %d of %d cases ok and checked (wrong = 0), labelled oversubscribe_gpu" % (len(ok), len(cases)))
+for run in sorted({c.get("run") for c in cases}):
+    mine = [c for c in cases if c.get("run") == run]
+    bad = [c for c in mine if c not in ok]
+    print("  %s: %d of %d ok%s" % (run, len(mine) - len(bad), len(mine),
+          "".join("; %s %s B %s: %s" % (c.get("op"), c.get("bytes"), c.get("status"), (c.get("reason") or "")[:160])
+                  for c in bad[:3])))
 ref = [e for e in ex if e.get("run") == "refused"]
 if ref:
     print("refused: status %s — %s" % (ref[0].get("status"), (ref[0].get("reason") or ref[0].get("failure") or "")[:300]))

@@ -110,7 +110,7 @@ iterations = 1
 env = { SIMGPU_FAIL_MALLOC_AFTER = "1" }
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << "its only case was skipped: nothing was measured\n" << r.output;
   const auto cases = dir.records();
   ASSERT_EQ(cases.size(), 1u) << r.output;
   EXPECT_EQ(cases[0]["status"], "skipped") << cases[0].dump();
@@ -270,7 +270,7 @@ sizes = ["4KiB"]
 env = { COMMBENCH_CUDART = "/nonexistent/libcudart.so.13" }
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << "its only case was unsupported: nothing was measured\n" << r.output;
   const auto cases = dir.records();
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0]["status"], "unsupported") << cases[0].dump();
@@ -296,7 +296,8 @@ sizes = ["4KiB"]
 env = { SIMGPU_DEVICE_COUNT = "1" }
 )");
   const CommandResult r = dir.run(file, {"--quiet"});
-  EXPECT_EQ(r.exit_code, 0) << r.output;  // like a backend that cannot run here: skipped, named
+  // Like a backend that cannot run here: skipped, named; the job measured nothing, so it fails.
+  EXPECT_EQ(r.exit_code, 1) << r.output;
   const auto execs = dir.records("execution");
   ASSERT_EQ(execs.size(), 1u);
   EXPECT_EQ(execs[0]["status"], "unavailable") << execs[0].dump();

@@ -361,5 +361,35 @@ TEST(Failures, ASignalToAReportCommandEndsItsPythonToo) {
   if (::kill(python, 0) == 0) ::kill(python, SIGKILL);
 }
 
+// COMMBENCH_PYTHON=/bin/false: `compare` exited 1 ("regressed") and `check` 1 ("expectations
+// missed") without a word. An interpreter that never ran commbench's bootstrap is named, exit 2;
+// the real Python's own verdicts are untouched.
+TEST(Failures, AnInterpreterThatNeverRanThePackageIsNamedNotTakenForAVerdict) {
+  JobDir dir;
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  const auto fake = dir.path() / "fails-at-once";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\nexit 1\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  ::setenv("COMMBENCH_PYTHON", fake.c_str(), 1);
+  const CommandResult compare = run_commbench({"compare", (dir.path() / "a").string(), (dir.path() / "b").string()}, dir.path());
+  const CommandResult check = run_commbench({"check", (dir.path() / "a").string()}, dir.path());
+  ::unsetenv("COMMBENCH_PYTHON");
+  for (const CommandResult* r : {&compare, &check}) {
+    EXPECT_EQ(r->exit_code, 2) << r->output;
+    EXPECT_NE(r->output.find("the Python interpreter '" + fake.string() + "' exited with code 1 before it ran "
+                             "commbench's Python package"),
+              std::string::npos)
+        << r->output;
+  }
+  // The real interpreter on folders that are no results: its own message and code, no such line.
+  const CommandResult real = run_commbench({"check", (dir.path() / "a").string()}, dir.path());
+  EXPECT_NE(real.exit_code, 0) << real.output;
+  EXPECT_EQ(real.output.find("before it ran commbench's Python package"), std::string::npos) << real.output;
+}
+
 }  // namespace
 }  // namespace commbench::testing

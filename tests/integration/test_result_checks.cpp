@@ -140,13 +140,16 @@ world_size = 2
   EXPECT_EQ(o.cases[0]["first_wrong"]["check"], "first_iteration") << o.cases[0].dump();
   EXPECT_NE(o.cases[0]["reason"].get<std::string>().find("then the backend refused the case"), std::string::npos)
       << o.cases[0].dump();
-  // Refused late without a mismatch: unsupported, as before (nothing wrong was seen).
+  // Refused late without a mismatch: unsupported, as before (nothing wrong was seen); the job,
+  // having measured nothing, exits 1 and says so.
   JobDir right;
   const auto ok = run_faulty(right, "none", R"(ops = ["allreduce"]
 sizes = ["1KiB"]
 world_size = 2
 )", "refuse_after = 1");
-  EXPECT_EQ(ok.run.exit_code, 0) << ok.run.output;
+  EXPECT_EQ(ok.run.exit_code, 1) << ok.run.output;
+  EXPECT_NE(ok.run.output.find("Exit code 1: nothing was measured; 1 case unsupported by its backend"), std::string::npos)
+      << ok.run.output;
   ASSERT_EQ(ok.cases.size(), 1u);
   EXPECT_EQ(ok.cases[0]["status"], "unsupported") << ok.cases[0].dump();
   EXPECT_EQ(ok.cases[0]["wrong"], -1) << ok.cases[0].dump();

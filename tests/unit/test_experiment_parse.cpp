@@ -1,9 +1,11 @@
 // Parsing good experiment files: every field, defaults merging, size shapes, positions, JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commbench/sdk/dtypes.hpp"
 #include "experiment/experiment.h"
@@ -273,6 +275,38 @@ TEST(ExperimentParse, EnvValuesTheKernelCannotPassAreRefusedAtTheValue) {
   ASSERT_FALSE(m.diagnostics.empty());
   EXPECT_NE(m.diagnostics[0].message.find("'env' holds"), std::string::npos) << m.diagnostics[0].format();
   EXPECT_NE(m.diagnostics[0].message.find("over 1024 KiB of environment"), std::string::npos) << m.diagnostics[0].format();
+}
+
+// A workload run took op-sweep settings without a word (only the first dtype is used, placement
+// and iterations did nothing); workload = "memory" took batch_size beside batch_sizes.
+TEST(ExperimentParse, OpSettingsAWorkloadDoesNotUseAreWarnings) {
+  std::vector<Diagnostic> warnings;
+  parse_ok(R"(name = "w"
+[[run]]
+name = "dp"
+backend = "gloo"
+workload = "data_parallel"
+model = { parameters = 4096, layers = 2 }
+dtypes = ["f32", "bf16"]
+placement = "in_place"
+iterations = 5
+[[run]]
+name = "mem"
+backend = "gloo"
+workload = "memory"
+model = { parameters = 4096, layers = 2 }
+batch_size = 4
+batch_sizes = [1, 2]
+)", &warnings);
+  std::vector<std::string> text;
+  for (const auto& d : warnings) text.push_back(d.format());
+  const auto has = [&](const std::string& what) {
+    return std::any_of(text.begin(), text.end(), [&](const std::string& t) { return t.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("inline.toml:7:10: warning: only the first of 'dtypes' (f32) is used")) << fmt::format("{}", fmt::join(text, "\n"));
+  EXPECT_TRUE(has("inline.toml:8:13: warning: 'placement' has no effect: a data_parallel run times whole steps"));
+  EXPECT_TRUE(has("inline.toml:9:14: warning: 'iterations' has no effect"));
+  EXPECT_TRUE(has("inline.toml:15:14: warning: 'batch_size' has no effect: workload = \"memory\" measures each of 'batch_sizes'"));
 }
 
 TEST(ExperimentParse, MissingFileIsOneDiagnosticWithoutLine) {

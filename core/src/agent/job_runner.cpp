@@ -33,6 +33,7 @@
 #include "observe/host_metadata.h"
 #include "plan/plan.h"
 #include "report/trace_merge.h"
+#include "report/format.h"
 #include "report/multi_reporter.h"
 #include "report/output_dir.h"
 #include "report/output_failures.h"
@@ -420,6 +421,9 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
     if (c.wrong > 0 || c.status == "failed") code = kExitFailures;
   for (const auto& r : result.records)
     if (r.body.value("status", "ok") == "failed") code = kExitFailures;
+  // A job that measured nothing (every case unsupported or too big, every backend unavailable)
+  // passed a qualification script as "success, with notes": it fails, loudly (exit_reason says why).
+  if (code == kExitOk && !measured_anything(result)) code = kExitFailures;
   if (stop_for_output) code = kExitOutputFailed;
   if (interrupted) code = kExitInterrupted;
   if (group->rank() == 0) {

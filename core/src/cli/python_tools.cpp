@@ -61,9 +61,10 @@ std::string python_interpreter(const PythonToolInputs& in) {
 namespace {
 
 // Spawns `python -m commbench args...` with the package on PYTHONPATH; stdout to `out_fd` when
-// >= 0. Returns the pid, or -1 with `error` set.
+// >= 0; `started_fd` (when >= 0) becomes the child's fd 3, on which the bootstrap writes one byte
+// once the interpreter runs it. Returns the pid, or -1 with `error` set.
 pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string& what, int out_fd, bool quiet,
-                        std::string& error);
+                        std::string& error, int started_fd = -1);
 
 // While a tool runs, SIGINT, SIGTERM and SIGHUP sent to commbench (by `timeout`, a batch
 // system's time limit, a CI cancel: they signal the pid, not the group) end Python too, with
@@ -156,18 +157,38 @@ std::string python_tool_output(const std::vector<std::string>& args) {
 
 int run_python_tool(const std::vector<std::string>& args, const std::string& what, bool* interrupted) {
   std::string error;
-  const pid_t pid = spawn_python_tool(args, what, -1, false, error);
+  // Whether the interpreter ran commbench's bootstrap at all: COMMBENCH_PYTHON=/bin/false (or a
+  // wrapper that fails) exited 1 without a word, which `compare` and `check` passed on as
+  // "regressed" / "expectations missed" with nothing listed.
+  int started[2] = {-1, -1};
+  if (::pipe2(started, O_CLOEXEC | O_NONBLOCK) != 0) started[0] = started[1] = -1;
+  const pid_t pid = spawn_python_tool(args, what, -1, false, error, started[1]);
+  if (started[1] >= 0) ::close(started[1]);
   if (pid < 0) {
+    if (started[0] >= 0) ::close(started[0]);
     std::cerr << error;
     return kExitInvalid;
   }
-  return wait_python_tool(pid, what, interrupted);
+  const int code = wait_python_tool(pid, what, interrupted);
+  if (started[0] >= 0) {
+    char byte = 0;
+    const bool ran = ::read(started[0], &byte, 1) == 1;
+    ::close(started[0]);
+    // Not after a signal commbench passed on (Python may not have started yet: that is said above).
+    if (!ran && code > 0 && code < 128 && g_tool_signal == 0) {
+      std::cerr << fmt::format("{}: the Python interpreter '{}' exited with code {} before it ran commbench's Python "
+                               "package: set COMMBENCH_PYTHON to a Python 3 (or unset it for python3 on PATH)\n",
+                               what, python_interpreter(current_inputs()), code);
+      return kExitInvalid;
+    }
+  }
+  return code;
 }
 
 namespace {
 
 pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string& what, int out_fd, bool quiet,
-                        std::string& error) {
+                        std::string& error, int started_fd) {
   const PythonToolInputs in = current_inputs();
   std::string package_dir;
   const auto dirs = python_package_dirs(in);
@@ -202,8 +223,10 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
 
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0) env_strings.emplace_back(*e);
+    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "COMMBENCH_STARTED_FD=", 21) != 0)
+      env_strings.emplace_back(*e);
   env_strings.push_back("PYTHONPATH=" + pythonpath);
+  if (started_fd >= 0) env_strings.push_back("COMMBENCH_STARTED_FD=3");
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -215,6 +238,14 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
   static constexpr const char* kBootstrap =
       "import sys\n"
       "if sys.path and sys.path[0] in ('', '.'): del sys.path[0]\n"
+      "import os\n"
+      "fd = os.environ.pop('COMMBENCH_STARTED_FD', '')\n"  // run_python_tool's "started" pipe
+      "if fd.isdigit():\n"
+      "    try:\n"
+      "        os.write(int(fd), b'1'); os.close(int(fd))\n"
+      "    except OSError:\n"
+      "        pass\n"
+      "del fd\n"
       "import runpy\n"
       "runpy.run_module('commbench', run_name='__main__', alter_sys=True)\n";
   std::vector<std::string> argv_strings{python, "-c", kBootstrap};
@@ -229,6 +260,7 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   if (out_fd >= 0) ::posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  if (started_fd >= 0) ::posix_spawn_file_actions_adddup2(&actions, started_fd, 3);
   if (quiet) ::posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
   const int rc = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());

@@ -352,8 +352,9 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     for (const char* key : {"batch_sizes", "optimizer"})
       warn(key, "it is a setting of workload = \"memory\", which this run does not set");
   } else if (spec.workload == WorkloadKind::Memory) {
-    for (const char* key : {"bucket_size", "overlap", "steps", "compute_ms", "compute"})
+    for (const char* key : {"bucket_size", "overlap", "steps", "compute_ms", "compute", "warmup"})
       warn(key, "workload = \"memory\" runs no steps");
+    if (run.writes("batch_sizes")) warn("batch_size", "workload = \"memory\" measures each of 'batch_sizes'");
   } else {
     // `optimizer` counts: the run's memory record estimates the optimizer state (docs/workloads.md).
     warn("batch_sizes", "it is a setting of workload = \"memory\" (a data_parallel run measures `batch_size`)");
@@ -369,6 +370,17 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
     warn("window", "only unidir_bw, bidir_bw and msg_rate use it");
   if (!any_op(ops, [](const OpInfo& o) { return between_two_peers(o.kind); }))
     warn("peers", "only pingpong, unidir_bw and bidir_bw use it");
+  if (spec.workload != WorkloadKind::None) {
+    // A workload times whole steps (or measures memory) with its own collectives: these op-sweep
+    // settings were accepted and silently did nothing.
+    for (const char* key : {"placement", "iterations", "min_time", "target_cv", "max_iterations"})
+      warn(key, spec.workload == WorkloadKind::Memory ? "workload = \"memory\" times nothing"
+                                                       : "a data_parallel run times whole steps: set 'steps' and 'warmup'");
+    if (spec.dtypes.size() > 1 && run.writes("dtypes"))
+      sink.warning(spec.pos_of("dtypes"), fmt::format("only the first of 'dtypes' ({}) is used: a workload's gradients "
+                                                      "have one dtype (one run per dtype measures the others)",
+                                                      sdk::dtype_name(spec.dtypes[0])));
+  }
   // A workload's `sizes` means nothing (its messages come from the model), whatever its ops.
   if (spec.workload != WorkloadKind::None) warn("sizes", "a workload's messages come from its model");
   else if (only_barrier(ops)) warn("sizes", "barrier moves no data");

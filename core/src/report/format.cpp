@@ -109,6 +109,14 @@ std::string not_run_text(const JobResult& result, bool long_form) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+bool measured_anything(const JobResult& result) {
+  for (const auto& c : result.cases)
+    if (c.status == "ok") return true;
+  for (const auto& r : result.records)
+    if (r.kind == "memory" && r.body.value("status", "ok") == "ok") return true;
+  return false;
+}
+
 std::string failed_records_text(const JobResult& result) {
   std::map<std::string, int> failed;
   for (const auto& r : result.records)
@@ -141,6 +149,14 @@ std::string exit_reason(const JobResult& result) {
   auto plural = [](int64_t n, const char* one, const char* many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
   };
+  // Exit 1 with no failure behind it: the job measured nothing (job_runner.cpp), said first.
+  if (result.exit_code == 1 && !measured_anything(result) && failed_execs == 0 && failed_cases == 0 && wrong == 0 &&
+      failed_records_text(result).empty()) {
+    int unsupported = 0;
+    for (const auto& c : result.cases) unsupported += c.status == "unsupported";
+    why.push_back("nothing was measured");
+    if (unsupported) why.push_back(plural(unsupported, "case unsupported by its backend", "cases unsupported by their backends"));
+  }
   if (failed_execs) why.push_back(plural(failed_execs, "execution failed", "executions failed"));
   if (interrupted)
     why.push_back(plural(interrupted, "execution interrupted", "executions interrupted"));

@@ -44,6 +44,8 @@ int cases_not_run(const JobResult& result);
 // joined by ", " when both, or "" (skipped and unavailable executions never started).
 std::string not_run_text(const JobResult& result, bool long_form);
 // Why the job ends with its exit code, in words: "1 execution failed; 12 mismatched elements".
+// Whether the job measured anything: a case (op or workload step) `ok`, or a memory record `ok`.
+bool measured_anything(const JobResult& result);
 // "1 memory record failed; ..." for records other than cases whose status is "failed"; "" when none.
 std::string failed_records_text(const JobResult& result);
 std::string exit_reason(const JobResult& result);
