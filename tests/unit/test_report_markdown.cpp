@@ -178,7 +178,8 @@ TEST_F(ReportMarkdown, ComparisonHasBothBackendsAndTheRatio) {
 TEST_F(ReportMarkdown, PerGroupTablesJobMetadataAndFailures) {
   const std::string md = render_markdown_summary(job, result, {});
   EXPECT_TRUE(contains(md, "# commbench results: gloo-vs-mpi")) << md;
-  EXPECT_TRUE(contains(md, "gloo 0.3, mpi 4.1")) << md;
+  // No library version reported: the plugin's, said to be the plugin's.
+  EXPECT_TRUE(contains(md, "gloo (plugin 0.3), mpi (plugin 4.1)")) << md;
   EXPECT_TRUE(contains(md, "### gloo · 4 ranks · allreduce · f32 · sum · out_of_place")) << md;
   EXPECT_TRUE(contains(md, "### mpi · 4 ranks · allreduce · f32 · sum · out_of_place")) << md;
   EXPECT_TRUE(contains(md,
@@ -189,6 +190,14 @@ TEST_F(ReportMarkdown, PerGroupTablesJobMetadataAndFailures) {
   EXPECT_TRUE(contains(md, "| crashy | 4 | failed |")) << md;
   EXPECT_TRUE(contains(md, "rank 2 killed by signal 11 (SIGSEGV)")) << md;
   EXPECT_TRUE(contains(md, "**Exit code:** 1 (1 execution failed")) << md;
+}
+
+// "Backends: ucx 0.1.0" was the plugin's version, read as UCX's: the library's version the
+// workers reported (its `<name>_version` fact) comes first.
+TEST_F(ReportMarkdown, BackendsShowTheLibraryVersionTheWorkersReported) {
+  result.executions[0].metadata = {{"ranks", {{"0", {{"backend", {{"transport", "tcp"}, {"gloo_version", "0.5.0"}}}}}}}};
+  const std::string md = render_markdown_summary(job, result, {});
+  EXPECT_TRUE(contains(md, "**Backends:** gloo 0.5.0 (plugin 0.3), mpi (plugin 4.1)")) << md;
 }
 
 TEST_F(ReportMarkdown, RepeatsAreNumberedAndTheComparisonSaysWhichRepeatItShows) {

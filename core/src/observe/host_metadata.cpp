@@ -58,12 +58,12 @@ nlohmann::json nics() {
     const std::string dir = "/sys/class/net/" + nic;
     nlohmann::json j{{"name", nic}};
     if (auto v = read_host_file(dir + "/operstate")) j["state"] = *v;
-    if (auto v = read_host_number(dir + "/speed"); v && *v > 0) j["speed_mbps"] = *v;  // -1: unknown/down
-    if (auto v = read_host_number(dir + "/mtu")) j["mtu"] = *v;
+    if (auto v = read_host_number(dir + "/speed"); v && *v > 0) j["speed_mbps"] = static_cast<int64_t>(*v);  // -1: unknown/down; whole numbers, written as such
+    if (auto v = read_host_number(dir + "/mtu")) j["mtu"] = static_cast<int64_t>(*v);
     if (auto v = read_host_file(dir + "/address")) j["address"] = *v;
     const std::string driver = host_link_name(dir + "/device/driver");
     if (!driver.empty()) j["driver"] = driver;
-    if (auto v = read_host_number(dir + "/device/numa_node"); v && *v >= 0) j["numa_node"] = *v;
+    if (auto v = read_host_number(dir + "/device/numa_node"); v && *v >= 0) j["numa_node"] = static_cast<int64_t>(*v);
     out.push_back(j);
   }
   return out;
@@ -95,7 +95,7 @@ nlohmann::json infiniband() {
     nlohmann::json j{{"name", dev}};
     for (const char* f : {"node_type", "fw_ver", "hca_type", "board_id"})
       if (auto v = read_host_file(dir + "/" + f)) j[f] = *v;
-    if (auto v = read_host_number(dir + "/device/numa_node"); v && *v >= 0) j["numa_node"] = *v;
+    if (auto v = read_host_number(dir + "/device/numa_node"); v && *v >= 0) j["numa_node"] = static_cast<int64_t>(*v);
     nlohmann::json ports = nlohmann::json::array();
     for (const auto& p : list_host_dir(dir + "/ports")) {
       const std::string pd = dir + "/ports/" + p;

@@ -74,11 +74,29 @@ void append_device_warnings(std::string& md, const JobResult& result) {
 void append_job_metadata(std::string& md, const JobInfo& job, const JobResult& result) {
   std::set<int> worlds;
   for (const auto& e : result.executions) worlds.insert(e.info.world_size);
+  // "ucx 1.13.1 (plugin 0.1.0)": the plugin's own version alone ("ucx 0.1.0") read as the library's.
+  const auto library_version = [&](const std::string& backend) -> std::string {
+    for (const auto& e : result.executions) {
+      if (e.info.backend != backend || !e.metadata.is_object()) continue;
+      const auto ranks = e.metadata.find("ranks");
+      if (ranks == e.metadata.end() || !ranks->is_object()) continue;
+      for (const auto& [rank, facts] : ranks->items()) {
+        const auto b = facts.is_object() ? facts.find("backend") : facts.end();
+        if (!facts.is_object() || b == facts.end() || !b->is_object()) continue;
+        for (const auto& [key, value] : b->items())
+          if (key.size() > 8 && key.compare(key.size() - 8, 8, "_version") == 0 && value.is_string())
+            return value.get<std::string>();
+      }
+    }
+    return "";
+  };
   std::vector<std::string> backends;
   if (job.plugins.is_object())
     for (auto& [name, info] : job.plugins.items()) {
-      const std::string version = info.is_object() ? info.value("version", "") : "";
-      backends.push_back(version.empty() ? name : fmt::format("{} {}", name, version));
+      const std::string plugin = info.is_object() ? info.value("version", "") : "";
+      const std::string library = library_version(name);
+      const std::string plugin_text = plugin.empty() ? "" : fmt::format(" (plugin {})", plugin);
+      backends.push_back(library.empty() ? name + plugin_text : fmt::format("{} {}{}", name, library, plugin_text));
     }
   md += fmt::format("# commbench results: {}\n\n", markdown_text(job.experiment));
   md += fmt::format("- **Experiment file:** {}\n", markdown_code(job.file));
@@ -248,7 +266,7 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   std::sort(worlds.begin(), worlds.end());
   md += fmt::format("### Scaling efficiency ({} scaling)\n\n", scaling_name(series[0].mode));
   md += "efficiency = (throughput(N) / throughput(base)) / (N / base), base = the smallest world size "
-        "measured; time in us, the case's mean (a workload's: its step p50, which samples/s comes from; "
+        "measured (of 2 or more for ops: one rank communicates with no one); time in us, the case's mean (a workload's: its step p50, which samples/s comes from; "
         "docs/metrics.md).\n\n";
   std::vector<Column> columns{{"backend", false}, {"case", false}, {"size", true}, {"base", true}};
   for (int w : worlds) columns.push_back({rank_count(w), true});

@@ -1,6 +1,6 @@
 // Scaling efficiency of a run measured at several world sizes (seed 004, issue 15 §2):
 //   efficiency(N) = (throughput(N) / throughput(base)) / (N / base),  base = smallest world size
-// with a result. Weak scaling (each rank's size fixed): throughput = N x bytes per rank / time,
+// with a result (for op cases the smallest of 2 or more: one rank communicates with no one). Weak scaling (each rank's size fixed): throughput = N x bytes per rank / time,
 // so efficiency = time(base) / time(N). Workloads (docs/workloads.md): throughput = samples/s =
 // batch × N / step time, weak (the batch per rank fixed) or strong (scaling = "strong": the global
 // batch fixed, split among the ranks; the same formula, docs/workloads.md). Strong scaling (the job's total fixed): throughput =
