@@ -68,6 +68,24 @@ TEST(CliBadPaths, AnUnknownPlaceholderInTheOutputFolderIsRefused) {
       << v.output;
 }
 
+// --dry-run printed the plan (exit 0) for an output folder under a regular file; the run then
+// stopped at once (exit 2). It says so now, creating nothing.
+TEST(CliBadPaths, DryRunRefusesAnOutputFolderThatCannotBeMade) {
+  JobDir dir;
+  const std::string config = std::string(COMMBENCH_SOURCE_DIR) + "/configs/quickstart.toml";
+  const auto afile = dir.write("afile", "not a folder\n");
+  const auto dry = run_commbench({"run", config, "-o", (afile / "results").string(), "--dry-run"}, dir.path());
+  EXPECT_EQ(dry.exit_code, 2) << dry.output;
+  EXPECT_NE(dry.output.find("--dry-run: the output folder " + (afile / "results").string() + " cannot be made (" +
+                            afile.string() + " is not a folder)"),
+            std::string::npos)
+      << dry.output;
+  // A folder still to be made under one that takes writes is fine, and is not made.
+  const auto ok = run_commbench({"run", config, "-o", (dir.path() / "new" / "deeper").string(), "--dry-run"}, dir.path());
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "new"));
+}
+
 TEST(CliBadPaths, DirectoryFifoAndDeviceAreErrors) {
   JobDir dir;
   expect_refused(run_commbench({"validate", dir.path().string()}, dir.path()), "it is a directory");

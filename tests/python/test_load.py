@@ -252,7 +252,8 @@ class LoadTest(TempDirCase):
                     '[[run]]\nname = "nocheck"\nops = ["allreduce"]\nworld_size = 2\n'
                     'check = false\n'
                     '[[run]]\nname = "gpu"\nops = ["allreduce"]\nmemory = "cuda"\n'
-                    'world_size = 2\n'
+                    # unsupported on any host, a GPU one too: no CUDA runtime to load
+                    'world_size = 2\nenv = { COMMBENCH_CUDART = "/nonexistent/libcudart.so.13" }\n'
                     '[[run]]\nname = "dp"\nworkload = "data_parallel"\nworld_size = 2\n'
                     'model = { parameters = 4096, layers = 2, activations = 64, flops = 1e5 }\n'
                     'batch_size = 2\noverlap = [true, false]\ncompute_ms = 1\nsteps = 2\n')

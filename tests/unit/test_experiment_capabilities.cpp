@@ -92,7 +92,8 @@ sizes = ["4KiB"]
                 "caps.toml:3:28: error: no plugin named 'ucx' on the search path; found: broken, "
                 "coll, gloo",
                 "caps.toml:3:35: error: plugin 'broken' (/plugins/libcommbench_broken.so) cannot be "
-                "used: undefined symbol: ncclCommInitRank",
+                "used: undefined symbol: ncclCommInitRank; fix or remove that file (the first 'broken' on the "
+                "plugin search path is the one used; `commbench plugins broken` lists any it hides)",
             }));
 }
 

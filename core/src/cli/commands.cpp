@@ -1,6 +1,10 @@
 #include "cli/commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -65,6 +69,21 @@ bool out_dir_flag_ok(const std::string& out_dir) {
     return false;
   }
   return true;
+}
+
+// --dry-run creates nothing, but says what the run would refuse at once (exit 2): an output folder
+// that cannot be made (a file on the way, a folder that does not take writes). The part before a
+// placeholder is what can be checked without the hardware's name.
+std::string output_folder_problem(const std::string& dir) {
+  namespace fs = std::filesystem;
+  fs::path p(dir.substr(0, dir.find('{')));
+  std::error_code ec;
+  while (!p.empty() && !fs::exists(fs::symlink_status(p, ec)) && p.has_parent_path() && p != p.parent_path())
+    p = p.parent_path();
+  if (p.empty() || !fs::exists(p, ec)) p = ".";
+  if (!fs::is_directory(p, ec)) return fmt::format("{} is not a folder", p.string());
+  if (::access(p.c_str(), W_OK | X_OK) != 0) return fmt::format("{}: {}", p.string(), std::strerror(errno));
+  return "";
 }
 
 bool has_expectations(const Experiment& exp) {
@@ -209,6 +228,12 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!select_runs(*loaded, only)) return kExitInvalid;
     if (!sets.empty()) loaded->experiment.as_parsed["overrides"] = sets;
     if (p.vm.count("dry-run")) {
+      const std::string folder = out_dir.empty() ? loaded->experiment.output_dir : out_dir;
+      if (const std::string why = output_folder_problem(folder); !why.empty()) {
+        std::cerr << fmt::format("commbench run: --dry-run: the output folder {} cannot be made ({}); the run would "
+                                 "stop there (exit 2): pass -o a folder you can write\n", folder, why);
+        return kExitInvalid;
+      }
       const auto plan = plan_job(loaded->experiment);
       if (p.vm.count("json")) {  // for scripts, as --json is for a run
         nlohmann::json out = nlohmann::json::array();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,6 +163,13 @@ int run_python_tool(const std::vector<std::string>& args, const std::string& wha
   // "regressed" / "expectations missed" with nothing listed.
   int started[2] = {-1, -1};
   if (::pipe2(started, O_CLOEXEC | O_NONBLOCK) != 0) started[0] = started[1] = -1;
+  // The write end above fd 9: with commbench started on a closed fd 0-2 it could be 3 itself, and
+  // dup2 onto itself keeps close-on-exec on older C libraries.
+  if (started[1] >= 0 && started[1] < 10) {
+    const int high = ::fcntl(started[1], F_DUPFD_CLOEXEC, 10);
+    ::close(started[1]);
+    started[1] = high;
+  }
   const pid_t pid = spawn_python_tool(args, what, -1, false, error, started[1]);
   if (started[1] >= 0) ::close(started[1]);
   if (pid < 0) {
@@ -226,7 +234,12 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
     if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "COMMBENCH_STARTED_FD=", 21) != 0)
       env_strings.emplace_back(*e);
   env_strings.push_back("PYTHONPATH=" + pythonpath);
-  if (started_fd >= 0) env_strings.push_back("COMMBENCH_STARTED_FD=3");
+  // fd 3 and the pipe's identity: a wrapper interpreter that closed fd 3 (another file opened
+  // there) must not get a byte written into it; the bootstrap checks that it is this pipe.
+  struct stat pipe_stat {};
+  if (started_fd >= 0 && ::fstat(started_fd, &pipe_stat) == 0)
+    env_strings.push_back(fmt::format("COMMBENCH_STARTED_FD=3:{}:{}", static_cast<uint64_t>(pipe_stat.st_dev),
+                                      static_cast<uint64_t>(pipe_stat.st_ino)));
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -239,12 +252,14 @@ pid_t spawn_python_tool(const std::vector<std::string>& args, const std::string&
       "import sys\n"
       "if sys.path and sys.path[0] in ('', '.'): del sys.path[0]\n"
       "import os\n"
-      "fd = os.environ.pop('COMMBENCH_STARTED_FD', '')\n"  // run_python_tool's "started" pipe
-      "if fd.isdigit():\n"
-      "    try:\n"
-      "        os.write(int(fd), b'1'); os.close(int(fd))\n"
-      "    except OSError:\n"
-      "        pass\n"
+      // run_python_tool's "started" pipe: "3:<dev>:<ino>", written only if fd 3 is that pipe.
+      "fd = os.environ.pop('COMMBENCH_STARTED_FD', '').split(':')\n"
+      "try:\n"
+      "    st = os.fstat(3)\n"
+      "    if len(fd) == 3 and fd[0] == '3' and [str(st.st_dev), str(st.st_ino)] == fd[1:]:\n"
+      "        os.write(3, b'1'); os.close(3)\n"
+      "except OSError:\n"
+      "    pass\n"
       "del fd\n"
       "import runpy\n"
       "runpy.run_module('commbench', run_name='__main__', alter_sys=True)\n";

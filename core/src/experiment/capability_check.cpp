@@ -48,7 +48,11 @@ class RunChecker {
       }
       const PluginInfo& info = it->second;
       if (!info.ok()) {
-        error(at, fmt::format("plugin '{}' ({}) cannot be used: {}", name, info.path, info.load_error));
+        // The first file of a name on the search path is the one used: a broken copy earlier on
+        // the path hides a working one further down (`commbench plugins NAME` lists what it hides).
+        error(at, fmt::format("plugin '{}' ({}) cannot be used: {}; fix or remove that file (the first '{}' on the "
+                              "plugin search path is the one used; `commbench plugins {}` lists any it hides)",
+                              name, info.path, info.load_error, name, name));
         continue;
       }
       check_backend(name, info.caps);

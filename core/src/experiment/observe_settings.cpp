@@ -29,6 +29,11 @@ std::optional<std::vector<int>> read_ranks(DiagnosticSink& sink, const toml::nod
   for (const auto& e : *arr) {
     auto r = read_integer(sink, e, "profiler.ranks", 0, std::numeric_limits<int32_t>::max());
     if (!r) return std::nullopt;
+    // As batch_sizes and overlap refuse theirs: a repeated rank is a typo for another one.
+    if (std::find(ranks.begin(), ranks.end(), static_cast<int>(*r)) != ranks.end()) {
+      sink.error(sink.pos(e), fmt::format("rank {} is listed twice in 'profiler.ranks': list each rank once", *r));
+      return std::nullopt;
+    }
     ranks.push_back(static_cast<int>(*r));
   }
   return ranks;

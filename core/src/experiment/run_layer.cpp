@@ -221,7 +221,7 @@ class LayerReader {
         continue;
       }
       env_bytes_ += bytes;
-      if (env_bytes_ > kMaxEnvBytes)
+      if (env_bytes_ > kMaxEnvBytes && env_bytes_ - bytes <= kMaxEnvBytes)  // said once, where it is crossed
         sink_.error(sink_.pos(value), fmt::format("'env' holds {} bytes by '{}': over {} KiB of environment the "
                                                   "workers may not start (the kernel's limit on arguments and "
                                                   "environment together is typically 2 MiB); put large values in files",
