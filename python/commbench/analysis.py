@@ -6,7 +6,8 @@ import re
 import statistics
 
 from . import fmt, noise
-from .crossovers import COMPARABLE, compared_records, crossovers  # noqa: F401 (API)
+from .crossovers import COMPARABLE, comparisons, compared_records, crossovers  # noqa: F401 (API)
+from .nothing_measured import nothing_measured  # noqa: F401 (API)
 from .load import num
 from .scaling_sentences import scaling
 from .series import SERIES_FIELDS, label, pairs, series_of
@@ -397,10 +398,11 @@ def analyse(jobs):
     all_series = series_of(jobs)
     per = [t for t in (series_sentence(s, all_series) for s in all_series) if t]
     sections = [
+        ("⚠ Nothing measured", nothing_measured(jobs)),
         ("⚠ Busy machine", machine(jobs)),
         ("⚠ Not GPU performance", not_gpu_performance(jobs)),
         ("Per backend and op", per),
-        ("Backends and memory types compared", crossovers(all_series)),
+        ("Backends and memory types compared", comparisons(all_series)),
         ("Scaling across world sizes", scaling(jobs)),
         ("Links (all_pairs)", links(jobs)),
         ("Stragglers", stragglers(jobs)),

@@ -88,15 +88,39 @@ def _pair_sentence(where, la, lb, a, b, note):
             + "; ".join(changes) + f"{within}{note}.")
 
 
+# What may differ between two compared series (COMPARABLE is what may not): the job,
+# the run, the data path (backend, memory type, staging) and a workload's overlap.
+FREE_FIELDS = ("source", "run", "backend", "memory", "staging", "overlap")
+
+
+def _shares_a_size(a, b):
+    return bool(set(a.sizes) & set(b.sizes))
+
+
+def _between(c, a, b):
+    """Whether series `c` lies between `a` and `b`: in every free dimension it has a's value or
+    b's, so a against c and c against b each change part of what a against b changes at once,
+    and it was measured at a size each of them was."""
+    return (c is not a and c is not b and all(c[f] in (a[f], b[f]) for f in FREE_FIELDS)
+            and _shares_a_size(a, c) and _shares_a_size(c, b))
+
+
 def compared_series(all_series):
-    """(group, a, b) for every two series the analysis compares: the same COMPARABLE values."""
+    """(group, a, b) for every two series the analysis compares: the same COMPARABLE values, and
+    no third series between them (_between). Configurations that differ in one dimension are
+    always compared (gloo against ucx with the same overlap; overlap on against off on the same
+    backend); two that differ in several only when nothing measured lies between them (each job
+    of a combined report ran one backend): "gloo, overlap on against ucx, overlap off" mixed two
+    effects and was said next to the two comparisons it is made of."""
     groups = {}
     for s in all_series:
         groups.setdefault(tuple(s[f] for f in COMPARABLE), []).append(s)
     for group in groups.values():
         for i in range(len(group)):
             for j in range(i + 1, len(group)):
-                yield group, group[i], group[j]
+                a, b = group[i], group[j]
+                if not any(_between(c, a, b) for c in group):
+                    yield group, a, b
 
 
 def compared_records(all_series):
@@ -109,16 +133,64 @@ def compared_records(all_series):
     return out
 
 
-def crossovers(all_series):
-    """Sentences on which configuration is faster, and where one overtakes another — each claim
-    only where noise cannot explain it (noise.py)."""
+def _compared_where(s):
+    """_where's words for what the compared series share, with a workload's model, sharding
+    and batch ("data_parallel resnet50 ddp, batch 32 f32 ..."): two workloads' sentences read
+    alike without them."""
+    where = _where(s)
+    if s["variant"]:
+        where = f"{s['op']} ({s['variant']})" + where[len(s["op"]):]
+    return where
+
+
+def _one_size_sentence(where, la, lb, a, b, size, note):
+    """The comparison of two series measured at one common size: said as that one size ("at
+    their one common size, 4 KiB"), never "at any of the 1 common sizes" or "at all 1 common
+    sizes"; a workload's step, whose size is its gradients' bytes, without it."""
+    ra = next(r for r in a.records if r["bytes"] == size)
+    rb = next(r for r in b.records if r["bytes"] == size)
+    at = "" if a["variant"] else f" at their one common size, {fmt.size(size)}"
+    verdict = noise.faster(ra, rb)
+    if verdict:
+        ta, tb = num(ra, "time_us", "mean"), num(rb, "time_us", "mean")
+        win, lose, ratio = (la, lb, tb / ta) if verdict == "a" else (lb, la, ta / tb)
+        return f"{where}: {win} is faster than {lose}{at}, by {fmt.ratio(ratio)} (time ratio){note}."
+    undecided = noise.unresolved_by_repeats(ra, rb)
+    if undecided:
+        who = la if undecided[0] == "a" else lb
+        return (f"{where}: {la} and {lb}: no difference established{at}: {who} was faster in "
+                f"every repeat, but {undecided[1]} repeats per side were too few for the test to "
+                f"establish it (p ≥ {noise.ALPHA:g}; more repeats can){note}.")
+    return (f"{where}: {la} and {lb} differ by no more than noise can explain{at} "
+            f"({_cv_words([ra, rb])}){note}.")
+
+
+def comparisons(all_series):
+    """Sentences on which configuration is faster, and where one overtakes another, for the
+    series compared_series pairs — each claim only where noise cannot explain it (noise.py)."""
     out = []
     for group, a, b in compared_series(all_series):
-        never = COMPARABLE
-        la, lb = label(a, group, never=never), label(b, group, never=never)
+        # Each side named by what tells the two apart; what they share among the group's
+        # differences ("gloo" of "gloo: overlap on and overlap off") goes with the rest of
+        # what they share.
+        la, lb = (label(x, [a, b], always=(), never=COMPARABLE) for x in (a, b))
+        differ = tuple(f for f in FREE_FIELDS if a[f] != b[f])
+        shared = label(a, group, always=("backend",), never=COMPARABLE + differ)
+        if not la or not lb:   # what differs is unnamed on one side (a run without a name)
+            la, lb = (label(x, group, never=COMPARABLE) for x in (a, b))
+            shared = ""
         note = f" (different memory: {a['memory']} vs {b['memory']})" \
             if a["memory"] != b["memory"] else ""
-        text = _pair_sentence(_where(a), la, lb, a, b, note)
+        where = _compared_where(a) + (f", {shared}" if shared else "")
+        common = sorted(set(a.sizes) & set(b.sizes))
+        if len(common) == 1:
+            text = _one_size_sentence(where, la, lb, a, b, common[0], note)
+        else:
+            text = _pair_sentence(where, la, lb, a, b, note)
         if text:
             out.append(text)
     return out
+
+
+# The name analysis.py has always imported: every comparison sentence.
+crossovers = comparisons

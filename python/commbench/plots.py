@@ -95,13 +95,66 @@ def _band(record):
     return fmt.percentile(s, 5), fmt.percentile(s, 95)
 
 
-def _size_axis(ax):
-    from matplotlib.ticker import FuncFormatter, LogLocator
+# At most this many labelled sizes on a size axis: an op figure's axes are each under half the
+# figure wide, and a LogLocator(base=4) over 4 KiB..16 MiB put 7 labels there ("16 KiB" and
+# "256 KiB" ran into each other).
+MAX_SIZE_TICKS = 5
+# Tick spacings, in powers of 2: every size, every 4x, 16x, 32x, 1024x (B, KiB, MiB, GiB)...
+SIZE_TICK_STEPS = (1, 2, 4, 5, 10, 20, 30)
+
+
+def size_ticks(sizes, most=MAX_SIZE_TICKS):
+    """The sizes to label on a log-2 size axis spanning `sizes` (bytes > 0): powers of 2 on the
+    finest grid of SIZE_TICK_STEPS that gives at most `most` of them ("4 KiB, 64 KiB, 1 MiB,
+    16 MiB"), or, when no power of 2 lies in the span (one size, odd sizes), up to `most` of
+    the sizes themselves, evenly picked."""
+    import math
+    pos = sorted({b for b in sizes if b and b > 0})
+    if not pos:
+        return []
+    lo, hi = math.log2(pos[0]), math.log2(pos[-1])
+    for step in SIZE_TICK_STEPS:
+        first = math.ceil(lo / step - 1e-9) * step
+        ticks = [2.0 ** e for e in range(int(first), int(math.floor(hi + 1e-9)) + 1, step)]
+        if 0 < len(ticks) <= most:
+            return ticks
+        if not ticks:
+            break
+    if len(pos) <= most:
+        return [float(b) for b in pos]
+    return [float(pos[round(i * (len(pos) - 1) / (most - 1))]) for i in range(most)]
+
+
+def _size_axis(ax, sizes=()):
+    """A log-2 message-size axis labelled at size_ticks(sizes) ("4 KiB", "1 MiB"), minor ticks at
+    the powers of 2 between them."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(LogLocator(base=4))
+    ticks = size_ticks(sizes)
+    if ticks:
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+    else:
+        ax.xaxis.set_major_locator(LogLocator(base=4, numticks=MAX_SIZE_TICKS))
+    ax.xaxis.set_minor_locator(LogLocator(base=2, numticks=64))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt.size(x) if x >= 1 else ""))
+    ax.tick_params(axis="x", labelsize=9)
     ax.set_xlabel("message size per rank")
     ax.grid(True, which="both", alpha=0.3)
+
+
+# What one sample of an op is (docs/metrics.md, "Point-to-point patterns"): the time axis says
+# it, so a windowed pattern's time per message is not read as the time of a whole operation.
+PER_MESSAGE_OPS = ("unidir_bw", "bidir_bw", "msg_rate")
+
+
+def time_axis_label(op):
+    """The y label of an op figure's time panel."""
+    if op in PER_MESSAGE_OPS:
+        return "time per message (µs, mean)"
+    if op == "pingpong":
+        return "one-way time: half a round trip (µs, mean)"
+    return "time per operation (µs, mean)"
 
 
 # Many series on one axes stay readable when each visual channel carries one dimension: the
@@ -182,11 +235,12 @@ def op_figure(plt, op, group):
                 ax_b.fill_between([b[0] for b in bb], [b[1] * b[2] / b[3][1] for b in bb],
                                   [b[1] * b[2] / b[3][0] for b in bb],
                                   color=colour, alpha=0.12, linewidth=0)
+    sizes = [b for s in group for b in s.sizes]
     for ax in (ax_t, ax_b):
-        _size_axis(ax)
+        _size_axis(ax, sizes)
         ax.set_yscale("log")
-    ax_t.set_ylabel("time per operation (µs, mean)")
-    ax_t.set_title("time", fontsize=10)
+    ax_t.set_ylabel(time_axis_label(op))
+    ax_t.set_title("time per message" if op in PER_MESSAGE_OPS else "time", fontsize=10)
     ax_b.set_ylabel("bus bandwidth (GB/s)")
     ax_b.set_title("busbw" if has_bw else "busbw (0 for this op / world size)", fontsize=10)
     fig.suptitle(f"{op}: time and bus bandwidth vs size (band: p5–p95 of iterations)",
@@ -235,12 +289,79 @@ def workload_bars(jobs):
     return out
 
 
+def wrap_label(text, width):
+    """`text` broken at its ", " separators into lines of at most `width` characters where it
+    can be (a single part longer than that keeps its own line)."""
+    lines = []
+    for part in text.split(", "):
+        if lines and len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += ", " + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+# The most of the figure's width the y labels may take (the bars keep the rest).
+MAX_LABEL_FRACTION = 0.45
+
+
+def _widest_ytick(fig, ax):
+    """(widest, tallest) y tick label in pixels, as drawn."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(r) for t in ax.get_yticklabels() if t.get_text()]
+    return (max((b.width for b in boxes), default=0.0), max((b.height for b in boxes), default=0.0))
+
+
+def fit_left_labels(fig, ax, labels, fontsize=7, pad_px=16):
+    """Moves the axes' left edge right so that its y tick labels ("train-small-ddp, gloo, 1 rank,
+    overlap on") fit inside the figure, which keeps its pixel size (no bbox_inches="tight").
+    Labels wider than MAX_LABEL_FRACTION of the figure are wrapped at their commas, narrower
+    and narrower, then set smaller, until they fit beside the bars and above each other (where
+    nothing fits: the narrowest of those that do not overlap each other, the axes moved as far
+    right as it takes). Returns the left edge, a fraction of the figure's width."""
+    width_px = fig.get_figwidth() * fig.dpi
+    longest = max((len(t) for t in labels), default=0)
+    ticks = list(ax.get_yticks())
+    tries = [(w, size) for size in (fontsize, fontsize - 1, fontsize - 2)
+             for w in (None, 48, 40, 32, 26, 20) if w is None or w < longest]
+    fig.subplots_adjust(left=MAX_LABEL_FRACTION)   # the narrowest the axes will be
+    spacing = ax.get_window_extent().height / max(len(labels), 1)
+    best = None
+    for width, size in tries:
+        ax.set_yticks(ticks)
+        ax.set_yticklabels([t if width is None else wrap_label(t, width) for t in labels],
+                           fontsize=size)
+        widest, tallest = _widest_ytick(fig, ax)
+        need = (widest + pad_px) / width_px
+        if tallest <= spacing and (best is None or need < best[0]):
+            best = (need, width, size)
+        if need <= MAX_LABEL_FRACTION and tallest <= spacing:
+            break
+    else:
+        if best is not None:
+            need, width, size = best
+            ax.set_yticks(ticks)
+            ax.set_yticklabels([t if width is None else wrap_label(t, width) for t in labels],
+                               fontsize=size)
+    left = min(0.7, max(0.125, need))
+    fig.subplots_adjust(left=left, right=max(0.9, min(0.97, left + 0.25)))
+    return left
+
+
 def workload_figure(plt, jobs, out_dir, written):
     """data_parallel steps: per record, the compute and the communication the compute did not
     hide (exposed), stacked, with the whole step's p50 marked and samples/s beside it."""
     bars = workload_bars(jobs)
     if not bars:
         return
+    fig = workload_steps_figure(plt, bars)
+    _save(plt, fig, out_dir, "workload-steps", "data_parallel: step time, compute and exposed "
+          "communication per configuration", "workload", written)
+
+
+def workload_steps_figure(plt, bars):
+    """The figure of workload_figure for `bars` (workload_bars), its labels fitted beside it."""
     fig, ax = plt.subplots(figsize=FIG_INCHES)
     ys = list(range(len(bars)))[::-1]
     compute = [b[1] for b in bars]
@@ -259,10 +380,9 @@ def workload_figure(plt, jobs, out_dir, written):
     ax.grid(True, axis="x", alpha=0.3)
     fig.suptitle("data_parallel: step time, compute and exposed communication", fontsize=11)
     handles, texts = ax.get_legend_handles_labels()
-    fig.subplots_adjust(left=0.35)
     legend_outside(fig, handles, texts)
-    _save(plt, fig, out_dir, "workload-steps", "data_parallel: step time, compute and exposed "
-          "communication per configuration", "workload", written)
+    fit_left_labels(fig, ax, [b[0] for b in bars])
+    return fig
 
 
 def scaling_amount(e):

@@ -19,6 +19,53 @@ def default_out_dir(paths, jobs):
     return os.path.abspath(f"report-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
+def _rank_backend_facts(metadata):
+    """Each rank's `backend` facts of an execution's (or the job's) metadata: {rank: {key: value}}."""
+    ranks = (metadata or {}).get("ranks") if isinstance(metadata, dict) else None
+    if not isinstance(ranks, dict):
+        return {}
+    return {r: facts for r, m in ranks.items() if isinstance(m, dict)
+            for facts in [m.get("backend")] if isinstance(facts, dict)}
+
+
+def library_versions(name, backend, executions=()):
+    """[(library, [versions])] that the plugin reported for the library it wraps: the
+    `<library>_version` facts of its ranks' metadata (gloo_version, ucx_version, nccl_version:
+    docs/output.md, `metadata`), from summary.json's job.backends[name], else from the
+    executions of that backend. [] when none was reported (the backend never started, an older
+    plugin, a plugin that does not say)."""
+    sources = [(backend or {}).get("metadata")] + [
+        e.get("metadata") for e in executions or () if e.get("backend") == name]
+    for metadata in sources:
+        found = {}
+        for facts in _rank_backend_facts(metadata).values():
+            for key, value in facts.items():
+                if not (isinstance(key, str) and key.endswith("_version") and len(key) > 8):
+                    continue
+                if value in (None, "") or isinstance(value, (dict, list)):
+                    continue
+                versions = found.setdefault(key[:-len("_version")], [])
+                if str(value) not in versions:
+                    versions.append(str(value))
+        if found:
+            return sorted(found.items())
+    return []
+
+
+def backend_version_text(name, backend, executions=()):
+    """A backend's versions for the job's metadata table: the library's, as the plugin reported it,
+    with the plugin's own version labelled as such ("ucx 1.13.1 (plugin 0.1.0)"): summary.json's
+    `version` is the plugin's, which read as the library's when shown alone."""
+    b = backend if isinstance(backend, dict) else {}
+    libs = library_versions(name, b, executions)
+    # Ranks that disagree (hosts with different installs) are all named.
+    lib = ", ".join(f"{lib} {' / '.join(vs)}" + (" (differs across ranks)" if len(vs) > 1 else "")
+                    for lib, vs in libs) or "library version not reported"
+    plugin = f" (plugin {b['version']})" if b.get("version") not in (None, "") else ""
+    desc = f" — {b['description']}" if b.get("description") not in (None, "") else ""
+    return f"{lib}{plugin}{desc}"
+
+
 def _job_section(doc, j):
     doc.h(3, f"{j.label}")
     s = (j.summary or {}).get("job", {})
@@ -35,7 +82,7 @@ def _job_section(doc, j):
             v = env[k]
             rows.append([k, ", ".join(v) if isinstance(v, list) else v])
     for name, b in (s.get("backends") or {}).items():
-        rows.append([f"backend {name}", f"{b.get('version', '')} — {b.get('description', '')}"])
+        rows.append([f"backend {name}", backend_version_text(name, b, j.executions)])
     doc.table(["", ""], rows, align=["l", "l"])
     if j.executions:
         doc.table(["run", "backend", "ranks", "status", "cases", "elapsed (s)", "reason"],
@@ -216,10 +263,20 @@ def build(jobs, figures, outcomes):
         doc.h(2, "Plots", "plots")
         for f in figures:
             doc.figure(f)
+    measured = bool(series_of(jobs) or any(
+        r.get("status") == "ok" for recs in pairs(jobs).values() for r in recs) or any(
+        m.get("status", "ok") == "ok" for j in jobs for m in j.memory))
     doc.h(2, "Comparisons", "comparisons")
-    if not _comparison_tables(doc, jobs):
+    if not measured:
+        doc.p("Nothing was measured, so there is nothing to compare.")
+    elif not _comparison_tables(doc, jobs):
         doc.p("Only one configuration per op and world size: nothing to compare side by side.")
     doc.h(2, "Results", "results")
+    if not measured:
+        # No table of empty rows: what was not measured, and why, is in the Analysis above
+        # ("Nothing measured", "Result quality") and under Jobs and metadata.
+        doc.p("Nothing was measured: no result to show. The Analysis above says, per run, what "
+              "stopped it; the executions are listed under Jobs and metadata.")
     _series_tables(doc, jobs)
     _pair_tables(doc, jobs)
     _memory_tables(doc, jobs)

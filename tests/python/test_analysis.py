@@ -163,7 +163,8 @@ class Comparisons(unittest.TestCase):
         self.assertIn("differ by no more than noise", s[0])
         jobs = [job(case("a", [99.0, 100.0, 101.0]) + case("b", [149.0, 150.0, 151.0]))]
         s = sentences(jobs, "Backends and memory types compared")
-        self.assertIn("a is faster than b at all 1 common sizes, by 1.5× (time ratio)", s[0])
+        self.assertIn("a is faster than b at their one common size, 4 KiB, by 1.5× (time ratio)",
+                      s[0])
         self.assertIn("Welch's t-test on the repeats' log mean times gives p < 0.01 (two-sided; 3 "
                       "repeats a side)", analysis.method_sentence(jobs))
 
@@ -175,9 +176,9 @@ class Comparisons(unittest.TestCase):
         (line,) = sentences([job(case("gloo", [1817.8, 993.1]) + case("ucx", [58.6, 67.3]))],
                             "Backends and memory types compared")
         self.assertNotIn("noise can explain", line)
-        self.assertIn("gloo and ucx: no difference established: at 1 of 1 sizes ucx was faster in "
-                      "every repeat, but 2 repeats per side were too few for the test to establish it",
-                      line)
+        self.assertIn("gloo and ucx: no difference established at their one common size, 4 KiB: "
+                      "ucx was faster in every repeat, but 2 repeats per side were too few for the "
+                      "test to establish it", line)
         # One size established, one left undecided by too few repeats: not "at all 2 sizes".
         def sized(backend, means_by_size):
             return [rec(backend=backend, bytes_=b, mean=m, sd=0.01, repeat=i)
@@ -192,6 +193,109 @@ class Comparisons(unittest.TestCase):
         (line,) = sentences([job(case("gloo", [100.0, 130.0]) + case("ucx", [110.0, 120.0]))],
                             "Backends and memory types compared")
         self.assertIn("differ by no more than noise can explain", line)
+
+
+class ComparedConfigurations(unittest.TestCase):
+    """A seed004-like job: data_parallel on gloo and ucx, overlap on and off. analysis.md paired
+    every configuration with every other ("gloo, overlap on and ucx, overlap off ... at any of
+    the 1 common sizes"), 6 sentences per world size."""
+
+    @staticmethod
+    def step(backend, overlap, mean, world=2, run="train", source_bytes=102228128):
+        return rec(op="data_parallel", backend=backend, bytes_=source_bytes, mean=mean, world=world,
+                   redop="", method="per_step", agg="slowest_per_step", run=run,
+                   workload={"model": "resnet50", "sharding": "ddp", "overlap": overlap,
+                             "batch_size": 32})
+
+    def test_only_configurations_that_differ_in_one_dimension_are_compared(self):
+        means = {("gloo", True): 100.0, ("gloo", False): 130.0, ("ucx", True): 60.0,
+                 ("ucx", False): 61.0}
+        cases = [self.step(b, o, m, world=w) for w in (1, 2) for (b, o), m in means.items()]
+        s = sentences([job(cases)], "Backends and memory types compared")
+        self.assertEqual(len(s), 8, s)   # 4 per world size, not 6
+        where = "data_parallel (resnet50 ddp, batch 32) f32 method per_step/slowest_per_step, 2 ranks"
+        self.assertIn(f"{where}, gloo: overlap on is faster than overlap off, by 1.3× (time ratio).", s)
+        self.assertIn(f"{where}, overlap on: ucx is faster than gloo, by 1.67× (time ratio).", s)
+        self.assertIn(f"{where}, ucx: overlap on and overlap off differ by no more than noise can "
+                      "explain (CV up to 0.167 %).", s)
+        for line in s:
+            # never a backend and an overlap changed at once
+            self.assertFalse("gloo, overlap" in line and "ucx, overlap" in line, line)
+            self.assertNotIn("common sizes", line)
+            self.assertNotIn("any of the 1", line)
+        # The rule sentence counts the comparisons made, not the 6 of every pairing.
+        self.assertIn("one repeat per case", analysis.method_sentence([job(cases)]))
+        self.assertEqual(len(analysis.compared_records(series_of([job(cases)]))), 8)
+
+    def test_configurations_with_nothing_between_them_are_still_compared(self):
+        # Each run (or job) ran one backend: run and backend differ, and no other series lies
+        # between them, so they are compared.
+        cases = [rec(backend="gloo", run="g", bytes_=b, mean=20.0) for b in (4096, 65536)]
+        cases += [rec(backend="ucx", run="u", bytes_=b, mean=10.0) for b in (4096, 65536)]
+        s = sentences([job(cases)], "Backends and memory types compared")
+        self.assertEqual(s, ["allreduce f32 sum method batch/avg, 4 ranks: u, ucx is faster than "
+                             "g, gloo at all 2 common sizes, by 2× (time ratio)."])
+
+    def test_one_common_size_is_said_as_one(self):
+        # A lone size: "at their one common size, 4 KiB", never "at any of the 1 common sizes"
+        # or "at all 1 common sizes".
+        noisy = [rec(backend="a", mean=100.0, sd=342.0, n=10),
+                 rec(backend="b", mean=120.0, sd=410.0, n=10)]
+        (line,) = sentences([job(noisy)], "Backends and memory types compared")
+        self.assertEqual(line, "allreduce f32 sum method batch/avg, 4 ranks: a and b differ by no "
+                               "more than noise can explain at their one common size, 4 KiB (CV up "
+                               "to 342 %).")
+        (line,) = sentences([job([rec(backend="a", mean=10.0), rec(backend="b", mean=20.0)])],
+                            "Backends and memory types compared")
+        self.assertEqual(line, "allreduce f32 sum method batch/avg, 4 ranks: a is faster than b at "
+                               "their one common size, 4 KiB, by 2× (time ratio).")
+        # A workload step has one size by construction (its gradients' bytes): not named.
+        (line,) = sentences([job([self.step("gloo", True, 100.0), self.step("gloo", False, 101.0)])],
+                            "Backends and memory types compared")
+        self.assertNotIn("size", line)
+        self.assertIn("gloo: overlap on and overlap off differ by no more than noise can explain "
+                      "(CV up to", line)
+
+
+class NothingMeasured(unittest.TestCase):
+    """A run whose every backend was unavailable or whose every case was unsupported: the
+    analysis says plainly that nothing was measured for it (the job exits 1, "nothing was
+    measured"), where it once said "No case was measured." and listed one execution."""
+
+    UNAVAILABLE = {"run": "gpu-comm", "backend": "nccl", "world_size": 2, "status": "unavailable",
+                   "reason": "backend 'nccl': init failed (unavailable): nccl init: no CUDA device",
+                   "failed_rank": 1, "cases_done": 0}
+
+    def test_a_job_of_only_unavailable_backends(self):
+        j = job([], [self.UNAVAILABLE, dict(self.UNAVAILABLE, world_size=4)])
+        self.assertEqual(sentences([j], "⚠ Nothing measured"), [
+            "Nothing was measured in known (its one run, gpu-comm): nccl was unavailable at 2 and 4 "
+            "ranks. Result quality, below, says why."])
+        text = analysis.markdown([j])
+        self.assertLess(text.index("## ⚠ Nothing measured"), text.index("## Result quality"))
+        self.assertIn("# ⚠ Nothing measured:\n#   - Nothing was measured in known",
+                      analysis.console([j]))
+
+    def test_only_the_run_that_measured_nothing_is_named(self):
+        unsupported = [rec(run="f8", dtype="f8e4m3", bytes_=b, status="unsupported", time_us={},
+                           wrong=-1, reason="dtype f8e4m3 is not supported for reductions")
+                       for b in (4096, 16384)]
+        ok = [rec(run="ok", bytes_=b) for b in (4096, 16384)]
+        execs = [{"run": r, "backend": "gloo", "world_size": 4, "status": "ok"} for r in ("ok", "f8")]
+        j = job(ok + unsupported, execs + [self.UNAVAILABLE])
+        self.assertEqual(sentences([j], "⚠ Nothing measured"), [
+            "Nothing was measured for run f8 in known: its 2 cases on gloo were unsupported (dtype "
+            "f8e4m3 is not supported for reductions).",
+            "Nothing was measured for run gpu-comm in known: nccl was unavailable at 2 ranks. "
+            "Result quality, below, says why."])
+        # Every run measured: no such section.
+        self.assertEqual(sentences([job(ok, execs[:1])], "⚠ Nothing measured"), [])
+
+    def test_a_memory_run_measured_something(self):
+        j = job([], [{"run": "mem", "backend": "gloo", "world_size": 2, "status": "ok"}])
+        j.memory = [{"type": "memory", "run": "mem", "backend": "gloo", "world_size": 2,
+                     "status": "ok"}]
+        self.assertEqual(sentences([j], "⚠ Nothing measured"), [])
 
 
 class AllPairsRepeats(unittest.TestCase):
@@ -448,6 +552,103 @@ class PlotStyles(unittest.TestCase):
             ab = ax.get_window_extent(r)
             self.assertFalse(lb.overlaps(ab), f"legend {lb} overlaps axes {ab}")
         self.assertEqual(len(legends[0].get_texts()), 12)
+        plt.close(fig)
+
+
+def _drawn(plt, draw):
+    """The figures `draw(written)` would save, kept open for measuring (plots._save patched)."""
+    from unittest import mock
+    figs = []
+    with mock.patch.object(plots, "_save", lambda plt_, fig, *a, **k: figs.append(fig)):
+        draw()
+    return figs
+
+
+def _extents(fig, texts):
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    return [t.get_window_extent(r) for t in texts if t.get_visible() and t.get_text()]
+
+
+@unittest.skipUnless(have_matplotlib(), "matplotlib is not installed")
+class PlotLayout(unittest.TestCase):
+    """op-msg_rate.png's size labels ran together ("16 KiB" over "256 KiB"), workload-steps.png
+    cut its long labels off on the left, and the time axis of the windowed patterns said "time
+    per operation" for a time per message."""
+
+    def op_group(self, op, sizes):
+        cases = [rec(op=op, backend=b, world=2, bytes_=n, mean=n / 1000 + k, redop="", agg="rank0")
+                 for k, b in enumerate(("gloo", "ucx"), 1) for n in sizes]
+        return series_of([job(cases)])
+
+    def test_size_ticks_are_few(self):
+        self.assertEqual(plots.size_ticks([4096 << (2 * i) for i in range(7)]),
+                         [4096, 65536, 1 << 20, 16 << 20])
+        self.assertEqual(plots.size_ticks([1 << i for i in range(21)]),
+                         [1, 32, 1024, 32768, 1 << 20])       # 1 B..1 MiB: every 32x
+        self.assertEqual(plots.size_ticks([1000]), [1000.0])   # no power of 2 in the span
+        self.assertEqual(plots.size_ticks([]), [])
+
+    def test_size_tick_labels_never_overlap(self):
+        plt = plots.require_matplotlib()
+        for sizes in ([4096 << (2 * i) for i in range(7)],       # seed004: 4 KiB..16 MiB, x4
+                      [1 << i for i in range(21)],               # p2p_patterns: 1 B..1 MiB, x2
+                      [1 << i for i in range(0, 31, 2)]):        # 1 B..1 GiB
+            fig = plots.op_figure(plt, "msg_rate", self.op_group("msg_rate", sizes))
+            width = fig.get_figwidth() * fig.dpi
+            for ax in fig.axes:
+                boxes = _extents(fig, ax.get_xticklabels())
+                self.assertGreaterEqual(len(boxes), 2, sizes)
+                self.assertLessEqual(len(boxes), 5)
+                for a, b in zip(boxes, boxes[1:]):
+                    self.assertFalse(a.overlaps(b), f"{sizes[-1]} B: tick labels {a} and {b} overlap")
+                self.assertTrue(all(b.x0 >= 0 and b.x1 <= width for b in boxes))
+            plt.close(fig)
+
+    def test_time_axis_says_what_one_sample_is(self):
+        plt = plots.require_matplotlib()
+        want = {"msg_rate": "time per message", "unidir_bw": "time per message",
+                "bidir_bw": "time per message", "pingpong": "half a round trip",
+                "allreduce": "time per operation", "sendrecv": "time per operation"}
+        for op, words in want.items():
+            fig = plots.op_figure(plt, op, self.op_group(op, [4096, 65536]))
+            label = fig.axes[0].get_ylabel()
+            self.assertIn(words, label, op)
+            if op != "allreduce" and op != "sendrecv":
+                self.assertNotIn("per operation", label, op)
+            plt.close(fig)
+
+    def test_long_workload_labels_stay_inside_the_figure(self):
+        # seed004: two training runs, two models, two backends, 1-4 ranks, overlap on and off.
+        def step(run, model, sharding, batch, backend, world, overlap):
+            return rec(op="data_parallel", run=run, backend=backend, world=world, bytes_=600000,
+                       mean=5000.0, redop="", method="per_step", agg="slowest_per_step",
+                       workload={"model": model, "sharding": sharding, "overlap": overlap,
+                                 "batch_size": batch, "compute_ms": {"p50": 4.0},
+                                 "step_ms": {"p50": 5.0}, "exposed_comm_ms": 1.0,
+                                 "samples_per_s": 100.0})
+        cases = [step("train-resnet50-ddp", "resnet50", "ddp", 32, b, w, o)
+                 for b in ("gloo", "ucx") for w in (1, 2, 4) for o in (True, False)]
+        cases += [step("train-bert-fsdp", "bert_large", "fsdp", 8, "gloo", w, o)
+                  for w in (2, 4) for o in (True, False)]
+        j = job(cases)
+        labels = [b[0] for b in plots.workload_bars([j])]
+        self.assertIn("train-resnet50-ddp, gloo, 1 rank, resnet50 ddp, batch 32, overlap on", labels)
+        plt = plots.require_matplotlib()
+        (fig,) = _drawn(plt, lambda: plots.workload_figure(plt, [j], "/nonexistent", []))
+        self.assertEqual(tuple(round(x * fig.dpi) for x in fig.get_size_inches()), (800, 500))
+        ax = fig.axes[0]
+        texts = [t for t in ax.get_yticklabels() if t.get_text()]
+        # every label whole (wrapped at its commas at most), in the bars' order from the top
+        self.assertEqual(sorted(t.get_text().replace("\n", ", ") for t in texts), sorted(labels))
+        boxes = _extents(fig, texts)
+        self.assertEqual(len(boxes), len(labels))
+        for b in boxes:
+            self.assertGreaterEqual(b.x0, 0, "a label cut off on the left")
+            self.assertLessEqual(b.x1, ax.get_window_extent().x0)
+        ordered = sorted(boxes, key=lambda b: b.y0)
+        for a, b in zip(ordered, ordered[1:]):
+            self.assertLessEqual(a.y1, b.y0 + 0.5, "labels drawn over each other")
         plt.close(fig)
 
 

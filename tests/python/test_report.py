@@ -284,6 +284,82 @@ class ReportTest(TempDirCase):
         self.assertNotIn("Traceback", p.stderr)
 
 
+class BackendVersions(TempDirCase):
+    """report.md said "backend ucx | 0.1.0": the plugin's version, read as UCX's. It names the
+    library's version the plugin reported (metadata `<library>_version`) and labels the plugin's."""
+
+    def test_the_librarys_version_and_the_plugins(self):
+        out = os.path.join(self.tmp, "out")
+        commbench("report", GLOO_VS_UCX, "-o", out, "--no-plots", check=0)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        with open(os.path.join(GLOO_VS_UCX, "summary.json"), encoding="utf-8") as f:
+            backends = json.load(f)["job"]["backends"]
+        for name, key in (("gloo", "gloo_version"), ("ucx", "ucx_version")):
+            b = backends[name]
+            lib = b["metadata"]["ranks"]["0"]["backend"][key]
+            self.assertIn(f"| backend {name} | {name} {lib} (plugin {b['version']}) — "
+                          f"{b['description']} |", md)
+            self.assertNotIn(f"| backend {name} | {b['version']} —", md)
+
+    @staticmethod
+    def markdown(backends, executions=()):
+        j = Job("/nonexistent", "known")
+        j.summary = {"job": {"backends": backends}}
+        j.executions = list(executions)
+        return to_markdown(report.build([j], [], [])[1])
+
+    def test_without_a_reported_version_and_from_the_executions(self):
+        nccl = {"name": "nccl", "version": "0.1.0", "description": "NVIDIA NCCL", "metadata": {}}
+        # The backend never started (no GPU): no library version to show, and none made up.
+        md = self.markdown({"nccl": nccl})
+        self.assertIn("| backend nccl | library version not reported (plugin 0.1.0) — NVIDIA NCCL |",
+                      md)
+        # Reported by an execution only; ranks that disagree are both named.
+        ranks = {"0": {"backend": {"nccl_version": "2.21.5", "library": "libnccl.so.2"}},
+                 "1": {"backend": {"nccl_version": "2.23.4"}}}
+        md = self.markdown({"nccl": nccl}, [{"run": "r", "backend": "nccl", "world_size": 2,
+                                             "status": "ok", "metadata": {"ranks": ranks}}])
+        self.assertIn("| backend nccl | nccl 2.21.5 / 2.23.4 (differs across ranks) (plugin 0.1.0) "
+                      "— NVIDIA NCCL |", md)
+        # No plugin version either: nothing dangling.
+        md = self.markdown({"x": {"metadata": {"ranks": {"0": {"backend": {"x_version": "3"}}}}}})
+        self.assertIn("| backend x | x 3 |", md)
+
+
+class NothingMeasuredReport(TempDirCase):
+    """A job whose every case was unsupported (or every backend unavailable) exits 1, "nothing
+    was measured"; its report printed a Results header with nothing under it and "Only one
+    configuration per op and world size", and analysis.md only "No case was measured"."""
+
+    def test_a_job_of_only_unsupported_cases(self):
+        exp = os.path.join(self.tmp, "unsup.toml")
+        with open(exp, "w") as f:
+            f.write('name = "unsup"\n[[run]]\nname = "f8"\nbackend = "gloo"\nworld_size = 2\n'
+                    'ops = ["allreduce"]\ndtype = "f8e4m3"\nsizes = [1024, 4096]\n'
+                    'iterations = 3\nwarmup = 1\n')
+        results = os.path.join(self.tmp, "results")
+        p = commbench("run", exp, "-o", results, "--quiet")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        (name,) = os.listdir(results)
+        out = os.path.join(self.tmp, "out")
+        commbench("report", os.path.join(results, name), "-o", out, "--no-plots", check=0)
+        with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
+            analysis = f.read()
+        self.assertIn("## ⚠ Nothing measured", analysis)
+        self.assertIn(f"- Nothing was measured in {name} (its one run, f8): its 2 cases on gloo were "
+                      "unsupported (", analysis)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        comparisons = md.split("## Comparisons")[1].split("## Results")[0]
+        results_part = md.split("## Results")[1].split("## Jobs and metadata")[0]
+        self.assertIn("Nothing was measured, so there is nothing to compare.", comparisons)
+        self.assertNotIn("Only one configuration", comparisons)
+        self.assertIn("Nothing was measured: no result to show.", results_part)
+        self.assertNotIn("|", results_part)       # no table, no header without rows
+        self.assertNotIn("###", results_part)
+
+
 class RepeatsAreSaid(unittest.TestCase):
     """With `repeats`, the Results and Comparisons tables show each case's median repeat by mean
     time (docs/metrics.md); report.md and report.html once did so without saying it."""
