@@ -116,7 +116,7 @@ def series_sentence(s, group):
             parts += _peak_words(s, "busbw_gbps", "busbw", _gbps)
     if not parts:
         return None
-    return f"{head}: " + "; ".join(parts) + f" ({_count(len(s.records), 'size')})."
+    return f"{head}: " + "; ".join(parts) + f" ({fmt.count(len(s.records), 'size')})."
 
 
 def _number(x):
@@ -323,10 +323,6 @@ def machine(jobs):
     return out
 
 
-def _count(n, what):
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def unfinished(jobs):
     """Jobs that did not finish normally, so their records may not be the whole experiment: one
     killed (results.jsonl without its `job_end` line and no summary.json), and one whose
@@ -349,7 +345,7 @@ def unfinished(jobs):
                     if tmp else "")
             out.append(f"{j.label} did not finish: results.jsonl has no job_end line and there is "
                        "no summary.json (the job was killed, or its machine went down): it holds "
-                       f"only the {_count(len(j.cases), 'case record')} measured before it "
+                       f"only the {fmt.count(len(j.cases), 'case record')} measured before it "
                        "stopped, and the cases it had not reached are missing. Do not read it as "
                        f"the whole experiment: rerun the experiment ({rerun}) for complete "
                        f"results.{free}")
@@ -359,11 +355,11 @@ def unfinished(jobs):
         got = j.from_summary
         held = (j.jsonl_counts or {}).get("cases", 0)
         if got:
-            taken = " and ".join(_count(n, w) for w, n in (
+            taken = " and ".join(fmt.count(n, w) for w, n in (
                 ("case record", got.get("cases", 0)), ("execution outcome", got.get("executions", 0)),
                 ("memory record", got.get("memory", 0))) if n)
             files = (f"results.jsonl holds only {held} of the job's "
-                     f"{_count(len(j.cases), 'case record')} "
+                     f"{fmt.count(len(j.cases), 'case record')} "
                      f"and no job_end line; the other {taken} were read from summary.json")
         else:
             files = "results.jsonl has no job_end line, but summary.json holds the job's records"

@@ -47,9 +47,14 @@ def num_against(x, bound, digits=3):
     return repr(x)
 
 
+def count(n, what):
+    """'1 case', '3 cases': a count in a sentence."""
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
 def ranks(n):
     """'1 rank', '4 ranks': a world size in a sentence ("1 ranks" read as a typo)."""
-    return f"{n} rank" + ("" if n == 1 else "s")
+    return count(n, "rank")
 
 
 def pct(fraction, digits=3):

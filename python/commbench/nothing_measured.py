@@ -4,10 +4,6 @@ plainly, where the report would otherwise show no table for them."""
 from . import fmt
 
 
-def _count(n, what):
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def _ranks_list(worlds):
     """'2 ranks', '1 and 2 ranks', '1, 2 and 4 ranks'."""
     ws = sorted(set(worlds), key=lambda w: (not isinstance(w, int), w if isinstance(w, int) else 0))
@@ -66,7 +62,7 @@ def nothing_measured(jobs):
                     why = (f" ({reasons[0]}" + (f"; and {len(reasons) - 1} other reason(s)"
                                                  if len(reasons) > 1 else "") + ")") if reasons else ""
                     every = "its" if len(these) == len(mine) else f"{len(these)} of its"
-                    parts.append(f"{every} {_count(len(these), 'case')} on {b} "
+                    parts.append(f"{every} {fmt.count(len(these), 'case')} on {b} "
                                  f"{'were' if len(these) != 1 else 'was'} {status}{why}")
                 if not by_status and not mine:
                     worlds = [e.get("world_size") for e in execs if e.get("backend") == b]
