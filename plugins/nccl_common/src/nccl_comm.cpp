@@ -123,8 +123,20 @@ void* alloc_nccl(cb_comm& c, cb_mem type, size_t bytes) {
   void* p = nullptr;
   if (type == CB_MEM_CUDA) {
     if (c.backend.options.registration) {
-      if (!c.backend.api.MemAlloc) sdk::fail(CB_ERR_UNIMPLEMENTED, "registration = on needs ncclMemAlloc (NCCL >= 2.19)");
-      check_nccl(c.backend.api, c.nccl, "ncclMemAlloc", c.backend.api.MemAlloc(&p, bytes));
+      const NcclApi& api = c.backend.api;
+      if (!api.MemAlloc || !api.CommRegister || !api.CommDeregister)
+        sdk::fail(CB_ERR_UNIMPLEMENTED, "registration = on needs ncclMemAlloc and ncclCommRegister (NCCL >= 2.19)");
+      if (c.aborted) sdk::fail(CB_ERR_REMOTE, "the communicator was aborted after an earlier error");
+      check_nccl(api, c.nccl, "ncclMemAlloc", api.MemAlloc(&p, bytes));
+      // Registered as NCCL's user-buffer example does: NCCL may then skip its staging copies (IPC,
+      // NVLS, net) for ops on this buffer. A null handle is NCCL declining (NCCL_LOCAL_REGISTER=0).
+      void* handle = nullptr;
+      const ncclResult_t r = api.CommRegister(c.nccl, p, bytes, &handle);
+      if (r != ncclSuccess && r != ncclInProgress) {
+        api.MemFree(p);
+        check_nccl(api, c.nccl, "ncclCommRegister", r);
+      }
+      if (handle != nullptr) c.registered.emplace(p, handle);
     } else {
       check_cuda("cudaMalloc", cudaMalloc(&p, bytes));
     }
@@ -143,10 +155,18 @@ void free_nccl(cb_comm& c, void* p) {
   if (it == c.allocations.end()) sdk::fail(CB_ERR_INVALID_ARGUMENT, "mem_free of a pointer mem_alloc did not return");
   const cb_mem type = it->second;
   c.allocations.erase(it);
+  // Deregistered before it is freed (peers may have mapped it); an aborted or destroyed
+  // communicator took its registrations with it. The memory is freed even if deregistering fails.
+  ncclResult_t deregistered = ncclSuccess;
+  if (const auto reg = c.registered.find(p); reg != c.registered.end()) {
+    if (c.nccl != nullptr && !c.aborted && !c.destroyed) deregistered = c.backend.api.CommDeregister(c.nccl, reg->second);
+    c.registered.erase(reg);
+  }
   if (type == CB_MEM_HOST_PINNED) check_cuda("cudaFreeHost", cudaFreeHost(p));
   else if (type == CB_MEM_CUDA && c.backend.options.registration) check_nccl(c.backend.api, nullptr, "ncclMemFree", c.backend.api.MemFree(p));
   else if (type == CB_MEM_CUDA) check_cuda("cudaFree", cudaFree(p));
   else std::free(p);
+  check_nccl(c.backend.api, c.nccl, "ncclCommDeregister", deregistered);
 }
 
 }  // namespace commbench::nccl_backend

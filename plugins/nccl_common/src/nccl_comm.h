@@ -35,6 +35,7 @@ struct cb_comm {
   std::vector<cb_request*> in_group;  // posted in the open group, waiting for its event
   std::shared_ptr<commbench::nccl_backend::EventPool> events;
   std::map<void*, cb_mem> allocations;  // what mem_alloc handed out, to free it the same way
+  std::map<void*, void*> registered;     // registration = on: buffer -> its ncclCommRegister handle
   // Every stream an op was launched on (the core passes its own): teardown waits for all of them.
   std::vector<cudaStream_t> used_streams;
   cudaStream_t last_stream = nullptr;  // the common case, one stream, without a search per op

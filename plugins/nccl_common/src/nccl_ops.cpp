@@ -86,11 +86,13 @@ cudaStream_t launch_nccl(cb_comm& c, const cb_op_args& given) {
   if (is_reduction_with_fp8(given) && b.compute_major < 9)
     sdk::fail(CB_ERR_UNIMPLEMENTED, "fp8 reductions need compute capability 9.0 or newer; this GPU has " +
                                         std::to_string(b.compute_major) + "." + std::to_string(b.compute_minor));
-  // NCCL has no average of fp8 values: 2.28.9 refuses ncclAvg on fp8 with ncclInvalidArgument
-  // (seen on an H200, issue 26). The capabilities cannot say "every redop but this pair", so the
-  // pair is refused here as unsupported, before NCCL marks the communicator with an error.
-  if (is_reduction_with_fp8(given) && given.redop == CB_REDOP_AVG)
-    sdk::fail(CB_ERR_UNIMPLEMENTED, "NCCL has no avg reduction for fp8 data (ncclInvalidArgument)");
+  // NCCL averages fp8 as a pre-multiplied sum (1/n rounded to fp8) from 2 ranks on; at one rank
+  // ncclLaunchOneRank has no fp8 kernel and returns ncclInvalidArgument (2.28.9, seen on an H200 in
+  // issue 26; its fp8 cases sit behind a __CUDA_ARCH__ test in host code). The capabilities cannot
+  // say "every redop but this pair at one rank", so it is refused here, before NCCL marks the
+  // communicator with an error.
+  if (is_reduction_with_fp8(given) && given.redop == CB_REDOP_AVG && b.host.world_size == 1)
+    sdk::fail(CB_ERR_UNIMPLEMENTED, "NCCL has no avg reduction for fp8 data at one rank (ncclInvalidArgument)");
   const cb_op_args a = sdk::checked_op_args(given, b.host.rank, b.host.world_size,
                                             nccl_capabilities(b.version, b.compute_major));
   if (c.aborted) sdk::fail(CB_ERR_REMOTE, "the communicator was aborted after an earlier error");

@@ -154,6 +154,11 @@ TEST(SimNccl, FaultHangAfterNOpsUntilAbort) {
   expect_all_passed(run_ranks("fault_hang", 2, kNccl, {"SIMGPU_HANG_AFTER=1"}));
 }
 
+TEST(SimNccl, Fp8AverageIsRefusedAtOneRankOnly) {
+  expect_all_passed(run_ranks("fp8_avg_one_rank", 1, kNccl, {}));
+  // 2 and 4 ranks: "collectives" checks fp8 avg results exactly (1/2 and 1/4 are fp8 numbers).
+}
+
 TEST(SimNccl, Fp8ReductionsNeedComputeCapability90) {
   expect_all_passed(run_ranks("fp8_cc80", 2, kNccl, {"SIMGPU_COMPUTE_CAPABILITY=8.0"}));
 }

@@ -54,12 +54,10 @@ ncclResult_t validate(Comm& c, const OpDesc& op, cudaStream_t stream, const char
       set_last_error("%s : FP8 reduction support begins with sm90 capable devices.", fn);
       return ncclInvalidArgument;
     }
-    // NCCL 2.28.9 on an H200 (issue 26's first GPU run) refuses ncclAvg on fp8 data with
-    // ncclInvalidArgument, even at one rank: so does the simulation.
-    if (dtype_is_fp8(op.dtype) && op.redop == ncclAvg) {
-      set_last_error("%s : ncclAvg is not supported for FP8 datatypes", fn);
-      return ncclInvalidArgument;
-    }
+    // NCCL 2.28.9 at one rank (seen on an H200, issue 26): ncclLaunchOneRank has no fp8 kernel for
+    // avg (a pre-multiplied sum) and returns ncclInvalidArgument without a message. From 2 ranks
+    // on, avg of fp8 is a pre-multiplied sum by 1/n rounded to fp8, as reduce_small computes it.
+    if (dtype_is_fp8(op.dtype) && op.redop == ncclAvg && c.nranks == 1) return ncclInvalidArgument;
   }
   const bool rooted = op.kind == OpKind::Broadcast || op.kind == OpKind::Reduce || op.kind == OpKind::Gather ||
                       op.kind == OpKind::Scatter || op.is_p2p();
@@ -404,6 +402,7 @@ NCCL_API_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff,
   std::lock_guard<std::mutex> lk(comm->mu);
   comm->registrations.insert(h);
   *handle = h;
+  SIMGPU_LOG("nccl: rank %d buffer registered (%zu bytes)", comm->rank, size);
   return ncclSuccess;
 }
 
@@ -415,6 +414,7 @@ NCCL_API_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* han
     return ncclInvalidArgument;
   }
   delete[] static_cast<char*>(handle);
+  SIMGPU_LOG("nccl: rank %d buffer deregistered", comm->rank);
   return ncclSuccess;
 }
 

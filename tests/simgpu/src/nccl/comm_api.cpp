@@ -133,6 +133,15 @@ void wait_quiet(Comm& c) {
 
 namespace {
 
+// Like NCCL's ncclRegCleanup: destroy and abort drop the registrations the user did not deregister.
+// The caller holds c.mu.
+void release_registrations(Comm& c) {
+  if (!c.registrations.empty())
+    SIMGPU_LOG("nccl: rank %d drops %zu registrations still held", c.rank, c.registrations.size());
+  for (void* h : c.registrations) delete[] static_cast<char*>(h);
+  c.registrations.clear();
+}
+
 void finish_init(ncclComm* c, ncclUniqueId id) {
   ncclResult_t r = ncclSuccess;
   if (env("SIMGPU_FAIL_COMM_INIT") != nullptr && std::strcmp(env("SIMGPU_FAIL_COMM_INIT"), "0") != 0 &&
@@ -346,6 +355,8 @@ NCCL_API_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   shm_leave(*comm);
   simgpu_release_device_memory(comm->reserved);
   comm->reserved = nullptr;
+  std::lock_guard<std::mutex> lk(comm->mu);
+  release_registrations(*comm);
   return ncclSuccess;
 }
 
@@ -369,6 +380,7 @@ NCCL_API_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   shm_leave(*comm);
   simgpu_release_device_memory(comm->reserved);
   comm->reserved = nullptr;
+  release_registrations(*comm);
   SIMGPU_LOG("nccl: rank %d communicator aborted", comm->rank);
   return ncclSuccess;
 }
