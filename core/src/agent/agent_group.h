@@ -20,6 +20,7 @@
 #include "agent/rendezvous_file.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
+#include "observe/host_metadata.h"
 #include "report/reporter.h"
 
 namespace commbench {
@@ -32,6 +33,10 @@ struct AgentGroupOptions {
   Millis join_timeout{120000};  // how long agents wait for each other at the start
   // Where warnings go (a store bound to every interface); empty: stderr.
   std::function<void(const std::string&)> warn;
+  // What this task runs, compared with agent 0's when the agents agree on the job: another
+  // version stops the job, another build of the same version is warned about.
+  std::string version = COMMBENCH_VERSION;
+  std::string build_id = executable_build_id();
 };
 
 class AgentGroup {
@@ -110,6 +115,7 @@ class AgentGroup {
   void map_hosts(Millis timeout);
   int hosts_below(int world) const;
   void connect_to_store(Millis timeout);
+  std::optional<std::string> build_mismatch(const std::string& rank0_build) const;
   // An agent other than 0 whose wait for the others a signal ended: announces leaving on a new
   // connection (the old one is out of step) and throws LaunchInterrupted.
   [[noreturn]] void leave_interrupted(const std::string& waiting_for);
@@ -118,6 +124,8 @@ class AgentGroup {
 
   LaunchContext launch_;
   std::string token_;
+  std::string version_, build_id_;
+  std::function<void(const std::string&)> warn_;
   std::unique_ptr<HostTokenFile> token_file_;  // one-host launches without a user token
   std::string rendezvous_file_;
   PublishedFile published_;  // agent 0's rendezvous file, once created (removed at the end)
