@@ -163,6 +163,19 @@ world_size = 2
                                    "-o", (dir.path() / "json").string()}, dir.path());
   ASSERT_EQ(json.exit_code, 0) << json.output;
   EXPECT_NE(json.output.find("\"exit_code\""), std::string::npos) << json.output;
+  // validate takes --set and --only as run does: what it checks is what would run.
+  const auto checked = run_commbench({"validate", file.string(), "--set", "run.iterations=0"}, dir.path());
+  EXPECT_EQ(checked.exit_code, 2) << checked.output;
+  EXPECT_NE(checked.output.find("--set run.iterations=0: error: 'iterations' must be at least 1, got 0"),
+            std::string::npos) << checked.output;
+  const auto kept = run_commbench({"validate", file.string(), "--set", "run.world_sizes=[1, 2]", "--only", "b"},
+                                  dir.path());
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("valid — 1 run(s), 2 execution(s), 2 case record(s)"), std::string::npos) << kept.output;
+  const auto missing = run_commbench({"validate", file.string(), "--only", "c"}, dir.path());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("commbench validate: --only c: no [[run]] of that name; the file has: a, b"),
+            std::string::npos) << missing.output;
 }
 
 // Issue 28 §3: a local world the host cannot run is refused before anything starts: at

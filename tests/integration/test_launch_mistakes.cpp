@@ -220,6 +220,20 @@ TEST(LaunchMistakes, ABadRendezvousTimeoutIsBadInput) {
   }
 }
 
+// A sysfs root that is not there once gave empty host metadata and telemetry without a word.
+TEST(LaunchMistakes, ASysfsRootThatIsNotAFolderIsBadInput) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  const std::string cmd = fmt::format("cd {0} && COMMBENCH_SYSFS_ROOT={0}/missing {1} run {2} -o {0}/out --quiet > run.log 2>&1",
+                                      dir.path().string(), COMMBENCH_BIN, file.string());
+  const int status = std::system(cmd.c_str());
+  const std::string out = read_text(dir.path() / "run.log");
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << out;
+  EXPECT_NE(out.find("COMMBENCH_SYSFS_ROOT=" + (dir.path() / "missing").string() + " is not a folder"),
+            std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "refused before any folder was made";
+}
+
 // A probe: rank 0's store on a MASTER_ADDR that does not resolve, or that is not an address of
 // its host, was blamed on the port ("is another job ... using that port?") and exited 1 as if a
 // retry might cure it. The advice fits the cause now, and a wrong address is bad input (exit 2).

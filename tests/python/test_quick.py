@@ -98,7 +98,11 @@ class QuickTest(TempDirCase):
         self.assertIn('commbench quick: -G 1: error: method = "graph" captures the timed iterations', p.stderr)
         p = commbench("quick", "allreduce", "-a", "7")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("commbench quick: -a 7: error: unknown rank aggregation '7'", p.stderr)
+        self.assertIn("commbench quick: -a 7: error: expected 0 (rank 0's time), 1 (the ranks' average), 2 (minimum) "
+                      "or 3 (maximum)", p.stderr)
+        p = commbench("quick", "allreduce", "-a", "mean")  # a name: the parser lists the names
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("commbench quick: -a mean: error: unknown rank aggregation 'mean'", p.stderr)
 
 
     def test_check_flag_takes_one_zero_true_or_false_and_nothing_else(self):
@@ -112,7 +116,7 @@ class QuickTest(TempDirCase):
         for value in ("no", "off", "2"):  # each once turned checking on
             p = commbench("quick", "allreduce", "-c", value, "-O", os.path.join(self.tmp, "bad"))
             self.assertEqual(p.returncode, 2, value)
-            self.assertIn(f"commbench quick: -c {value}: error: expected a boolean", p.stderr)
+            self.assertIn(f"commbench quick: -c {value}: error: expected 1 or 0 (true or false)", p.stderr)
             self.assertFalse(os.path.exists(os.path.join(self.tmp, "bad")))
     def test_flag_values_cannot_rewrite_the_file_and_an_invalid_one_saves_nothing(self):
         save = os.path.join(self.tmp, "saved.toml")

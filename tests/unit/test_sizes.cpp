@@ -88,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadSize{"-4KiB", "size '-4KiB' is negative: sizes must be greater than 0"},
         BadSize{"", "empty size: write e.g. \"4KiB\" or \"1M elements\""},
         BadSize{"KiB", "size 'KiB' does not start with a number: write e.g. \"4KiB\" or \"1M elements\""},
-        BadSize{"1.KiB", "size '1.KiB' does not start with a number: write e.g. \"4KiB\" or \"1M elements\""},
+        BadSize{"1.KiB", "size '1.KiB': a digit must follow the decimal point: write e.g. \"1KiB\" or \"1.5KiB\""},
+        BadSize{"16.", "size '16.': a digit must follow the decimal point: write e.g. \"16KiB\" or \"16.5KiB\""},
         BadSize{"4096", "size '4096' has no unit: write \"4096B\" for bytes or \"4096 elements\", or an "
                         "integer (bytes) without quotes"},
         BadSize{"4Kib", "unknown unit 'Kib' in size '4Kib'; did you mean 'KiB'? (byte units are B, KiB, "

@@ -496,6 +496,15 @@ int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOption
       throw LaunchConfigError(e.what());
     }
   }
+  // A copied or fake /sys tree (docs/observability.md): one that is not there left the metadata,
+  // telemetry and cpu_binding reading nothing, without a word.
+  if (auto it = env.find("COMMBENCH_SYSFS_ROOT"); it != env.end() && !it->second.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(it->second, ec))
+      throw LaunchConfigError("COMMBENCH_SYSFS_ROOT=" + it->second +
+                              " is not a folder: the host metadata, telemetry and cpu_binding would read nothing. "
+                              "Point it at a copied tree (its sys/ and proc/) or unset it to read this host's own");
+  }
   // "{hardware}" names the folder after the GPU, driver and CUDA version (seed 003).
   const std::filesystem::path out_base =
       expand_hardware_placeholder(opts.output_dir.empty() ? exp.output_dir : opts.output_dir);

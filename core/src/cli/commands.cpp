@@ -133,7 +133,7 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
 }
 
 // --only: keeps the named runs (file order); an unknown name is an error listing the names.
-bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only) {
+bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only, const char* command) {
   if (only.empty()) return true;
   std::vector<std::string> names;
   for (const RunSpec& r : loaded.experiment.runs) names.push_back(r.name);
@@ -152,8 +152,8 @@ bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only)
       }
       if (cur.empty()) {
         // An empty name would select nothing and the job would "pass" having measured nothing.
-        std::cerr << fmt::format("commbench run: --only '{}': an empty run name; give the names of runs to keep "
-                                 "(the file has: {})\n", o, fmt::join(names, ", "));
+        std::cerr << fmt::format("commbench {}: --only '{}': an empty run name; give the names of runs to keep "
+                                 "(the file has: {})\n", command, o, fmt::join(names, ", "));
         return false;
       }
       wanted.insert(cur);
@@ -162,8 +162,8 @@ bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only)
   }
   for (const auto& w : wanted)
     if (std::find(names.begin(), names.end(), w) == names.end()) {
-      std::cerr << fmt::format("commbench run: --only {}: no [[run]] of that name; the file has: {}\n",
-                               w, fmt::join(names, ", "));
+      std::cerr << fmt::format("commbench {}: --only {}: no [[run]] of that name; the file has: {}\n",
+                               command, w, fmt::join(names, ", "));
       return false;
     }
   std::vector<RunSpec> kept;
@@ -225,7 +225,7 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!out_dir_flag_ok(out_dir)) return kExitInvalid;
     auto loaded = load_and_validate(file, plugin_dirs, sets);
     if (!loaded) return kExitInvalid;
-    if (!select_runs(*loaded, only)) return kExitInvalid;
+    if (!select_runs(*loaded, only, "run")) return kExitInvalid;
     if (!sets.empty()) loaded->experiment.as_parsed["overrides"] = sets;
     if (p.vm.count("dry-run")) {
       const std::string folder = out_dir.empty() ? loaded->experiment.output_dir : out_dir;
@@ -314,19 +314,23 @@ int run_experiment(const LoadedExperiment& loaded, const std::string& out_dir, b
 int cmd_validate(const std::vector<std::string>& args) {
   return guarded("validate", [&] {
     std::string file;
-    std::vector<std::string> plugin_dirs;
+    std::vector<std::string> plugin_dirs, sets, only;
     po::options_description d("Usage: commbench validate FILE [options]\n\n"
                               "Checks the experiment FILE (syntax, types, values, plugin capabilities)\n"
                               "without running anything. Exit code 0 if valid, 2 if not.\n\nOptions");
+    // --set and --only as `run` takes them: what is validated is what would run.
     d.add_options()("file", po::value(&file)->required(), "experiment file (TOML)")(
-        "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)");
+        "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
+        "set", po::value(&sets)->composing(), "KEY=VALUE: override a key of the file, as `run --set` (repeatable)")(
+        "only", po::value(&only)->composing(), "validate only the [[run]] of this name, as `run --only`");
     ParsedArgs p = parse(args, d, true);
     if (p.help) {
       std::cout << d << "\n";
       return 0;
     }
-    auto loaded = load_and_validate(file, plugin_dirs);
+    auto loaded = load_and_validate(file, plugin_dirs, sets);
     if (!loaded) return kExitInvalid;
+    if (!select_runs(*loaded, only, "validate")) return kExitInvalid;
     const auto plan = plan_job(loaded->experiment);
     // What the job will write: all_pairs gives a record per ordered pair of each size, a
     // data_parallel execution one per overlap value, and every workload execution memory records.

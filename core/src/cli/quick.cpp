@@ -215,11 +215,12 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.iters.empty()) w.line("iterations = " + raw(f.iters), "-n " + f.iters);
   if (!f.warmup.empty()) w.line("warmup = " + raw(f.warmup), "-w " + f.warmup);
   if (!f.check.empty()) {
-    // nccl-tests' -c 1 / -c 0, or the file's true / false; anything else goes to the parser as a
-    // string, which it refuses ("-c no" once meant checking on).
+    // nccl-tests' -c 1 / -c 0, or the file's true / false; anything else is refused in the flag's
+    // own words ("-c no" once meant checking on).
     static const std::map<std::string, std::string> kCheck{{"1", "true"}, {"0", "false"}, {"true", "true"}, {"false", "false"}};
     const auto it = kCheck.find(f.check);
-    w.line("check = " + (it == kCheck.end() ? quoted(f.check) : it->second), "-c " + f.check);
+    if (it == kCheck.end()) w.error("-c " + f.check, "expected 1 or 0 (true or false): check the results or not");
+    else w.line("check = " + it->second, "-c " + f.check);
   }
   if (!f.root.empty()) w.line("root = " + raw(f.root), "-r " + f.root);
   // -T takes seconds ("1.5") or a duration ("1.5s", "2min"): a plain number gets its unit here.
@@ -242,7 +243,11 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.average.empty()) {
     static const std::map<std::string, std::string> kAverage{{"0", "rank0"}, {"1", "avg"}, {"2", "min"}, {"3", "max"}};
     const auto it = kAverage.find(f.average);
-    w.line("rank_aggregation = " + quoted(it == kAverage.end() ? f.average : it->second), "-a " + f.average);
+    // The names themselves (avg, min...) go to the parser, which lists them on a typo.
+    if (it == kAverage.end() && all_digits(f.average))
+      w.error("-a " + f.average, "expected 0 (rank 0's time), 1 (the ranks' average), 2 (minimum) or 3 (maximum)");
+    else
+      w.line("rank_aggregation = " + quoted(it == kAverage.end() ? f.average : it->second), "-a " + f.average);
   }
   return w.done();
 }

@@ -138,6 +138,11 @@ Parsed<SizeSpec> parse_size(std::string_view text) {
   std::string_view rest;
   auto number = parse_decimal(t, rest);
   if (!number) {
+    const size_t digits = t.find_first_not_of("0123456789");
+    if (digits != 0 && digits != std::string_view::npos && t[digits] == '.')  // "1.KiB", "2."
+      return Parsed<SizeSpec>::fail(fmt::format(
+          "size '{}': a digit must follow the decimal point: write e.g. \"{}KiB\" or \"{}.5KiB\"", text,
+          t.substr(0, digits), t.substr(0, digits)));
     return Parsed<SizeSpec>::fail(fmt::format(
         "size '{}' does not start with a number: write e.g. \"4KiB\" or \"1M elements\"", text));
   }
