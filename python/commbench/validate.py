@@ -61,7 +61,12 @@ def parse_json(text):
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
-        raise InvalidInput(f"not JSON ({e.msg} at column {e.colno})") from None
+        # A whole file (summary.json) is told by line and column; one line of results.jsonl by
+        # column (the reader names the line). A file that stops mid-value was cut short.
+        where = f"line {e.lineno}, column {e.colno}" if "\n" in text.rstrip() else f"column {e.colno}"
+        # An unterminated string runs to the end of the text too.
+        ends = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+        raise InvalidInput(f"not JSON: {e.msg} ({where}){'; the text ends there: cut short' if ends else ''}") from None
     except RecursionError:
         raise InvalidInput("nested too deeply to read (thousands of levels)") from None
 

@@ -416,6 +416,26 @@ class HostileResultsTest(TempDirCase):
                 self.assertIn("summary.json", str(e.exception))
                 self.assertIn(says, str(e.exception))
 
+    def test_a_summary_cut_short_is_told_by_line_and_column(self):
+        d = self.copy_fixture(QUICKSTART, "cut")
+        path = os.path.join(d, "summary.json")
+        with open(path) as f:
+            text = f.read()
+        cut = text[:len(text) // 2]
+        with open(path, "w") as f:
+            f.write(cut)
+        with self.assertRaises(ResultsError) as e:
+            read_jobs([d])
+        lines = cut.split("\n")
+        self.assertIn(f"(line {len(lines)}, column", str(e.exception))
+        self.assertIn("the text ends there: cut short", str(e.exception))
+        with open(path, "w") as f:  # damage in the middle is not called cut short
+            f.write(text.replace('"results"', 'results', 1))
+        with self.assertRaises(ResultsError) as e:
+            read_jobs([d])
+        self.assertIn("not JSON: ", str(e.exception))
+        self.assertNotIn("cut short", str(e.exception))
+
 
 if __name__ == "__main__":
     unittest.main()
