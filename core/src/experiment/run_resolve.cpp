@@ -291,6 +291,12 @@ void check_workload_expectations(const RunSpec& spec, DiagnosticSink& sink) {
                         "be checked (read the memory figures in summary.md or results.jsonl)");
       continue;
     }
+    // Its records are the steps (op "data_parallel"), never the model's collectives one by one.
+    if (!e.ops.empty())
+      sink.error(e.pos, fmt::format("this expectation is about '{}', but a workload = \"data_parallel\" run records "
+                                    "whole steps (op \"data_parallel\"), not its collectives: it could never be "
+                                    "checked; drop its 'op' to judge the step time",
+                                    op_info(e.ops.front()).name));
     for (const auto& [metric, condition] : e.conditions)
       if (metric.rfind("time_us", 0) != 0)
         sink.error(e.pos, fmt::format("this expectation checks {}, which a workload = \"data_parallel\" step does not "
