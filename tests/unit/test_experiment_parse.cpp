@@ -275,6 +275,18 @@ TEST(ExperimentParse, EnvValuesTheKernelCannotPassAreRefusedAtTheValue) {
   ASSERT_FALSE(m.diagnostics.empty());
   EXPECT_NE(m.diagnostics[0].message.find("'env' holds"), std::string::npos) << m.diagnostics[0].format();
   EXPECT_NE(m.diagnostics[0].message.find("over 1024 KiB of environment"), std::string::npos) << m.diagnostics[0].format();
+  // Six in [defaults] and six in the run: each table under the cap, the run's environment over it.
+  std::string split = "name = \"e\"\n[defaults]\nenv = { ";
+  for (int i = 0; i < 6; ++i) split += fmt::format("{}D{} = \"{}\"", i ? ", " : "", i, std::string(100 * 1024, 'x'));
+  split += " }\n[[run]]\nbackend = \"gloo\"\nops = [\"allreduce\"]\nsizes = [\"4KiB\"]\nenv = { ";
+  for (int i = 0; i < 6; ++i) split += fmt::format("{}R{} = \"{}\"", i ? ", " : "", i, std::string(100 * 1024, 'x'));
+  split += " }\n";
+  const ParseResult both = parse_experiment_string(split, "split.toml");
+  EXPECT_FALSE(both.experiment);
+  ASSERT_EQ(both.diagnostics.size(), 1u);
+  EXPECT_NE(both.diagnostics[0].message.find("run 'run0' passes 1228848 bytes of 'env' with [defaults]' 'env'"),
+            std::string::npos) << both.diagnostics[0].format();
+  EXPECT_EQ(both.diagnostics[0].pos.line, 8);
 }
 
 // A workload run took op-sweep settings without a word (only the first dtype is used, placement

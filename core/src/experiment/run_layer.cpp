@@ -265,7 +265,6 @@ class LayerReader {
 
   DiagnosticSink& sink_;
   RunLayer& layer_;
-  static constexpr size_t kMaxEnvBytes = 1024 * 1024;  // of one `env` table, NAME=value strings
   size_t env_bytes_ = 0;
 };
 
@@ -281,6 +280,12 @@ std::string canonical_key(std::string_view key) {
 }  // namespace
 
 std::span<const std::string_view> run_keys() { return all_run_keys(); }
+
+size_t env_bytes(const std::map<std::string, std::string>& env) {
+  size_t n = 0;
+  for (const auto& [k, v] : env) n += k.size() + 1 + v.size() + 1;
+  return n;
+}
 
 RunLayer read_run_layer(const toml::table& table, SourcePos header, DiagnosticSink& sink,
                         bool is_defaults) {

@@ -22,6 +22,13 @@ namespace commbench {
 // (backend, op, dtype, redop, world_size) stand for one-element lists.
 std::span<const std::string_view> run_keys();
 
+// The most environment one run may pass its workers, as NAME=value strings (the kernel's limit on
+// arguments and environment together is typically 2 MiB): per `env` table, and for the run's
+// own and [defaults]' together.
+inline constexpr size_t kMaxEnvBytes = 1024 * 1024;
+// Bytes of an env table as the kernel counts them: "NAME=value" and its terminating NUL.
+size_t env_bytes(const std::map<std::string, std::string>& env);
+
 struct RunLayer {
   SourcePos pos;  // the table's header
   // Canonical names ("backends" also for `backend`) of the keys the table writes, valid or not:

@@ -408,6 +408,17 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   if (spec.target_cv == 0) warn("max_time", "it caps target_cv's repetitions, and target_cv is off");
 }
 
+// Each `env` table is capped where it is read; [defaults]' and the run's together could still
+// hold twice the cap.
+void check_env_size(const RunSpec& spec, const RunLayer& run, const RunLayer& defaults, DiagnosticSink& sink) {
+  const size_t total = env_bytes(spec.env);
+  if (total <= kMaxEnvBytes || env_bytes(run.env) > kMaxEnvBytes || env_bytes(defaults.env) > kMaxEnvBytes) return;
+  sink.error(Merger::pos_in(run.env.empty() ? defaults : run, "env"),
+             fmt::format("run '{}' passes {} bytes of 'env' with [defaults]' 'env': over {} KiB of environment the "
+                         "workers may not start; put large values in files",
+                         spec.name, total, kMaxEnvBytes / 1024));
+}
+
 }  // namespace
 
 std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults, int index,
@@ -435,6 +446,7 @@ std::optional<RunSpec> resolve_run(const RunLayer& run, const RunLayer& defaults
   const bool iterations_ok = m.ok("iterations"), max_iterations_ok = m.ok("max_iterations");
   const bool root_ok = m.ok("root"), peers_ok = m.ok("peers");
   m.merge_env();
+  check_env_size(spec, run, defaults, sink);
 
   require(m, run, "backends", "backends = [\"gloo\"]", sink);
   // A workload run plays its model's collectives instead of op cases (docs/workloads.md).
