@@ -23,8 +23,9 @@
 #   d2d        1 GiB allreduce at 1 rank vs a device-to-device copy
 #   workload   the cuBLAS data-parallel workload at 1 rank
 #   shared     two ranks on the one GPU (oversubscribe_gpu = true: correctness only): collectives,
-#              graph, per_iteration, a non-blocking communicator, point-to-point patterns and
-#              all_pairs; and the same world without it reported unavailable with the reason
+#              graph, per_iteration, a non-blocking communicator, point-to-point patterns,
+#              all_pairs, registered buffers and fp8 avg; and the same world without it reported
+#              unavailable with the reason
 # Exit status: 0 every step passed; 1 a step failed or a target was missed; 2 bad usage;
 # 3 no GPU (nothing measured).
 set -uo pipefail
@@ -557,6 +558,31 @@ ops = [\"pingpong\", \"unidir_bw\", \"bidir_bw\", \"sendrecv\", \"all_pairs\"]
 sizes = [4096, 1048576]
 world_size = 2
 iterations = 5
+# Buffers from ncclMemAlloc registered with ncclCommRegister (registration = on), and fp8 avg,
+# which NCCL refuses at one rank but runs as a pre-multiplied sum from two (sm90 and newer).
+[[run]]
+name = \"shared-registration\"
+backends = [\"nccl\"]
+memory = \"cuda\"
+oversubscribe_gpu = true
+ops = [\"allreduce\", \"allgather\", \"sendrecv\"]
+sizes = [4096, 4194304]
+world_size = 2
+iterations = 5
+check = true
+options.nccl = { registration = 1 }
+[[run]]
+name = \"shared-fp8-avg\"
+backends = [\"nccl\"]
+memory = \"cuda\"
+oversubscribe_gpu = true
+ops = [\"allreduce\", \"reducescatter\", \"reduce\"]
+dtypes = [\"f8e4m3\", \"f8e5m2\"]
+redops = [\"avg\"]
+sizes = [4096, 1048576]
+world_size = 2
+iterations = 3
+check = true
 [[run]]
 name = \"refused\"
 backends = [\"nccl\"]
@@ -574,6 +600,9 @@ recs = [json.loads(l) for f in glob.glob(sys.argv[1] + "/*/results.jsonl") for l
 cases = [r for r in recs if r.get("type") == "case" and r.get("run") != "refused"]
 ex = [r for r in recs if r.get("type") == "execution"]
 ok = [c for c in cases if c.get("status") == "ok" and c.get("wrong") == 0 and c.get("oversubscribe_gpu")]
+# fp8 reductions below compute capability 9.0 are refused as unsupported, with the reason.
+ok += [c for c in cases if c.get("run") == "shared-fp8-avg" and c.get("status") == "unsupported"
+       and "compute capability" in (c.get("reason") or "")]
 print("two ranks, one GPU: %d of %d cases ok and checked (wrong = 0), labelled oversubscribe_gpu" % (len(ok), len(cases)))
 for run in sorted({c.get("run") for c in cases}):
     mine = [c for c in cases if c.get("run") == run]

@@ -63,7 +63,8 @@ rows=$(grep -cE '^\| (8|32|128|512|2048|8192|32768) \| [0-9.]+ \| [0-9.]+ \| [0-
 grep -q "host cost per op (sizes <= 64 KiB, median): direct" "$report" || fail "no host cost per op"
 grep -qE "^allreduce algbw [0-9.]+ GB/s, D2D copy [0-9.]+ GB/s" "$report" || fail "no D2D comparison"
 grep -qE "^- two ranks, one GPU: ([0-9]+) of \1 cases ok" "$report" || fail "two ranks on one GPU did not all pass"
-for run in oversubscribed shared-graph shared-per-iteration shared-non-blocking shared-p2p; do
+for run in oversubscribed shared-graph shared-per-iteration shared-non-blocking shared-p2p shared-registration \
+  shared-fp8-avg; do
   grep -qE "^-   $run: ([0-9]+) of \1 ok$" "$report" || fail "two ranks on one GPU: run $run missing or not all ok"
 done
 grep -q "^- refused: status unavailable — ranks 0 and 1 would share one GPU" "$report" || fail "the refusal without oversubscribe_gpu is missing"
