@@ -78,6 +78,11 @@ std::variant<std::string, FileReadError> read_experiment_file(const std::string&
       return fail(fmt::format("more than the {} bytes an experiment file may have", max_bytes));
     text.append(buf, static_cast<size_t>(n));
   }
+  // Said as such, not as the missing `name` and [[run]] of an empty experiment.
+  if (text.empty() && S_ISFIFO(st.st_mode))
+    return fail("it is a pipe that gave nothing: its writer wrote nothing, or none had it open yet (a FIFO "
+                "opened before its writer reads empty); start the writer first, or pass the file itself");
+  if (text.empty()) return fail("it is empty: an experiment needs at least name = \"...\" and one [[run]]");
   return text;
 }
 
