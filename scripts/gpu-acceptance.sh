@@ -570,7 +570,7 @@ sizes = [4096, 4194304]
 world_size = 2
 iterations = 5
 check = true
-options.nccl = { registration = 1 }
+options.nccl = { registration = \"on\" }
 [[run]]
 name = \"shared-fp8-avg\"
 backends = [\"nccl\"]

@@ -64,8 +64,12 @@ def parse_json(text):
         # A whole file (summary.json) is told by line and column; one line of results.jsonl by
         # column (the reader names the line). A file that stops mid-value was cut short.
         where = f"line {e.lineno}, column {e.colno}" if "\n" in text.rstrip() else f"column {e.colno}"
-        # An unterminated string runs to the end of the text too.
-        ends = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+        # An unterminated string runs to the end of the text too, and so does a literal or number
+        # cut inside ("tr", "1e", "-"): the error is at its start, the rest of the text is all it has.
+        tail = text[e.pos:].rstrip()
+        ends = (e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+                or any(w.startswith(tail) for w in ("true", "false", "null"))
+                or (tail != "" and all(ch in "0123456789+-.eE" for ch in tail)))
         raise InvalidInput(f"not JSON: {e.msg} ({where}){'; the text ends there: cut short' if ends else ''}") from None
     except RecursionError:
         raise InvalidInput("nested too deeply to read (thousands of levels)") from None

@@ -13,7 +13,7 @@
 #include "test_common.h"
 
 namespace commbench {
-namespace {
+namespace agent_builds_test {  // named: unity builds put several test files in one unit
 
 using namespace std::chrono_literals;
 constexpr auto kJoinTimeout = std::chrono::milliseconds(120000);
@@ -32,7 +32,7 @@ std::pair<std::unique_ptr<AgentGroup>, std::unique_ptr<AgentGroup>> join_two(con
 
 TEST(AgentBuilds, ATaskOfAnotherVersionStopsTheJobNamingBothVersions) {
   AgentGroupOptions o;
-  o.version = "0.0.1-elsewhere";
+  o.build.version = "0.0.1-elsewhere";
   auto [zero, one] = join_two(o);
   auto theirs = std::async(std::launch::async, [&] { return one->agree("digest", "", 60000ms); });
   try {
@@ -56,7 +56,7 @@ TEST(AgentBuilds, ATaskOfAnotherVersionStopsTheJobNamingBothVersions) {
 TEST(AgentBuilds, AnotherBuildOfTheSameVersionRunsWithAWarning) {
   std::string warned;
   AgentGroupOptions o;
-  o.build_id = "0123456789abcdef0123";
+  o.build.build_id = "0123456789abcdef0123";
   o.warn = [&](const std::string& w) { warned += w; };
   auto [zero, one] = join_two(o);
   auto theirs = std::async(std::launch::async, [&] { return one->agree("digest", "", 60000ms); });
@@ -64,6 +64,17 @@ TEST(AgentBuilds, AnotherBuildOfTheSameVersionRunsWithAWarning) {
   EXPECT_EQ(theirs.get(), "folder");
   EXPECT_NE(warned.find("rank 1 runs another build of commbench"), std::string::npos) << warned;
   EXPECT_NE(warned.find("build id 0123456789ab"), std::string::npos) << warned;
+}
+
+// A rank 0 from before the check publishes no identity: said as such, not as a timeout.
+TEST(AgentBuilds, ARankZeroThatSaysNoVersionRunsAnOlderCommbench) {
+  std::string warned;
+  const auto why = build_mismatch(3, {"0.2.0", "ab"}, std::nullopt, [&](const std::string& w) { warned += w; });
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("rank 0 runs an older commbench than rank 3 (commbench 0.2.0)"), std::string::npos) << *why;
+  EXPECT_FALSE(build_mismatch(3, {"0.2.0", "ab"}, std::string("0.2.0 ab"), [&](const std::string& w) { warned += w; }));
+  EXPECT_FALSE(build_mismatch(3, {"0.2.0", ""}, std::string("0.2.0 cd"), [&](const std::string& w) { warned += w; }));
+  EXPECT_EQ(warned, "") << "a build without an id cannot be told apart: no warning";
 }
 
 TEST(AgentBuilds, TheSameBuildAgreesWithoutAWord) {
@@ -75,8 +86,8 @@ TEST(AgentBuilds, TheSameBuildAgreesWithoutAWord) {
   EXPECT_EQ(zero->agree("digest", "folder", 60000ms), "folder");
   EXPECT_EQ(theirs.get(), "folder");
   EXPECT_EQ(warned, "");
-  EXPECT_FALSE(o.build_id.empty()) << "the executable has no GNU build id note";
+  EXPECT_FALSE(o.build.build_id.empty()) << "the executable has no GNU build id note";
 }
 
-}  // namespace
+}  // namespace agent_builds_test
 }  // namespace commbench

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "agent/agent_keys.h"
+#include "agent/build_identity.h"
 #include "agent/job_token.h"
 #include "agent/rendezvous_file.h"
 #include "bootstrap/store.h"
 #include "launch/rank_discovery.h"
-#include "observe/host_metadata.h"
 #include "report/reporter.h"
 
 namespace commbench {
@@ -35,8 +35,7 @@ struct AgentGroupOptions {
   std::function<void(const std::string&)> warn;
   // What this task runs, compared with agent 0's when the agents agree on the job: another
   // version stops the job, another build of the same version is warned about.
-  std::string version = COMMBENCH_VERSION;
-  std::string build_id = executable_build_id();
+  BuildIdentity build = BuildIdentity::of_this_process();
 };
 
 class AgentGroup {
@@ -115,7 +114,6 @@ class AgentGroup {
   void map_hosts(Millis timeout);
   int hosts_below(int world) const;
   void connect_to_store(Millis timeout);
-  std::optional<std::string> build_mismatch(const std::string& rank0_build) const;
   // An agent other than 0 whose wait for the others a signal ended: announces leaving on a new
   // connection (the old one is out of step) and throws LaunchInterrupted.
   [[noreturn]] void leave_interrupted(const std::string& waiting_for);
@@ -124,7 +122,7 @@ class AgentGroup {
 
   LaunchContext launch_;
   std::string token_;
-  std::string version_, build_id_;
+  BuildIdentity build_;
   std::function<void(const std::string&)> warn_;
   std::unique_ptr<HostTokenFile> token_file_;  // one-host launches without a user token
   std::string rendezvous_file_;

@@ -103,8 +103,7 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
   std::unique_ptr<AgentGroup> g(new AgentGroup());
   g->launch_ = o.launch;
   g->token_ = o.token;
-  g->version_ = o.version;
-  g->build_id_ = o.build_id;
+  g->build_ = o.build;
   g->warn_ = o.warn;
   g->rendezvous_file_ = o.rendezvous_file;
   const LaunchContext& l = g->launch_;
@@ -382,34 +381,13 @@ void AgentGroup::map_hosts(Millis timeout) {
   }
 }
 
-// Agent 0's "<version> <build id>" against this agent's. Another version is a wrong launch (the
-// job stops with the reason); another build of the same version (a host built apart, other flags)
-// runs, with a warning, since its numbers may differ from the others'.
-std::optional<std::string> AgentGroup::build_mismatch(const std::string& rank0) const {
-  const auto space = rank0.find(' ');
-  const std::string version = rank0.substr(0, space);
-  const std::string build_id = space == std::string::npos ? "" : rank0.substr(space + 1);
-  if (version != version_)
-    return fmt::format("rank {} runs commbench {} and rank 0 commbench {}: every task of a job must run the same "
-                       "commbench (install one version on every host, or point every task at the same build)",
-                       rank(), version_, version);
-  if (build_id != build_id_ && !build_id.empty() && !build_id_.empty()) {
-    const std::string w = fmt::format(
-        "warning: rank {} runs another build of commbench {} than rank 0 (build id {}, rank 0's {}): its numbers may "
-        "not be comparable with the other ranks'; run one build on every host",
-        rank(), version_, build_id_.substr(0, 12), build_id.substr(0, 12));
-    if (warn_) warn_(w);
-    else std::fprintf(stderr, "commbench: %s\n", w.c_str());
-  }
-  return std::nullopt;
-}
-
 // Agent 0 publishes the plan's digest and the job folder; each agent writes its verdict on the
 // digest ("ok" or why not), agent 0 reads them all and answers "ok" or why the job stops.
 std::string AgentGroup::agree(const std::string& plan_digest, const std::string& job_folder, Millis timeout) {
   if (solo()) return job_folder;
   if (rank() == 0) {
-    client_->set("agents/build", store_bytes(version_ + " " + build_id_));
+    // Before the plan: an agent that finds the plan and no build knows rank 0 predates the check.
+    client_->set("agents/build", store_bytes(build_.encode()));
     client_->set("agents/plan", store_bytes(plan_digest));
     client_->set("agents/folder", store_bytes(job_folder));
     std::vector<int> others;
@@ -442,10 +420,15 @@ std::string AgentGroup::agree(const std::string& plan_digest, const std::string&
   std::string go, folder;
   try {
     StopOnSignal stop(*client_);
-    const std::string build = store_text(client_->get("agents/build", timeout));
     const std::string theirs = store_text(client_->get("agents/plan", timeout));
     folder = store_text(client_->get("agents/folder", timeout));
-    if (auto why = build_mismatch(build)) {
+    std::optional<std::string> build;
+    if (client_->check("agents/build")) build = store_text(client_->get("agents/build", timeout));
+    const auto warn = [&](const std::string& w) {
+      if (warn_) warn_(w);
+      else std::fprintf(stderr, "commbench: %s\n", w.c_str());
+    };
+    if (auto why = build_mismatch(rank(), build_, build, warn)) {
       client_->set(agree_key(rank()), store_bytes(*why));
       throw LaunchConfigError(*why);
     }

@@ -133,6 +133,11 @@ int after_job(const Experiment& exp, const std::string& job_dir, int code, bool 
 }
 
 // --only: keeps the named runs (file order); an unknown name is an error listing the names.
+// run's and validate's --set and --only: what is validated is what would run.
+constexpr const char* kSetHelp =
+    "KEY=VALUE: override a key of the file, e.g. run.iterations=100, defaults.world_sizes=[2,4] (repeatable)";
+constexpr const char* kOnlyHelp = "only the [[run]] of this name (repeatable, or comma-separated)";
+
 bool select_runs(LoadedExperiment& loaded, const std::vector<std::string>& only, const char* command) {
   if (only.empty()) return true;
   std::vector<std::string> names;
@@ -190,9 +195,7 @@ int cmd_run(const std::vector<std::string>& args) {
     d.add_options()("file", po::value(&file), "experiment file (TOML)")(
         "output-dir,o", po::value(&out_dir), "write the job folder here instead of the file's output_dir")(
         "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
-        "set", po::value(&sets)->composing(), "KEY=VALUE: override a key of the file, e.g. "
-        "run.iterations=100, defaults.world_sizes=[2,4] (repeatable)")(
-        "only", po::value(&only)->composing(), "run only the [[run]] of this name (repeatable, or comma-separated)")(
+        "set", po::value(&sets)->composing(), kSetHelp)("only", po::value(&only)->composing(), kOnlyHelp)(
         "quiet,q", "nothing on stdout: no tables, no results folder (files are still written; errors and "
         "missed expectations go to stderr)")(
         "json", "print the job's summary.json on stdout when it ends (implies --quiet), for scripts; with --dry-run, the plan as JSON")(
@@ -318,11 +321,9 @@ int cmd_validate(const std::vector<std::string>& args) {
     po::options_description d("Usage: commbench validate FILE [options]\n\n"
                               "Checks the experiment FILE (syntax, types, values, plugin capabilities)\n"
                               "without running anything. Exit code 0 if valid, 2 if not.\n\nOptions");
-    // --set and --only as `run` takes them: what is validated is what would run.
     d.add_options()("file", po::value(&file)->required(), "experiment file (TOML)")(
         "plugin-path,P", po::value(&plugin_dirs)->composing(), "extra plugin directory (repeatable)")(
-        "set", po::value(&sets)->composing(), "KEY=VALUE: override a key of the file, as `run --set` (repeatable)")(
-        "only", po::value(&only)->composing(), "validate only the [[run]] of this name, as `run --only`");
+        "set", po::value(&sets)->composing(), kSetHelp)("only", po::value(&only)->composing(), kOnlyHelp);
     ParsedArgs p = parse(args, d, true);
     if (p.help) {
       std::cout << d << "\n";

@@ -212,7 +212,7 @@ class LayerReader {
       // The kernel refuses to start a program with one "NAME=value" over 128 KiB (MAX_ARG_STRLEN),
       // which surfaced as a plugin probe failing with "Argument list too long".
       constexpr size_t kMaxEnvString = 128 * 1024;
-      const size_t bytes = k.str().size() + 1 + text->size() + 1;
+      const size_t bytes = env_entry_bytes(k.str(), *text);
       if (bytes > kMaxEnvString) {
         sink_.error(sink_.pos(value), fmt::format("'{}' is {} bytes: Linux passes at most 131072 bytes per environment "
                                                   "variable (NAME=value), so no worker could start; put the value in a "
@@ -283,7 +283,7 @@ std::span<const std::string_view> run_keys() { return all_run_keys(); }
 
 size_t env_bytes(const std::map<std::string, std::string>& env) {
   size_t n = 0;
-  for (const auto& [k, v] : env) n += k.size() + 1 + v.size() + 1;
+  for (const auto& [k, v] : env) n += env_entry_bytes(k, v);
   return n;
 }
 

@@ -26,7 +26,9 @@ std::span<const std::string_view> run_keys();
 // arguments and environment together is typically 2 MiB): per `env` table, and for the run's
 // own and [defaults]' together.
 inline constexpr size_t kMaxEnvBytes = 1024 * 1024;
-// Bytes of an env table as the kernel counts them: "NAME=value" and its terminating NUL.
+// Bytes of one variable as the kernel counts them: "NAME=value" and its terminating NUL.
+inline size_t env_entry_bytes(std::string_view name, std::string_view value) { return name.size() + value.size() + 2; }
+// Of a whole env table.
 size_t env_bytes(const std::map<std::string, std::string>& env);
 
 struct RunLayer {

@@ -292,11 +292,14 @@ void check_workload_expectations(const RunSpec& spec, DiagnosticSink& sink) {
       continue;
     }
     // Its records are the steps (op "data_parallel"), never the model's collectives one by one.
-    if (!e.ops.empty())
+    if (!e.ops.empty()) {
+      std::vector<std::string_view> names;
+      for (OpKind o : e.ops) names.push_back(op_info(o).name);
       sink.error(e.pos, fmt::format("this expectation is about '{}', but a workload = \"data_parallel\" run records "
                                     "whole steps (op \"data_parallel\"), not its collectives: it could never be "
                                     "checked; drop its 'op' to judge the step time",
-                                    op_info(e.ops.front()).name));
+                                    fmt::join(names, "', '")));
+    }
     for (const auto& [metric, condition] : e.conditions)
       if (metric.rfind("time_us", 0) != 0)
         sink.error(e.pos, fmt::format("this expectation checks {}, which a workload = \"data_parallel\" step does not "
@@ -409,11 +412,11 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
 }
 
 // Each `env` table is capped where it is read; [defaults]' and the run's together could still
-// hold twice the cap.
+// hold twice the cap (then both are non-empty: one alone fits or was refused).
 void check_env_size(const RunSpec& spec, const RunLayer& run, const RunLayer& defaults, DiagnosticSink& sink) {
   const size_t total = env_bytes(spec.env);
   if (total <= kMaxEnvBytes || env_bytes(run.env) > kMaxEnvBytes || env_bytes(defaults.env) > kMaxEnvBytes) return;
-  sink.error(Merger::pos_in(run.env.empty() ? defaults : run, "env"),
+  sink.error(Merger::pos_in(run, "env"),
              fmt::format("run '{}' passes {} bytes of 'env' with [defaults]' 'env': over {} KiB of environment the "
                          "workers may not start; put large values in files",
                          spec.name, total, kMaxEnvBytes / 1024));

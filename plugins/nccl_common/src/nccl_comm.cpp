@@ -124,17 +124,21 @@ void* alloc_nccl(cb_comm& c, cb_mem type, size_t bytes) {
   if (type == CB_MEM_CUDA) {
     if (c.backend.options.registration) {
       const NcclApi& api = c.backend.api;
-      if (!api.MemAlloc || !api.CommRegister || !api.CommDeregister)
+      if (!api.MemAlloc || !api.MemFree || !api.CommRegister || !api.CommDeregister)
         sdk::fail(CB_ERR_UNIMPLEMENTED, "registration = on needs ncclMemAlloc and ncclCommRegister (NCCL >= 2.19)");
       if (c.aborted) sdk::fail(CB_ERR_REMOTE, "the communicator was aborted after an earlier error");
       check_nccl(api, c.nccl, "ncclMemAlloc", api.MemAlloc(&p, bytes));
       // Registered as NCCL's user-buffer example does: NCCL may then skip its staging copies (IPC,
-      // NVLS, net) for ops on this buffer. A null handle is NCCL declining (NCCL_LOCAL_REGISTER=0).
+      // NVLS, net) for ops on this buffer. NCCL may decline and succeed: a null handle
+      // (NCCL_LOCAL_REGISTER=0, P2P through memcpy), or no handle written at all (a buffer with
+      // host-memory segments), hence the null start. ncclCommRegister is synchronous, even on a
+      // non-blocking communicator.
       void* handle = nullptr;
       const ncclResult_t r = api.CommRegister(c.nccl, p, bytes, &handle);
-      if (r != ncclSuccess && r != ncclInProgress) {
+      if (r != ncclSuccess) {
         api.MemFree(p);
         check_nccl(api, c.nccl, "ncclCommRegister", r);
+        sdk::fail(CB_ERR_INTERNAL, "ncclCommRegister returned ncclInProgress, which NCCL does not do for it");
       }
       if (handle != nullptr) c.registered.emplace(p, handle);
     } else {

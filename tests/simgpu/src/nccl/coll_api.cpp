@@ -382,6 +382,9 @@ NCCL_API_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
 }
 
 NCCL_API_EXPORT ncclResult_t ncclMemFree(void* ptr) {
+  // NCCL does not check this; peers may still have the memory mapped. Logged for the tests.
+  if (const int rank = registered_by(ptr); rank >= 0)
+    SIMGPU_LOG("nccl: ncclMemFree(%p) of a buffer rank %d still has registered", ptr, rank);
   cudaError_t e = cudaFree(ptr);
   if (e != cudaSuccess) {
     set_last_error("ncclMemFree(%p): %s", ptr, cudaGetErrorString(e));
@@ -398,9 +401,15 @@ NCCL_API_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff,
     set_last_error("ncclCommRegister: %p (%zu bytes) is not device memory of the communicator's GPU", buff, size);
     return ncclInvalidArgument;
   }
+  // NCCL_LOCAL_REGISTER=0: NCCL declines, successfully, with a null handle.
+  if (const char* v = env("NCCL_LOCAL_REGISTER"); v != nullptr && std::strcmp(v, "0") == 0) {
+    *handle = nullptr;
+    SIMGPU_LOG("nccl: rank %d registration declined (NCCL_LOCAL_REGISTER=0)", comm->rank);
+    return ncclSuccess;
+  }
   auto* h = new char[1];
   std::lock_guard<std::mutex> lk(comm->mu);
-  comm->registrations.insert(h);
+  comm->registrations[h] = {static_cast<const char*>(buff), size};
   *handle = h;
   SIMGPU_LOG("nccl: rank %d buffer registered (%zu bytes)", comm->rank, size);
   return ncclSuccess;
@@ -408,6 +417,7 @@ NCCL_API_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff,
 
 NCCL_API_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   if (ncclResult_t e = check_comm(comm, "ncclCommDeregister")) return e;
+  if (handle == nullptr) return ncclSuccess;  // as NCCL: a declined registration's handle
   std::lock_guard<std::mutex> lk(comm->mu);
   if (comm->registrations.erase(handle) == 0) {
     set_last_error("ncclCommDeregister: unknown handle %p", handle);

@@ -55,7 +55,7 @@ struct Comm {
   int inflight = 0;  // ops launched (queued or running) and not finished
   std::map<int, Reduction> custom_ops;
   int next_op = ncclNumOps;
-  std::set<void*> registrations;
+  std::map<void*, std::pair<const char*, size_t>> registrations;  // handle -> registered range
   // SIMGPU_NCCL_COMM_MEMORY: device memory the communicator holds from its first op (NCCL >= 2.22
   // connects peers and allocates their buffers at run time, NCCL_RUNTIME_CONNECT=1) to destroy/abort.
   void* reserved = nullptr;
@@ -71,6 +71,8 @@ struct Comm {
 
 // Live handles; anything else passed in is a use after free (or garbage).
 bool comm_live(Comm* c);
+// The rank of a live communicator that still has `p` inside a registered range, or -1.
+int registered_by(const void* p);
 void comm_register(Comm* c);
 void comm_unregister(Comm* c);
 

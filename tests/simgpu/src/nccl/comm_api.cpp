@@ -61,6 +61,16 @@ bool comm_live(Comm* c) {
   std::lock_guard<std::mutex> lk(g_registry_mu);
   return registry().count(c) != 0;
 }
+int registered_by(const void* p) {
+  std::lock_guard<std::mutex> lk(g_registry_mu);
+  const char* at = static_cast<const char*>(p);
+  for (Comm* c : registry()) {
+    std::lock_guard<std::mutex> clk(c->mu);
+    for (const auto& [h, range] : c->registrations)
+      if (at >= range.first && at < range.first + range.second) return c->rank;
+  }
+  return -1;
+}
 void comm_register(Comm* c) {
   std::lock_guard<std::mutex> lk(g_registry_mu);
   registry().insert(c);
@@ -138,7 +148,7 @@ namespace {
 void release_registrations(Comm& c) {
   if (!c.registrations.empty())
     SIMGPU_LOG("nccl: rank %d drops %zu registrations still held", c.rank, c.registrations.size());
-  for (void* h : c.registrations) delete[] static_cast<char*>(h);
+  for (const auto& [h, range] : c.registrations) delete[] static_cast<char*>(h);
   c.registrations.clear();
 }
 
