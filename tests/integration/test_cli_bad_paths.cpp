@@ -115,6 +115,14 @@ TEST(CliBadPaths, OversizedFileIsRefusedWithTheLimit) {
                                            shell_quote(COMMBENCH_BIN)));
   EXPECT_EQ(piped.exit_code, 2) << piped.output;
   EXPECT_NE(piped.output.find("16777216 bytes"), std::string::npos) << piped.output;
+  // "-" is standard input; an empty one is said as such.
+  const auto dash = run_shell(fmt::format(
+      "(printf 'name = \"x\"\\n[[run]]\\nbackend = \"gloo\"\\nops = [\"allreduce\"]\\nsizes = [\"4KiB\"]\\n' | {} validate -)",
+      shell_quote(COMMBENCH_BIN)));
+  EXPECT_EQ(dash.exit_code, 0) << dash.output;
+  EXPECT_NE(dash.output.find("-: valid"), std::string::npos) << dash.output;
+  const auto empty = run_shell(fmt::format("({} validate - < /dev/null)", shell_quote(COMMBENCH_BIN)));
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
 }
 
 TEST(CliBadPaths, ThousandsOfErrorsPrintABoundedList) {

@@ -157,5 +157,47 @@ repeats = 20
       << log_of(dir, 1);
 }
 
+// A probe: one task SIGKILLed mid-run, then mpirun's SIGTERM to the rest and its SIGKILL a second
+// later. Rank 0 waited 10 s for the dead task's report, deaf to the signal, and was killed before
+// it wrote anything: no summary.json, no job_end. The wait now ends on the signal.
+TEST(LaunchInterrupts, ASignalEndsRankZerosWaitForADeadTasksReport) {
+  JobDir dir;
+  const auto file = dir.write("long.toml", R"(
+name = "long"
+[[run]]
+name = "r"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = ["4KiB"]
+iterations = 20000
+repeats = 20
+)");
+  const int port = free_port();
+  const std::string d = dir.path().string();
+  std::string script;
+  for (int r : {0, 1})
+    script += fmt::format(
+        "RANK={0} WORLD_SIZE=2 LOCAL_RANK={0} LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={1} "
+        "{2} run {3} -o {4}/out --quiet > {4}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
+        r, port, COMMBENCH_BIN, file.string(), d);
+  script += fmt::format("for i in $(seq 300); do grep -qs '\"type\":\"case\"' {}/out/*/results.jsonl && break; "
+                        "sleep 0.1; done\n", d);
+  // Rank 1's task dies at once, its workers with it (their agent's death ends them).
+  script += "kill -KILL $pid1; wait $pid1\nsleep 0.5\nkill -TERM $pid0\n";
+  // A grace of 3 s (mpirun's is 1 s; a loaded CI machine gets more): the wait was 10 s.
+  script += fmt::format("for i in $(seq 30); do kill -0 $pid0 2>/dev/null || break; sleep 0.1; done\n"
+                        "kill -KILL $pid0 2>/dev/null\nwait $pid0; echo $? > {0}/exit-0\n", d);
+  ASSERT_EQ(std::system(("bash " + dir.write("launch.sh", script).string()).c_str()), 0);
+  EXPECT_EQ(exit_of(dir, 0), 130) << log_of(dir, 0);
+  const auto job = dir.job_folder();
+  EXPECT_TRUE(fs::exists(job / "summary.json")) << log_of(dir, 0);
+  const auto ends = dir.records("job_end");
+  ASSERT_EQ(ends.size(), 1u) << log_of(dir, 0);
+  EXPECT_EQ(ends[0]["exit_code"], 130);
+  // --quiet: stdout stays empty, but the job's end is said on stderr.
+  EXPECT_NE(log_of(dir, 0).find("commbench run: exit 130: "), std::string::npos) << log_of(dir, 0);
+}
+
 }  // namespace launch_interrupts_test
 }  // namespace commbench::testing

@@ -220,6 +220,29 @@ TEST(LaunchMistakes, ABadRendezvousTimeoutIsBadInput) {
   }
 }
 
+// A probe: a task whose experiment does not validate on its host (a file not on the shared file
+// system) exited 2 at once, while rank 0 waited out the rendezvous (2 minutes) and then blamed it
+// as "not arrived", exit 1. It tells rank 0 now, which stops the job at once, naming it (exit 2).
+TEST(LaunchMistakes, ATaskRefusingItsExperimentIsNamedByRankZeroAtOnce) {
+  JobDir dir;
+  const auto file = dir.write("x.toml", kTwoRanks);
+  const int port = commbench::test::free_port();
+  const std::string cmd = fmt::format(
+      "cd {0} && export MASTER_ADDR=127.0.0.1 MASTER_PORT={1} WORLD_SIZE=2 LOCAL_WORLD_SIZE=2; t0=$(date +%s%N); "
+      "(RANK=0 LOCAL_RANK=0 {2} run {3} -o {0}/out --quiet > {0}/r0.log 2>&1; echo $? > {0}/e0) & "
+      "(RANK=1 LOCAL_RANK=1 {2} run {0}/missing.toml -o {0}/out --quiet > {0}/r1.log 2>&1; echo $? > {0}/e1) & wait; "
+      "echo $(( ($(date +%s%N) - t0) / 1000000 )) > {0}/ms",
+      dir.path().string(), port, COMMBENCH_BIN, file.string());
+  ASSERT_EQ(std::system(("bash -c '" + cmd + "'").c_str()), 0);
+  const std::string r0 = read_text(dir.path() / "r0.log"), r1 = read_text(dir.path() / "r1.log");
+  EXPECT_EQ(std::stoi(read_text(dir.path() / "e0")), 2) << r0;
+  EXPECT_EQ(std::stoi(read_text(dir.path() / "e1")), 2) << r1;
+  EXPECT_NE(r0.find("rank 1 of 2 refused the experiment " + (dir.path() / "missing.toml").string()), std::string::npos)
+      << r0;
+  EXPECT_NE(r1.find("did not validate on this task; rank 0 was told and stops the job"), std::string::npos) << r1;
+  EXPECT_LT(std::stoi(read_text(dir.path() / "ms")), 30000) << "rank 0 waited out the rendezvous";
+}
+
 // A sysfs root that is not there once gave empty host metadata and telemetry without a word.
 TEST(LaunchMistakes, ASysfsRootThatIsNotAFolderIsBadInput) {
   JobDir dir;

@@ -105,18 +105,27 @@ class QuickTest(TempDirCase):
         self.assertIn("commbench quick: -a mean: error: unknown rank aggregation 'mean'", p.stderr)
 
 
+    def test_sizes_take_decimal_binary_units(self):
+        save = os.path.join(self.tmp, "decimal.toml")
+        p = commbench("quick", "allreduce", "-b", "1.5K", "-e", "3K", "-n", "1", "-w", "0", "--ranks", "1",
+                      "-O", os.path.join(self.tmp, "d"), "--save", save, check=0)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(save) as f:
+            self.assertIn("1.5KiB", f.read())
+
     def test_check_flag_takes_one_zero_true_or_false_and_nothing_else(self):
         save = os.path.join(self.tmp, "saved.toml")
+        # nccl-tests' -c N is a count of check iterations: any N > 0 checks (once, in commbench).
         for value, line in (("0", "check = false"), ("false", "check = false"), ("1", "check = true"),
-                            ("true", "check = true")):
+                            ("true", "check = true"), ("2", "check = true"), ("00", "check = false")):
             commbench("quick", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--ranks", "1",
                       "-c", value, "-O", os.path.join(self.tmp, "r" + value), "--save", save, check=0)
             with open(save) as f:
                 self.assertIn(line, f.read().splitlines(), value)
-        for value in ("no", "off", "2"):  # each once turned checking on
+        for value in ("no", "off", "-1", "1.5"):  # the first two once turned checking on
             p = commbench("quick", "allreduce", "-c", value, "-O", os.path.join(self.tmp, "bad"))
             self.assertEqual(p.returncode, 2, value)
-            self.assertIn(f"commbench quick: -c {value}: error: expected 1 or 0 (true or false)", p.stderr)
+            self.assertIn(f"commbench quick: -c {value}: error: expected a number of check iterations", p.stderr)
             self.assertFalse(os.path.exists(os.path.join(self.tmp, "bad")))
     def test_flag_values_cannot_rewrite_the_file_and_an_invalid_one_saves_nothing(self):
         save = os.path.join(self.tmp, "saved.toml")

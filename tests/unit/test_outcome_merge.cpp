@@ -62,6 +62,24 @@ TEST(OutcomeMerge, AnAgentThatNeverReportedIsBlamedFirst) {
   EXPECT_NE(mine.reason.find("rank 2's agent never reported"), std::string::npos) << mine.reason;
 }
 
+// A signal to agent 0 ended its wait for the reports (mpirun's SIGTERM after a task died): the
+// silent agent is not blamed as dead; rank 0's own view stands.
+TEST(OutcomeMerge, AWaitCutShortBySignalBlamesNoSilentAgent) {
+  ExecutionOutcome ok0;
+  ok0.status = "ok";
+  merge_outcomes(ok0, Others{std::nullopt, std::nullopt}, 2, true);
+  EXPECT_EQ(ok0.status, "interrupted");
+  EXPECT_EQ(ok0.failed_rank, -1);
+  EXPECT_EQ(ok0.reason, "a signal to rank 0's task ended its wait for rank 1's report");
+  ExecutionOutcome mine = failed(1, "remote", "rank 1: connection reset by peer");
+  merge_outcomes(mine, Others{std::nullopt, std::nullopt}, 2, true);
+  EXPECT_EQ(mine.status, "failed");
+  EXPECT_EQ(mine.failed_rank, 1);
+  EXPECT_EQ(mine.failure_kind, "remote");
+  EXPECT_NE(mine.reason.find("connection reset by peer (a signal to rank 0's task ended its wait"), std::string::npos)
+      << mine.reason;
+}
+
 TEST(OutcomeMerge, AnInterruptedRankExplainsItsPeersFailuresButNotRankZerosOwnCause) {
   ExecutionOutcome mine = failed(0, "remote", "peer gone");
   merge_outcomes(mine, Others{std::nullopt, failed(-1, "interrupted", "SIGINT", "interrupted")}, 2);

@@ -37,11 +37,6 @@ KeyOf exec_keys(int index, const char* what) {
   return [index, what](int k) { return exec_key(index, fmt::format("{}/{}", what, k)); };
 }
 
-std::vector<int> read_agent_keys(StoreClient& store, int index, const char* what, const std::vector<int>& agents,
-                                 Millis timeout, const AgentValueSink& found) {
-  return read_keys(store, exec_keys(index, what), agents, Deadline::after(timeout), found);
-}
-
 }  // namespace
 
 int AgentGroup::hosts_below(int world) const {
@@ -219,17 +214,21 @@ std::vector<std::optional<ExecutionOutcome>> AgentGroup::gather_outcomes(int ind
   std::vector<int> agents;
   for (int k = 1; k < count; ++k) agents.push_back(k);
   try {
-    // Agents that never reported stay nullopt: the caller blames them.
-    read_agent_keys(*client_, index, "outcome", agents, timeout, [&](int k, const uint8_t* data, size_t size) {
+    // Agents that never reported stay nullopt: the caller blames them. The wait is a grace for a
+    // dead agent's report, and must not keep a signalled agent 0 from writing the job's results
+    // (mpirun kills a task 1 s after its SIGTERM): it ends on a signal within 200 ms.
+    StopOnSignal stop(*client_);
+    std::map<int, StopNotice> left;
+    wait_for_agents(*client_, exec_keys(index, "outcome"), agents, timeout, [&](int k, const uint8_t* data, size_t size) {
       try {
         out[static_cast<size_t>(k)] =
             nlohmann::json::parse(data, data + size).get<ExecutionOutcome>();
       } catch (const nlohmann::json::exception&) {
         // An outcome that does not parse is one that never arrived: its agent is blamed likewise.
       }
-    });
+    }, left);
   } catch (const StoreError& e) {
-    lost_store(e, fmt::format("collecting execution {}'s outcomes", index));
+    if (e.code() != StoreError::Code::Interrupted) lost_store(e, fmt::format("collecting execution {}'s outcomes", index));
   }
   return out;
 }

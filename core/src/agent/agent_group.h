@@ -43,6 +43,12 @@ class AgentGroup {
   // Starts (agent 0) or finds (others) the store and meets every agent. Throws LaunchError
   // naming what is missing (an agent that never arrived, no token for a multi-host job...).
   static std::unique_ptr<AgentGroup> create(const AgentGroupOptions& options);
+  // A task other than rank 0's that stops before it joins (its experiment did not validate on its
+  // host): tells rank 0 through its store, so that rank 0 names it at once instead of waiting out
+  // the rendezvous for it. Best effort within `timeout` (rank 0 refused too: no store to tell);
+  // MASTER_ADDR/MASTER_PORT launches only (a rendezvous file is named by the experiment). True
+  // when rank 0's store took the notice.
+  static bool leave_before_joining(const AgentGroupOptions& options, const StopNotice& notice, Millis timeout);
   ~AgentGroup();
 
   int rank() const { return launch_.agent_rank; }

@@ -123,6 +123,10 @@ std::vector<int> wait_for_agents(StoreClient& store, const KeyOf& key_of, std::v
   return waiting;
 }
 
+StopOnSignal::StopOnSignal(StoreClient& c) : c_(c) {
+  c_.set_stop_check([] { return g_interrupt_signal.load() != 0; });
+}
+
 std::string interrupted_text(const std::string& waiting_for) {
   const int sig = g_interrupt_signal.load();
   return fmt::format("interrupted by signal {} (SIG{}) while waiting for {}", sig,

@@ -62,6 +62,19 @@ std::vector<int> wait_for_agents(StoreClient& store, const KeyOf& key_of, std::v
                                  const AgentValueSink& found, std::map<int, StopNotice>& left,
                                  LeaverScope scope = LeaverScope::kMissing);
 
+// While alive, the client's waits end on a signal to this agent (StoreError(Interrupted)) within
+// StoreClient::kStopCheckInterval.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(StoreClient& c);
+  ~StopOnSignal() { c_.set_stop_check({}); }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  StoreClient& c_;
+};
+
 // "interrupted by signal 2 (SIGINT) while waiting for <what>", for the signal this agent got.
 std::string interrupted_text(const std::string& waiting_for);
 

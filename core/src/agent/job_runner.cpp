@@ -394,9 +394,11 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
           group->raise_abort(exec.index, fmt::format("stopped because rank {} failed: {}", group->rank(), res.outcome.reason));
         if (group->rank() == 0) {
           const auto others = group->gather_outcomes(exec.index, exec.world_size, Millis(10000));
-          for (int k = 1; k < exec.world_size; ++k)
-            if (!others[static_cast<size_t>(k)]) group->mark_gone(k, fmt::format("it never reported execution {}", exec.index));
-          merge_outcomes(res.outcome, others, exec.world_size);
+          // A signal cut the wait short: those not heard from were not waited for, not lost.
+          if (g_interrupt_signal.load() == 0)
+            for (int k = 1; k < exec.world_size; ++k)
+              if (!others[static_cast<size_t>(k)]) group->mark_gone(k, fmt::format("it never reported execution {}", exec.index));
+          merge_outcomes(res.outcome, others, exec.world_size, g_interrupt_signal.load() != 0);
         } else {
           group->publish_outcome(exec.index, res.outcome);
         }
@@ -431,6 +433,11 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
     for (const RunSpec& run : exp.runs)
       result.expectations_follow |= !run.expect.empty() && (code == kExitOk || code == kExitFailures);
     reporter.job_done(result);  // summary.json and summary.md, if there is room for them
+    // --quiet keeps stdout empty, not stderr silent: a job that did not succeed says why in one line
+    // (the console's last line); missed expectations say it after their check.
+    if (opts.quiet && code != kExitOk && !result.expectations_follow)
+      std::fprintf(stderr, "commbench run: exit %d: %s; results in %s\n", code, exit_reason(result).c_str(),
+                   job_dir.string().c_str());
     if (!reporter.output_failures().empty()) {
       if (code == kExitOk || code == kExitFailures) code = kExitOutputFailed;  // only the summary failed
       std::fputs(describe_output_failures(reporter.output_failures(), result, plan,
@@ -463,6 +470,21 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
 }
 
 }  // namespace
+
+bool tell_rank0_before_joining(const LaunchContext& launch, const std::string& why) {
+  if (launch.agent_rank == 0 || launch.agent_count <= 1) return false;
+  AgentGroupOptions go;
+  go.launch = launch;
+  const EnvMap env = current_environment();
+  try {
+    go.token = read_job_token(env);
+  } catch (const std::exception&) {
+    return false;  // its own error, said when it runs; nothing to connect with
+  }
+  if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
+  // Long enough for a rank 0 starting alongside; short where rank 0 was refused as well.
+  return AgentGroup::leave_before_joining(go, {false, why, true}, Millis(3000));
+}
 
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts) {
   install_signal_handlers();

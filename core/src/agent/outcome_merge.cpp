@@ -27,9 +27,21 @@ void adopt(ExecutionOutcome& mine, const ExecutionOutcome& o, int rank, std::str
 }  // namespace
 
 void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<ExecutionOutcome>>& others,
-                    int participants) {
+                    int participants, bool cut_short) {
   for (int k = 1; k < participants; ++k) {
     if (others[static_cast<size_t>(k)]) continue;
+    if (cut_short) {
+      const std::string unheard = fmt::format("a signal to rank 0's task ended its wait for rank {}'s report", k);
+      if (!failed(mine)) {
+        mine.status = "interrupted";
+        mine.failed_rank = -1;
+        mine.failure_kind = "interrupted";
+        mine.reason = unheard;
+      } else {
+        mine.reason += " (" + unheard + ")";
+      }
+      return;
+    }
     mine.status = "failed";
     mine.failed_rank = k;
     mine.failure_kind = "crash";

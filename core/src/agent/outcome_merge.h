@@ -17,8 +17,10 @@ namespace commbench {
 //      consequence kind, common/failure_kind.h: rank 0 seeing its peer go away is not to blame);
 //   4. the first failed rank at all.
 // `failed_rank` -2 (a rank that stopped on another's abort) is a consequence too; left over, it
-// becomes -1.
+// becomes -1. `cut_short`: a signal to agent 0 ended its wait for the reports, so an agent that had
+// not reported is not known to have died: agent 0's own outcome stands (interrupted if it was ok),
+// saying so.
 void merge_outcomes(ExecutionOutcome& mine, const std::vector<std::optional<ExecutionOutcome>>& others,
-                    int participants);
+                    int participants, bool cut_short = false);
 
 }  // namespace commbench

@@ -227,8 +227,20 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     if (!out_dir_flag_ok(out_dir)) return kExitInvalid;
     auto loaded = load_and_validate(file, plugin_dirs, sets);
-    if (!loaded) return kExitInvalid;
-    if (!select_runs(*loaded, only, "run")) return kExitInvalid;
+    if (!loaded || !select_runs(*loaded, only, "run")) {
+      // One task's file may differ from the others' (not on a shared file system, edited between
+      // starts): rank 0 hears of it at once instead of waiting out the rendezvous for this task.
+      if (launch.agent_count > 1 && launch.agent_rank != 0) {
+        const bool told = tell_rank0_before_joining(
+            launch, fmt::format("rank {} of {} refused the experiment {}: it did not validate on that task's host (its "
+                                "errors are in that task's output)", launch.agent_rank, launch.agent_count, file));
+        std::cerr << fmt::format("commbench run (rank {} of {}, {}): the experiment {} did not validate on this task; {}\n",
+                                 launch.agent_rank, launch.agent_count, launch.launcher, file,
+                                 told ? "rank 0 was told and stops the job"
+                                      : "rank 0's store did not answer within 3 s (did rank 0 refuse it too?)");
+      }
+      return kExitInvalid;
+    }
     if (!sets.empty()) loaded->experiment.as_parsed["overrides"] = sets;
     if (p.vm.count("dry-run")) {
       const std::string folder = out_dir.empty() ? loaded->experiment.output_dir : out_dir;

@@ -33,7 +33,8 @@ bool starts_every_rank_here() {
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                                                   const std::vector<std::string>& plugin_dirs,
                                                   const std::vector<std::string>& overrides) {
-  return validate_parsed(parse_experiment_file(file, overrides), plugin_dirs,
+  // "-": standard input, as most tools take it.
+  return validate_parsed(parse_experiment_file(file == "-" ? "/dev/stdin" : file, overrides), plugin_dirs,
                          [](const std::vector<Diagnostic>& d) { print_diagnostics(std::cerr, d); });
 }
 

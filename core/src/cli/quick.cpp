@@ -125,7 +125,11 @@ std::string quick_dtype_name(const std::string& dtype) {
 
 std::string quick_size(const std::string& size) {
   if (all_digits(size)) return size + "B";
-  if (size.size() >= 2 && all_digits(size.substr(0, size.size() - 1))) {
+  // "1.5K" too: a decimal number of binary units (the size parser refuses what is not whole bytes).
+  const std::string number = size.substr(0, size.size() - 1);
+  const bool decimal = std::count(number.begin(), number.end(), '.') == 1 && number.front() != '.' &&
+                       number.back() != '.' && number.find_first_not_of("0123456789.") == std::string::npos;
+  if (size.size() >= 2 && (all_digits(number) || decimal)) {
     const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(size.back())));
     if (unit == 'K' || unit == 'M' || unit == 'G' || unit == 'T')
       return size.substr(0, size.size() - 1) + unit + "iB";
@@ -215,12 +219,21 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.iters.empty()) w.line("iterations = " + raw(f.iters), "-n " + f.iters);
   if (!f.warmup.empty()) w.line("warmup = " + raw(f.warmup), "-w " + f.warmup);
   if (!f.check.empty()) {
-    // nccl-tests' -c 1 / -c 0, or the file's true / false; anything else is refused in the flag's
-    // own words ("-c no" once meant checking on).
-    static const std::map<std::string, std::string> kCheck{{"1", "true"}, {"0", "false"}, {"true", "true"}, {"false", "false"}};
+    // nccl-tests' -c N (N check iterations, 0: none), or the file's true / false; anything else is
+    // refused in the flag's own words ("-c no" once meant checking on). commbench checks each
+    // case once after its timed loop, whatever N.
+    static const std::map<std::string, std::string> kCheck{{"true", "true"}, {"false", "false"}};
     const auto it = kCheck.find(f.check);
-    if (it == kCheck.end()) w.error("-c " + f.check, "expected 1 or 0 (true or false): check the results or not");
-    else w.line("check = " + it->second, "-c " + f.check);
+    if (it != kCheck.end()) {
+      w.line("check = " + it->second, "-c " + f.check);
+    } else if (all_digits(f.check) && f.check.size() <= 9) {
+      const bool on = f.check.find_first_not_of('0') != std::string::npos;
+      w.line(on ? "check = true" : "check = false", "-c " + f.check);
+      if (on && std::stol(f.check) > 1)
+        w.note("-c " + f.check, "commbench checks each case once, after its timed loop (nccl-tests' count is not used)");
+    } else {
+      w.error("-c " + f.check, "expected a number of check iterations (0: no check; commbench checks once) or true/false");
+    }
   }
   if (!f.root.empty()) w.line("root = " + raw(f.root), "-r " + f.root);
   // -T takes seconds ("1.5") or a duration ("1.5s", "2min"): a plain number gets its unit here.
@@ -272,7 +285,7 @@ int cmd_quick(const std::vector<std::string>& args) {
       "stepbytes,i", po::value(&f.step), "add this to the size instead, when -f is not given or is 1 (0 = use -f)")(
       "iters,n", po::value(&f.iters), "timed iterations (default 20)")(
       "warmup_iters,w", po::value(&f.warmup), "warm-up iterations (default 5)")(
-      "check,c", po::value(&f.check), "check results: 1 or 0 (true or false; default 1)")(
+      "check,c", po::value(&f.check), "check results: N > 0 (nccl-tests' check count; commbench checks once) or 0 (true or false; default 1)")(
       "op,o", po::value(&f.redop), "reduce op: sum, prod, min, max, avg (default sum)")(
       "datatype,d", po::value(&f.dtype), "dtype: float, half, bfloat16, double, int8, ... (default float)")(
       "root,r", po::value(&f.root), "root rank of rooted ops (default 0)")(

@@ -44,7 +44,8 @@ void append_machine_warnings(std::string& md, const JobResult& result) {
   std::vector<std::string> lines;
   for (const auto& e : result.executions)
     if (auto w = host_load_warning(e.info.host_load))
-      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {}): {}", e.info.exec_index, markdown_code(e.info.run),
+      lines.push_back(fmt::format("- ⚠ exec {}/{} (run {}, {}, {}): {}", e.info.exec_index + 1, e.info.exec_total,
+                                  markdown_code(e.info.run),
                                   e.info.backend, rank_count(e.info.world_size), *w));
   if (lines.empty()) return;
   md += fmt::format("## ⚠ Busy machine\n\n{} of {} executions started while this host was busy or "
@@ -57,8 +58,8 @@ void append_device_warnings(std::string& md, const JobResult& result) {
   std::vector<std::string> lines;
   for (const auto& e : result.executions)
     if (const auto name = simulated_gpu_name(e.metadata))
-      lines.push_back(fmt::format("- ⚠ exec {} (run {}, {}, {}) ran on {}: its times are a CPU emulation's",
-                                  e.info.exec_index, markdown_code(e.info.run), e.info.backend,
+      lines.push_back(fmt::format("- ⚠ exec {}/{} (run {}, {}, {}) ran on {}: its times are a CPU emulation's",
+                                  e.info.exec_index + 1, e.info.exec_total, markdown_code(e.info.run), e.info.backend,
                                   rank_count(e.info.world_size), markdown_text(*name)));
   const auto shared = std::count_if(result.cases.begin(), result.cases.end(),
                                     [](const CaseRecord& r) { return r.oversubscribe_gpu; });
