@@ -11,6 +11,7 @@ import re
 
 from . import fmt
 from .load import num
+from .series import workload_variant
 
 # metric name -> (record field, sub-field, unit); one table, shared with docs/configuration.md.
 METRICS = {
@@ -54,7 +55,10 @@ class Outcome:
                   if isinstance(self.repeats, int) and self.repeats > 1 else "")
         share = (f" (a share of {fmt.size(c['job_bytes'])} job-wide)"
                  if isinstance(c.get("job_bytes"), int) and c["job_bytes"] > 0 else "")
-        return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{share}{pair} "
+        # A workload's steps with overlap on and off were otherwise two identical lines.
+        variant, overlap = workload_variant(c)
+        steps = "".join(f", {w}" for w in (variant, overlap) if w)
+        return (f"{self.run}: {c.get('op')} {fmt.size(c.get('bytes', 0))}{share}{pair}{steps} "
                 f"{c.get('backend')} {fmt.ranks(c.get('world_size'))}{repeat}")
 
     def value_text(self):

@@ -138,6 +138,21 @@ def _series_tables(doc, jobs):
                    "CV", "#wrong"], rows)
 
 
+def _ratio_marks(base, other):
+    """' !' when either mean is noisy (CV above analysis.HIGH_CV), as the console marks it; ' ~'
+    when the two cases' repeats overlap (the slowest repeat of the faster one is slower than the
+    fastest of the other): their median repeats' ratio is then within run-to-run noise, however
+    large it looks (`commbench compare` judges it)."""
+    marks = ""
+    if any((num(r, "time_us", "cv") or 0) > analysis.HIGH_CV for r in (base, other)):
+        marks += " !"
+    a = [x for x in base.get("repeat_means_us") or [] if x]
+    b = [x for x in other.get("repeat_means_us") or [] if x]
+    if len(a) >= 2 and len(b) >= 2 and max(min(a), min(b)) <= min(max(a), max(b)):
+        marks += " ~"
+    return marks
+
+
 def _comparison_tables(doc, jobs):
     """Per comparable group with 2+ configurations (backends, memory types, jobs): per size each
     one's time and busbw, and its time over the first one's."""
@@ -173,11 +188,14 @@ def _comparison_tables(doc, jobs):
             t0 = num(recs[0], "time_us", "mean") if recs[0] else None
             for r in recs[1:]:
                 t = num(r, "time_us", "mean") if r else None
-                row.append(fmt.ratio(t / t0) if t and t0 else "-")
+                row.append(fmt.ratio(t / t0) + _ratio_marks(recs[0], r) if t and t0 else "-")
             rows.append(row)
         doc.table(headers, rows)
     if any_table:
         doc.p("Ratios are time over the first configuration's time: 1.5× means 50 % slower. "
+              f"`!`: either mean is noisy (CV above {fmt.pct(analysis.HIGH_CV)}); `~`: the two "
+              "configurations' repeats overlap, so the ratio is within run-to-run noise however "
+              "large it looks (`commbench compare` judges differences between jobs). "
               "Where the memory types differ (host vs cuda), the comparison is between "
               "different data paths, not only different libraries.")
     return any_table

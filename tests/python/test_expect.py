@@ -77,6 +77,18 @@ class CheckTest(TempDirCase):
         for line in missed:
             self.assertIn("ranks repeat 1 of 2 —", line)
 
+    def test_a_workload_step_line_names_its_overlap(self):
+        # A probe: a data_parallel run's steps with overlap on and off gave two identical lines.
+        from commbench.expect import Outcome
+        lines = []
+        for overlap in (True, False):
+            case = {"op": "data_parallel", "bytes": 102228128, "backend": "ucx", "world_size": 2,
+                    "workload": {"model": "resnet50", "sharding": "ddp", "batch_size": 32, "overlap": overlap}}
+            lines.append(Outcome("dp", "every case", "time_us_p99", "<= 1", case=case, value=5.0).describe())
+        self.assertNotEqual(lines[0], lines[1])
+        self.assertIn("data_parallel 97.5 MiB, resnet50 ddp, batch 32, overlap on ucx 2 ranks —", lines[0])
+        self.assertIn("overlap off", lines[1])
+
     def test_met_expectations_exit_0(self):
         recs = records(QUICKSTART)
         low = min(r["busbw_gbps"] for r in recs)

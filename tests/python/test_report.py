@@ -200,7 +200,7 @@ class ReportTest(TempDirCase):
             md = f.read()
         self.assertRegex(md, r"### allreduce f32 sum out_of_place, 4 ranks: .*gloo, host vs "
                              r".*nccl, cuda")
-        self.assertIn("| 0.5× |", md)   # nccl's time over gloo's, every size
+        self.assertIn("| 0.5× ! |", md)   # nccl's time over gloo's, every size; CV 17-44 %: marked
         with open(os.path.join(out, "analysis.md"), encoding="utf-8") as f:
             analysis = f.read()
         self.assertIn("(different memory: host vs cuda)", analysis)
@@ -412,6 +412,23 @@ class RepeatsAreSaid(unittest.TestCase):
                       "case's median repeat by mean time", md.split("## Results")[1])
         self.assertIn("With 3 repeats per case: each time and busbw below",
                       md.split("## Results")[0].split("## Comparisons")[1])
+
+    def test_a_ratio_within_the_repeats_spread_is_marked(self):
+        # A probe: report printed 2.06x between two identical jobs (median repeats 289 and 596 us)
+        # where compare, on the fastest repeats, said unchanged. Overlapping repeats are marked ~.
+        spread = [self.case(b, m, i) for b, means in (("gloo", (184.0, 289.0, 300.0)),
+                                                     ("ucx", (181.0, 596.0, 700.0)))
+                  for i, m in enumerate(means)]
+        md, _ = self.build(spread)
+        self.assertIn(f"| {fmt.ratio(596.0 / 289.0)} ~ |", md)
+        self.assertIn("`~`: the two configurations' repeats overlap", md)
+        apart = [self.case(b, m, i) for b, means in (("gloo", (10.0, 13.0, 11.0)), ("ucx", (5.0, 7.0, 6.0)))
+                 for i, m in enumerate(means)]
+        md, _ = self.build(apart)
+        self.assertIn(f"| {fmt.ratio(6.0 / 11.0)} |", md)  # 5..7 against 10..13: no mark
+        noisy = [self.case("gloo", 10.0, 0), self.case("ucx", 5.0, 0, time_us={"n": 20, "mean": 5.0, "cv": 0.3})]
+        md, _ = self.build(noisy)
+        self.assertIn(f"| {fmt.ratio(0.5)} ! |", md)
 
     def test_no_such_sentence_without_repeats(self):
         md, page = self.build([self.case("gloo", 10.0, 0), self.case("ucx", 5.0, 0)])
