@@ -60,6 +60,34 @@ double seconds_after_signal(const JobDir& dir) {
 int exit_of(const JobDir& dir, int rank) { return std::stoi(read_text(dir.path() / fmt::format("exit-{}", rank))); }
 std::string log_of(const JobDir& dir, int rank) { return read_text(dir.path() / fmt::format("task-{}.log", rank)); }
 
+// A long 2-rank job (one case of `sizes` after another, 20 repeats) and the start of a script
+// that launches it as two torchrun-style tasks ($pid0, $pid1) and waits until it measures (its
+// first case line): what an mpirun-like test then does to the tasks follows.
+std::string two_tasks_measuring(const JobDir& dir, const std::string& sizes) {
+  const auto file = dir.write("long.toml", fmt::format(R"(
+name = "long"
+[[run]]
+name = "r"
+backend = "gloo"
+world_size = 2
+ops = ["allreduce"]
+sizes = {}
+iterations = 20000
+repeats = 20
+)", sizes));
+  const int port = free_port();
+  const std::string d = dir.path().string();
+  std::string script;
+  for (int r : {0, 1})
+    script += fmt::format(
+        "RANK={0} WORLD_SIZE=2 LOCAL_RANK={0} LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={1} "
+        "{2} run {3} -o {4}/out --quiet > {4}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
+        r, port, COMMBENCH_BIN, file.string(), d);
+  script += fmt::format("for i in $(seq 300); do grep -qs '\"type\":\"case\"' {}/out/*/results.jsonl && break; "
+                        "sleep 0.1; done\n", d);
+  return script;
+}
+
 // Three tasks launched, two started: rank 0 waits for rank 2 to join, rank 1 for rank 0's host
 // map. Ctrl-C on rank 0 ends both; rank 1, which got no signal, learns why from rank 0.
 TEST(LaunchInterrupts, ASignalToRankZeroWhileATaskIsMissingEndsEveryStartedTask) {
@@ -120,28 +148,9 @@ TEST(LaunchInterrupts, ATaskThatEndsOnAnErrorFailsTheExecutionThatNeedsIt) {
 // the summary: no summary.json, no job_end. The other tasks now wait for rank 0 to finish writing.
 TEST(LaunchInterrupts, UnderALauncherThatKillsTheRestWhenOneTaskEndsRankZeroStillWritesEverything) {
   JobDir dir;
-  const auto file = dir.write("long.toml", R"(
-name = "long"
-[[run]]
-name = "r"
-backend = "gloo"
-world_size = 2
-ops = ["allreduce"]
-sizes = ["4KiB", "64KiB"]
-iterations = 20000
-repeats = 20
-)");
-  const int port = free_port();
   const std::string d = dir.path().string();
-  std::string script;
-  for (int r : {0, 1})
-    script += fmt::format(
-        "RANK={0} WORLD_SIZE=2 LOCAL_RANK={0} LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={1} "
-        "{2} run {3} -o {4}/out --quiet > {4}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
-        r, port, COMMBENCH_BIN, file.string(), d);
-  // Wait until the job measures (its first case line), then behave as mpirun does.
-  script += fmt::format("for i in $(seq 300); do grep -qs '\"type\":\"case\"' {}/out/*/results.jsonl && break; "
-                        "sleep 0.1; done\n", d);
+  // Once the job measures, behave as mpirun does.
+  std::string script = two_tasks_measuring(dir, R"(["4KiB", "64KiB"])");
   script += "kill -TERM $pid0 $pid1\n";
   script += fmt::format("wait $pid1; echo $? > {0}/exit-1\nkill -KILL $pid0 2>/dev/null\nwait $pid0; echo $? > {0}/exit-0\n", d);
   ASSERT_EQ(std::system(("bash " + dir.write("launch.sh", script).string()).c_str()), 0);
@@ -162,27 +171,8 @@ repeats = 20
 // it wrote anything: no summary.json, no job_end. The wait now ends on the signal.
 TEST(LaunchInterrupts, ASignalEndsRankZerosWaitForADeadTasksReport) {
   JobDir dir;
-  const auto file = dir.write("long.toml", R"(
-name = "long"
-[[run]]
-name = "r"
-backend = "gloo"
-world_size = 2
-ops = ["allreduce"]
-sizes = ["4KiB"]
-iterations = 20000
-repeats = 20
-)");
-  const int port = free_port();
   const std::string d = dir.path().string();
-  std::string script;
-  for (int r : {0, 1})
-    script += fmt::format(
-        "RANK={0} WORLD_SIZE=2 LOCAL_RANK={0} LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={1} "
-        "{2} run {3} -o {4}/out --quiet > {4}/task-{0}.log 2>&1 < /dev/null & pid{0}=$!\n",
-        r, port, COMMBENCH_BIN, file.string(), d);
-  script += fmt::format("for i in $(seq 300); do grep -qs '\"type\":\"case\"' {}/out/*/results.jsonl && break; "
-                        "sleep 0.1; done\n", d);
+  std::string script = two_tasks_measuring(dir, R"(["4KiB"])");
   // Rank 1's task dies at once, its workers with it (their agent's death ends them).
   script += "kill -KILL $pid1; wait $pid1\nsleep 0.5\nkill -TERM $pid0\n";
   // A grace of 3 s (mpirun's is 1 s; a loaded CI machine gets more): the wait was 10 s.
