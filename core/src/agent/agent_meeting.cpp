@@ -180,28 +180,6 @@ std::unique_ptr<AgentGroup> AgentGroup::create(const AgentGroupOptions& o) {
   return g;
 }
 
-bool AgentGroup::leave_before_joining(const AgentGroupOptions& o, const StopNotice& notice, Millis timeout) {
-  const LaunchContext& l = o.launch;
-  if (l.agent_count <= 1 || l.hosts_store() || l.rendezvous != Rendezvous::kEnv) return false;
-  try {
-    std::unique_ptr<AgentGroup> g(new AgentGroup());
-    g->launch_ = l;
-    g->token_ = o.token;
-    if (g->token_.empty()) {
-      if (!l.single_host()) return false;  // create() refuses it; nothing to connect with
-      g->token_file_ = std::make_unique<HostTokenFile>(fmt::format("port-{}", l.master_port));
-    }
-    g->host_ = l.single_host() && o.bind_host.empty() ? "127.0.0.1" : l.master_addr;
-    g->port_ = static_cast<uint16_t>(l.master_port);
-    g->connect_to_store(timeout);
-    g->client_->set(left_key(l.agent_rank), store_bytes(encode_stop_notice(notice)));
-    return true;
-  } catch (const std::exception&) {
-    // Nobody to tell: rank 0 names this task when its wait ends, as for a task never started.
-  }
-  return false;
-}
-
 AgentGroup::~AgentGroup() {
   // Only the file this agent created: one it refused (planted, not a rendezvous file) or one
   // that replaced it since is not ours to delete.

@@ -471,21 +471,6 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
 
 }  // namespace
 
-bool tell_rank0_before_joining(const LaunchContext& launch, const std::string& why) {
-  if (launch.agent_rank == 0 || launch.agent_count <= 1) return false;
-  AgentGroupOptions go;
-  go.launch = launch;
-  const EnvMap env = current_environment();
-  try {
-    go.token = read_job_token(env);
-  } catch (const std::exception&) {
-    return false;  // its own error, said when it runs; nothing to connect with
-  }
-  if (auto it = env.find("COMMBENCH_STORE_BIND"); it != env.end()) go.bind_host = it->second;
-  // Long enough for a rank 0 starting alongside; short where rank 0 was refused as well.
-  return AgentGroup::leave_before_joining(go, {false, why, true}, Millis(3000));
-}
-
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts) {
   install_signal_handlers();
   adopt_orphans();  // what a worker detaches (setsid) comes back to this agent (agent/orphan_reaper.h)

@@ -25,10 +25,4 @@ struct JobOptions {
 // Runs the whole job; returns the process exit code.
 int run_job(const Experiment& exp, const PluginCatalog& plugins, const JobOptions& opts);
 
-// A task of a multi-task launch that stops before its job starts (`why`: its experiment did not
-// validate here): tells rank 0 (AgentGroup::leave_before_joining), which then ends the job at
-// once with exit 2, naming it. False at once for rank 0 and for a local run, and when rank 0's
-// store could not be reached.
-bool tell_rank0_before_joining(const LaunchContext& launch, const std::string& why);
-
 }  // namespace commbench

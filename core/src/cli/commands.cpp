@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agent/early_leave.h"
 #include "agent/job_runner.h"
 #include "bootstrap/store.h"
 #include "cli/cli_spec.h"
