@@ -20,10 +20,12 @@ Noise model (docs/output.md, "Comparing jobs"):
   but one on each side is half the deviations and can hide a change; with 2, one slow repeat
   widens the case's scale and can hide a change (the note says so: two repeats cannot tell a
   slower library from one slow run). The test: t = (log best NEW - log best BASE) / (scale x
-  sqrt(1/n_b + 1/n_n)), one-sided in the direction of the change, Student's t with n_b + n_n - 2
-  degrees of freedom, Holm-corrected over every case tested, meant to hold the family-wise
-  false-alarm rate to `alpha` (simulated: tests/python/test_compare_noise.py, quoted in
-  docs/output.md; at 5 repeats of symmetric noise it exceeds it). A case changed when the ratio
+  sqrt(v(n_b) + v(n_n))), where v(n) is the variance of the fastest of n repeats in units of one
+  repeat's (stats.min_normal_variance: 0.68 at 2, 0.45 at 5; the fastest varies more than the
+  mean of n, whose 1/n made identical jobs of 5 repeats fail ~7 % of gates), one-sided in the
+  direction of the change, Student's t with n_b + n_n - 2 degrees of freedom, Holm-corrected
+  over every case tested, holding the family-wise false-alarm rate to `alpha` (simulated:
+  tests/python/test_compare_noise.py, quoted in docs/output.md). A case changed when the ratio
   of the best times is beyond `min_change` AND the test is significant AND the effect size |d|
   (the change over the scale) is at least `min_effect`.
 - iterations only, when a side has a single repeat: the per-iteration spread of each run (the
@@ -293,7 +295,10 @@ def _test_repeats(tested):
             r.p = 0.5 if diff == 0 else 0.0
             continue
         r.d = diff / scale
-        t = diff / (scale * math.sqrt(1 / len(lb) + 1 / len(ln)))
+        # The fastest of n varies by more than the mean of n: its own variance (0.45 at 5,
+        # not 1/5), or identical jobs of 5 repeats were flagged ~7 % of the time.
+        t = diff / (scale * math.sqrt(stats.min_normal_variance(len(lb))
+                                      + stats.min_normal_variance(len(ln))))
         r.p = stats.t_sf(abs(t), len(lb) + len(ln) - 2)
 
 
@@ -417,8 +422,9 @@ def method_text(rows, min_change, alpha=ALPHA, min_effect=MIN_EFFECT, sigma=SIGM
         lo = min(min(len(_times(r.base)), len(_times(r.new))) for r in rep)
         out.append(f"{len(rep)} case(s) judged by run-to-run noise (>= {lo} repeats per side; each "
                    "repeat's mean time one value, each side's fastest repeat compared — noise only "
-                   "adds time): a t-test on the log times with the repeats' robust spread (MAD) as "
-                   f"the noise scale, Holm-corrected over {len(rep)} cases for a family-wise "
+                   "adds time): a t-test on the fastest log times, the noise scale the repeats' "
+                   "robust spread (MAD) times that of the fastest of n, Holm-corrected over "
+                   f"{len(rep)} cases for a family-wise "
                    f"false-alarm rate of {fmt.num(alpha * 100)} %, and effect size "
                    f"|d| >= {fmt.num(min_effect)}.")
     if it:

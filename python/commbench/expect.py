@@ -13,14 +13,15 @@ from . import fmt
 from .load import num
 from .series import workload_variant
 
-# metric name -> (record field, sub-field, unit); one table, shared with docs/configuration.md.
+# metric name -> (record field, sub-field, unit, the statistic in words where the name alone
+# does not say it); one table, shared with docs/configuration.md.
 METRICS = {
-    "busbw_gbps": ("busbw_gbps", None, "GB/s"),
-    "algbw_gbps": ("algbw_gbps", None, "GB/s"),
-    "time_us": ("time_us", "mean", "µs"),
-    "time_us_p50": ("time_us", "p50", "µs"),
-    "time_us_p99": ("time_us", "p99", "µs"),
-    "msg_rate_mps": ("msg_rate_mps", None, "M msg/s"),
+    "busbw_gbps": ("busbw_gbps", None, "GB/s", None),
+    "algbw_gbps": ("algbw_gbps", None, "GB/s", None),
+    "time_us": ("time_us", "mean", "µs", "the mean"),
+    "time_us_p50": ("time_us", "p50", "µs", "the median"),
+    "time_us_p99": ("time_us", "p99", "µs", "the 99th percentile"),
+    "msg_rate_mps": ("msg_rate_mps", None, "M msg/s", None),
 }
 SCOPE_KEYS = ("ops", "min_bytes", "max_bytes")
 _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
@@ -73,9 +74,15 @@ class Outcome:
         return fmt.num_against(self.value, bound)
 
     def describe(self, with_job=False):
-        unit = METRICS[self.metric][2]
+        field, stat, unit, words = METRICS[self.metric]
         if self.value is not None:
             got = f"{self.value_text()} {unit}"
+            # A mean checked against a table of medians (a workload's step table) read as a
+            # wrong number: say which statistic, and the median beside the mean.
+            p50 = ((self.case or {}).get(field) or {}).get("p50") if stat == "mean" else None
+            if words:
+                got += f", {words}" + (f" (p50 {fmt.num(p50)} {unit})"
+                                       if isinstance(p50, (int, float)) else "")
         else:
             got = self.reason
         verdict = "met" if self.ok else "MISSED"
@@ -160,7 +167,7 @@ def evaluate(job):
                     for why in lost or ["no case of the run is in this scope"]:
                         outcomes.append(Outcome(name, scope, metric, cond, reason=why))
                     continue
-                field, sub, _ = METRICS[metric]
+                field, sub = METRICS[metric][:2]
                 # Cases the job never recorded (an execution that failed or was interrupted
                 # before them, a job that stopped early) may be in scope: the gate cannot pass
                 # on what was not measured (docs/configuration.md, "Expectations").

@@ -125,6 +125,9 @@ def _series_tables(doc, jobs):
         always = ("backend", "world_size", "memory") + (
             ("source",) if len({g["source"] for g in all_series}) > 1 else ())
         doc.h(3, f"{s['op']}: {label(s, same_op, always=always)}")
+        # Windowed patterns (unidir_bw, bidir_bw, msg_rate) count messages: their rate gets a
+        # column, as in summary.md.
+        rates = any((num(r, "msg_rate_mps") or 0) > 0 for r in s.records)
         rows = []
         for r in s.records:
             cv = num(r, "time_us", "cv")
@@ -134,8 +137,11 @@ def _series_tables(doc, jobs):
                          fmt.num(num(r, "algbw_gbps")), fmt.num(num(r, "busbw_gbps")),
                          (fmt.pct(cv) + (" ⚠" if cv > analysis.HIGH_CV else "")) if cv is not None
                          else "", "-" if wrong in (None, -1) else wrong])
+            if rates:
+                mps = num(r, "msg_rate_mps")
+                rows[-1].append(fmt.rate(mps * 1e6, "").strip() if mps else "-")
         doc.table(["size", "time (µs)", "p50 (µs)", "p99 (µs)", "algbw (GB/s)", "busbw (GB/s)",
-                   "CV", "#wrong"], rows)
+                   "CV", "#wrong"] + (["messages/s"] if rates else []), rows)
 
 
 def _ratio_marks(base, other):

@@ -76,6 +76,30 @@ def normal_sf(z):
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
+_MIN_VARIANCE = {}
+
+
+def min_normal_variance(n):
+    """Variance of the smallest of n independent standard normals (1 at n = 1, 0.448 at 5):
+    what the fastest of n repeats varies by, in units of one repeat's spread. compare judges the
+    fastest repeats, which vary more than the mean of n (1/n) does. Simpson's rule over
+    [-9, 9], whose tails hold less than 1e-18 of the density at any n."""
+    if n not in _MIN_VARIANCE:
+        steps, lo, hi = 3600, -9.0, 9.0
+        h = (hi - lo) / steps
+        m0 = m1 = m2 = 0.0
+        for i in range(steps + 1):
+            x = lo + i * h
+            w = 1 if i in (0, steps) else (4 if i % 2 else 2)
+            pdf = n * math.exp(-x * x / 2) / math.sqrt(2 * math.pi) * normal_sf(x) ** (n - 1)
+            m0 += w * pdf
+            m1 += w * pdf * x
+            m2 += w * pdf * x * x
+        m0, m1, m2 = (v * h / 3 for v in (m0, m1, m2))
+        _MIN_VARIANCE[n] = m2 / m0 - (m1 / m0) ** 2
+    return _MIN_VARIANCE[n]
+
+
 def welch(a, b):
     """Welch's t-test of mean(b) - mean(a): (t, df, one-sided p that b > a, one-sided p that
     b < a). Both samples need >= 2 values. Equal values on both sides: t = ±inf when the means

@@ -415,7 +415,7 @@ class CompareTest(TempDirCase):
         self.assertIn("unchanged", p.stdout)
         self.assertIn("judged by run-to-run noise (>= 3 repeats per side", p.stdout)
         self.assertIn("each side's fastest repeat compared", p.stdout)
-        self.assertIn("robust spread (MAD) as the noise scale, Holm-corrected", p.stdout)
+        self.assertIn("robust spread (MAD) times that of the fastest of n, Holm-corrected", p.stdout)
         # A real 30 % slowdown with the same run-to-run spread is a regression.
         slow = synthetic_job(self.tmp, "slow", [130.0, 134.0, 126.0])
         junit = os.path.join(self.tmp, "gate.xml")

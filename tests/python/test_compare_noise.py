@@ -114,7 +114,7 @@ class NoiseModelTest(unittest.TestCase):
         self.assertEqual(judged([100, 101, 300], [200, 202, 204]).verdict, "regressed")
         hidden = judged([100, 101, 300], [200, 202, 600])
         self.assertEqual(hidden.verdict, "within noise")
-        self.assertIn("p 0.18", hidden.note)
+        self.assertIn("p 0.23", hidden.note)
         for n in (4, 5):
             base = [100.0 + i for i in range(n - 1)] + [300.0]
             self.assertEqual(judged(base, [2 * t for t in base]).verdict, "regressed", n)
@@ -130,13 +130,13 @@ class NoiseModelTest(unittest.TestCase):
                 self.assertLess(abs(q - m), err, f"{n} repeats: docs/output.md quotes "
                                 f"{100 * q:.1f} %, the simulation gives {100 * m:.1f} %; "
                                 "paste `python3 test_compare_noise.py --table 10000`")
-        # What the doc says holds: at 2 and 3 repeats identical jobs are flagged at most as often
-        # as --alpha allows, with either noise; at 5, under symmetric noise, more often.
+        # What the doc says holds: at every repeat count identical jobs are flagged at most as
+        # often as --alpha allows, with either noise (5 repeats of symmetric noise were at ~7 %
+        # while the fastest repeats were scaled as means), and a 2x change is found at 5.
         doc_rates = rates(doc)
         for n, r in zip(REPEATS, doc_rates):
-            if n <= 3:
-                self.assertLessEqual(max(r[:4]), compare.ALPHA, n)
-        self.assertGreater(min(doc_rates[2][:2]), compare.ALPHA)
+            self.assertLessEqual(max(r[:4]), compare.ALPHA, n)
+        self.assertGreater(doc_rates[2][5], 0.75)
 
 
 if __name__ == "__main__":

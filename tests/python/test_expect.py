@@ -89,6 +89,19 @@ class CheckTest(TempDirCase):
         self.assertIn("data_parallel 97.5 MiB, resnet50 ddp, batch 32, overlap on ucx 2 ranks —", lines[0])
         self.assertIn("overlap off", lines[1])
 
+    def test_a_time_line_names_its_statistic(self):
+        # A probe: a workload's time_us (the mean) missed beside a step table of medians, and
+        # the line did not say it was the mean.
+        from commbench.expect import Outcome
+        case = {"op": "data_parallel", "bytes": 1024, "backend": "gloo", "world_size": 2,
+                "time_us": {"mean": 1200.0, "p50": 1100.0, "p99": 1900.0}}
+        mean = Outcome("dp", "every case", "time_us", "<= 1000", case=case, value=1200.0)
+        self.assertIn("time_us <= 1000, got 1200 µs, the mean (p50 1100 µs)", mean.describe())
+        p50 = Outcome("dp", "every case", "time_us_p50", "<= 1000", case=case, value=1100.0)
+        self.assertTrue(p50.describe().endswith("got 1100 µs, the median"), p50.describe())
+        bw = Outcome("dp", "every case", "busbw_gbps", ">= 10", case=case, value=5.0)
+        self.assertTrue(bw.describe().endswith("got 5 GB/s"), bw.describe())
+
     def test_met_expectations_exit_0(self):
         recs = records(QUICKSTART)
         low = min(r["busbw_gbps"] for r in recs)

@@ -430,6 +430,15 @@ class RepeatsAreSaid(unittest.TestCase):
         md, _ = self.build(noisy)
         self.assertIn(f"| {fmt.ratio(0.5)} ! |", md)
 
+    def test_a_windowed_pattern_has_its_message_rate(self):
+        # report.md's tables had no messages/s column where summary.md has one.
+        md, _ = self.build([self.case("ucx", 5.0, 0, op="msg_rate", redop="", msg_rate_mps=1.234)])
+        results = md.split("## Results")[1]
+        self.assertIn("| CV | #wrong | messages/s |", results)
+        self.assertIn("| 1.23 M |", results)
+        md, _ = self.build([self.case("ucx", 5.0, 0)])
+        self.assertNotIn("messages/s", md.split("## Results")[1])
+
     def test_no_such_sentence_without_repeats(self):
         md, page = self.build([self.case("gloo", 10.0, 0), self.case("ucx", 5.0, 0)])
         self.assertIn("### allreduce f32 sum out_of_place, 2 ranks: gloo vs ucx", md)
