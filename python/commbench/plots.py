@@ -8,13 +8,11 @@ import contextlib
 import io
 import os
 import re
-import statistics
 
 from . import fmt
-from .analysis import straggler_means
 from .load import num
 from .safe_files import Folder
-from .series import label, pairs, scaling_entries, series_of
+from .series import label, scaling_entries, series_of
 
 FIG_INCHES = (8, 5)
 DPI = 100
@@ -266,125 +264,6 @@ def op_figures(plt, jobs, out_dir, written):
               written)
 
 
-def workload_bars(jobs):
-    """(label, compute p50 ms, exposed communication ms, step p50 ms, samples/s) per measured
-    workload record, labelled by what differs between them."""
-    recs = [(j, r) for j in jobs for r in j.cases
-            if isinstance(r.get("workload"), dict) and r.get("status") == "ok"]
-    fields = {
-        "job": lambda j, r: j.label, "run": lambda j, r: r.get("run"),
-        "backend": lambda j, r: r.get("backend"),
-        "ranks": lambda j, r: fmt.ranks(r.get("world_size")),
-        "model": lambda j, r: f"{r['workload'].get('model')} {r['workload'].get('sharding')}",
-        "batch": lambda j, r: f"batch {r['workload'].get('batch_size')}",
-        "overlap": lambda j, r: "overlap " + ("on" if r["workload"].get("overlap") else "off")}
-    varying = [f for f, get in fields.items()
-               if f in ("backend", "ranks", "overlap") or len({get(j, r) for j, r in recs}) > 1]
-    out = []
-    for j, r in recs:
-        w = r["workload"]
-        ms = lambda k: (w.get(k) or {}).get("p50")  # noqa: E731
-        out.append((", ".join(str(fields[f](j, r)) for f in varying), ms("compute_ms") or 0.0,
-                    w.get("exposed_comm_ms") or 0.0, ms("step_ms"), w.get("samples_per_s")))
-    return out
-
-
-def wrap_label(text, width):
-    """`text` broken at its ", " separators into lines of at most `width` characters where it
-    can be (a single part longer than that keeps its own line)."""
-    lines = []
-    for part in text.split(", "):
-        if lines and len(lines[-1]) + 2 + len(part) <= width:
-            lines[-1] += ", " + part
-        else:
-            lines.append(part)
-    return "\n".join(lines)
-
-
-# The most of the figure's width the y labels may take (the bars keep the rest).
-MAX_LABEL_FRACTION = 0.45
-
-
-def _widest_ytick(fig, ax):
-    """(widest, tallest) y tick label in pixels, as drawn."""
-    fig.canvas.draw()
-    r = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(r) for t in ax.get_yticklabels() if t.get_text()]
-    return (max((b.width for b in boxes), default=0.0), max((b.height for b in boxes), default=0.0))
-
-
-def fit_left_labels(fig, ax, labels, fontsize=7, pad_px=16):
-    """Moves the axes' left edge right so that its y tick labels ("train-small-ddp, gloo, 1 rank,
-    overlap on") fit inside the figure, which keeps its pixel size (no bbox_inches="tight").
-    Labels wider than MAX_LABEL_FRACTION of the figure are wrapped at their commas, narrower
-    and narrower, then set smaller, until they fit beside the bars and above each other (where
-    nothing fits: the narrowest of those that do not overlap each other, the axes moved as far
-    right as it takes). Returns the left edge, a fraction of the figure's width."""
-    width_px = fig.get_figwidth() * fig.dpi
-    longest = max((len(t) for t in labels), default=0)
-    ticks = list(ax.get_yticks())
-    tries = [(w, size) for size in (fontsize, fontsize - 1, fontsize - 2)
-             for w in (None, 48, 40, 32, 26, 20) if w is None or w < longest]
-    fig.subplots_adjust(left=MAX_LABEL_FRACTION)   # the narrowest the axes will be
-    spacing = ax.get_window_extent().height / max(len(labels), 1)
-    best = None
-    for width, size in tries:
-        ax.set_yticks(ticks)
-        ax.set_yticklabels([t if width is None else wrap_label(t, width) for t in labels],
-                           fontsize=size)
-        widest, tallest = _widest_ytick(fig, ax)
-        need = (widest + pad_px) / width_px
-        if tallest <= spacing and (best is None or need < best[0]):
-            best = (need, width, size)
-        if need <= MAX_LABEL_FRACTION and tallest <= spacing:
-            break
-    else:
-        if best is not None:
-            need, width, size = best
-            ax.set_yticks(ticks)
-            ax.set_yticklabels([t if width is None else wrap_label(t, width) for t in labels],
-                               fontsize=size)
-    left = min(0.7, max(0.125, need))
-    fig.subplots_adjust(left=left, right=max(0.9, min(0.97, left + 0.25)))
-    return left
-
-
-def workload_figure(plt, jobs, out_dir, written):
-    """data_parallel steps: per record, the compute and the communication the compute did not
-    hide (exposed), stacked, with the whole step's p50 marked and samples/s beside it."""
-    bars = workload_bars(jobs)
-    if not bars:
-        return
-    fig = workload_steps_figure(plt, bars)
-    _save(plt, fig, out_dir, "workload-steps", "data_parallel: step time, compute and exposed "
-          "communication per configuration", "workload", written)
-
-
-def workload_steps_figure(plt, bars):
-    """The figure of workload_figure for `bars` (workload_bars), its labels fitted beside it."""
-    fig, ax = plt.subplots(figsize=FIG_INCHES)
-    ys = list(range(len(bars)))[::-1]
-    compute = [b[1] for b in bars]
-    exposed = [b[2] for b in bars]
-    ax.barh(ys, compute, color=COLOURS[0], label="compute (p50)")
-    ax.barh(ys, exposed, left=compute, color=COLOURS[1], label="exposed communication")
-    ax.plot([b[3] for b in bars], ys, "k|", markersize=14, label="whole step (p50)")
-    for y, b in zip(ys, bars):
-        if b[4]:
-            ax.annotate(f"{fmt.num(b[4])} samples/s", (max(b[1] + b[2], b[3] or 0), y),
-                        xytext=(6, 0), textcoords="offset points", va="center", fontsize=7)
-    ax.set_yticks(ys)
-    ax.set_yticklabels([b[0] for b in bars], fontsize=7)
-    ax.set_xlabel("milliseconds per step")
-    ax.margins(x=0.25)
-    ax.grid(True, axis="x", alpha=0.3)
-    fig.suptitle("data_parallel: step time, compute and exposed communication", fontsize=11)
-    handles, texts = ax.get_legend_handles_labels()
-    legend_outside(fig, handles, texts)
-    fit_left_labels(fig, ax, [b[0] for b in bars])
-    return fig
-
-
 def scaling_amount(e):
     """What stays fixed along a scaling line: '1 MiB per rank', '4 MiB in total', 'batch 8 per
     rank', 'global batch 64'."""
@@ -467,129 +346,12 @@ def scaling_figures(plt, jobs, out_dir, written):
               "against world size", "scaling", written)
 
 
-def pair_matrix(records, world):
-    """src x dst matrices of bandwidth (GB/s, from the mean) and p50 latency (µs); None where a
-    pair was not measured."""
-    bw = [[None] * world for _ in range(world)]
-    lat = [[None] * world for _ in range(world)]
-    for r in records:
-        s, d = r.get("src", -1), r.get("dst", -1)
-        if 0 <= s < world and 0 <= d < world and r.get("status") == "ok":
-            bw[s][d] = num(r, "algbw_gbps")
-            lat[s][d] = num(r, "time_us", "p50")
-    return bw, lat
-
-
-def pair_figures(plt, jobs, out_dir, written):
-    """all_pairs: per size, heat maps of bandwidth and p50 latency, src rows x dst columns."""
-    import numpy as np
-    groups = pairs(jobs)
-    many_sources = len({k[0] for k in groups}) > 1
-    dtypes = len({k[6] for k in groups}) > 1  # each dtype its own figure, named so
-    for (source, run, backend, memory, world, nbytes, dtype), recs in groups.items():
-        if not world:
-            continue
-        bw, lat = pair_matrix(recs, world)
-        fig, axes = plt.subplots(1, 2, figsize=FIG_INCHES)
-        for ax, m, title, cmap in ((axes[0], bw, "bandwidth (GB/s, mean)", "viridis"),
-                                   (axes[1], lat, "latency (µs, p50)", "magma_r")):
-            a = np.array([[np.nan if v is None else v for v in row] for row in m], dtype=float)
-            im = ax.imshow(np.ma.masked_invalid(a), cmap=cmap)
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-            ax.set_title(title, fontsize=10)
-            ax.set_xlabel("dst rank")
-            ax.set_ylabel("src rank")
-            ax.set_xticks(range(world))
-            ax.set_yticks(range(world))
-            if world <= 8:
-                for i in range(world):
-                    for j in range(world):
-                        if m[i][j] is not None:
-                            ax.text(j, i, fmt.num(m[i][j]), ha="center", va="center",
-                                    fontsize=7, color="white",
-                                    bbox=dict(boxstyle="round,pad=0.1", fc="black", alpha=0.4,
-                                              lw=0))
-        where = f"{source}: " if many_sources else ""
-        which = f" {dtype}" if dtypes else ""
-        fig.suptitle(f"{where}all_pairs {backend} ({memory}), {world} ranks, {fmt.size(nbytes)}{which}",
-                     fontsize=11)
-        fig.tight_layout()
-        _save(plt, fig, out_dir,
-              slug("pairs", source if many_sources else "", run, backend, memory, f"w{world}",
-                   f"{nbytes}B", dtype if dtypes else ""),
-              f"all_pairs {backend} {world} ranks {fmt.size(nbytes)}{which}: src × dst", "pairs", written)
-
-
-def straggler_rows(records, world):
-    """(case label, [rank mean / median of the participating ranks' means]) per measured case
-    with one mean per rank and at least 2 ranks that took part; values above 1 mark ranks slower
-    than the typical rank. A rank that took no part (analysis.rank_means: its mean is 0, or it is
-    not one of a two-peer pattern's `peers`) is NaN, no data, rather than 0 (the fastest)."""
-    rows = []
-    for r in records:
-        if r.get("world_size") != world:
-            continue
-        part = straggler_means(r)
-        if part is None:
-            continue
-        med = statistics.median(x for _, x in part)
-        if med <= 0:
-            continue
-        ratios = [float("nan")] * world
-        for i, x in part:
-            ratios[i] = x / med
-        rows.append((f"{r.get('op')} {fmt.size(r.get('bytes', 0))}", ratios))
-    return rows
-
-
-def straggler_figures(plt, jobs, out_dir, written):
-    """Per execution with 2+ ranks: each rank's own mean time over the median rank's, per case."""
-    import numpy as np
-    for j in jobs:
-        execs = {}
-        for c in j.cases:
-            # One figure per execution: with `repeats`, each repeat is an execution of its own
-            # (pooled, a case's repeats overwrote each other's column).
-            key = (c.get("run"), c.get("backend"), c.get("memory"), c.get("world_size"), c.get("repeat") or 0)
-            execs.setdefault(key, []).append(c)
-        repeated = any(k[4] for k in execs)
-        for (run, backend, memory, world, repeat), recs in execs.items():
-            if not world or world < 2:
-                continue
-            which = f", repeat {repeat + 1}" if repeated else ""
-            rows = straggler_rows(recs, world)
-            if not rows:
-                continue
-            a = np.array([v for _, v in rows], dtype=float).T  # ranks x cases
-            fig, ax = plt.subplots(figsize=FIG_INCHES)
-            spread = max(0.05, float(np.nanmax(np.abs(a - 1.0))))
-            # Ranks that took no part in a case are NaN: blank cells, no colour, no number.
-            cmap = plt.get_cmap("coolwarm").copy()
-            cmap.set_bad("white", 0.0)
-            im = ax.imshow(np.ma.masked_invalid(a), cmap=cmap, vmin=1 - spread, vmax=1 + spread,
-                           aspect="auto")
-            fig.colorbar(im, ax=ax, label="rank mean / median of participating ranks (blank: no part)")
-            ax.set_yticks(range(world))
-            ax.set_ylabel("rank")
-            ax.set_xticks(range(len(rows)))
-            ax.set_xticklabels([t for t, _ in rows], rotation=60, ha="right", fontsize=7)
-            if world * len(rows) <= 160:
-                for x in range(len(rows)):
-                    for y in range(world):
-                        if not np.isnan(a[y, x]):
-                            ax.text(x, y, f"{a[y, x]:.2f}", ha="center", va="center", fontsize=6)
-            ax.set_title(f"{j.label}: {run} {backend} ({memory}), {world} ranks{which} — each rank's "
-                         "mean time per case", fontsize=9)
-            fig.tight_layout()
-            parts = ["stragglers", j.label, run, backend, memory, f"w{world}"] + ([f"r{repeat + 1}"] if repeated else [])
-            _save(plt, fig, out_dir, slug(*parts),
-                  f"stragglers: {run} {backend} {world} ranks{which} (rank_mean_us)", "stragglers",
-                  written)
-
-
 def draw_all(jobs, out_dir):
     """Writes every figure under plots/ of `out_dir` (a folder path, or an open
     safe_files.Folder); returns the Figure list in report order."""
+    # The workload and per-rank figures build on this module's axes and files: imported here.
+    from .plots_ranks import pair_figures, straggler_figures
+    from .plots_workload import workload_figure
     plt = require_matplotlib()
     if isinstance(out_dir, Folder):
         out = contextlib.nullcontext(out_dir)

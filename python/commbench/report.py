@@ -8,7 +8,8 @@ import time
 from . import analysis, expect, fmt
 from .document import Doc, to_html, to_markdown
 from .load import num, write_combined_csv
-from .plots import draw_all, pair_matrix
+from .plots import draw_all
+from .plots_ranks import pair_matrix
 from .safe_files import Folder
 from .series import label, pairs, series_of
 

@@ -4,7 +4,7 @@ compared series apart, no claim that noise can explain, the right metric per pat
 rates with significant digits, the busy-machine and not-GPU-performance warnings; and the plots' styles and legend."""
 import unittest
 
-from commbench import analysis, fmt, plots
+from commbench import analysis, fmt, plots, plots_workload
 from commbench.load import Job
 from commbench.series import series_of
 from helpers import have_matplotlib
@@ -632,10 +632,10 @@ class PlotLayout(unittest.TestCase):
         cases += [step("train-bert-fsdp", "bert_large", "fsdp", 8, "gloo", w, o)
                   for w in (2, 4) for o in (True, False)]
         j = job(cases)
-        labels = [b[0] for b in plots.workload_bars([j])]
+        labels = [b[0] for b in plots_workload.workload_bars([j])]
         self.assertIn("train-resnet50-ddp, gloo, 1 rank, resnet50 ddp, batch 32, overlap on", labels)
         plt = plots.require_matplotlib()
-        (fig,) = _drawn(plt, lambda: plots.workload_figure(plt, [j], "/nonexistent", []))
+        (fig,) = _drawn(plt, lambda: plots_workload.workload_figure(plt, [j], "/nonexistent", []))
         self.assertEqual(tuple(round(x * fig.dpi) for x in fig.get_size_inches()), (800, 500))
         ax = fig.axes[0]
         texts = [t for t in ax.get_yticklabels() if t.get_text()]
@@ -721,7 +721,7 @@ class WorkloadFigure(unittest.TestCase):
                     rec(world=2)])
 
     def test_bars_are_the_records_steps(self):
-        bars = plots.workload_bars([self.steps()])
+        bars = plots_workload.workload_bars([self.steps()])
         self.assertEqual(bars, [("gloo, 2 ranks, overlap on", 4.0, 0.5, 4.6, 3478.0),
                                 ("gloo, 2 ranks, overlap off", 4.0, 2.0, 6.1, 2623.0)])
 
@@ -733,7 +733,7 @@ class WorkloadFigure(unittest.TestCase):
         written = []
         with tempfile.TemporaryDirectory() as d:
             plots.op_figures(plt, [self.steps()], d, written)
-            plots.workload_figure(plt, [self.steps()], d, written)
+            plots_workload.workload_figure(plt, [self.steps()], d, written)
             self.assertEqual([f.name for f in written], ["op-allreduce", "workload-steps"])
 
 

@@ -4,7 +4,7 @@ pattern's idle ranks report 0 and must be neither the fastest nor lower the medi
 import math
 import unittest
 
-from commbench import plots
+from commbench import plots, plots_ranks
 from helpers import have_matplotlib
 from test_analysis import job, rec, sentences
 
@@ -47,7 +47,7 @@ class Stragglers(unittest.TestCase):
         for peers in ([0, 1], None):
             s = sentences([job([self.p2p("pingpong", [3541.40, 0.0], peers)])], "Stragglers")
             self.assertEqual(s, [], peers)
-            self.assertEqual(plots.straggler_rows([self.p2p("pingpong", [3541.40, 0.0], peers)], 2),
+            self.assertEqual(plots_ranks.straggler_rows([self.p2p("pingpong", [3541.40, 0.0], peers)], 2),
                              [], peers)
 
     def test_idle_ranks_are_not_the_fastest(self):
@@ -55,7 +55,7 @@ class Stragglers(unittest.TestCase):
         # no value for idle rank 2 (it showed 0.00, the fastest rank).
         s = sentences([job([self.p2p("bidir_bw", [10.0, 10.0, 0.0], [0, 1])])], "Stragglers")
         self.assertEqual(s, [])
-        (label_, row), = plots.straggler_rows([self.p2p("bidir_bw", [10.0, 10.0, 0.0], [0, 1])], 3)
+        (label_, row), = plots_ranks.straggler_rows([self.p2p("bidir_bw", [10.0, 10.0, 0.0], [0, 1])], 3)
         self.assertEqual(row[:2], [1.0, 1.0])
         self.assertTrue(math.isnan(row[2]), row)
 
@@ -64,7 +64,7 @@ class Stragglers(unittest.TestCase):
         # 1.09×, no straggler. With rank 3's 0 the median was 10.5 and rank 2 "1.14×".
         means = [10.0, 11.0, 12.0, 0.0]
         self.assertEqual(sentences([job([self.p2p("msg_rate", means)])], "Stragglers"), [])
-        (_, row), = plots.straggler_rows([self.p2p("msg_rate", means)], 4)
+        (_, row), = plots_ranks.straggler_rows([self.p2p("msg_rate", means)], 4)
         self.assertEqual(row[:3], [10 / 11, 1.0, 12 / 11])
         self.assertTrue(math.isnan(row[3]), row)
         # 10, 10, 12: median 10, rank 2 1.2× — a straggler among the ranks that took part.
@@ -85,7 +85,7 @@ class Stragglers(unittest.TestCase):
         # A two-peer pattern's other ranks are no part of it, whatever they report.
         case = self.p2p("unidir_bw", [10.0, 10.0, 30.0], [0, 1])
         self.assertEqual(sentences([job([case])], "Stragglers"), [])
-        (_, row), = plots.straggler_rows([case], 3)
+        (_, row), = plots_ranks.straggler_rows([case], 3)
         self.assertTrue(math.isnan(row[2]), row)
 
     def test_cases_not_judged_are_not_counted(self):
@@ -116,7 +116,7 @@ class Stragglers(unittest.TestCase):
         try:
             with tempfile.TemporaryDirectory() as out:
                 written = []
-                plots.straggler_figures(plt, [job([case])], out, written)
+                plots_ranks.straggler_figures(plt, [job([case])], out, written)
         finally:
             plt.Axes.text = real_text
         self.assertEqual(len([f for f in written if f.kind == "stragglers"]), 1)
