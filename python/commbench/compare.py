@@ -9,7 +9,7 @@ case in several job folders under BASELINE or NEW. Two runs that differ in a set
 what is measured (peers, window, options, env) are two cases; `--ignore FIELD` drops a field from
 the match, to compare two configurations on purpose (NCCL_ALGO=Ring against Tree: `--ignore env`).
 
-Noise model (docs/output.md, "Comparing jobs"):
+Noise model (docs/reports.md, "Comparing jobs"):
 - run-to-run, when both sides have >= 2 repeats: each repeat's mean time is one value. On a
   shared machine noise only adds time (a preempted rank, a late wake-up, a neighbour's burst), so
   each side is represented by its **fastest repeat** (best of N, as Python's timeit); the noise
@@ -25,7 +25,7 @@ Noise model (docs/output.md, "Comparing jobs"):
   mean of n, whose 1/n made identical jobs of 5 repeats fail ~7 % of gates), one-sided in the
   direction of the change, Student's t with n_b + n_n - 2 degrees of freedom, Holm-corrected
   over every case tested, holding the family-wise false-alarm rate to `alpha` (simulated:
-  tests/python/test_compare_noise.py, quoted in docs/output.md). A case changed when the ratio
+  tests/python/test_compare_noise.py, quoted in docs/reports.md). A case changed when the ratio
   of the best times is beyond `min_change` AND the test is significant AND the effect size |d|
   (the change over the scale) is at least `min_effect`.
 - iterations only, when a side has a single repeat: the per-iteration spread of each run (the

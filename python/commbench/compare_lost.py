@@ -1,6 +1,6 @@
 """Which cases NEW lost rather than left out, for `commbench compare` (compare.py): a case the
 baseline measured that NEW planned and could not measure — as a whole, or in some of its
-repeats — is a regression, with a note saying why (docs/output.md, "Comparing jobs"). NEW's own
+repeats — is a regression, with a note saying why (docs/reports.md, "Comparing jobs"). NEW's own
 outcomes tell: an execution that `failed`, was `interrupted` or found its backend `unavailable`,
 and a job that did not finish (no `job_end` record, no summary.json). A case NEW never planned (a
 subset on purpose, fewer ranks launched: `skipped`) is not lost.

@@ -1,7 +1,7 @@
-"""`commbench compare`'s run-to-run test on simulated repeats (docs/output.md, "The noise model"):
+"""`commbench compare`'s run-to-run test on simulated repeats (docs/reports.md, "The noise model"):
 how often it flags identical jobs and how often it finds a change with one slow repeat on each
 side, and the one-outlier cases the doc describes. The simulation drives compare's own code
-(`_measure`, `judge`) on records built here. docs/output.md quotes its table at 10000
+(`_measure`, `judge`) on records built here. docs/reports.md quotes its table at 10000
 comparisons per figure (`python3 test_compare_noise.py --table 10000`, ~3 min); the test
 recomputes it at TRIALS and requires every quoted figure within binomial error of its own, so
 the doc cannot drift from the statistics."""
@@ -14,7 +14,7 @@ import unittest
 from commbench import compare
 from helpers import SOURCE
 
-DOCS = os.path.join(SOURCE, "docs", "output.md")
+DOCS = os.path.join(SOURCE, "docs", "reports.md")
 TRIALS = 2000              # comparisons per figure in the test: ~0.5 points of error at 5 %
 SPREAD = (0.05, 0.30)      # each case's lognormal sigma (relative spread), drawn uniformly
 OUTLIER = (0.1, 3.0)       # a repeat is this much slower with this chance
@@ -72,7 +72,7 @@ def detection(n, change, trials=TRIALS):
 
 
 def table(trials=TRIALS):
-    """docs/output.md's table, as Markdown lines."""
+    """docs/reports.md's table, as Markdown lines."""
     out = ["| repeats a side | identical jobs flagged, 20 cases | 60 cases | noise that only "
            "adds time, 20 cases | 60 cases | 1.3× change found | 2× change found |",
            "|---|---|---|---|---|---|---|"]
@@ -127,7 +127,7 @@ class NoiseModelTest(unittest.TestCase):
             for q, m in zip(quoted, measured):
                 # 4 standard errors of the test's own figure (at least that of 0.25 %).
                 err = 4 * math.sqrt(max(q, 0.0025) * (1 - q) / TRIALS) + 0.0005
-                self.assertLess(abs(q - m), err, f"{n} repeats: docs/output.md quotes "
+                self.assertLess(abs(q - m), err, f"{n} repeats: docs/reports.md quotes "
                                 f"{100 * q:.1f} %, the simulation gives {100 * m:.1f} %; "
                                 "paste `python3 test_compare_noise.py --table 10000`")
         # What the doc says holds: at every repeat count identical jobs are flagged at most as

@@ -17,7 +17,7 @@ from commbench.load import Job, read_jobs
 from helpers import (ALL_PAIRS, GLOO_VS_UCX, QUICKSTART, TempDirCase, commbench, fill_disk_mid_run,
                      have_matplotlib, png_size, png_size_bytes, records)
 
-PNG_SIZE = (800, 500)  # docs/output.md: every figure is 800 x 500 pixels
+PNG_SIZE = (800, 500)  # docs/reports.md: every figure is 800 x 500 pixels
 
 
 class Refs(html.parser.HTMLParser):

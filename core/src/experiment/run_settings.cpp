@@ -55,7 +55,7 @@ const std::array kSettings{
         "measure every case this many times, each repeat a separate execution in fresh worker "
         "processes, in rounds (every backend and world size of the run once, then again), so the "
         "records show run-to-run variation — what `commbench compare` needs to tell a regression "
-        "from noise (docs/output.md, \"Comparing jobs\"); records carry `repeat`"),
+        "from noise (docs/reports.md, \"Comparing jobs\"); records carry `repeat`"),
     with_default(row<&RunSettings::min_time_s, codec::Duration<true>>(
                      "min_time", "min_time_s", "duration",
                      "keep iterating a case until its timed iterations (on the busiest rank) add up to at least this long (or "
