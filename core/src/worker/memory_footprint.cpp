@@ -1,5 +1,6 @@
 #include "worker/memory_footprint.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +15,11 @@ uint64_t resident_bytes() {
   uint64_t size = 0, resident = 0;
   if (!(statm >> size >> resident)) return 0;
   return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+uint64_t heap_in_use_bytes() {
+  const struct mallinfo2 m = ::mallinfo2();
+  return static_cast<uint64_t>(m.uordblks) + static_cast<uint64_t>(m.hblkhd);
 }
 
 namespace {

@@ -15,6 +15,10 @@ namespace commbench {
 
 // Resident set size of this process, in bytes (/proc/self/statm); 0 when unreadable.
 uint64_t resident_bytes();
+// Bytes the C library's allocator has handed out and not had back (every arena and its mmapped
+// chunks: mallinfo2); byte-exact where RSS moves in pages. 0 under an allocator that replaces
+// glibc's (a sanitizer's).
+uint64_t heap_in_use_bytes();
 // The most this process has had resident (VmHWM of /proc/self/status), in bytes; 0 when unreadable.
 uint64_t peak_resident_bytes();
 // Memory the kernel could give without swapping (MemAvailable of /proc/meminfo); 0 when unreadable.

@@ -22,6 +22,8 @@
 //                 as CUDA and NCCL open theirs (not a leak: conformance must pass it);
 //                 "per_comm": every comm_create opens one and never closes it (a leak)
 //   leak_kib    = KiB every post allocates, touches and never frees (default 0: a leak per call)
+//   leak_bytes  = bytes every post allocates and never frees, untouched (default 0): a leak too
+//                 small for the resident memory to show in hundreds of calls
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +49,7 @@ CrashMode g_mode = CrashMode::Segv;
 bool g_corrupt = false;
 std::string g_fd_leak = "none";
 int g_leak_kib = 0;
+int g_leak_bytes = 0;
 std::string g_pid_file;
 int64_t g_hog_mib = 1024;
 
@@ -81,7 +84,8 @@ pid_t start_sleeper(bool detach) {
 const char* const kPluginName = "crash";
 const char* const kPluginDescription = "test plugin: one rank crashes on purpose at a chosen post";
 const std::vector<std::string> kOptionKeys = {"crash_rank", "crash_after", "mode",   "corrupt",
-                                               "fd_leak",    "pid_file",    "hog_mib",  "leak_kib"};
+                                               "fd_leak",    "pid_file",    "hog_mib",  "leak_kib",
+                                               "leak_bytes"};
 
 void configure(const Options& options, const cb_host_services&) {
   g_crash_rank = int_option(options, "crash_rank", 1);
@@ -108,6 +112,7 @@ void configure(const Options& options, const cb_host_services&) {
                                    "unavailable_comm, hog or spawn");
   g_hog_mib = int_option(options, "hog_mib", 1024);
   g_leak_kib = int_option(options, "leak_kib", 0);
+  g_leak_bytes = int_option(options, "leak_bytes", 0);
   auto pid_file = options.find("pid_file");
   g_pid_file = pid_file == options.end() ? "" : pid_file->second;
 }
@@ -127,6 +132,10 @@ void before_post(const cb_host_services& host, uint64_t post_index) {
     static std::vector<std::unique_ptr<char[]>> leaked;
     leaked.emplace_back(new char[static_cast<size_t>(g_leak_kib) * 1024]);
     std::memset(leaked.back().get(), 1, static_cast<size_t>(g_leak_kib) * 1024);
+  }
+  if (g_leak_bytes > 0) {
+    static std::vector<std::unique_ptr<char[]>> leaked;
+    leaked.emplace_back(new char[static_cast<size_t>(g_leak_bytes)]);
   }
   if (g_corrupt) return;
   if (host.rank != g_crash_rank || post_index != static_cast<uint64_t>(g_crash_after)) return;
