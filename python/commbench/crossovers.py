@@ -4,7 +4,7 @@ workload's overlap, compared size by size — which is faster beyond noise (nois
 overtakes the other, and where the repeats were too few to decide."""
 from . import fmt, noise
 from .load import num
-from .series import label
+from .series import case_time, label
 
 
 # Series compared size by size: the same op, world size, dtype, redop, placement, root, method,
@@ -63,8 +63,8 @@ def _pair_sentence(where, la, lb, a, b, note):
                 f"{len(common)} common sizes ({_cv_words([ra[k] for k in common] + [rb[k] for k in common])}){note}.")
     if not real:
         return f"{where}: {la} and {lb}: no difference established{within.replace('; at', ': at', 1)}{note}."
-    ratio = {k: (num(rb[k], "time_us", "mean") / num(ra[k], "time_us", "mean")) if v == "a"
-             else (num(ra[k], "time_us", "mean") / num(rb[k], "time_us", "mean"))
+    ratio = {k: (case_time(rb[k]) / case_time(ra[k])) if v == "a"
+             else (case_time(ra[k]) / case_time(rb[k]))
              for k, v in real}
     if len({v for _, v in real}) == 1:
         w = real[0][1]
@@ -80,8 +80,8 @@ def _pair_sentence(where, la, lb, a, b, note):
     changes = []
     for (k0, v0), (k1, v1) in zip(real, real[1:]):
         if v0 != v1:
-            t_w = num((ra if v1 == "a" else rb)[k1], "time_us", "mean")
-            t_l = num((rb if v1 == "a" else ra)[k1], "time_us", "mean")
+            t_w = case_time((ra if v1 == "a" else rb)[k1])
+            t_l = case_time((rb if v1 == "a" else ra)[k1])
             changes.append(f"{name[v1]} takes the lead by {fmt.size(k1)} ({fmt.num(t_w)} µs vs "
                            f"{fmt.num(t_l)} µs; at {fmt.size(k0)} it was slower, beyond noise)")
     return (f"{where}: {name[real[0][1]]} is faster at {fmt.size(real[0][0])}; "
@@ -152,7 +152,7 @@ def _one_size_sentence(where, la, lb, a, b, size, note):
     at = "" if a["variant"] else f" at their one common size, {fmt.size(size)}"
     verdict = noise.faster(ra, rb)
     if verdict:
-        ta, tb = num(ra, "time_us", "mean"), num(rb, "time_us", "mean")
+        ta, tb = case_time(ra), case_time(rb)
         win, lose, ratio = (la, lb, tb / ta) if verdict == "a" else (lb, la, ta / tb)
         return f"{where}: {win} is faster than {lose}{at}, by {fmt.ratio(ratio)} (time ratio){note}."
     undecided = noise.unresolved_by_repeats(ra, rb)

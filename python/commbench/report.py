@@ -11,7 +11,7 @@ from .load import num, write_combined_csv
 from .plots import draw_all
 from .plots_ranks import pair_matrix
 from .safe_files import Folder
-from .series import label, pairs, series_of
+from .series import case_busbw, case_time, is_workload, label, pairs, series_of
 
 
 def default_out_dir(paths, jobs):
@@ -135,7 +135,8 @@ def _series_tables(doc, jobs):
             wrong = r.get("wrong")
             rows.append([fmt.size(r.get("bytes", 0)), fmt.num(num(r, "time_us", "mean")),
                          fmt.num(num(r, "time_us", "p50")), fmt.num(num(r, "time_us", "p99")),
-                         fmt.num(num(r, "algbw_gbps")), fmt.num(num(r, "busbw_gbps")),
+                         *(("-", "-") if is_workload(r) else
+                           (fmt.num(num(r, "algbw_gbps")), fmt.num(num(r, "busbw_gbps")))),
                          (fmt.pct(cv) + (" ⚠" if cv > analysis.HIGH_CV else "")) if cv is not None
                          else "", "-" if wrong in (None, -1) else wrong])
             if rates:
@@ -165,7 +166,8 @@ def _comparison_tables(doc, jobs):
     one's time and busbw, and its time over the first one's."""
     groups = {}
     for s in series_of(jobs):
-        k = (s["op"], s["world_size"], s["dtype"], s["redop"], s["placement"], s["root"])
+        # A workload's model, sharding and batch too: ddp and fsdp steps are not one table.
+        k = (s["op"], s["world_size"], s["dtype"], s["redop"], s["placement"], s["root"], s["variant"])
         groups.setdefault(k, []).append(s)
     any_table = False
     note = _repeats_sentence([r for group in groups.values() if len(group) >= 2
@@ -173,12 +175,12 @@ def _comparison_tables(doc, jobs):
                              "each time and busbw below")
     if note:
         doc.p(note)
-    for (op, world, dtype, redop, placement, _), group in groups.items():
+    for (op, world, dtype, redop, placement, _, variant), group in groups.items():
         if len(group) < 2:
             continue
         any_table = True
         names = [label(s, group, never=("world_size",)) for s in group]
-        what = " ".join(str(v) for v in (op, dtype, redop, placement) if v)
+        what = " ".join(str(v) for v in (op, f"({variant})" if variant else None, dtype, redop, placement) if v)
         doc.h(3, f"{what}, {fmt.ranks(world)}: " + " vs ".join(names))
         sizes = sorted({b for s in group for b in s.sizes})
         headers = ["size"]
@@ -190,11 +192,11 @@ def _comparison_tables(doc, jobs):
             recs = [next((r for r in s.records if r.get("bytes") == b), None) for s in group]
             row = [fmt.size(b)]
             for r in recs:
-                row += [fmt.num(num(r, "time_us", "mean")) if r else "-",
-                        fmt.num(num(r, "busbw_gbps")) if r else "-"]
-            t0 = num(recs[0], "time_us", "mean") if recs[0] else None
+                bw = case_busbw(r) if r else None
+                row += [fmt.num(case_time(r)) if r else "-", fmt.num(bw) if bw is not None else "-"]
+            t0 = case_time(recs[0]) if recs[0] else None
             for r in recs[1:]:
-                t = num(r, "time_us", "mean") if r else None
+                t = case_time(r) if r else None
                 row.append(fmt.ratio(t / t0) + _ratio_marks(recs[0], r) if t and t0 else "-")
             rows.append(row)
         doc.table(headers, rows)

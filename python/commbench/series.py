@@ -28,6 +28,25 @@ def workload_variant(record):
     return variant, None if overlap is None else f"overlap {'on' if overlap else 'off'}"
 
 
+def is_workload(record):
+    return isinstance(record.get("workload"), dict)
+
+
+def case_time(record):
+    """The time (µs) a case is shown and compared by (docs/metrics.md, "Which number is where"): a
+    workload step's p50, the step table's number, else the mean; None when not measured."""
+    if is_workload(record):
+        p50 = num(record, "time_us", "p50")
+        if p50:
+            return p50
+    return num(record, "time_us", "mean")
+
+
+def case_busbw(record):
+    """busbw (GB/s) as shown: None for a workload step, whose bandwidth is not a collective's."""
+    return None if is_workload(record) else num(record, "busbw_gbps")
+
+
 def measured(record):
     return record.get("status") == "ok" and num(record, "time_us", "mean") is not None
 

@@ -439,6 +439,31 @@ class RepeatsAreSaid(unittest.TestCase):
         md, _ = self.build([self.case("ucx", 5.0, 0)])
         self.assertNotIn("messages/s", md.split("## Results")[1])
 
+    def test_workload_steps_are_compared_by_their_p50_without_busbw(self):
+        # A probe: report.md compared data_parallel steps by their mean with busbw 0, where the
+        # console and summary.md show the step p50 and '-'; and put fsdp steps in ddp's table.
+        def step(backend, mean, p50, sharding="ddp", nbytes=4194304):
+            return self.case(backend, mean, 0, op="data_parallel", redop="", bytes=nbytes,
+                             time_us={"n": 5, "mean": mean, "stddev": 1.0, "cv": 0.01, "p50": p50},
+                             busbw_gbps=0.0, algbw_gbps=0.0,
+                             workload={"model": "custom", "sharding": sharding, "batch_size": 8,
+                                       "overlap": False})
+        md, _ = self.build([step("gloo", 10997.0, 11523.8), step("ucx", 4548.0, 4576.2),
+                            step("gloo", 9000.0, 9100.0, "fsdp", 4194320)])
+        comparisons = md.split("## Comparisons")[1].split("## Results")[0]
+        self.assertIn(f"| 4 MiB | 11524 | - | 4576 | - | {fmt.ratio(4576.2 / 11523.8)} |", comparisons)
+        self.assertEqual(comparisons.count("### "), 1, comparisons)   # fsdp has no partner
+        self.assertIn("custom ddp, batch 8", comparisons)
+        results = md.split("## Results")[1]
+        self.assertNotIn("| 0 | 0 |", results)
+        # The analysis' ratio is of the same numbers.
+        from commbench import crossovers
+        from commbench.series import series_of
+        j = Job("/nonexistent", "known")
+        j.cases = [step("gloo", 10997.0, 11523.8), step("ucx", 4548.0, 4576.2)]
+        text = " ".join(crossovers.comparisons(series_of([j])))
+        self.assertIn(f"by {fmt.ratio(11523.8 / 4576.2)} (time ratio)", text)
+
     def test_no_such_sentence_without_repeats(self):
         md, page = self.build([self.case("gloo", 10.0, 0), self.case("ucx", 5.0, 0)])
         self.assertIn("### allreduce f32 sum out_of_place, 2 ranks: gloo vs ucx", md)

@@ -121,10 +121,13 @@ memory = "host_pinned"
 )");
   EXPECT_EQ(formatted(check_against_plugins(exp, catalog())),
             (std::vector<std::string>{
-                "caps.toml:6:10: error: backend 'gloo' does not support memory type 'host_pinned'",
+                // What it supports, and what to write (a probe: no next step was given).
+                "caps.toml:6:10: error: backend 'gloo' does not support memory type 'host_pinned'; it supports host, "
+                "cuda: set memory = \"host\" (quick: --memory host)",
                 "caps.toml:4:21: error: backend 'coll' does not support 'alltoall'",
                 "caps.toml:4:33: error: backend 'coll' cannot run 'sendrecv': it needs send and recv",
-                "caps.toml:6:10: error: backend 'coll' does not support memory type 'host_pinned'",
+                "caps.toml:6:10: error: backend 'coll' does not support memory type 'host_pinned'; it supports host, "
+                "cuda: set memory = \"host\" (quick: --memory host)",
             }));
 }
 

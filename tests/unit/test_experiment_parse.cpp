@@ -302,6 +302,8 @@ model = { parameters = 4096, layers = 2 }
 dtypes = ["f32", "bf16"]
 placement = "in_place"
 iterations = 5
+method = "per_iteration"
+oversubscribe_gpu = true
 [[run]]
 name = "mem"
 backend = "gloo"
@@ -316,9 +318,15 @@ batch_sizes = [1, 2]
     return std::any_of(text.begin(), text.end(), [&](const std::string& t) { return t.find(what) != std::string::npos; });
   };
   EXPECT_TRUE(has("inline.toml:7:10: warning: only the first of 'dtypes' (f32) is used")) << fmt::format("{}", fmt::join(text, "\n"));
-  EXPECT_TRUE(has("inline.toml:8:13: warning: 'placement' has no effect: a data_parallel run times whole steps"));
+  // A probe: placement's warning said "set 'steps' and 'warmup'"; method and oversubscribe_gpu had none.
+  EXPECT_TRUE(has("inline.toml:8:13: warning: 'placement' has no effect: a data_parallel step's collectives are its "
+                  "model's"));
   EXPECT_TRUE(has("inline.toml:9:14: warning: 'iterations' has no effect"));
-  EXPECT_TRUE(has("inline.toml:15:14: warning: 'batch_size' has no effect: workload = \"memory\" measures each of 'batch_sizes'"));
+  EXPECT_TRUE(has("inline.toml:10:10: warning: 'method' has no effect: a data_parallel run times whole steps (its "
+                  "records say method \"per_step\")"));
+  EXPECT_TRUE(has("inline.toml:11:21: warning: 'oversubscribe_gpu' has no effect: only memory = \"cuda\" puts ranks "
+                  "on GPUs"));
+  EXPECT_TRUE(has("inline.toml:17:14: warning: 'batch_size' has no effect: workload = \"memory\" measures each of 'batch_sizes'"));
 }
 
 TEST(ExperimentParse, MissingFileIsOneDiagnosticWithoutLine) {

@@ -43,6 +43,13 @@ TEST(ReportFormat, ExitReasonSaysWhenResultsWereNotChecked) {
   EXPECT_EQ(exit_reason(r), "every execution completed and every check passed");
   r.cases = {step};  // a workload-only job: nothing to claim about checks
   EXPECT_EQ(exit_reason(r), "every execution completed");
+  // Beside other notes the checks are one more note (a probe: they were dropped).
+  ExecutionOutcome unavailable;
+  unavailable.status = "unavailable";
+  r.executions = {unavailable};
+  r.cases = {checked, unchecked};
+  EXPECT_EQ(exit_reason(r),
+            "success, with notes: 1 backend unavailable; every check passed (1 of 2 measured cases checked)");
 }
 
 // A memory workload whose batch did not fit exits 1: the line once said "see the messages above".
@@ -220,6 +227,23 @@ TEST_F(ReportMarkdown, RepeatsAreNumberedAndTheComparisonSaysWhichRepeatItShows)
   EXPECT_TRUE(contains(md, "| size | repeat | bytes |")) << md;
   // The median repeat of two is the faster (the lower middle): gloo 100, mpi 150, mpi / gloo 1.5.
   EXPECT_TRUE(contains(md, "| 1 MiB | 100.00 | 15.73 | 150.00 | 10.49 | 1.50× |")) << md;
+}
+
+// A probe: the scaling table showed median repeats without saying so, where output.md says
+// every such table does.
+TEST_F(ReportMarkdown, ScalingWithRepeatsSaysItShowsTheMedianRepeat) {
+  result.cases.clear();
+  for (int repeat = 0; repeat < 2; ++repeat)
+    for (int world : {2, 4}) {
+      result.cases.push_back(make_case("gloo", "allreduce", 1 << 20, 100.0 + 10 * repeat, world));
+      result.cases.back().repeat = repeat;
+    }
+  const std::string md = render_markdown_summary(job, result, {});
+  const auto at = md.find("### Scaling efficiency");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("With 2 repeats: each case's median repeat (by mean time).", at), std::string::npos) << md;
+  result.cases.resize(2);  // one repeat: nothing to say
+  EXPECT_FALSE(contains(render_markdown_summary(job, result, {}), "median repeat")) << md;
 }
 
 TEST_F(ReportMarkdown, NoisyCasesAreMarkedAndPipesEscaped) {

@@ -221,7 +221,7 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
   if (!f.check.empty()) {
     // nccl-tests' -c N (N check iterations, 0: none), or the file's true / false; anything else is
     // refused in the flag's own words ("-c no" once meant checking on). commbench checks each
-    // case once after its timed loop, whatever N.
+    // case twice (its first op and one after the timed loop: docs/metrics.md), whatever N.
     static const std::map<std::string, std::string> kCheck{{"true", "true"}, {"false", "false"}};
     const auto it = kCheck.find(f.check);
     if (it != kCheck.end()) {
@@ -230,9 +230,11 @@ QuickExperiment quick_experiment(const QuickFlags& f) {
       const bool on = f.check.find_first_not_of('0') != std::string::npos;
       w.line(on ? "check = true" : "check = false", "-c " + f.check);
       if (on && std::stol(f.check) > 1)
-        w.note("-c " + f.check, "commbench checks each case once, after its timed loop (nccl-tests' count is not used)");
+        w.note("-c " + f.check, "commbench checks each case twice, on its first op and on one op after its timed loop "
+                                          "(nccl-tests' count is not used)");
     } else {
-      w.error("-c " + f.check, "expected a number of check iterations (0: no check; commbench checks once) or true/false");
+      w.error("-c " + f.check, "expected a number of check iterations (0: no check; any other number: commbench's "
+                                        "checks) or true/false");
     }
   }
   if (!f.root.empty()) w.line("root = " + raw(f.root), "-r " + f.root);
@@ -285,7 +287,7 @@ int cmd_quick(const std::vector<std::string>& args) {
       "stepbytes,i", po::value(&f.step), "add this to the size instead, when -f is not given or is 1 (0 = use -f)")(
       "iters,n", po::value(&f.iters), "timed iterations (default 20)")(
       "warmup_iters,w", po::value(&f.warmup), "warm-up iterations (default 5)")(
-      "check,c", po::value(&f.check), "check results: N > 0 (nccl-tests' check count; commbench checks once) or 0 (true or false; default 1)")(
+      "check,c", po::value(&f.check), "check results: N > 0 (nccl-tests' check count; commbench checks each case twice, whatever N) or 0 (true or false; default 1)")(
       "op,o", po::value(&f.redop), "reduce op: sum, prod, min, max, avg (default sum)")(
       "datatype,d", po::value(&f.dtype), "dtype: float, half, bfloat16, double, int8, ... (default float)")(
       "root,r", po::value(&f.root), "root rank of rooted ops (default 0)")(

@@ -73,9 +73,19 @@ class RunChecker {
                   ? fmt::format("backend '{}' cannot run '{}': it needs send and recv", name, op.name)
                   : fmt::format("backend '{}' does not support '{}'", name, op.name));
     }
-    if (!plan_memory(caps, run_.memory).usable)
-      error("memory", fmt::format("backend '{}' does not support memory type '{}'", name,
-                                  sdk::mem_name(run_.memory)));
+    if (!plan_memory(caps, run_.memory).usable) {
+      // What to write instead: `quick --backend nccl` ran on host memory (the default) and was
+      // told only that nccl cannot, not that memory = "cuda" (quick: --memory cuda) can.
+      std::vector<std::string> usable;
+      for (int m = 0; m < CB_MEM_COUNT_V1; ++m)
+        if (plan_memory(caps, static_cast<cb_mem>(m)).usable) usable.emplace_back(sdk::mem_name(static_cast<cb_mem>(m)));
+      const std::string next =
+          usable.empty() ? "it supports no memory type"
+                         : fmt::format("it supports {}: set memory = \"{}\" (quick: --memory {})",
+                                       fmt::join(usable, ", "), usable.front(), usable.front());
+      error("memory", fmt::format("backend '{}' does not support memory type '{}'; {}", name,
+                                  sdk::mem_name(run_.memory), next));
+    }
 
     // Unsupported dtypes and redops are not errors: those cases are recorded as unsupported.
     for (size_t d = 0; d < run_.dtypes.size(); ++d) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "common/console_text.h"
 #include "common/output_placeholders.h"
 #include "experiment/did_you_mean.h"
 #include "experiment/overrides.h"
@@ -167,7 +168,13 @@ class ExperimentReader {
       if (auto dir = read_string(sink_, *n, "output_dir")) {
         if (dir->empty()) sink_.error(sink_.pos(*n), "'output_dir' is empty: leave it out for "
                                                      "\"results\"");
-        if (auto bad = unknown_placeholder(*dir))
+        // A NUL ended the path early (a folder "res/a" made for "res/a\0b", and an error cut off at
+        // it); a line break made a folder no listing shows on one line.
+        if (const auto c = first_unprintable(*dir))
+          sink_.error(sink_.pos(*n), fmt::format("'output_dir' holds a control character ({}): write the folder's "
+                                                 "path with printable characters only",
+                                                 describe_code_point(*c)));
+        else if (auto bad = unknown_placeholder(*dir))
           sink_.error(sink_.pos(*n), fmt::format("'output_dir' holds '{}', which is not a placeholder: the one there "
                                                  "is {} (the GPU, driver and CUDA version)", *bad, kHardwarePlaceholder));
         // No shell reads this path: "~/results" made a folder named "~" in the current folder (and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
@@ -187,10 +188,21 @@ void check_strong_batch(const RunSpec& spec, DiagnosticSink& sink) {
 }
 
 // Strong scaling divides each size among the ranks (plan.cpp): it must divide into whole
-// elements at every world size, for every op and dtype.
-// One message per size that does not divide (the first world size, op and dtype it fails for):
-// every size to change is named at once, without one line per combination.
+// elements at every world size, for every op and dtype. One message per size that does not
+// divide, naming the first world size, op and dtype it fails for and the multiple that suits
+// them all (the least common multiple): advice from the first misfit alone ("a multiple of 12
+// bytes" at 3 ranks) was refused again at 5.
 void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
+  // What a size must be a multiple of: in bytes, and in elements (for a size written in them).
+  uint64_t bytes_multiple = 1, elements_multiple = 1;
+  for (cb_dtype d : spec.dtypes)
+    for (int ws : spec.world_sizes)
+      for (OpKind op : spec.ops) {
+        if (op == OpKind::Barrier) continue;
+        const uint64_t shares = strong_scaling_share(op, ws);
+        bytes_multiple = std::lcm(bytes_multiple, shares * sdk::dtype_size(d));
+        elements_multiple = std::lcm(elements_multiple, shares);
+      }
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
     const SizeSpec& size = spec.sizes[i];
     const auto first_misfit = [&]() -> std::optional<std::string> {
@@ -201,9 +213,12 @@ void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
             if (op == OpKind::Barrier) continue;
             const uint64_t shares = strong_scaling_share(op, ws);
             if (size.bytes(esize) % (shares * esize) == 0) continue;
+            const std::string multiple = size.elements ? fmt::format("{} elements", elements_multiple)
+                                                       : fmt::format("{} bytes", bytes_multiple);
             return fmt::format("scaling = \"strong\" divides size {} among {} shares for '{}' at world size {}, which "
-                               "is not a whole number of {} elements: use a multiple of {} bytes",
-                               size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), shares * esize);
+                               "is not a whole number of {} elements: use a multiple of {} (whole elements for "
+                               "every op, dtype and world size of the run)",
+                               size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), multiple);
           }
       }
       return std::nullopt;
@@ -382,9 +397,13 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   if (spec.workload != WorkloadKind::None) {
     // A workload times whole steps (or measures memory) with its own collectives: these op-sweep
     // settings were accepted and silently did nothing.
-    for (const char* key : {"placement", "iterations", "min_time", "target_cv", "max_iterations"})
-      warn(key, spec.workload == WorkloadKind::Memory ? "workload = \"memory\" times nothing"
-                                                       : "a data_parallel run times whole steps: set 'steps' and 'warmup'");
+    const bool memory = spec.workload == WorkloadKind::Memory;
+    for (const char* key : {"iterations", "min_time", "target_cv", "max_iterations", "method"})
+      warn(key, memory ? "workload = \"memory\" times nothing"
+                       : "a data_parallel run times whole steps (its records say method \"per_step\"): set 'steps' "
+                         "and 'warmup'");
+    warn("placement", memory ? "workload = \"memory\" runs no collective"
+                             : "a data_parallel step's collectives are its model's, as the backend places them");
     if (spec.dtypes.size() > 1 && run.writes("dtypes"))
       sink.warning(spec.pos_of("dtypes"), fmt::format("only the first of 'dtypes' ({}) is used: a workload's gradients "
                                                       "have one dtype (one run per dtype measures the others)",
@@ -399,6 +418,7 @@ void warn_unused(const RunSpec& spec, const RunLayer& run, DiagnosticSink& sink)
   if (spec.memory != CB_MEM_CUDA) {
     warn("device", "only memory = \"cuda\" uses a GPU");
     warn("gpu_timing", "only memory = \"cuda\" with a stream-ordered backend times on the GPU");
+    warn("oversubscribe_gpu", "only memory = \"cuda\" puts ranks on GPUs");
   }
   if (spec.method == MeasureMethod::PerIteration)
     warn("rank_aggregation", "method = \"per_iteration\" always takes the slowest rank of each iteration");

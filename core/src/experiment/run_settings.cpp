@@ -220,7 +220,7 @@ const std::array kSettings{
                      "batch_sizes", "batch_sizes", "array of integers ≥ 1",
                      "`workload = \"memory\"`: the batch sizes per rank to measure, one `memory` record "
                      "each ([workloads.md](workloads.md#memory))"),
-                 "`[batch_size]`"),
+                 "`[batch_size]` (recorded as `[]`)"),
     row<&RunSettings::bucket_bytes, codec::ByteSize>(
         "bucket_size", "bucket_bytes", "size",
         "workload, `sharding = \"ddp\"`: gradient bucket cap; layers fill buckets in reverse "

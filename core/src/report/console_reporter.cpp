@@ -1,5 +1,7 @@
 #include "report/console_reporter.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -247,7 +249,12 @@ void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRe
   const auto series = scaling_series(records, {{run.index, run.scaling}});
   if (series.empty()) return;
   print("#");
-  print(fmt::format("# Scaling efficiency for run '{}': (throughput(N) / throughput(base)) / (N / base)", run.name));
+  const int repeats = std::max_element(series.begin(), series.end(), [](const auto& a, const auto& b) {
+                        return a.repeats < b.repeats;
+                      })->repeats;
+  print(fmt::format("# Scaling efficiency for run '{}': (throughput(N) / throughput(base)) / (N / base){}", run.name,
+                    repeats > 1 ? fmt::format("; with {} repeats, each case's median repeat (by mean time)", repeats)
+                                : std::string()));
   for (const auto& s : series) {
     std::string line = s.workload.empty()
                            ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),

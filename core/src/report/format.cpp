@@ -177,6 +177,8 @@ std::string exit_reason(const JobResult& result) {
                              : checked == 0        ? " and results not checked (check = false)"
                                                    : fmt::format(" and every check passed ({} of {} measured cases checked)",
                                                                  checked, measured);
+  // With notes, the checks are one more: "1 of 2 measured cases checked" was dropped beside them.
+  if (result.exit_code == 0 && !why.empty() && !checks.empty()) why.push_back(checks.substr(5));  // " and "
   if (result.exit_code == 0)
     return why.empty() ? "every execution completed" + checks
                        : fmt::format("success, with notes: {}", fmt::join(why, "; "));

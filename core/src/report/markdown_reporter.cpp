@@ -268,7 +268,12 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   md += fmt::format("### Scaling efficiency ({} scaling)\n\n", scaling_name(series[0].mode));
   md += "efficiency = (throughput(N) / throughput(base)) / (N / base), base = the smallest world size "
         "measured (of 2 or more for ops: one rank communicates with no one); time in us, the case's mean (a workload's: its step p50, which samples/s comes from; "
-        "docs/metrics.md).\n\n";
+        "docs/metrics.md).";
+  const int repeats = std::max_element(series.begin(), series.end(), [](const auto& a, const auto& b) {
+                        return a.repeats < b.repeats;
+                      })->repeats;
+  if (repeats > 1) md += fmt::format(" With {} repeats: each case's median repeat (by mean time).", repeats);
+  md += "\n\n";
   std::vector<Column> columns{{"backend", false}, {"case", false}, {"size", true}, {"base", true}};
   for (int w : worlds) columns.push_back({rank_count(w), true});
   std::vector<std::vector<std::string>> rows;

@@ -95,9 +95,12 @@ std::vector<ScalingSeries> scaling_series(const std::vector<CaseRecord>& records
     if (std::none_of(s.points.begin(), s.points.end(), [&](const ScalingPoint& p) { return p.world_size == r.world_size; }))
       s.points.push_back(ScalingPoint{r.world_size, r.time_us.mean, work / r.time_us.mean / 1e3, 0});
   }
+  std::map<int, int> repeats;  // run index -> the most repeats any of its cases had
+  for (const CaseRecord& r : records) repeats[r.run_index] = std::max(repeats[r.run_index], r.repeat + 1);
   std::vector<ScalingSeries> out;
   for (ScalingSeries& s : all) {
     if (s.points.size() < 2) continue;
+    s.repeats = repeats[s.run_index];
     std::sort(s.points.begin(), s.points.end(),
               [](const ScalingPoint& a, const ScalingPoint& b) { return a.world_size < b.world_size; });
     const ScalingPoint base = s.points.front();

@@ -39,6 +39,7 @@ struct ScalingSeries {
   std::string workload;
   int batch_size = 0;
   int base_world_size = 0;
+  int repeats = 1;  // the run's repeats: with more than one, each point is its case's median repeat
   std::vector<ScalingPoint> points;  // ascending world size, measured ones only
 };
 
