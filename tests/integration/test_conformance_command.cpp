@@ -268,7 +268,8 @@ TEST(ConformanceCommand, AnOpRefusedInEveryCaseOrWrongOnASecondCallFails) {
   EXPECT_EQ(stale.exit_code, 1) << stale.output;
   const std::string again = row(stale.output, "2 ranks", "op allreduce");
   EXPECT_NE(again.find("FAIL"), std::string::npos) << stale.output;
-  EXPECT_NE(again.find("its call 2: same arguments and buffers, new input values; the first was right"),
+  EXPECT_NE(again.find("its call 2, through post and wait: same arguments and buffers, new input values; the first, "
+                       "through complete, was right"),
             std::string::npos) << stale.output;
   // A result cache keyed by the arguments: right while the inputs stay the same.
   const CommandResult cached = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "4KiB",
@@ -277,7 +278,23 @@ TEST(ConformanceCommand, AnOpRefusedInEveryCaseOrWrongOnASecondCallFails) {
   for (const char* op : {"op allreduce", "op allgather", "op alltoall"}) {
     const std::string line = row(cached.output, "2 ranks", op);
     EXPECT_NE(line.find("FAIL"), std::string::npos) << op << "\n" << cached.output;
-    EXPECT_NE(line.find("its call 2: same arguments"), std::string::npos) << op << "\n" << cached.output;
+    EXPECT_NE(line.find("its call 2, through post and wait: same arguments"), std::string::npos)
+        << op << "\n" << cached.output;
+  }
+}
+
+// A probe's plugin was right through `complete` (what `run` times on the host) and wrong through
+// post + wait (what workloads use), and passed: the matrix's second call and every other size of
+// the ladder now go through post + wait.
+TEST(ConformanceCommand, AResultWrongThroughPostOnlyFailsAndSaysWhichPath) {
+  JobDir dir;
+  const CommandResult r = run_commbench({"conformance", test_plugin("faulty"), "--ranks", "2", "--max-bytes", "16KiB",
+                                         "-O", "fault=post_only"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  for (const char* check : {"op allreduce", "op allreduce sizes", "op allgather sizes"}) {
+    const std::string line = row(r.output, "2 ranks", check);
+    EXPECT_NE(line.find("FAIL"), std::string::npos) << check << "\n" << r.output;
+    EXPECT_NE(line.find("through post and wait"), std::string::npos) << check << "\n" << line;
   }
 }
 
@@ -338,6 +355,26 @@ TEST(ConformanceCommand, AnUnknownPluginIsAUsageError) {
   const CommandResult r = run_commbench({"conformance", "no_such_backend"}, dir.path());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no plugin file or backend named 'no_such_backend'"), std::string::npos) << r.output;
+}
+
+// A probe: --ranks abc said only "stoi", 2x ran 2 ranks, --stage-timeout 0 failed every stage
+// as the plugin's fault, and an unwritable --junit was told after the whole suite.
+TEST(ConformanceCommand, BadArgumentsAreUsageErrorsBeforeAnyRankStarts) {
+  JobDir dir;
+  for (const char* ranks : {"abc", "-1", "2x", "1.5", "3-", ""}) {
+    const CommandResult r = run_commbench({"conformance", test_plugin("faulty"), "--ranks", ranks}, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << ranks << "\n" << r.output;
+    EXPECT_NE(r.output.find("--ranks wants N or N-M with 1 <= N <= M <= 64, got '" + std::string(ranks) + "'"),
+              std::string::npos) << r.output;
+  }
+  const CommandResult zero = run_commbench({"conformance", test_plugin("faulty"), "--stage-timeout", "0"}, dir.path());
+  EXPECT_EQ(zero.exit_code, 2) << zero.output;
+  EXPECT_NE(zero.output.find("--stage-timeout wants seconds in (0, 86400]"), std::string::npos) << zero.output;
+  const CommandResult junit = run_commbench(
+      {"conformance", test_plugin("faulty"), "--junit", (dir.path() / "missing" / "x.xml").string()}, dir.path());
+  EXPECT_EQ(junit.exit_code, 2) << junit.output;
+  EXPECT_NE(junit.output.find("is not one this user can write into"), std::string::npos) << junit.output;
+  EXPECT_EQ(junit.output.find("verdict"), std::string::npos) << junit.output;  // nothing ran
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // `commbench conformance PLUGIN.so|NAME`: options, the plugin's file, the report and exit code.
+#include <unistd.h>
+
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string_view>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -27,10 +31,19 @@ std::optional<std::string> resolve_plugin(const std::string& arg, const std::vec
   return std::nullopt;
 }
 
+// N or N-M, each a whole number: "abc" once said only "stoi", and "2x" ran 2 ranks.
 std::vector<int> parse_ranks(const std::string& s) {
+  const auto whole = [&](std::string_view text) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+      throw po::error("--ranks wants N or N-M with 1 <= N <= M <= 64, got '" + s + "'");
+    return v;
+  };
   std::vector<int> out;
-  size_t dash = s.find('-');
-  const int lo = std::stoi(s.substr(0, dash)), hi = dash == std::string::npos ? lo : std::stoi(s.substr(dash + 1));
+  const size_t dash = s.find('-');
+  const std::string_view all(s);
+  const int lo = whole(all.substr(0, dash)), hi = dash == std::string::npos ? lo : whole(all.substr(dash + 1));
   if (lo < 1 || hi < lo || hi > 64) throw po::error("--ranks wants N or N-M with 1 <= N <= M <= 64, got '" + s + "'");
   for (int w = lo; w <= hi; ++w) out.push_back(w);
   return out;
@@ -51,7 +64,7 @@ int cmd_conformance(const std::vector<std::string>& args) {
         "(one process per rank) checks its function table and struct_size handling, every op x dtype x\n"
         "redop x placement x root it advertises with exact results (counts 0, 1, 7, 1001), every op at\n"
         "sizes across protocol and chunk boundaries (one element below and above each power of four from\n"
-        "4 KiB to --max-bytes), self send/recv and p2p pending across a collective, that what it does not\n"
+        "1 KiB to --max-bytes), self send/recv and p2p pending across a collective, that what it does not\n"
         "advertise is refused with CB_ERR_UNIMPLEMENTED, bad arguments, a timeout, an abort with an op\n"
         "pending, repeated communicator creation without leaks, and concurrency where claimed.\n"
         "Prints a table and a verdict. Exit code 0 if every check passed, 1 if any failed (or the backend\n"
@@ -79,6 +92,18 @@ int cmd_conformance(const std::vector<std::string>& args) {
     opts.world_sizes = parse_ranks(ranks);
     if (!(op_timeout_s > 0) || op_timeout_s > 86400) throw po::error("--op-timeout wants seconds in (0, 86400]");
     opts.op_timeout_ms = static_cast<int32_t>(op_timeout_s * 1000);
+    // 0 made every stage fail at once, blamed on the plugin ("a call that never returned").
+    if (!(opts.stage_timeout_s > 0) || opts.stage_timeout_s > 86400)
+      throw po::error("--stage-timeout wants seconds in (0, 86400]");
+    // Checked before the suite runs (minutes), not after it: a folder that is not there or not
+    // writable is bad usage.
+    if (!junit.empty()) {
+      const std::filesystem::path parent = std::filesystem::absolute(junit).parent_path();
+      std::error_code ec;
+      if (!std::filesystem::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0)
+        throw po::error("--junit " + junit + ": the folder " + parent.string() + " is not one this user can write "
+                        "into; create it or choose another file");
+    }
     const auto mb = parse_size(max_bytes);
     if (!mb) throw po::error("--max-bytes '" + max_bytes + "': " + mb.error);
     if (mb.value->elements) throw po::error("--max-bytes '" + max_bytes + "': a size in bytes, such as 4MiB");

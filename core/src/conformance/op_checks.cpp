@@ -110,6 +110,8 @@ struct CaseOutcome {
   int64_t wrong = 0;
   std::optional<Mismatch> first;  // the first wrong element (check_pattern's own report)
   int wrong_call = 0;             // which call of the case was wrong first (0: the first)
+  const char* wrong_path = "";    // how that call reached the plugin where it has two paths, else ""
+  const char* right_path = "";    // how the calls before it did
   std::string error;        // this rank's error (kFailed)
   bool refused_everywhere = false;
   bool failed_anywhere = false;
@@ -155,8 +157,15 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
     CheckContext cc{spec.op, spec.dtype, spec.redop.value_or(CB_REDOP_SUM), ctx.rank, ctx.world,
                     spec.root, spec.count, {exec.peers[0], exec.peers[1]},
                     spec.placement == Placement::InPlace};
+    // A table with `complete` has two paths for a collective: complete (what `run` times on the
+    // host clocks) and post + wait (what workloads use). Calls alternate between them, and so do
+    // neighbouring sizes of the ladder: a probe's plugin, wrong through post only, passed.
+    const bool two_paths = ctx.session.has_complete() && !(ctx.gpu && mem == CB_MEM_CUDA &&
+                                                           (ctx.caps.flags & CB_CAP_STREAM_ORDERED));
     for (int call = 0; call < calls; ++call) {  // every call on every rank: they are collective
       cc.generation = first_generation + static_cast<uint32_t>(call);
+      const bool through_post = two_paths && (first_generation + static_cast<uint32_t>(call)) % 2 == 1;
+      executor.collectives_through_post(through_post);
       buffers.prepare_check(cc);
       executor.run_once(ctx.op_timeout_ms);
       ++completed;
@@ -165,6 +174,10 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
       o.wrong = checked.wrong;
       o.first = checked.first;
       o.wrong_call = call;
+      if (two_paths) {
+        o.wrong_path = through_post ? "through post and wait" : "through complete";
+        o.right_path = through_post ? "through complete" : "through post and wait";
+      }
     }
   } catch (const PluginError& e) {
     // A refusal depends only on the arguments: one after the same call ran is a failure.
@@ -223,14 +236,14 @@ std::vector<CaseSpec> cases_of(const SuiteContext& ctx, const OpInfo& info) {
 
 // Counts that cross the sizes where backends change protocol or split a message (eager to
 // rendezvous, chunks, pipeline stages): one element below and one above every power of four of
-// bytes from 4 KiB up to max_bytes (4, 16, 64, 256 KiB, 1, 4 MiB: odd counts where the power
+// bytes from 1 KiB up to max_bytes (1, 4, 16, 64, 256 KiB, 1, 4 MiB: odd counts where the power
 // holds an even number of elements), and max_bytes itself. A backend right up to 1 MiB and
 // wrong past it fails here, not only in a checked benchmark. Powers of four, not two: the
 // large sizes are what costs, and every chunk boundary below max_bytes still has a size on
 // each side of it.
 std::vector<uint64_t> boundary_counts(size_t esize, uint64_t max_bytes) {
   std::vector<uint64_t> out;
-  for (uint64_t p = 4096; p <= max_bytes; p *= 4) {
+  for (uint64_t p = 1024; p <= max_bytes; p *= 4) {
     const uint64_t n = p / esize;
     if (n > 1) out.push_back(n - 1);
     if ((n + 1) * esize <= max_bytes) out.push_back(n + 1);
@@ -276,7 +289,7 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
   if (ctx.world < info.min_world_size)
     return ctx.report(name, ConformanceResult::Skip, fmt::format("needs {} ranks", info.min_world_size));
   if (cases.empty())
-    return ctx.report(name, ConformanceResult::Skip, fmt::format("no size from 4 KiB to --max-bytes {}", ctx.max_bytes));
+    return ctx.report(name, ConformanceResult::Skip, fmt::format("no size from 1 KiB to --max-bytes {}", ctx.max_bytes));
   size_t run = 0, refused = 0, wrong_cases = 0, wrong_on_first_call = 0;
   std::string first_wrong;
   bool shown_is_a_first_call = false;
@@ -309,11 +322,17 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
     // call 2 points at state kept between calls).
     if (o.wrong > 0 && (wrong_cases++ == 0 || (!shown_is_a_first_call && o.wrong_call == 0))) {
       shown_is_a_first_call = o.wrong_call == 0;
-      first_wrong = fmt::format("{}{}: {} wrong element(s) on this rank", what,
-                                o.wrong_call > 0 ? fmt::format(" (its call {}: same arguments and buffers, new input "
-                                                               "values; the first was right)", o.wrong_call + 1)
-                                                 : std::string(),
-                                o.wrong);
+      // Where the calls alternate between complete and post + wait, a case wrong on call 2 only
+      // is as likely a path that is wrong as state kept between calls: both are said.
+      const bool paths = *o.wrong_path != '\0';
+      first_wrong = fmt::format(
+          "{}{}: {} wrong element(s) on this rank", what,
+          o.wrong_call > 0
+              ? fmt::format(" (its call {}{}: same arguments and buffers, new input values; the first{} was right)",
+                            o.wrong_call + 1, paths ? fmt::format(", {}", o.wrong_path) : std::string(),
+                            paths ? fmt::format(", {},", o.right_path) : std::string())
+              : paths ? fmt::format(", {}", o.wrong_path) : std::string(),
+          o.wrong);
       const std::string outside =
           o.first ? outside_text(checked_buffer_name(o.first->buffer), o.first->index, "the") : std::string();
       if (!outside.empty())
@@ -340,7 +359,7 @@ void check_op(SuiteContext& ctx, const OpInfo& info, cb_mem mem, const std::vect
                                   "capabilities or implement it",
                                   refused, info.name));
   std::string sizes;
-  if (!cases.empty() && cases.front().bytes >= 4096 - sdk::dtype_size(cases.front().dtype))
+  if (!cases.empty() && cases.front().bytes >= 1024 - sdk::dtype_size(cases.front().dtype))
     sizes = fmt::format(", {} to {} bytes", cases.front().bytes, cases.back().bytes);
   ctx.report(name, ConformanceResult::Pass,
              fmt::format("{} case(s) exact{}{}", run, sizes,

@@ -167,7 +167,7 @@ double OpExecutor::collective(int32_t timeout_ms) {
   const StagingCopies* st = setup_.staging ? &*setup_.staging : nullptr;
   clock_.start();
   if (st) gpu->copy_to_host_on_stream(buf_.send, st->device_send, st->send_bytes);
-  if (!setup_.stream_ordered && session_.has_complete()) {
+  if (!setup_.stream_ordered && session_.has_complete() && !setup_.post_and_wait) {
     // Host clocks (the only ones a backend that is not stream-ordered gets): nothing to mark
     // between post and wait, so one call (ABI 1.1 `complete`) and no request object, as the
     // reference loops call their library once per op. A 1.0 table keeps post/wait/release, with

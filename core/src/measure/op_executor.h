@@ -38,6 +38,9 @@ struct ExecutorSetup {
   bool group_p2p = false;          // stream-ordered with CB_CAP_GROUPS: p2p posts go in one group
   TimingMethod timing = TimingMethod::Host;
   std::optional<StagingCopies> staging;
+  // Collectives through post and wait even where the table has `complete` (which is what is timed
+  // on the host clocks): conformance proves both paths, since workloads post.
+  bool post_and_wait = false;
 };
 
 class OpExecutor {
@@ -47,6 +50,8 @@ class OpExecutor {
   // Runs one iteration; returns this rank's time for the quantity the pattern reports, in
   // microseconds (collectives: the op; pingpong: half the round trip; unidir_bw: per message).
   double run_once(int32_t timeout_ms);
+  // ExecutorSetup::post_and_wait, per call (conformance alternates the two paths).
+  void collectives_through_post(bool on) { setup_.post_and_wait = on; }
   // timing = "batch" (nccl-tests' and OSU's method): `n` iterations back to back, no barrier in
   // between; returns this rank's n per-iteration times, each the difference of consecutive
   // completion times (scaled like run_once's: half a round trip, per message), so their sum is

@@ -34,6 +34,9 @@
 //                            are (a result cache keyed by the arguments): right while the inputs
 //                            stay the same; a receive from the same peer into the same buffer
 //                            with the same size as an earlier one delivers that one's message
+//         | "post_only"      collectives through post are all zero bytes, through complete (ABI 1.1,
+//                            what `run` times on a host backend) right: a fast path checked while
+//                            the one workloads use is not
 //         | "refuse_all"     every collective is refused with CB_ERR_UNIMPLEMENTED although the
 //                            capabilities advertise all of them
 //   overflow_bytes = bytes the "overflow" and "underflow" faults write outside (default 4)
@@ -69,7 +72,7 @@ namespace faulty {
 
 enum class Fault {
   None, Zeros, MaxForProd, Stale, NonrootWrite, Rotate, AvgRounding, Chunk, Overflow, Underflow, ClobberSend,
-  RepeatStale, RefuseAll, Cache
+  RepeatStale, RefuseAll, Cache, PostOnly
 };
 
 }  // namespace faulty
@@ -96,6 +99,7 @@ struct cb_comm {
   cb_backend* backend = nullptr;
   int32_t timeout_ms = 0;
   int64_t collectives = 0;  // data-carrying posts so far (barriers excluded)
+  bool via_complete = false;  // the collective running came through complete, not post
   std::tuple<int, const void*, void*, uint64_t, int> last{};  // op, buffers, count, dtype of the last one
   std::vector<unsigned char> last_result;  // what the last one wrote (the "cache" fault)
   // (peer, buffer, bytes) -> the message a receive delivered (the "cache" fault on receives).
@@ -250,7 +254,7 @@ void run(cb_comm& comm, const cb_op_args& a) {
   const bool moves = !sdk::is_reduction(a.op);
   if (b.fault == Fault::Rotate && moves && n > 0)
     for (uint64_t blk = 0; blk < out_elems / n; ++blk) rotate_block(b, out.data() + blk * n * es, n, es);
-  if (b.fault == Fault::Zeros) std::fill(out.begin(), out.end(), 0);
+  if (b.fault == Fault::Zeros || (b.fault == Fault::PostOnly && !comm.via_complete)) std::fill(out.begin(), out.end(), 0);
   if (b.fault == Fault::Stale && comm.collectives >= b.good_posts) writes = false;
   ++comm.collectives;
   const auto call = std::tuple{static_cast<int>(a.op), a.sendbuf, a.recvbuf, n, static_cast<int>(a.dtype)};
@@ -292,11 +296,11 @@ struct Traits {
             {"avg_rounding", Fault::AvgRounding}, {"chunk", Fault::Chunk}, {"overflow", Fault::Overflow},
             {"underflow", Fault::Underflow}, {"clobber_send", Fault::ClobberSend},
             {"repeat_stale", Fault::RepeatStale}, {"refuse_all", Fault::RefuseAll},
-            {"cache", Fault::Cache}};
+            {"cache", Fault::Cache}, {"post_only", Fault::PostOnly}};
         const auto* it = std::find_if(std::begin(kFaults), std::end(kFaults), [&](const auto& f) { return f.first == value; });
         if (it == std::end(kFaults))
           sdk::bad_option_value(key, value, "none, zeros, max_for_prod, stale, nonroot_write, rotate, avg_rounding, chunk, "
-                                            "overflow, underflow, clobber_send, repeat_stale, refuse_all or cache");
+                                            "overflow, underflow, clobber_send, repeat_stale, refuse_all, cache or post_only");
         b->fault = it->second;
       } else if (key == "avg") {
         if (value != "divide" && value != "premultiply") sdk::bad_option_value(key, value, "divide or premultiply");
@@ -351,6 +355,18 @@ struct Traits {
       run(comm, a);
     }
     return r;
+  }
+  // post + wait, except that a collective is run as coming through complete (the "post_only" fault).
+  static void complete(cb_comm& comm, const cb_op_args& a, int32_t timeout_ms) {
+    comm.via_complete = true;
+    try {
+      auto r = post(comm, a);
+      wait(*r, timeout_ms);
+    } catch (...) {
+      comm.via_complete = false;
+      throw;
+    }
+    comm.via_complete = false;
   }
   static bool test(cb_request& r) { return r.key.empty() || try_receive(r, 1); }
   static void wait(cb_request& r, int32_t timeout_ms) {
