@@ -357,6 +357,24 @@ TEST(ConformanceCommand, AnUnknownPluginIsAUsageError) {
   EXPECT_NE(r.output.find("no plugin file or backend named 'no_such_backend'"), std::string::npos) << r.output;
 }
 
+// A probe's table said abi_minor 3 with 1.0's struct_size and passed "ABI 1.3": the loader read
+// 184 bytes and ignored its complete and option descriptors without a word.
+TEST(ConformanceCommand, AnAbiMinorItsStructSizeDoesNotMatchFailsTheTable) {
+  JobDir dir;
+  const CommandResult r = run_shell(fmt::format("cd {} && CBTEST_TABLE_ABI_MINOR=3 {} conformance {} --ranks 1 "
+                                                "-O crash_after=1000000",
+                                                shell_quote(dir.path().string()), shell_quote(commbench_bin()),
+                                                shell_quote(test_plugin("crash"))));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string table = row(r.output, "1 rank", "function table");
+  EXPECT_NE(table.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(table.find("struct_size 184 is not ABI 1.3's table size 216, which abi_minor 3 says"), std::string::npos)
+      << table;
+  const CommandResult agreeing = run_commbench({"conformance", test_plugin("crash"), "--ranks", "1", "-O",
+                                                "crash_after=1000000"}, dir.path());
+  EXPECT_NE(row(agreeing.output, "1 rank", "function table").find(" pass "), std::string::npos) << agreeing.output;
+}
+
 // A probe: --ranks abc said only "stoi", 2x ran 2 ranks, --stage-timeout 0 failed every stage
 // as the plugin's fault, and an unwritable --junit was told after the whole suite.
 TEST(ConformanceCommand, BadArgumentsAreUsageErrorsBeforeAnyRankStarts) {

@@ -123,6 +123,8 @@ TEST(Failures, UnavailableFromACommunicatorOrAnOpSkipsTheBackend) {
     ASSERT_EQ(execs.size(), 2u) << mode;
     EXPECT_EQ(execs[0]["status"], "unavailable") << mode << ": " << execs[0].dump();
     EXPECT_EQ(execs[0]["failure_kind"], "unavailable") << mode << ": " << execs[0].dump();
+    // The plugin's own code, as for a failed call (a probe found -1 recorded).
+    EXPECT_EQ(execs[0]["plugin_status"], static_cast<int>(CB_ERR_UNAVAILABLE)) << mode << ": " << execs[0].dump();
     const std::string reason = execs[0]["reason"];
     EXPECT_NE(reason.find("on purpose"), std::string::npos) << mode << ": " << reason;
     EXPECT_NE(reason.find(std::string(mode) == "unavailable" ? "(during case" : "(during communicator creation)"),

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/oom_watch.h"
+#include "commbench/backend.h"
 #include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
@@ -318,7 +319,8 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         status = "unavailable";
         failure = st.unavailable.empty() ? "backend unavailable" : st.unavailable;
-        judged(FailureKind::kUnavailable, st.phase);
+        // The plugin said so (CB_ERR_UNAVAILABLE): recorded as its status, as for a failed call.
+        judged(FailureKind::kUnavailable, st.phase, CB_ERR_UNAVAILABLE);
       } else {
         status = "failed";
         // SIGKILL while the kernel counted an OOM kill: say so, with the limit that was hit.

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <exception>
 #include <iterator>
 #include <set>
@@ -79,6 +80,22 @@ void check_table(const SuiteContext& ctx, const LoadedPlugin& plugin) {
                                 usable ? "name it " + plugin_file_name(own)
                                        : fmt::format("the table's name '{}' is not such a name either: change both", own)));
   }
+  // abi_minor and struct_size must agree (plugin-abi.md §2): a table that said 1.3 with 1.0's size
+  // passed, and the loader dropped its `complete` and option descriptors without a word.
+  constexpr size_t kMinorSizes[] = {v10, CB_STRUCT_SIZE(cb_backend_api, complete),
+                                    CB_STRUCT_SIZE(cb_backend_api, num_option_descriptors),
+                                    CB_STRUCT_SIZE(cb_backend_api, enqueue)};
+  static_assert(std::size(kMinorSizes) == CB_ABI_MINOR + 1, "a size per minor this core knows");
+  if (api.abi_major == CB_ABI_MAJOR && api.abi_minor <= CB_ABI_MINOR && api.struct_size >= v10 &&
+      api.struct_size != kMinorSizes[api.abi_minor])
+    wrong.push_back(fmt::format("struct_size {} is not ABI 1.{}'s table size {}, which abi_minor {} says: set "
+                                "struct_size = CB_STRUCT_SIZE(cb_backend_api, <last field of that minor>) (plugin-abi.md "
+                                "§2); the loader reads the table by struct_size, so functions past it are ignored",
+                                api.struct_size, api.abi_minor, kMinorSizes[api.abi_minor], api.abi_minor));
+  if (api.abi_minor > CB_ABI_MINOR && api.struct_size < kMinorSizes[CB_ABI_MINOR])
+    wrong.push_back(fmt::format("abi_minor {} is newer than this commbench's 1.{}, but struct_size {} is smaller than "
+                                "1.{}'s table ({})",
+                                api.abi_minor, CB_ABI_MINOR, api.struct_size, CB_ABI_MINOR, kMinorSizes[CB_ABI_MINOR]));
   if (!api.version || !*api.version) wrong.push_back("version is empty");
   if ((api.group_start == nullptr) != (api.group_end == nullptr)) wrong.push_back("only one of group_start/group_end is set");
   if ((api.mem_alloc == nullptr) != (api.mem_free == nullptr)) wrong.push_back("only one of mem_alloc/mem_free is set");

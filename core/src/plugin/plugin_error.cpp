@@ -46,6 +46,8 @@ void throw_plugin_error(const cb_backend_api& api, cb_error* error, const char* 
   std::string message = text != nullptr && *text != '\0' ? text : "(the plugin gave no message)";
   if (!sdk::abi_enum<cb_status>(raw, CB_ERR_REMOTE + 1))
     message += fmt::format(" (the plugin's status code {} is unknown to this build: taken as internal)", raw);
+  else if (raw == CB_OK)
+    message += " (the plugin returned an error whose status is CB_OK, which no error may have: taken as internal)";
   api.error_destroy(error);
   throw PluginError(status, api.name ? api.name : "?", what, std::move(message));
 }

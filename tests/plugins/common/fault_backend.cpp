@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -250,6 +251,8 @@ extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
     a.struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end);
     a.abi_major = CB_ABI_MAJOR;
     a.abi_minor = 0;
+    // A table whose abi_minor disagrees with its struct_size, which conformance must fail.
+    if (const char* minor = std::getenv("CBTEST_TABLE_ABI_MINOR")) a.abi_minor = static_cast<uint32_t>(std::atoi(minor));
     a.name = kPluginName;
     a.version = "1.0";
     a.description = kPluginDescription;
