@@ -304,6 +304,21 @@ placement = "in_place"
   }
 }
 
+// A probe's plugin wrote before every receive buffer, the p2p patterns' acknowledgements
+// included: those had no guards, and the worker died in glibc ("double free or corruption",
+// SIGABRT) on a case it was blamed for, with no record. They have guards now, and the data's
+// check says what happened.
+TEST(ResultChecks, AWriteBeforeAnAcknowledgementBufferIsCaughtNotACrash) {
+  JobDir dir;
+  const auto o = run_faulty(dir, "underflow", R"(ops = ["pingpong", "unidir_bw"]
+sizes = ["1KiB", "64KiB"]
+world_size = 2
+)", "overflow_bytes = 8\noverflow_value = 255");
+  EXPECT_EQ(o.run.output.find("SIGABRT"), std::string::npos) << o.run.output;
+  ASSERT_EQ(o.cases.size(), 4u) << o.run.output;
+  expect_caught(o, "underflow on p2p patterns");
+}
+
 // A probe's plugin wrote 0x5A one byte past its receive buffer: the guard's first byte was 0x5A
 // in every check, so neither check, nor conformance, saw it. The check after timing writes
 // another pattern, different at every byte; there the write shows (and in all_pairs too).

@@ -34,7 +34,7 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
     // Ask first: an allocation that does not fit may fail late (or, with some allocators,
     // succeed and fail the op); a size larger than what is free is skipped on every rank.
     const size_t guards = plan.staged ? 0 : 2 * kGuardBytes;
-    const size_t need = rounded(first + guards) + (in_place ? 0 : rounded(second + guards)) + (plan.staged ? 0 : rounded(kAckBytes));
+    const size_t need = rounded(first + guards) + (in_place ? 0 : rounded(second + guards)) + (plan.staged ? 0 : rounded(kAckBytes + 2 * kGuardBytes));
     free_before = gpu_->free_bytes();
     if (need > free_before)
       throw PluginError(CB_ERR_RESOURCE_EXHAUSTED, cuda::kErrorSource, "cudaMemGetInfo",
@@ -54,12 +54,15 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
       void* hbase = allocate(CB_MEM_HOST_PINNED, first + 2 * kGuardBytes, false, true, kGuardBytes);
       void* hother = in_place ? nullptr : allocate(CB_MEM_HOST_PINNED, second + 2 * kGuardBytes, false, true, kGuardBytes);
       op_ = layout(hbase, hother);
-      op_.ack = allocate(CB_MEM_HOST_PINNED, kAckBytes, false, true, 0);
+      op_.ack = allocate(CB_MEM_HOST_PINNED, kAckBytes + 2 * kGuardBytes, false, true, kGuardBytes);
       staging_ = StagingCopies{data_.send, data_.recv, send_elems_ * elem_size_, recv_elems_ * elem_size_};
       set_guards(hbase, first, hother, second, false);
     } else {
       op_ = data_;
-      op_.ack = allocate(plan.requested, kAckBytes, false, false, 0);
+      // The p2p patterns' acknowledgements are receives too, between guards of their own: a
+      // backend writing before a receive buffer corrupted the heap there (a probe's plugin:
+      // "double free or corruption", blamed on the case) instead of failing its data's check.
+      op_.ack = allocate(plan.requested, kAckBytes + 2 * kGuardBytes, false, false, kGuardBytes);
       set_guards(base, first, other, second, data_on_device_);
     }
     if (data_on_device_) {
