@@ -123,6 +123,14 @@ TEST(CliBadPaths, OversizedFileIsRefusedWithTheLimit) {
   EXPECT_NE(dash.output.find("-: valid"), std::string::npos) << dash.output;
   const auto empty = run_shell(fmt::format("({} validate - < /dev/null)", shell_quote(COMMBENCH_BIN)));
   EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  // Its messages name "<stdin>" (a probe: they named /dev/stdin, a device).
+  const auto bad = run_shell(fmt::format(
+      "(printf 'name = \"x\"\\n[[run]]\\nbackend = \"gloo\"\\nops = [\"allreduce\"]\\nsizes = [\"4KiB\"]\\nitreations = 3\\n' | "
+      "{} validate -)",
+      shell_quote(COMMBENCH_BIN)));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("<stdin>:6:1: error: unknown key 'itreations'"), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("/dev/stdin"), std::string::npos) << bad.output;
 }
 
 TEST(CliBadPaths, ThousandsOfErrorsPrintABoundedList) {

@@ -138,6 +138,13 @@ TEST(VerdictText, CasesOfASkippedExecutionAreSaidToBeSkippedNotEndedEarly) {
   EXPECT_TRUE(contains(text, "6 not run (their execution ended early), 4 not run (their execution was skipped)"))
       << text;
   EXPECT_TRUE(contains(text, "4 cases not run (their execution was skipped)")) << text;
+  // A backend that became unavailable after a case was said to be "skipped" (a probe).
+  result.executions[1].status = "unavailable";
+  result.executions[1].cases_done = 1;
+  VerdictCapture out2, progress2;
+  ConsoleReporter again(out2.get(), progress2.get(), ProgressMode::Never);
+  again.job_done(result);
+  EXPECT_TRUE(contains(out2.text(), "3 not run (their backend was unavailable)")) << out2.text();
 }
 
 TEST(VerdictText, NoExitCodeIsClaimedBeforeTheExpectationsAreChecked) {

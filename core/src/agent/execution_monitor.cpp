@@ -80,7 +80,11 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
   } else if (type == "meta") {
     res.outcome.metadata["ranks"][std::to_string(st.rank)] = m.value("metadata", nlohmann::json::object());
   } else if (type == "error") {
-    st.error = fmt::format("{} failed: {}", m.value("phase", "?"), m.value("message", ""));
+    // "init failed: backend 'x': init failed (...)": the plugin's error already names the call.
+    const std::string phase = m.value("phase", "?"), message = m.value("message", "");
+    st.error = message.find(fmt::format(": {} failed (", phase)) != std::string::npos
+                   ? message
+                   : fmt::format("{} failed: {}", phase, message);
     st.error_kind = failure_kind_from_name(m.value("kind", ""));
     st.error_phase = m.value("phase", "");
     st.time_limit = m.value("time_limit", false);
@@ -209,10 +213,15 @@ std::optional<std::string> common_phase(const std::vector<RankState>& ranks) {
 // them alike. Nothing tells a slow case from one that hangs everywhere, and no rank is more to
 // blame than another.
 std::string limit_ran_out_everywhere(const std::string& head, const std::vector<int>& global, const std::string& phase) {
-  return fmt::format("{}; rank{} {} {} all still in {}: the cases need more time than `timeout` gives them (raise "
-                     "it), or they hang there on every rank",
-                     head, global.size() == 1 ? "" : "s", fmt::join(global, ","), global.size() == 1 ? "was" : "were",
-                     phase);
+  // Before any case (init, communicator creation) no case is to blame: a probe's hang in init
+  // was told that "the cases need more time".
+  const bool in_a_case = phase.rfind("case", 0) == 0;
+  return fmt::format("{}; rank{} {} {} all still in {}: {}", head, global.size() == 1 ? "" : "s", fmt::join(global, ","),
+                     global.size() == 1 ? "was" : "were", phase,
+                     in_a_case ? "the cases need more time than `timeout` gives them (raise it), or they hang there on "
+                                 "every rank"
+                               : "the backend hangs there on every rank, or needs more time than `timeout` leaves it "
+                                 "(raise it); no case had started");
 }
 
 // The other victims of a stuck rank time out at about the same moment as the first, but on a

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "experiment/capability_check.h"
+#include "experiment/experiment_file.h"
 #include "experiment/local_world_check.h"
 #include "launch/host_limits.h"
 #include "launch/rank_discovery.h"
@@ -30,12 +32,25 @@ bool starts_every_rank_here() {
 
 }  // namespace
 
+constexpr const char* kStdinName = "<stdin>";
+
 std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                                                   const std::vector<std::string>& plugin_dirs,
                                                   const std::vector<std::string>& overrides) {
-  // "-": standard input, as most tools take it.
-  return validate_parsed(parse_experiment_file(file == "-" ? "/dev/stdin" : file, overrides), plugin_dirs,
-                         [](const std::vector<Diagnostic>& d) { print_diagnostics(std::cerr, d); });
+  const auto print = [](const std::vector<Diagnostic>& d) { print_diagnostics(std::cerr, d); };
+  if (file != "-") return validate_parsed(parse_experiment_file(file, overrides), plugin_dirs, print);
+  // "-": standard input, as most tools take it, named "<stdin>" in messages and records. As
+  // "/dev/stdin" its messages named a device, relative plugin_path folders resolved under /dev,
+  // and the recorded sha256 was of a second, empty read.
+  auto text = read_experiment_file("/dev/stdin");
+  if (auto* error = std::get_if<FileReadError>(&text)) {
+    ParseResult failed;
+    failed.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error, SourcePos{kStdinName, 0, 0},
+                                            std::move(error->message)});
+    return validate_parsed(std::move(failed), plugin_dirs, print);
+  }
+  return validate_parsed(parse_experiment_string(std::get<std::string>(text), kStdinName, overrides), plugin_dirs,
+                         print);
 }
 
 std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,

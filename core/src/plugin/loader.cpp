@@ -67,7 +67,8 @@ cb_backend_api adopt_api_table(const cb_backend_api* table, const std::string& p
   if (table->struct_size < kHeadSize)
     throw PluginLoadError(fmt::format(
         "plugin {}: its function table reports struct_size {} (less than the {} bytes every "
-        "version has); set struct_size = CB_STRUCT_SIZE(cb_backend_api, group_end)", path, table->struct_size,
+        "version has); set struct_size = CB_STRUCT_SIZE(cb_backend_api, <last field of your abi_minor>): enqueue "
+        "for 1.3, group_end for 1.0 (the SDK's EntryPoints::table() sets it)", path, table->struct_size,
         kHeadSize));
   if (table->abi_major != CB_ABI_MAJOR)
     throw PluginLoadError(fmt::format(

@@ -92,11 +92,12 @@ int cases_not_run(const JobResult& result) {
 }
 
 std::string not_run_text(const JobResult& result, bool long_form) {
-  int never_started = 0, ended_early = 0;
+  int never_started = 0, ended_early = 0, unavailable = 0;
   for (const auto& e : result.executions) {
     if (e.status == "ok") continue;
     const int n = std::max(0, e.info.case_total - e.cases_done);
-    (e.status == "skipped" || e.status == "unavailable" ? never_started : ended_early) += n;
+    // A backend that became unavailable after some cases was not "skipped" (a probe).
+    (e.status == "skipped" ? never_started : e.status == "unavailable" ? unavailable : ended_early) += n;
   }
   std::vector<std::string> parts;
   const auto part = [&](int n, const char* one, const char* many) {
@@ -106,6 +107,7 @@ std::string not_run_text(const JobResult& result, bool long_form) {
   };
   part(ended_early, "its execution ended early", "their execution ended early");
   part(never_started, "its execution was skipped", "their execution was skipped");
+  part(unavailable, "its backend was unavailable", "their backend was unavailable");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
