@@ -42,6 +42,14 @@ TEST(CliBadPaths, APluginFolderThatIsNotThereIsSaid) {
   EXPECT_NE(r.output.find("warning: plugin folder '" + (dir.path() / "no-such").string() + "' (-P) is not a directory"),
             std::string::npos)
       << r.output;
+  // One written in the file is told at its line and column (a probe: the file name alone).
+  const auto file = dir.write("pp.toml", "name = \"pp\"\nplugin_path = [\"nonexistent\"]\n[[run]]\nbackend = \"gloo\"\n"
+                                         "ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\n");
+  const auto in_file = run_commbench({"validate", file.string()}, dir.path());
+  EXPECT_NE(in_file.output.find("pp.toml:2:16: warning: plugin folder '" + (dir.path() / "nonexistent").string() +
+                                "' (plugin_path) is not a directory"),
+            std::string::npos)
+      << in_file.output;
 }
 
 // "{hardwar}" (a typo of {hardware}) once named a folder literally.

@@ -78,8 +78,11 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
   // elsewhere on the search path (or not at all), which the user would not notice.
   for (const std::string& dir : extra) {
     std::error_code ec;
+    const auto written = out.experiment.plugin_path_where.find(dir);  // -P folders have no place in the file
     if (!std::filesystem::is_directory(dir, ec))
-      diags.push_back(Diagnostic{Diagnostic::Severity::Warning, SourcePos{out.experiment.file, 0, 0},
+      diags.push_back(Diagnostic{Diagnostic::Severity::Warning,
+                                 written != out.experiment.plugin_path_where.end() ? written->second
+                                                                                   : SourcePos{out.experiment.file, 0, 0},
                                  fmt::format("plugin folder '{}' ({}) is not a directory: no plugin is taken from it",
                                              dir, std::find(plugin_dirs.begin(), plugin_dirs.end(), dir) != plugin_dirs.end()
                                                       ? "-P" : "plugin_path")});

@@ -55,7 +55,7 @@ void report_unknown_top_level_keys(DiagnosticSink& sink, const toml::table& root
 
 // plugin_path entries are relative to the experiment file's directory.
 std::vector<std::string> read_plugin_path(DiagnosticSink& sink, const toml::node& node,
-                                          const std::string& file) {
+                                          const std::string& file, std::map<std::string, SourcePos>& where) {
   std::vector<std::string> dirs;
   const auto* array = node.as_array();
   if (!array) {
@@ -73,6 +73,7 @@ std::vector<std::string> read_plugin_path(DiagnosticSink& sink, const toml::node
       continue;
     }
     dirs.push_back((base / *dir).lexically_normal().string());  // an absolute *dir wins
+    where.emplace(dirs.back(), sink.pos(*array->get(i)));
   }
   return dirs;
 }
@@ -108,10 +109,21 @@ void check_plan_bounds(DiagnosticSink& sink, const std::vector<RunSpec>& runs) {
     executions += runs_executions;
     cases += runs_executions * per_execution;
     if (executions > kMaxExecutions || cases > kMaxCases) {
-      sink.error(r.pos, fmt::format("with this run the experiment expands into more than {} executions or {} cases "
-                                    "({} and {} so far; executions are backends x world sizes x repeats): split it into "
-                                    "several files, or narrow its lists",
-                                    kMaxExecutions, kMaxCases, executions, cases));
+      // At the run's longest list (its value to change), not its header; the bound it passed said.
+      const std::pair<const char*, uint64_t> lists[] = {
+          {"repeats", static_cast<uint64_t>(r.repeats)}, {"world_sizes", r.world_sizes.size()},
+          {"backends", r.backends.size()}, {"sizes", r.sizes.size()}, {"dtypes", r.dtypes.size()},
+          {"ops", r.ops.size()}, {"redops", r.redops.size()}};
+      const auto* longest = std::max_element(std::begin(lists), std::end(lists),
+                                             [](const auto& a, const auto& b) { return a.second < b.second; });
+      const std::string over = executions > kMaxExecutions
+                                   ? fmt::format("{} executions, more than the {} allowed", executions, kMaxExecutions)
+                                   : fmt::format("{} cases, more than the {} allowed", cases, kMaxCases);
+      sink.error(r.pos_of(longest->first),
+                 fmt::format("with this run the experiment expands into {} (executions are backends x world sizes x "
+                             "repeats; cases, each execution's ops x sizes x dtypes x redops x placements): split it "
+                             "into several files, or narrow its lists ('{}' here has {})",
+                             over, longest->first, longest->second));
       return;
     }
   }
@@ -199,7 +211,7 @@ class ExperimentReader {
     if (const toml::node* n = root_.get("report"))
       exp.report = read_bool(sink_, *n, "report").value_or(false);
     if (const toml::node* n = root_.get("plugin_path"))
-      exp.plugin_path = read_plugin_path(sink_, *n, file_);
+      exp.plugin_path = read_plugin_path(sink_, *n, file_, exp.plugin_path_where);
     if (const toml::node* n = root_.get("outputs")) read_outputs(*n, exp);
   }
 

@@ -61,6 +61,7 @@ struct Experiment {
   std::string output_dir = "results";
   uint64_t seed = 42;
   std::vector<std::string> plugin_path;  // extra plugin directories (relative to the file)
+  std::map<std::string, SourcePos> plugin_path_where;  // plugin_path[i] -> where it was written
   // Output formats to write (report/output_formats.h); results.jsonl always. Empty: all.
   std::vector<std::string> outputs;
   std::map<std::string, SourcePos> outputs_where;  // outputs[i] -> where it was written
