@@ -91,6 +91,11 @@ std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,
   for (auto& d : check_outputs(out.experiment)) diags.push_back(std::move(d));
   if (starts_every_rank_here())
     for (auto& d : check_local_worlds(out.experiment, read_host_limits())) diags.push_back(std::move(d));
+  // In file order, as the parser's are (each check above adds its own in a run: a probe read
+  // 8:36 before 6:27); those of the whole file (line 0) first.
+  std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::pair(a.pos.line, a.pos.column) < std::pair(b.pos.line, b.pos.column);
+  });
   print(diags);
   if (has_errors(diags)) return std::nullopt;
   return out;
