@@ -98,6 +98,9 @@ TEST(ProbePlugin, ACrashingProbeBecomesALoadError) {
   EXPECT_FALSE(info.ok());
   EXPECT_TRUE(contains(info.load_error, "killed by signal 11"));
   EXPECT_TRUE(contains(info.load_error, "plugin ctor: boom")) << "the last words are shown";
+  // The file and how to run the probe alone (a probe: only the signal and commbench's binary).
+  EXPECT_TRUE(contains(info.load_error, "loading plugin /p.so failed")) << info.load_error;
+  EXPECT_TRUE(contains(info.load_error, exe + " __probe /p.so` runs it alone")) << info.load_error;
 }
 
 TEST(ProbePlugin, AHangingProbeIsKilledAndReported) {

@@ -97,9 +97,12 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
   }
   if (!answered) {
     std::string detail = last_line(run.err);
-    return failed_probe(path, fmt::format("probing the plugin failed: the probe process ({} __probe) {}{}{}",
-                                          self_exe, describe_end(run, timeout),
-                                          detail.empty() ? "" : ": ", detail));
+    // The file and the likely cause, as for a hang (a probe: only "signal 11" and our binary).
+    return failed_probe(path, fmt::format("loading plugin {} failed: the probe process ({} __probe) {}{}{} (its "
+                                          "library constructors, its entry function or get_capabilities(NULL) "
+                                          "crashed or exited; `{} __probe {}` runs it alone)",
+                                          path, self_exe, describe_end(run, timeout), detail.empty() ? "" : ": ",
+                                          detail, self_exe, path));
   }
   nlohmann::json j = nlohmann::json::parse(run.out, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object())
