@@ -11,6 +11,7 @@ import math
 
 from . import stats
 from .load import num
+from .series import case_time
 
 MIN_CHANGE = 0.05   # smaller relative differences are never called real
 ALPHA = 0.01        # two-sided, per comparison (a sentence is a claim; be strict)
@@ -18,11 +19,14 @@ SIGMA = 3.0         # one repeat: standard errors of the iterations
 
 
 def repeat_means(record):
-    """The mean time of each repeat of a case (one value without `repeats`)."""
-    means = record.get("repeat_means_us")
-    if isinstance(means, list) and len(means) >= 1:
-        return [m for m in means if isinstance(m, (int, float)) and m > 0]
-    m = num(record, "time_us", "mean")
+    """The time of each repeat of a case as shown (series.case_time: the mean, a workload step's
+    p50), one value without `repeats`: the verdict and the ratio printed beside it must speak of
+    the same statistic (a probe found steps judged by their means and printed by their p50s)."""
+    for key in ("repeat_times_us", "repeat_means_us"):
+        times = record.get(key)
+        if isinstance(times, list) and len(times) >= 1:
+            return [m for m in times if isinstance(m, (int, float)) and m > 0]
+    m = case_time(record)
     return [m] if m else []
 
 
@@ -54,6 +58,10 @@ def faster(a, b):
     else:
         z = _iteration_z(a, b)
         if z is None or abs(z) < SIGMA:
+            return None
+        # The iterations' z is of the means; a workload step is shown by its p50, which a few
+        # slow steps can leave on the other side: no claim the printed times contradict.
+        if (z > 0) != (tb > ta):
             return None
     return "a" if ta < tb else "b"
 

@@ -154,8 +154,8 @@ def _ratio_marks(base, other):
     marks = ""
     if any((num(r, "time_us", "cv") or 0) > analysis.HIGH_CV for r in (base, other)):
         marks += " !"
-    a = [x for x in base.get("repeat_means_us") or [] if x]
-    b = [x for x in other.get("repeat_means_us") or [] if x]
+    a = [x for x in base.get("repeat_times_us") or base.get("repeat_means_us") or [] if x]
+    b = [x for x in other.get("repeat_times_us") or other.get("repeat_means_us") or [] if x]
     if len(a) >= 2 and len(b) >= 2 and max(min(a), min(b)) <= min(max(a), max(b)):
         marks += " ~"
     return marks

@@ -139,6 +139,20 @@ TEST(CliBadPaths, OversizedFileIsRefusedWithTheLimit) {
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("<stdin>:6:1: error: unknown key 'itreations'"), std::string::npos) << bad.output;
   EXPECT_EQ(bad.output.find("/dev/stdin"), std::string::npos) << bad.output;
+  // A run from standard input records the hash of the text it ran: as /dev/stdin it hashed a
+  // second, empty read; as "<stdin>" a file of that name could have stood in.
+  JobDir run_dir;
+  const std::string text = "name = \"piped\"\noutput_dir = \"out\"\noutputs = [\"summary_json\"]\n[[run]]\nbackend = \"gloo\"\n"
+                           "ops = [\"allreduce\"]\nsizes = [\"4KiB\"]\nwarmup = 0\niterations = 2\n";
+  run_dir.write("exp.toml", text);
+  run_dir.write("<stdin>", "not the experiment\n");
+  const auto ran = run_shell(fmt::format("cd {} && {} run - --quiet < exp.toml && sha256sum exp.toml && "
+                                         "grep -ho '\"experiment_sha256\": *\"[0-9a-f]*\"' out/*/summary.json",
+                                         shell_quote(run_dir.path().string()), shell_quote(COMMBENCH_BIN)));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const std::string digest = ran.output.substr(0, ran.output.find(' '));
+  EXPECT_EQ(digest.size(), 64u) << ran.output;
+  EXPECT_NE(ran.output.find("\"experiment_sha256\": \"" + digest + "\""), std::string::npos) << ran.output;
 }
 
 TEST(CliBadPaths, ThousandsOfErrorsPrintABoundedList) {

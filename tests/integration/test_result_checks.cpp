@@ -305,9 +305,9 @@ placement = "in_place"
 }
 
 // A probe's plugin wrote before every receive buffer, the p2p patterns' acknowledgements
-// included: those had no guards, and the worker died in glibc ("double free or corruption",
-// SIGABRT) on a case it was blamed for, with no record. They have guards now, and the data's
-// check says what happened.
+// included: those had nothing around them, and the worker died in glibc ("double free or
+// corruption", SIGABRT) on a case it was blamed for, with no record. They have padding now, and
+// the data's check says what happened.
 TEST(ResultChecks, AWriteBeforeAnAcknowledgementBufferIsCaughtNotACrash) {
   JobDir dir;
   const auto o = run_faulty(dir, "underflow", R"(ops = ["pingpong", "unidir_bw"]

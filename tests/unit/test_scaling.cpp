@@ -175,6 +175,24 @@ TEST(Scaling, StrongSizeThatDoesNotDivideIsAnErrorAtTheSize) {
       << r.diagnostics[0].message;
 }
 
+// A review: the multiple that suits world sizes 1..47 is above 2^64 (std::lcm's overflow is
+// undefined); past 2^48 the advice is the misfit's own multiple, and says why.
+TEST(Scaling, StrongAdviceBeyondAnySizeFallsBackToTheMisfitsMultiple) {
+  std::string worlds;
+  for (int w = 1; w <= 47; ++w) worlds += (w > 1 ? ", " : "") + std::to_string(w);
+  ParseResult r = parse_experiment_string(
+      "name = \"s\"\n[[run]]\nbackend = \"gloo\"\nop = \"allgather\"\nsizes = [\"4KiB\"]\nworld_sizes = [" + worlds +
+          "]\nscaling = \"strong\"\n",
+      "s.toml");
+  ASSERT_FALSE(r.experiment);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_NE(r.diagnostics[0].message.find("at world size 3, which is not a whole number of f32 elements: use a "
+                                          "multiple of 12 bytes for this one (no size suits every world size of the "
+                                          "run: split them into runs)"),
+            std::string::npos)
+      << r.diagnostics[0].message;
+}
+
 // A strong-scaled resnet50 data_parallel run on gloo; `keys` from line 6 on.
 ParseResult strong_workload(const std::string& keys) {
   return parse_experiment_string("name = \"s\"\n[[run]]\nbackend = \"gloo\"\nworkload = \"data_parallel\"\n"

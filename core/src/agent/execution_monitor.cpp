@@ -12,7 +12,6 @@
 #include <fmt/ranges.h>
 
 #include "agent/oom_watch.h"
-#include "commbench/backend.h"
 #include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
@@ -39,6 +38,7 @@ struct RankState {
   std::vector<int> waiting_for;                  // its "waiting_for": ranks it gave up waiting for (global)
   bool time_limit = false;                       // its "time_limit": the execution's limit ran out on it
   std::string unavailable;
+  int unavailable_status = -1;  // the plugin's status when a plugin call said so; -1 otherwise
   bool done = false;
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
   int64_t window_start_ns = 0;  // system clock at its last phase message (CaseAnnotator)
@@ -94,6 +94,7 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
         if (r.is_number_integer()) st.waiting_for.push_back(r.get<int>());
   } else if (type == "unavailable") {
     st.unavailable = m.value("reason", "");
+    st.unavailable_status = m.value("status", -1);
   } else if (type == "done") {
     st.done = true;
   }
@@ -213,9 +214,10 @@ std::optional<std::string> common_phase(const std::vector<RankState>& ranks) {
 // them alike. Nothing tells a slow case from one that hangs everywhere, and no rank is more to
 // blame than another.
 std::string limit_ran_out_everywhere(const std::string& head, const std::vector<int>& global, const std::string& phase) {
-  // Before any case (init, communicator creation) no case is to blame: a probe's hang in init
-  // was told that "the cases need more time".
-  const bool in_a_case = phase.rfind("case", 0) == 0;
+  // In the backend's own setup no case is to blame: a probe's hang in init was told that "the
+  // cases need more time". Every other phase (a case, all_pairs, a workload, finalisation) keeps
+  // that advice.
+  const bool in_a_case = phase != "load plugin" && phase != "init" && phase != "communicator creation";
   return fmt::format("{}; rank{} {} {} all still in {}: {}", head, global.size() == 1 ? "" : "s", fmt::join(global, ","),
                      global.size() == 1 ? "was" : "were", phase,
                      in_a_case ? "the cases need more time than `timeout` gives them (raise it), or they hang there on "
@@ -328,8 +330,8 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
       if (WIFEXITED(w.wait_status()) && WEXITSTATUS(w.wait_status()) == kWorkerExitUnavailable) {
         status = "unavailable";
         failure = st.unavailable.empty() ? "backend unavailable" : st.unavailable;
-        // The plugin said so (CB_ERR_UNAVAILABLE): recorded as its status, as for a failed call.
-        judged(FailureKind::kUnavailable, st.phase, CB_ERR_UNAVAILABLE);
+        // A plugin call said so: its status is recorded, as for a failed call (GPU setup: none).
+        judged(FailureKind::kUnavailable, st.phase, st.unavailable_status);
       } else {
         status = "failed";
         // SIGKILL while the kernel counted an OOM kill: say so, with the limit that was hit.

@@ -41,7 +41,7 @@ JobObservability::JobObservability(const Experiment& exp, std::filesystem::path 
   host_ = h;
   host_facts_ = host_facts();
   build_id_ = executable_build_id();
-  experiment_sha256_ = sha256_of_file(exp.file);
+  experiment_sha256_ = exp.text_sha256.empty() ? sha256_of_file(exp.file) : exp.text_sha256;
 }
 
 JobObservability::~JobObservability() {

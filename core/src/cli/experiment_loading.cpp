@@ -13,6 +13,7 @@
 #include "experiment/local_world_check.h"
 #include "launch/host_limits.h"
 #include "launch/rank_discovery.h"
+#include "common/sha256.h"
 #include "observe/profiler_command.h"
 #include "plugin/probe.h"
 #include "report/output_formats.h"
@@ -49,8 +50,10 @@ std::optional<LoadedExperiment> load_and_validate(const std::string& file,
                                             std::move(error->message)});
     return validate_parsed(std::move(failed), plugin_dirs, print);
   }
-  return validate_parsed(parse_experiment_string(std::get<std::string>(text), kStdinName, overrides), plugin_dirs,
-                         print);
+  const std::string& read = std::get<std::string>(text);
+  ParseResult parsed = parse_experiment_string(read, kStdinName, overrides);
+  if (parsed.experiment) parsed.experiment->text_sha256 = sha256_hex(read);  // "<stdin>" cannot be read again
+  return validate_parsed(std::move(parsed), plugin_dirs, print);
 }
 
 std::optional<LoadedExperiment> validate_parsed(ParseResult parsed,

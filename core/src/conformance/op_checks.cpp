@@ -160,8 +160,9 @@ CaseOutcome run_case(SuiteContext& ctx, const CaseSpec& spec, cb_mem mem, const 
     // A table with `complete` has two paths for a collective: complete (what `run` times on the
     // host clocks) and post + wait (what workloads use). Calls alternate between them, and so do
     // neighbouring sizes of the ladder: a probe's plugin, wrong through post only, passed.
-    const bool two_paths = ctx.session.has_complete() && !(ctx.gpu && mem == CB_MEM_CUDA &&
-                                                           (ctx.caps.flags & CB_CAP_STREAM_ORDERED));
+    // Collectives only: the p2p patterns each take one fixed way (OpExecutor).
+    const bool two_paths = ctx.session.has_complete() && !op_info(spec.op).point_to_point &&
+                           !(ctx.gpu && mem == CB_MEM_CUDA && (ctx.caps.flags & CB_CAP_STREAM_ORDERED));
     for (int call = 0; call < calls; ++call) {  // every call on every rank: they are collective
       cc.generation = first_generation + static_cast<uint32_t>(call);
       const bool through_post = two_paths && (first_generation + static_cast<uint32_t>(call)) % 2 == 1;
@@ -418,9 +419,10 @@ void check_op_sizes(SuiteContext& ctx) {
 // A leak per call: the first op's first size-ladder case, kLeakWarmCalls calls, then two blocks
 // of kLeakCalls. A probe's plugin leaked 1 MiB per call and passed every other check, the
 // create/destroy cycles included. Resident (and device) memory moves in pages and steps, so it
-// must only not grow by kLeakLimit over both blocks (16 KiB a call); the C library's heap is
-// byte-exact and must not grow by kHeapBytesPerCall a call in *each* block (a growth in one block
-// only is a cache or pool filling once, not a leak): 32 B a call, where RSS alone needed 32 KiB.
+// must only not grow by kLeakLimit over both blocks (8 KiB a call); the C library's heap is
+// byte-exact and must not grow by more than kHeapBytesPerCall a call in *each* block (a growth in
+// one block only is a cache or pool filling once, not a leak): 32 B a call, where RSS alone
+// needed 32 KiB.
 void check_op_leaks(SuiteContext& ctx) {
   constexpr int kLeakWarmCalls = 50, kLeakCalls = 1000;
   constexpr uint64_t kLeakLimit = 16u << 20, kHeapBytesPerCall = 32;

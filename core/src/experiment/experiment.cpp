@@ -10,6 +10,8 @@
 #include <limits>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -109,21 +111,31 @@ void check_plan_bounds(DiagnosticSink& sink, const std::vector<RunSpec>& runs) {
     executions += runs_executions;
     cases += runs_executions * per_execution;
     if (executions > kMaxExecutions || cases > kMaxCases) {
-      // At the run's longest list (its value to change), not its header; the bound it passed said.
-      const std::pair<const char*, uint64_t> lists[] = {
+      // At the run's longest list of those that make the bound it passed (its value to change),
+      // not its header; at the header when no list of the run is longer than one (the runs
+      // before it used the room).
+      const bool too_many_executions = executions > kMaxExecutions;
+      const bool reduces = std::any_of(r.ops.begin(), r.ops.end(), [](OpKind op) { return op_info(op).reduction; });
+      std::vector<std::pair<const char*, uint64_t>> lists{
           {"repeats", static_cast<uint64_t>(r.repeats)}, {"world_sizes", r.world_sizes.size()},
-          {"backends", r.backends.size()}, {"sizes", r.sizes.size()}, {"dtypes", r.dtypes.size()},
-          {"ops", r.ops.size()}, {"redops", r.redops.size()}};
-      const auto* longest = std::max_element(std::begin(lists), std::end(lists),
+          {"backends", r.backends.size()}};
+      if (!too_many_executions) {
+        for (auto list : {std::pair<const char*, uint64_t>{"sizes", r.sizes.size()}, {"dtypes", r.dtypes.size()},
+                          {"ops", r.ops.size()}, {"placements", r.placements.size()}})
+          lists.push_back(list);
+        if (reduces) lists.emplace_back("redops", r.redops.size());
+      }
+      const auto longest = *std::max_element(lists.begin(), lists.end(),
                                              [](const auto& a, const auto& b) { return a.second < b.second; });
-      const std::string over = executions > kMaxExecutions
+      const std::string over = too_many_executions
                                    ? fmt::format("{} executions, more than the {} allowed", executions, kMaxExecutions)
                                    : fmt::format("{} cases, more than the {} allowed", cases, kMaxCases);
-      sink.error(r.pos_of(longest->first),
+      sink.error(longest.second > 1 ? r.pos_of(longest.first) : r.pos,
                  fmt::format("with this run the experiment expands into {} (executions are backends x world sizes x "
                              "repeats; cases, each execution's ops x sizes x dtypes x redops x placements): split it "
-                             "into several files, or narrow its lists ('{}' here has {})",
-                             over, longest->first, longest->second));
+                             "into several files, or narrow its lists{}",
+                             over, longest.second > 1 ? fmt::format(" ('{}' here has {})", longest.first, longest.second)
+                                                      : std::string()));
       return;
     }
   }

@@ -58,6 +58,9 @@ struct RunSpec : RunSettings {
 struct Experiment {
   std::string name;
   std::string file;        // path as given
+  // SHA-256 of the text parsed, where the file cannot be read again for it (standard input);
+  // empty: hash `file`.
+  std::string text_sha256;
   std::string output_dir = "results";
   uint64_t seed = 42;
   std::vector<std::string> plugin_path;  // extra plugin directories (relative to the file)

@@ -194,14 +194,22 @@ void check_strong_batch(const RunSpec& spec, DiagnosticSink& sink) {
 // bytes" at 3 ranks) was refused again at 5.
 void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
   // What a size must be a multiple of: in bytes, and in elements (for a size written in them).
+  // 0: beyond any size one would write (world sizes 1..47 have an lcm above 2^64), and then the
+  // first misfit's own multiple is the advice.
+  constexpr uint64_t kLargest = uint64_t{1} << 48;
+  const auto lcm_capped = [](uint64_t a, uint64_t b) -> uint64_t {
+    if (a == 0 || b == 0) return 0;
+    const uint64_t step = b / std::gcd(a, b);
+    return step > kLargest / a ? 0 : a * step;
+  };
   uint64_t bytes_multiple = 1, elements_multiple = 1;
   for (cb_dtype d : spec.dtypes)
     for (int ws : spec.world_sizes)
       for (OpKind op : spec.ops) {
         if (op == OpKind::Barrier) continue;
         const uint64_t shares = strong_scaling_share(op, ws);
-        bytes_multiple = std::lcm(bytes_multiple, shares * sdk::dtype_size(d));
-        elements_multiple = std::lcm(elements_multiple, shares);
+        bytes_multiple = lcm_capped(bytes_multiple, shares * sdk::dtype_size(d));
+        elements_multiple = lcm_capped(elements_multiple, shares);
       }
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
     const SizeSpec& size = spec.sizes[i];
@@ -213,12 +221,17 @@ void check_strong_shares(const RunSpec& spec, DiagnosticSink& sink) {
             if (op == OpKind::Barrier) continue;
             const uint64_t shares = strong_scaling_share(op, ws);
             if (size.bytes(esize) % (shares * esize) == 0) continue;
-            const std::string multiple = size.elements ? fmt::format("{} elements", elements_multiple)
-                                                       : fmt::format("{} bytes", bytes_multiple);
+            const uint64_t all = size.elements ? elements_multiple : bytes_multiple;
+            const std::string unit = size.elements ? "elements" : "bytes";
+            const std::string advice =
+                all != 0 ? fmt::format("use a multiple of {} {} (whole elements for every op, dtype and world size "
+                                       "of the run)", all, unit)
+                         : fmt::format("use a multiple of {} {} for this one (no size suits every world size of the "
+                                       "run: split them into runs)",
+                                       size.elements ? shares : shares * esize, unit);
             return fmt::format("scaling = \"strong\" divides size {} among {} shares for '{}' at world size {}, which "
-                               "is not a whole number of {} elements: use a multiple of {} (whole elements for "
-                               "every op, dtype and world size of the run)",
-                               size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), multiple);
+                               "is not a whole number of {} elements: {}",
+                               size.text, shares, op_info(op).name, ws, sdk::dtype_name(d), advice);
           }
       }
       return std::nullopt;

@@ -59,9 +59,10 @@ CaseBuffers::CaseBuffers(BackendSession& session, GpuDevice* gpu, const MemoryPl
       set_guards(hbase, first, hother, second, false);
     } else {
       op_ = data_;
-      // The p2p patterns' acknowledgements are receives too, between guards of their own: a
-      // backend writing before a receive buffer corrupted the heap there (a probe's plugin:
-      // "double free or corruption", blamed on the case) instead of failing its data's check.
+      // The p2p patterns' acknowledgements are receives too, with 4 KiB of padding on each side
+      // (not checked: the data buffers' guards are): a backend writing before every receive
+      // buffer corrupted the heap there (a probe's plugin: "double free or corruption", blamed
+      // on the case) instead of failing its data's check.
       op_.ack = allocate(plan.requested, kAckBytes + 2 * kGuardBytes, false, false, kGuardBytes);
       set_guards(base, first, other, second, data_on_device_);
     }

@@ -412,7 +412,10 @@ int worker_main(int argc, char** argv) {
     if (!e.skips_backend()) return fail(e);
     // UNAVAILABLE skips the backend for this run wherever it comes from (backend.h): init, or a
     // communicator or an op the backend finds it cannot run here after all.
-    out.send({{"type", "unavailable"}, {"reason", fmt::format("{} (during {})", e.what(), phase)}});
+    // With the plugin's status: GPU setup's unavailability above has none (no plugin call).
+    out.send({{"type", "unavailable"},
+              {"reason", fmt::format("{} (during {})", e.what(), phase)},
+              {"status", static_cast<int>(e.status())}});
     std::cerr << fmt::format("commbench worker rank {}: unavailable during {}: {}\n", args.rank, phase, e.what());
     if (session) session->abort();
     (void)gpu.release();  // work may still be queued on its stream, as in fail()
