@@ -66,7 +66,7 @@ TEST_P(ShippedPlugin, PassesAtOneToFourRanks) {
   EXPECT_NE(row(r.output, "2 ranks", "op sendrecv").find(" pass "), std::string::npos) << r.output;
   EXPECT_NE(row(r.output, "2 ranks", "op sendrecv sizes").find("to 1048576 bytes"), std::string::npos) << r.output;
   EXPECT_NE(row(r.output, "4 ranks", "p2p pending across a collective").find(" pass "), std::string::npos) << r.output;
-  EXPECT_NE(row(r.output, "1 rank", "unknown option refused").find(" pass "), std::string::npos) << r.output;
+  EXPECT_NE(row(r.output, "alone", "unknown option refused").find(" pass "), std::string::npos) << r.output;
   const std::string xml = read(junit);
   EXPECT_NE(xml.find("failures=\"0\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("<testsuite name=\"conformance." + std::string(name) + ".ranks4\""), std::string::npos) << xml;
@@ -161,6 +161,9 @@ TEST(ConformanceCommand, AFailedRunKeepsTheRanksLogsUnderTmpdir) {
   EXPECT_NE(r.output.find("The ranks' logs (what the plugin printed) are in " + kept[0].string()), std::string::npos)
       << r.output;
   EXPECT_TRUE(fs::exists(kept[0] / "suite-2ranks-rank1.log")) << r.output;
+  // `--ranks 2` shows rows alone and at 2 ranks only (the option check once printed "1 rank").
+  EXPECT_EQ(r.output.find("\n1 rank "), std::string::npos) << r.output;
+  EXPECT_NE(row(r.output, "alone", "unknown option refused").find(" pass "), std::string::npos) << r.output;
 }
 
 TEST(ConformanceCommand, ATmpdirThatCannotHoldTheLogsIsRefusedBeforeAnyRankStarts) {
@@ -250,6 +253,23 @@ TEST(ConformanceCommand, AFileARunWouldNeverLoadFailsAndPluginsSaysWhy) {
   const CommandResult named = run_commbench({"plugins", "my.bad", "-P", plugins.string()}, dir.path());
   EXPECT_EQ(named.exit_code, 2) << named.output;
   EXPECT_NE(named.output.find("not loaded (a plugin file must be named"), std::string::npos) << named.output;
+
+  // A directory and a dangling link with plugins' names were left out without a word.
+  fs::create_directories(plugins / "libcommbench_backend_adir.so");
+  fs::create_symlink(plugins / "gone.so", plugins / "libcommbench_backend_dangling.so");
+  const CommandResult more = run_commbench({"plugins", "-P", plugins.string()}, dir.path());
+  EXPECT_EQ(more.exit_code, 0) << more.output;
+  EXPECT_NE(more.output.find((plugins / "libcommbench_backend_adir.so").string() + "  (a directory)"), std::string::npos)
+      << more.output;
+  EXPECT_NE(more.output.find((plugins / "libcommbench_backend_dangling.so").string() + "  (a symbolic link to " +
+                             (plugins / "gone.so").string() + ", which does not exist)"),
+            std::string::npos) << more.output;
+  const CommandResult dangling = run_commbench({"plugins", "dangling", "-P", plugins.string()}, dir.path());
+  EXPECT_EQ(dangling.exit_code, 2) << dangling.output;
+  EXPECT_NE(dangling.output.find("not loaded: " + (plugins / "libcommbench_backend_dangling.so").string() +
+                                 " is a symbolic link to"), std::string::npos) << dangling.output;
+  EXPECT_EQ(dangling.output.find("libcommbench_backend_adir.so"), std::string::npos)
+      << "only the entry of the name asked for: " << dangling.output;
 }
 
 // A probe's plugins passed: one refused every case of the ops it advertised ("0 case(s)

@@ -97,6 +97,28 @@ TEST(PluginScan, FirstMatchWinsAndLaterOnesAreShadowed) {
   ASSERT_EQ(scan.shadowed.size(), 1u);
   EXPECT_EQ(scan.shadowed[0].file.path, d2 + "/libcommbench_backend_gloo.so");
   EXPECT_EQ(scan.shadowed[0].shadowed_by, d1 + "/libcommbench_backend_gloo.so");
+  // The directory named like a plugin is not loaded, and said so (it was left out silently).
+  ASSERT_EQ(scan.not_files.size(), 1u);
+  EXPECT_EQ(scan.not_files[0].path, d2 + "/libcommbench_backend_dir.so");
+  EXPECT_EQ(scan.not_files[0].why, "a directory");
+}
+
+TEST(PluginScan, EntriesNamedLikePluginsThatAreNotFilesAreListedWithWhatTheyAre) {
+  TempDir tmp;
+  const std::string dir = tmp.mkdir("plugins");
+  fs::create_symlink(tmp.path() / "gone.so", tmp.path() / "plugins/libcommbench_backend_dangling.so");
+  fs::create_symlink(tmp.path(), tmp.path() / "plugins/libcommbench_backend_linkdir.so");
+  fs::create_symlink(tmp.path() / "gone.so", tmp.path() / "plugins/not_a_plugin_name.so");  // not named like one
+  tmp.write("plugins/libcommbench_backend_good.so");
+  const PluginScan scan = scan_plugin_dirs({dir});
+  ASSERT_EQ(scan.found.size(), 1u);
+  EXPECT_EQ(scan.found[0].name, "good");
+  ASSERT_EQ(scan.not_files.size(), 2u);
+  EXPECT_EQ(scan.not_files[0].path, dir + "/libcommbench_backend_dangling.so");
+  EXPECT_EQ(scan.not_files[0].why, "a symbolic link to " + (tmp.path() / "gone.so").string() + ", which does not exist");
+  EXPECT_EQ(scan.not_files[1].path, dir + "/libcommbench_backend_linkdir.so");
+  EXPECT_EQ(scan.not_files[1].why, "a symbolic link to " + tmp.path().string() + ", a directory");
+  EXPECT_FALSE(find_plugin({dir}, "dangling")) << "a run cannot load it either";
 }
 
 TEST(PluginScan, SymlinkedPluginsCount) {

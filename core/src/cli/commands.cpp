@@ -393,12 +393,18 @@ int cmd_plugins(const std::vector<std::string>& args) {
                                  did_you_mean(only, names), names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
         if (!scan.misnamed.empty())
           std::cerr << fmt::format("not loaded ({}): {}\n", kMisnamedWhy, fmt::join(scan.misnamed, ", "));
+        for (const auto& f : scan.not_files)
+          if (std::filesystem::path(f.path).filename() == plugin_file_name(only))
+            std::cerr << fmt::format("not loaded: {} is {} ({})\n", f.path, f.why, kNotAFileWhy);
         return kExitInvalid;
       }
       PluginCatalog one{{it->first, it->second}};
       listing.plugins = std::move(one);
       // Files of this name that lose to it stay listed: the user learns which copy is used.
       listing.misnamed.clear();
+      std::erase_if(listing.not_files, [&](const PluginScan::NotAFile& f) {
+        return std::filesystem::path(f.path).filename() != plugin_file_name(only);
+      });
     }
     if (p.vm.count("json"))
       std::cout << plugin_listing_json(listing).dump(2) << "\n";

@@ -254,7 +254,11 @@ ConformanceReport run_conformance(const ConformanceOptions& opts) {
                                            fmt::format("entry point and static capabilities, ABI {}.{}", info.abi_major, info.abi_minor)});
   report.checks.push_back(option_descriptor_check(info));
   const std::string log_dir = make_log_dir();
+  // One process without peers whatever --ranks names: its rows are "alone", not a "1 rank" the
+  // user did not ask for.
+  const size_t before_options = report.checks.size();
   run_stage(opts, "options", 1, log_dir, report.checks);
+  for (size_t i = before_options; i < report.checks.size(); ++i) report.checks[i].ranks = 0;
   for (int world : opts.world_sizes)
     if (!run_stage(opts, "suite", world, log_dir, report.checks)) report.unavailable = true;
   // A blocking op whose peer never posts, in processes of their own (its communicator is left

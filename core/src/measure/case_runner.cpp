@@ -112,14 +112,11 @@ TraceRecorder& trace_of(CaseEnvironment& env) {
   return env.trace ? *env.trace : off;
 }
 
-std::string trace_case_name(const CaseSpec& c) {
-  return fmt::format("{} {} B {}{}{} {}", op_info(c.op).name, c.bytes, sdk::dtype_name(c.dtype), c.redop ? " " : "",
-                     c.redop ? sdk::redop_name(*c.redop) : "", placement_name(c.placement));
-}
+
 
 nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c) {
   nlohmann::json a{{"op", op_info(c.op).name},  {"bytes", c.bytes},     {"count", c.count},
-                   {"dtype", sdk::dtype_name(c.dtype)}, {"placement", placement_name(c.placement)},
+                   {"dtype", case_dtype_name(c)}, {"placement", placement_name(c.placement)},
                    {"memory", sdk::mem_name(e.memory)}, {"run", e.run},  {"backend", e.backend},
                    {"world_size", e.world_size}};
   if (c.redop) a["redop"] = sdk::redop_name(*c.redop);
@@ -155,7 +152,7 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.bytes = c.bytes;
   r.count = c.count;
   r.job_bytes = c.job_bytes;
-  r.dtype = std::string(sdk::dtype_name(c.dtype));
+  r.dtype = case_dtype_name(c);
   r.redop = c.redop ? std::string(sdk::redop_name(*c.redop)) : "";
   r.placement = placement_name(c.placement);
   r.memory = std::string(sdk::mem_name(e.memory));
@@ -328,7 +325,7 @@ std::optional<CaseRecord> run_case(CaseEnvironment& env, const CaseSpec& spec) {
                       spec.placement == Placement::InPlace};
       TraceRecorder& trace = trace_of(env);
       const bool nvtx_on = nvtx::active();
-      const std::string case_name = trace.on() || nvtx_on ? trace_case_name(spec) : std::string();
+      const std::string case_name = trace.on() || nvtx_on ? describe_case(spec) : std::string();
       trace.set_case(case_name, trace_case_args(e, spec));
       // The first post also tells us whether the backend rejects this case at run time.
       {

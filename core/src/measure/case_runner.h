@@ -36,8 +36,7 @@ struct CaseEnvironment {
 
 // The environment's trace recorder, an off one when it has none.
 TraceRecorder& trace_of(CaseEnvironment& env);
-// A case's trace name ("allreduce 1048576 B float32 sum out_of_place") and configuration args.
-std::string trace_case_name(const CaseSpec& c);
+// A case's trace configuration args (its name: describe_case, plan/plan.h).
 nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c);
 
 // Milliseconds left until the execution's deadline (at least 1).

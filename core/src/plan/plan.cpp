@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "experiment/durations.h"
 #include "stats/bandwidth.h"
 
@@ -130,6 +132,19 @@ std::vector<Execution> plan_job(const Experiment& exp) {
     }
   }
   return plan;
+}
+
+std::string case_dtype_name(const CaseSpec& c) {
+  const OpInfo& info = op_info(c.op);
+  if (info.send == PerWorld::Zero && info.recv == PerWorld::Zero) return "";
+  return std::string(sdk::dtype_name(c.dtype));
+}
+
+std::string describe_case(const CaseSpec& c) {
+  const std::string dtype = case_dtype_name(c);
+  if (dtype.empty()) return fmt::format("{} {} B", op_info(c.op).name, c.bytes);
+  return fmt::format("{} {} B {}{}{} {}", op_info(c.op).name, c.bytes, dtype, c.redop ? " " : "",
+                     c.redop ? sdk::redop_name(*c.redop) : "", placement_name(c.placement));
 }
 
 void to_json(nlohmann::json& j, const Execution& e) {

@@ -47,6 +47,14 @@ struct Execution : RunSettings {
 
 std::vector<Execution> plan_job(const Experiment& exp);
 
+// The dtype a case's records and reports name: "" for an op that moves no data (barrier), whose
+// plan entry carries uint8 only because the ABI's args need some dtype.
+std::string case_dtype_name(const CaseSpec& c);
+
+// "allreduce 1024 B f32 sum out_of_place", "barrier 0 B": a case in progress messages and
+// trace/NVTX range names.
+std::string describe_case(const CaseSpec& c);
+
 // An execution's time limit when the run sets none: 10 minutes for start-up and teardown plus
 // what its cases should take at a pessimistic 50 MB/s per rank (docs/configuration.md).
 double default_timeout_s(const RunSpec& run, int world, const std::vector<CaseSpec>& cases);

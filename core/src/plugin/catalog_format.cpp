@@ -99,6 +99,11 @@ std::string format_plugin_listing(const PluginListing& listing) {
     for (const auto& path : listing.misnamed) out += fmt::format("  {}\n", path);
     out += "\n";
   }
+  if (!listing.not_files.empty()) {
+    out += fmt::format("Not loaded ({}):\n", kNotAFileWhy);
+    for (const auto& f : listing.not_files) out += fmt::format("  {}  ({})\n", f.path, f.why);
+    out += "\n";
+  }
 
   out += "Search path (first match of a name wins):\n";
   int index = 1;
@@ -119,8 +124,10 @@ nlohmann::json plugin_listing_json(const PluginListing& listing) {
   nlohmann::json shadowed = nlohmann::json::array();
   for (const auto& s : listing.shadowed)
     shadowed.push_back({{"name", s.file.name}, {"path", s.file.path}, {"shadowed_by", s.shadowed_by}});
+  nlohmann::json not_files = nlohmann::json::array();
+  for (const auto& f : listing.not_files) not_files.push_back({{"path", f.path}, {"why", f.why}});
   return {{"search_path", std::move(search_path)}, {"plugins", std::move(plugins)},
-          {"shadowed", std::move(shadowed)}, {"misnamed", listing.misnamed}};
+          {"shadowed", std::move(shadowed)}, {"misnamed", listing.misnamed}, {"not_files", std::move(not_files)}};
 }
 
 std::string format_plugin_listing(const PluginCatalog& catalog, const std::vector<SearchDir>& search_path,
@@ -131,6 +138,7 @@ std::string format_plugin_listing(const PluginCatalog& catalog, const std::vecto
   PluginScan scan = scan_plugin_dirs(search_dir_paths(search_path));
   listing.shadowed = std::move(scan.shadowed);
   listing.misnamed = std::move(scan.misnamed);
+  listing.not_files = std::move(scan.not_files);
   if (!json) return format_plugin_listing(listing);
   return plugin_listing_json(listing).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -11,7 +11,8 @@ namespace commbench {
 
 // Per plugin: name, version, ABI version, path, description, capability lists by name
 // (ops, dtypes, reduce dtypes, reduce ops, memory types, flags) or the load error; then the
-// shadowed files, the misnamed ones (never loaded) and the search path with the reason each
+// shadowed files, the misnamed ones and the entries named like plugins that are not files (never
+// loaded), and the search path with the reason each
 // directory is on it.
 std::string format_plugin_listing(const PluginListing& listing);
 
@@ -20,7 +21,8 @@ std::string format_plugin_listing(const PluginListing& listing);
 std::string format_plugin_options(const PluginInfo& plugin);
 
 // {"search_path": [{"path", "origin"}...], "plugins": [to_json(PluginInfo)...] (name order),
-//  "shadowed": [{"name", "path", "shadowed_by"}...], "misnamed": [path...]}
+//  "shadowed": [{"name", "path", "shadowed_by"}...], "misnamed": [path...],
+//  "not_files": [{"path", "why"}...]}
 nlohmann::json plugin_listing_json(const PluginListing& listing);
 
 // For a caller that already holds a catalog (discover_plugins): the shadowed files are found

@@ -154,6 +154,7 @@ PluginListing list_plugins(const std::vector<SearchDir>& search_path, const std:
   PluginScan scan = scan_plugin_dirs(search_dir_paths(search_path));
   listing.shadowed = std::move(scan.shadowed);
   listing.misnamed = std::move(scan.misnamed);
+  listing.not_files = std::move(scan.not_files);
   if (only) {
     std::erase_if(scan.found, [&](const PluginFile& f) { return f.name != *only; });
     std::erase_if(listing.shadowed, [&](const PluginScan::Shadowed& s) { return s.file.name != *only; });

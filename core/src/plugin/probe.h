@@ -47,6 +47,7 @@ struct PluginListing {
   PluginCatalog plugins;                // by name, first match on the search path
   std::vector<PluginScan::Shadowed> shadowed;
   std::vector<std::string> misnamed;  // PluginScan::misnamed
+  std::vector<PluginScan::NotAFile> not_files;
 };
 
 // Scans `search_path` and probes every plugin found (each in its own subprocess, all at once).

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <map>
 
+#include <fmt/format.h>
+
 namespace fs = std::filesystem;
 
 #ifndef COMMBENCH_PLUGIN_SUBDIR
@@ -48,11 +50,34 @@ std::vector<std::string> split_colon_list(const std::string& list) {
   return parts;
 }
 
+std::string read_link_text(const fs::path& link) {
+  std::error_code ec;
+  const fs::path target = fs::read_symlink(link, ec);
+  return ec ? std::string("a target it cannot read") : target.string();
+}
+
 bool valid_name(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-';
   });
+}
+
+// Why a directory entry is not a file dlopen could load, or "" when it is one (following
+// symbolic links, as dlopen does).
+std::string not_a_file(const fs::directory_entry& entry) {
+  std::error_code ec;
+  const fs::file_status st = entry.status(ec);
+  if (fs::is_regular_file(st)) return "";
+  std::error_code link_ec;
+  const bool link = entry.is_symlink(link_ec);
+  if (st.type() == fs::file_type::not_found)
+    return link ? fmt::format("a symbolic link to {}, which does not exist", read_link_text(entry.path()))
+                : "gone while the folder was read";
+  if (ec) return fmt::format("cannot be examined: {}", ec.message());
+  const char* what = fs::is_directory(st) ? "a directory" : fs::is_fifo(st) ? "a FIFO" : fs::is_socket(st) ? "a socket"
+                     : fs::is_block_file(st) || fs::is_character_file(st) ? "a device file" : "not a regular file";
+  return link ? fmt::format("a symbolic link to {}, {}", read_link_text(entry.path()), what) : what;
 }
 
 }  // namespace
@@ -114,9 +139,11 @@ PluginScan scan_plugin_dirs(const std::vector<std::string>& dirs) {
     std::error_code ec;
     std::vector<PluginFile> in_dir;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      std::error_code type_ec;
-      if (!it->is_regular_file(type_ec)) continue;  // follows symlinks, as dlopen does
       const std::string file = it->path().filename().string();
+      if (std::string why = not_a_file(*it); !why.empty()) {
+        if (plugin_name_from_file(file)) scan.not_files.push_back({normalise(it->path().string()), std::move(why)});
+        continue;
+      }
       if (auto name = plugin_name_from_file(file))
         in_dir.push_back({*name, normalise(it->path().string())});
       else if (file.starts_with(kFilePrefix) && file.find(".so") != std::string::npos)
@@ -125,6 +152,8 @@ PluginScan scan_plugin_dirs(const std::vector<std::string>& dirs) {
     std::sort(in_dir.begin(), in_dir.end(),
               [](const PluginFile& a, const PluginFile& b) { return a.path < b.path; });
     std::sort(scan.misnamed.begin(), scan.misnamed.end());
+    std::sort(scan.not_files.begin(), scan.not_files.end(),
+              [](const PluginScan::NotAFile& a, const PluginScan::NotAFile& b) { return a.path < b.path; });
     for (auto& file : in_dir) {
       auto [it, inserted] = winner.try_emplace(file.name, scan.found.size());
       if (inserted)

@@ -41,6 +41,10 @@ std::string current_executable_path();
 inline constexpr const char* kMisnamedWhy =
     "a plugin file must be named libcommbench_backend_<name>.so, <name> of letters, digits, '_' and '-'";
 
+// Why an entry named like a plugin that is not a file (a directory, a dangling link) is not loaded.
+inline constexpr const char* kNotAFileWhy =
+    "named like a plugin, but not a file a run can load: replace it with the plugin's .so file, or remove it";
+
 // "libcommbench_backend_<name>.so" <-> name. A name is [A-Za-z0-9_-]+.
 std::string plugin_file_name(std::string_view name);
 std::optional<std::string> plugin_name_from_file(std::string_view file_name);
@@ -60,6 +64,13 @@ struct PluginScan {
   // Files that start like a plugin but whose name is not libcommbench_backend_<name>.so with a
   // valid <name> ("…_my.bad.so", "…_x.so.1"): never loaded, so `commbench plugins` says so.
   std::vector<std::string> misnamed;
+  // Entries named like a plugin that are not a file dlopen could load: a directory, a symbolic
+  // link whose target is missing, a FIFO. Listed so a broken install is not silently absent.
+  struct NotAFile {
+    std::string path;
+    std::string why;  // "a directory", "a symbolic link to a missing file", ...
+  };
+  std::vector<NotAFile> not_files;
 };
 
 // Lists plugin files in `dirs` (missing or unreadable directories are skipped; files within one

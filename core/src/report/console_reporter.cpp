@@ -42,8 +42,8 @@ std::string cell(const std::string& text, int width) {
 std::string row_prefix(const CaseRecord& r) {
   // all_pairs rows name their pair where the op would be: the op is in the table's context.
   const std::string op = r.src >= 0 ? fmt::format("pair {}->{}", r.src, r.dst) : r.op;
-  return cell(op, kOp) + number_column(r.bytes, kSize) + number_column(r.count, kCount) + cell(r.dtype, kType) +
-         cell(redop_or_dash(r.redop), kRedop) + cell(short_placement(r.placement), kPlace);
+  return cell(op, kOp) + number_column(r.bytes, kSize) + number_column(r.count, kCount) + cell(or_dash(r.dtype), kType) +
+         cell(or_dash(r.redop), kRedop) + cell(short_placement(r.placement), kPlace);
 }
 
 std::string case_row(const CaseRecord& r) {
@@ -257,7 +257,7 @@ void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRe
                                 : std::string()));
   for (const auto& s : series) {
     std::string line = s.workload.empty()
-                           ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, redop_or_dash(s.redop),
+                           ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, or_dash(s.redop),
                                          short_placement(s.placement), s.memory, describe_scaling(s))
                            : fmt::format("# {} {} {} {}: {}", s.backend, s.op, s.dtype, s.memory, describe_scaling(s));
     for (const auto& p : s.points)
@@ -280,7 +280,7 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
                   "ratio = backend time / {} time (! : one of the two means is noisy, CV > 5 %){}",
                   run.name, ref, repeats_note(set)));
   for (const auto& t : set.tables) {
-    print(fmt::format("# {} {} {} {}, {}{}", t.op, t.dtype, redop_or_dash(t.redop),
+    print(fmt::format("# {} {} {} {}, {}{}", t.op, t.dtype, or_dash(t.redop),
                       short_placement(t.placement), ranks(t.world_size), t.variant.empty() ? "" : ", " + t.variant));
     std::string header = fmt::format("#{:>{}}", "size(B)", kSize - 1);
     for (const auto& b : set.backends)

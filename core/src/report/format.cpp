@@ -80,8 +80,8 @@ std::string short_placement(std::string_view placement) {
 
 std::string rank_count(int n) { return fmt::format("{} rank{}", n, n == 1 ? "" : "s"); }
 
-std::string redop_or_dash(std::string_view redop) {
-  return redop.empty() ? "-" : std::string(redop);
+std::string or_dash(std::string_view value) {
+  return value.empty() ? "-" : std::string(value);
 }
 
 int cases_not_run(const JobResult& result) {

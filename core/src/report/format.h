@@ -34,7 +34,8 @@ std::string format_cv_percent(double cv);                 // 0.0234 -> "2.3"
 std::string format_percent(double fraction);              // 0.651 -> "65.1", 31.7 -> "3170" (never an exponent)
 std::string format_wrong(int64_t wrong);                  // -1 (not checked) -> "-"
 std::string short_placement(std::string_view placement);  // "out_of_place" -> "out"
-std::string redop_or_dash(std::string_view redop);
+// "-" for a field that does not apply to a case (a barrier's dtype, a non-reduction's redop).
+std::string or_dash(std::string_view value);
 std::string rank_count(int n);                            // "1 rank", "4 ranks"
 
 // Cases of executions that did not complete (failed, interrupted, skipped, unavailable) that were

@@ -166,8 +166,8 @@ void append_case_tables(std::string& md, const std::vector<const CaseRecord*>& c
     });
     const bool repeated = std::any_of(members.begin(), members.end(), [](const CaseRecord* r) { return r->repeat > 0; });
     const auto& [backend, world, op, dtype, redop, placement] = key;
-    md += fmt::format("### {} · {} · {} · {} · {} · {}\n\n", backend, rank_count(world), op, dtype,
-                      redop_or_dash(redop), placement);
+    md += fmt::format("### {} · {} · {} · {} · {} · {}\n\n", backend, rank_count(world), op, or_dash(dtype),
+                      or_dash(redop), placement);
     // Method and clock of the first measured case (one run has one of each).
     for (const auto* r : members)
       if (r->status == "ok") {
@@ -219,7 +219,7 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
   const std::string& ref = set.backends[0];
   for (const auto& t : set.tables) {
     md += fmt::format("### Comparison · {} · {} · {} · {} · {}{}\n\n", t.op, t.dtype,
-                      redop_or_dash(t.redop), t.placement, rank_count(t.world_size), t.variant.empty() ? "" : " · " + t.variant);
+                      or_dash(t.redop), t.placement, rank_count(t.world_size), t.variant.empty() ? "" : " · " + t.variant);
     if (set.max_repeats > 1)
       md += fmt::format("With {} repeats: each backend's median repeat (by mean time).\n\n", set.max_repeats);
     std::vector<Column> columns{{"size", true}};
@@ -279,7 +279,7 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : series) {
     std::vector<std::string> cells{cell(s.backend),
-                                   cell(s.workload.empty() ? fmt::format("{} {} {} {} {}", s.op, s.dtype, redop_or_dash(s.redop),
+                                   cell(s.workload.empty() ? fmt::format("{} {} {} {} {}", s.op, s.dtype, or_dash(s.redop),
                                                                          short_placement(s.placement), s.memory)
                                                            : fmt::format("{} {} {} {}", s.op, s.workload, s.dtype, s.memory)),
                                    s.workload.empty() ? fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : "")

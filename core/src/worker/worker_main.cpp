@@ -77,11 +77,6 @@ WorkerArgs parse_args(int argc, char** argv) {
   return a;
 }
 
-std::string describe_case(const CaseSpec& c) {
-  return fmt::format("{} {} B {}{}{}", op_info(c.op).name, c.bytes, sdk::dtype_name(c.dtype),
-                     c.redop ? " " : "", c.redop ? sdk::redop_name(*c.redop) : "");
-}
-
 // What kind of failure an exception is, for the agent (common/failure_kind.h): from the plugin's
 // status, or the store's own code; never from the message.
 FailureKind kind_of_exception(const std::exception& e) {
