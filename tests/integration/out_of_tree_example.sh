@@ -13,6 +13,13 @@ test -f "$prefix/include/commbench/backend.h"
 test -f "$prefix/lib/commbench/plugins/libcommbench_backend_gloo.so"
 test -f "$prefix/share/doc/commbench/plugin-abi.md"  # the docs --help points at
 grep -q "$prefix/share/doc/commbench" <<<"$("$prefix/bin/commbench" --help)"  # ...the installed ones
+# Every relative link of the installed docs resolves under the prefix (the links into the source
+# tree, ../examples and ../core/include, once pointed at nothing there).
+for doc in "$prefix"/share/doc/commbench/*.md; do
+  { grep -o ']([^)#:]\+[)#]' "$doc" || true; } | sed 's/^](//; s/.$//' | while read -r link; do
+    test -e "$(dirname "$doc")/$link" || { echo "$doc: link $link resolves to nothing"; exit 1; }
+  done
+done
 # Completions and the man page, generated from the command definitions, installed with it.
 grep -q -- '--max-bytes' "$prefix/share/bash-completion/completions/commbench"
 grep -q '^#compdef commbench' "$prefix/share/zsh/site-functions/_commbench"

@@ -67,6 +67,7 @@ TEST_P(ShippedPlugin, PassesAtOneToFourRanks) {
   EXPECT_NE(row(r.output, "2 ranks", "op sendrecv sizes").find("to 1048576 bytes"), std::string::npos) << r.output;
   EXPECT_NE(row(r.output, "4 ranks", "p2p pending across a collective").find(" pass "), std::string::npos) << r.output;
   EXPECT_NE(row(r.output, "alone", "unknown option refused").find(" pass "), std::string::npos) << r.output;
+  EXPECT_NE(row(r.output, "alone", "load quietly").find(" pass "), std::string::npos) << r.output;
   const std::string xml = read(junit);
   EXPECT_NE(xml.find("failures=\"0\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("<testsuite name=\"conformance." + std::string(name) + ".ranks4\""), std::string::npos) << xml;
@@ -393,6 +394,26 @@ TEST(ConformanceCommand, AnAbiMinorItsStructSizeDoesNotMatchFailsTheTable) {
   const CommandResult agreeing = run_commbench({"conformance", test_plugin("crash"), "--ranks", "1", "-O",
                                                 "crash_after=1000000"}, dir.path());
   EXPECT_NE(row(agreeing.output, "1 rank", "function table").find(" pass "), std::string::npos) << agreeing.output;
+  EXPECT_NE(row(agreeing.output, "alone", "load quietly").find(" pass "), std::string::npos) << agreeing.output;
+}
+
+// A probe: an entry function that printed (or started a thread) passed, although `plugins`,
+// validate and every run load the plugin just to read its table (docs/plugin-abi.md §1).
+TEST(ConformanceCommand, AnEntryFunctionThatPrintsOrStartsAThreadFails) {
+  JobDir dir;
+  for (const auto& [noise, needle] : {std::pair{"print", "printed 45 bytes (first line: 'fault backend: hello from the "
+                                                         "entry function')"},
+                                      std::pair{"thread", "left 1 thread(s) running"}}) {
+    const CommandResult r = run_shell(fmt::format("cd {} && CBTEST_ENTRY_NOISE={} {} conformance {} --ranks 1 "
+                                                  "-O crash_after=1000000 --max-bytes 4KiB",
+                                                  shell_quote(dir.path().string()), noise, shell_quote(commbench_bin()),
+                                                  shell_quote(test_plugin("crash"))));
+    EXPECT_EQ(r.exit_code, 1) << noise << "\n" << r.output;
+    const std::string quiet = row(r.output, "alone", "load quietly");
+    EXPECT_NE(quiet.find("FAIL"), std::string::npos) << noise << "\n" << r.output;
+    EXPECT_NE(quiet.find(needle), std::string::npos) << noise << "\n" << quiet;
+    EXPECT_NE(quiet.find("print and start threads in init instead"), std::string::npos) << quiet;
+  }
 }
 
 // A probe: --ranks abc said only "stoi", 2x ran 2 ranks, --stage-timeout 0 failed every stage

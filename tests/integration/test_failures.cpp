@@ -44,6 +44,22 @@ iterations = 3
 )", COMMBENCH_TEST_PLUGIN_DIR, bad_backend, timeout_s, bad_backend, options);
 }
 
+// The bad run's one case broke: it has a record, `failed` with the execution's reason (it had
+// none and was counted "not run").
+void expect_broken_case_record(const JobDir& dir, const std::string& needle) {
+  std::vector<nlohmann::json> bad;
+  for (const auto& c : dir.records())
+    if (c["run"] == "bad") bad.push_back(c);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0]["status"], "failed") << bad[0].dump();
+  EXPECT_EQ(bad[0]["op"], "allreduce") << bad[0].dump();
+  EXPECT_EQ(bad[0]["bytes"], 4096) << bad[0].dump();
+  const std::string reason = bad[0]["reason"];
+  EXPECT_EQ(reason.rfind("the execution failed in this case: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find(needle), std::string::npos) << reason;
+  EXPECT_TRUE(bad[0]["samples_us"].empty()) << bad[0].dump();
+}
+
 void expect_gloo_results(const JobDir& dir) {
   size_t good = 0;
   for (const auto& c : dir.records())
@@ -64,7 +80,10 @@ TEST(Failures, CrashingRankIsReportedAndTheJobGoesOn) {
   EXPECT_NE(reason.find("rank 1"), std::string::npos) << reason;
   EXPECT_NE(reason.find("SIGSEGV"), std::string::npos) << reason;
   EXPECT_EQ(execs[0]["failure_kind"], "crash") << execs[0].dump();
+  EXPECT_EQ(execs[0]["cases_done"], 1) << execs[0].dump();
   EXPECT_EQ(execs[1]["status"], "ok");
+  expect_broken_case_record(dir, "SIGSEGV");
+  EXPECT_NE(r.output.find("1 case failed"), std::string::npos) << r.output;
   expect_gloo_results(dir);
   EXPECT_LT(r.seconds, 45.0);  // a crash is noticed at once, not at the 60 s timeout
 }
@@ -106,6 +125,7 @@ TEST(Failures, AFailureIsJudgedByItsStatusNotByTheWordsOfItsMessage) {
   EXPECT_NE(execs[0]["failed_phase"].get<std::string>().find("allreduce"), std::string::npos) << execs[0].dump();
   EXPECT_EQ(execs[1]["status"], "ok");
   EXPECT_EQ(execs[1]["failure_kind"], "");
+  expect_broken_case_record(dir, "failed on purpose");
   expect_gloo_results(dir);
   EXPECT_LT(execs[0]["elapsed_s"].get<double>(), 30.0) << "noticed at once, not at the 60 s timeout";
 }
@@ -237,9 +257,12 @@ mode = "segv"
   const CommandResult r = dir.run(file, {"--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const auto cases = dir.records();
-  EXPECT_GE(cases.size(), 1u) << r.output;
-  EXPECT_LT(cases.size(), 4u);
-  for (const auto& c : cases) EXPECT_EQ(c["status"], "ok");
+  ASSERT_GE(cases.size(), 2u) << r.output;
+  EXPECT_LE(cases.size(), 4u);
+  // The sizes measured before the crash keep their records; the one it broke is `failed`.
+  for (size_t i = 0; i + 1 < cases.size(); ++i) EXPECT_EQ(cases[i]["status"], "ok") << cases[i].dump();
+  EXPECT_EQ(cases.back()["status"], "failed") << cases.back().dump();
+  EXPECT_NE(cases.back()["reason"].get<std::string>().find("SIGSEGV"), std::string::npos) << cases.back().dump();
 }
 
 // A size that cannot be allocated is skipped on every rank with a record saying so; the sizes

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/job_token.h"
@@ -225,6 +226,27 @@ ConformanceCheck option_descriptor_check(const PluginInfo& info) {
                           fmt::format("{} option(s), unique names, types known, defaults valid", info.options->size())};
 }
 
+// docs/plugin-abi.md §1: the entry function is pure, since `plugins`, `validate` and every run's
+// probe load the plugin on machines that may lack its hardware. The probe saw what loading it
+// (library constructors included), the entry function and get_capabilities(NULL) printed, and
+// the threads they left behind.
+ConformanceCheck quiet_load_check(const PluginInfo& info) {
+  const char* name = "load quietly";
+  std::vector<std::string> problems;
+  if (!info.load_output.empty()) {
+    std::string first = info.load_output.substr(info.load_output.find_first_not_of(" \t\r\n"));
+    first = first.substr(0, first.find('\n'));
+    problems.push_back(fmt::format("printed {} bytes (first line: '{}')", info.load_output.size(), first.substr(0, 200)));
+  }
+  if (info.load_threads > 0) problems.push_back(fmt::format("left {} thread(s) running", info.load_threads));
+  if (problems.empty()) return ConformanceCheck{name, 0, ConformanceResult::Pass, "no output, no threads"};
+  return ConformanceCheck{name, 0, ConformanceResult::Fail,
+                          fmt::format("loading it, its entry function and get_capabilities(NULL) {}: `commbench "
+                                      "plugins`, validate and every run's probe do that, on machines without the "
+                                      "hardware; print and start threads in init instead (docs/plugin-abi.md §1)",
+                                      fmt::join(problems, " and "))};
+}
+
 // A fresh folder for the ranks' logs under $TMPDIR (or /tmp); it is removed again when every
 // check passed. Throws when it cannot be made: there is no fallback folder, since a passing run
 // deletes its log folder whole.
@@ -253,6 +275,7 @@ ConformanceReport run_conformance(const ConformanceOptions& opts) {
   report.checks.push_back(ConformanceCheck{"load alone", 0, ConformanceResult::Pass,
                                            fmt::format("entry point and static capabilities, ABI {}.{}", info.abi_major, info.abi_minor)});
   report.checks.push_back(option_descriptor_check(info));
+  report.checks.push_back(quiet_load_check(info));
   const std::string log_dir = make_log_dir();
   // One process without peers whatever --ranks names: its rows are "alone", not a "1 rank" the
   // user did not ask for.

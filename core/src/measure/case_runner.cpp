@@ -165,6 +165,9 @@ CaseRecord make_case_record(const Execution& e, const CaseSpec& c) {
   r.env = e.env;
   r.warmup = e.warmup;
   r.method = std::string(method_name(e.method));
+  // What a measured case's series will be (measure_case sets the same label): set here too, so a
+  // record of a case that never measured (skipped, broken) still matches its measured twin.
+  r.rank_aggregation = series_rule(e.method, e.rank_aggregation, reporting_rank(e, c.op), e.world_size).label;
   // The all-pairs sweep has its own layout whatever the run's method: a barrier before every
   // transfer, the longer of the pair's two times (docs/metrics.md, "The all-pairs sweep").
   if (c.op == OpKind::AllPairs) {

@@ -190,18 +190,20 @@ double OpExecutor::collective(int32_t timeout_ms) {
   return t;
 }
 
-int OpExecutor::reporting_rank() const {
-  switch (spec_.op) {
+int reporting_rank(const Execution& e, OpKind op) {
+  switch (op) {
     case OpKind::PingPong:
     case OpKind::UnidirBw:
     case OpKind::BidirBw:
-      return exec_.peers[0];
+      return e.peers[0];
     case OpKind::MsgRate:
       return 0;
     default:
       return -1;
   }
 }
+
+int OpExecutor::reporting_rank() const { return commbench::reporting_rank(exec_, spec_.op); }
 
 double OpExecutor::sample_scale() const {
   const int world = exec_.world_size;

@@ -94,7 +94,7 @@ class OpExecutor {
   int64_t timed_page_faults() const { return timed_page_faults_; }
   // Batch runs of point-to-point patterns report one rank's clock, as OSU does: the initiator
   // (pingpong, unidir_bw and bidir_bw: the first peer; msg_rate: rank 0). -1 for the others.
-  int reporting_rank() const;
+  int reporting_rank() const;  // reporting_rank(exec, op) below
   // Whether the case runner should synchronise all ranks before every timed iteration. Not
   // for pingpong: its round trips run back to back, as in osu_latency and ucx_perftest (the
   // responder is already waiting when the next ping leaves), and a barrier in between would
@@ -156,5 +156,8 @@ class OpExecutor {
   int64_t timed_page_faults_ = 0;
   double op_us_estimate_ = 0;  // the fastest run_once so far (warm-up, checks), µs; 0: none yet
 };
+
+// The rank whose clock a batch run of `op` reports (OpExecutor::reporting_rank), -1 for every rank.
+int reporting_rank(const Execution& e, OpKind op);
 
 }  // namespace commbench

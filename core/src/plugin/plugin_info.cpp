@@ -42,6 +42,8 @@ nlohmann::json to_json(const PluginInfo& p) {
   }
   if (!p.option_problems.empty()) j["option_problems"] = p.option_problems;
   if (!p.ok()) j["load_error"] = p.load_error;
+  if (!p.load_output.empty()) j["load_output"] = p.load_output;
+  if (p.load_threads > 0) j["load_threads"] = p.load_threads;
   return j;
 }
 
@@ -55,6 +57,8 @@ PluginInfo plugin_info_from_json(const nlohmann::json& j) {
   p.abi_major = j.value("abi_major", 0u);
   p.abi_minor = j.value("abi_minor", 0u);
   p.load_error = j.value("load_error", "");
+  p.load_output = j.value("load_output", "");
+  p.load_threads = j.value("load_threads", 0);
   if (auto it = j.find("options"); it != j.end() && it->is_array()) {
     p.options.emplace();
     for (const auto& o : *it) p.options->push_back(plugin_option_from_json(o));

@@ -35,6 +35,14 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
+// Threads of this process now (/proc/self/task); -1 when it cannot be read.
+int thread_count() {
+  std::error_code ec;
+  int n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return ec ? -1 : n;
+}
+
 PluginInfo failed_probe(const std::string& path, std::string why) {
   PluginInfo info;
   info.path = path;
@@ -54,6 +62,7 @@ int run_probe(const std::string& path) {
 
   nlohmann::json answer;
   int exit_code = kProbeExitOk;
+  const int threads_before = thread_count();
   try {
     LoadedPlugin plugin = load_plugin(path);
     PluginInfo info;
@@ -67,6 +76,8 @@ int run_probe(const std::string& path) {
     OptionDescriptors described = read_option_descriptors(plugin.api);
     info.options = std::move(described.options);
     info.option_problems = std::move(described.problems);
+    const int threads_after = thread_count();
+    if (threads_before > 0 && threads_after > threads_before) info.load_threads = threads_after - threads_before;
     answer = to_json(info);
   } catch (const std::exception& e) {
     answer = {{"load_error", e.what()}};
@@ -111,6 +122,9 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
   try {
     PluginInfo info = plugin_info_from_json(j);
     info.path = path;
+    // The probe itself writes nothing else: its stderr is what the plugin printed (fd 1 included).
+    if (info.ok() && run.err.find_first_not_of(" \t\r\n") != std::string::npos)
+      info.load_output = run.err.size() > 4096 ? run.err.substr(0, 4096) + "…" : run.err;
     return info;
   } catch (const std::exception& e) {
     return failed_probe(path, fmt::format("the probe's answer is malformed: {}", e.what()));

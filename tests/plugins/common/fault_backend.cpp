@@ -3,11 +3,15 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "commbench/sdk/op_args.hpp"
@@ -253,6 +257,12 @@ extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
     a.abi_minor = 0;
     // A table whose abi_minor disagrees with its struct_size, which conformance must fail.
     if (const char* minor = std::getenv("CBTEST_TABLE_ABI_MINOR")) a.abi_minor = static_cast<uint32_t>(std::atoi(minor));
+    // An entry function that is not pure (conformance's "load quietly" must fail it): "print"
+    // writes a banner, "thread" leaves a thread running.
+    if (const char* noise = std::getenv("CBTEST_ENTRY_NOISE")) {
+      if (std::string_view(noise) == "print") std::printf("fault backend: hello from the entry function\n");
+      if (std::string_view(noise) == "thread") std::thread([] { for (;;) std::this_thread::sleep_for(std::chrono::hours(1)); }).detach();
+    }
     a.name = kPluginName;
     a.version = "1.0";
     a.description = kPluginDescription;

@@ -150,19 +150,19 @@ struct Dev {
   }
 };
 
-void settle(ncclComm_t comm, cudaStream_t s, const char* what) {
+inline void settle(ncclComm_t comm, cudaStream_t s, const char* what) {
   CUDA_OK(cudaStreamSynchronize(s));
   ncclResult_t a = ncclSuccess;
   NCCL_OK(g->ncclCommGetAsyncError(comm, &a));
   CHECK(a == ncclSuccess, "%s: async error %d (%s)", what, a, g->ncclGetLastError(comm));
 }
 
-void expect_equal(ncclDataType_t t, const std::vector<char>& got, size_t i, double want, const char* what) {
+inline void expect_equal(ncclDataType_t t, const std::vector<char>& got, size_t i, double want, const char* what) {
   const double v = get(t, got, i);
   CHECK(v == want, "%s dtype %d element %zu: got %g, expected %g", what, t, i, v, want);
 }
 
-ncclComm_t init_blocking(const ncclUniqueId& id) {
+inline ncclComm_t init_blocking(const ncclUniqueId& id) {
   ncclComm_t comm = nullptr;
   NCCL_OK(g->ncclCommInitRank(&comm, g_n, id, g_rank));
   int n = 0, r = -1;
