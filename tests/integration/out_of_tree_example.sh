@@ -15,7 +15,7 @@ test -f "$prefix/share/doc/commbench/plugin-abi.md"  # the docs --help points at
 grep -q "$prefix/share/doc/commbench" <<<"$("$prefix/bin/commbench" --help)"  # ...the installed ones
 # Every relative link of the installed docs resolves under the prefix (the links into the source
 # tree, ../examples and ../core/include, once pointed at nothing there).
-for doc in "$prefix"/share/doc/commbench/*.md; do
+find "$prefix/share/doc/commbench" -name '*.md' | while read -r doc; do
   { grep -o ']([^)#:]\+[)#]' "$doc" || true; } | sed 's/^](//; s/.$//' | while read -r link; do
     test -e "$(dirname "$doc")/$link" || { echo "$doc: link $link resolves to nothing"; exit 1; }
   done

@@ -652,5 +652,15 @@ class MixedSidesTest(TempDirCase):
         self.assertIn("BASELINE and NEW are the same job folder(s)", p.stderr)
 
 
+class MatchKeyTest(unittest.TestCase):
+    def test_a_barrier_matches_whatever_dtype_an_older_job_recorded_for_it(self):
+        # Barrier records carried "uint8" before they named no dtype (""): a baseline of then
+        # must still match a barrier of now, or the gate silently stops checking barriers.
+        base = {"backend": "gloo", "op": "barrier", "bytes": 0, "world_size": 2, "placement": "out_of_place"}
+        self.assertEqual(compare.match_key({**base, "dtype": "uint8"}), compare.match_key({**base, "dtype": ""}))
+        data = {**base, "op": "allreduce", "bytes": 1024}
+        self.assertNotEqual(compare.match_key({**data, "dtype": "uint8"}), compare.match_key({**data, "dtype": "f32"}))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agent/broken_case.h"
 #include "agent/oom_watch.h"
 #include "common/exit_codes.h"
 #include "common/failure_kind.h"
 #include "common/heartbeat.h"
-#include "measure/case_runner.h"
 #include "report/clock_alignment.h"
 
 namespace commbench {
@@ -41,8 +41,7 @@ struct RankState {
   std::string unavailable;
   int unavailable_status = -1;  // the plugin's status when a plugin call said so; -1 otherwise
   bool done = false;
-  int case_index = -1;         // the op case it is in (its last phase message); -1: none
-  bool case_reported = false;  // that case's record arrived (rank 0 sends them)
+  int case_index = -1;  // the case it is in (its last phase message); -1: none
   Clock::time_point heard;  // when the agent last read anything from it (a beat at least)
   int64_t window_start_ns = 0;  // system clock at its last phase message (CaseAnnotator)
 };
@@ -64,9 +63,8 @@ void handle_line(const std::string& line, int rank, std::vector<RankState>& rank
     st.phase = m.value("phase", "");
     if (m.contains("what")) st.phase = fmt::format("case {} ({})", m.value("case", 0) + 1, m.value("what", ""));
     st.case_index = m.value("case", -1);
-    st.case_reported = false;
   } else if (type == "case") {
-    st.case_reported |= m.value("case_index", -2) == st.case_index;
+    res.reported_cases.insert(m.value("case_index", -1));
     CaseRecord rec = m.get<CaseRecord>();
     if (annotate && st.rank == 0) annotate(rec, st.window_start_ns, system_now_ns());
     reporter.case_done(rec);
@@ -152,6 +150,13 @@ bool peer_failed(std::vector<std::unique_ptr<WorkerProcess>>& workers, const std
 
 // Worker index -> global rank, for messages.
 int rank_of(const std::vector<int>& ranks, size_t i) { return ranks[i]; }
+
+// Each hosted rank's case: global rank -> the case index of its last phase message (-1: none).
+std::map<int, int> case_of_rank(const std::vector<RankState>& ranks, const std::vector<int>& global) {
+  std::map<int, int> out;
+  for (size_t s = 0; s < ranks.size(); ++s) out[rank_of(global, s)] = ranks[s].case_index;
+  return out;
+}
 
 // The first words of a timeout's reason, true to what fired: the execution's own limit (`timeout`)
 // when the agent's deadline passed, else the rank whose wait gave up first and when — a rank's
@@ -253,32 +258,6 @@ void wait_for_other_victims(std::vector<std::unique_ptr<WorkerProcess>>& workers
     ::poll(fds.data(), fds.size(), 20);
     drain(workers, ranks, res, reporter, annotate);
   }
-}
-
-// The op case a failed execution broke in gets a record, `failed` with the execution's reason,
-// instead of vanishing among the cases not run. Only the agent of rank 0 writes case records; the
-// case is the failed rank's when it is here, else rank 0's. Workloads and all_pairs keep their
-// own records and are left alone.
-void record_broken_case(const Execution& exec, const std::vector<RankState>& ranks, const std::vector<int>& global,
-                        int failed_rank, const std::string& failure, ExecutionResult& res, Reporter& reporter) {
-  const RankState* zero = nullptr;
-  const RankState* failed = nullptr;
-  for (size_t s = 0; s < ranks.size(); ++s) {
-    if (rank_of(global, s) == 0) zero = &ranks[s];
-    if (rank_of(global, s) == failed_rank) failed = &ranks[s];
-  }
-  if (!zero) return;
-  const RankState& at = failed && failed->case_index >= 0 ? *failed : *zero;
-  const int index = at.case_index;
-  if (index < 0 || static_cast<size_t>(index) >= exec.cases.size()) return;
-  if (zero->case_index == index && zero->case_reported) return;
-  const CaseSpec& c = exec.cases[static_cast<size_t>(index)];
-  if (c.op == OpKind::AllPairs) return;
-  CaseRecord rec = make_case_record(exec, c);
-  rec.status = "failed";
-  rec.reason = "the execution failed in this case: " + failure;
-  reporter.case_done(rec);
-  res.cases.push_back(std::move(rec));
 }
 
 }  // namespace
@@ -499,7 +478,8 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   }
   stop_workers(workers);
   drain(workers, ranks, res, reporter, annotate);
-  if (status == "failed") record_broken_case(exec, ranks, global, failed_rank, failure, res, reporter);
+  if (status == "failed" && exec.workload == WorkloadKind::None)
+    res.broken_case = broken_case_index(case_of_rank(ranks, global), failed_rank, res.reported_cases);
 
   res.outcome.status = status;
   res.outcome.reason = failure;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <memory>
 #include <vector>
@@ -25,6 +26,10 @@ struct ExecutionResult {
   ExecutionOutcome outcome;
   std::vector<CaseRecord> cases;
   std::vector<KindRecord> records;  // "record" lines (KindRecord), rank 0's
+  std::set<int> reported_cases;     // indices (exec.cases) of the case records that arrived
+  // A failed execution: the op case it broke in, which has no record yet (agent/broken_case.h);
+  // -1: none (not failed, a workload, outside any case, or not this agent's to record).
+  int broken_case = -1;
 };
 
 // Asked every tick (50 ms) in multi-agent jobs: a reason when another agent's rank failed and

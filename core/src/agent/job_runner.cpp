@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "agent/agent_group.h"
+#include "agent/broken_case.h"
 #include "agent/execution_monitor.h"
 #include "agent/exposure_warnings.h"
 #include "agent/job_end.h"
@@ -405,6 +406,7 @@ int run_with_agents(const Experiment& exp, const PluginCatalog& plugins, const J
         }
       }
       if (group->rank() == 0) group->clear_execution(exec.index);
+      record_broken_case(exec, res, reporter);
       reporter.execution_done(res.outcome);
       interrupted = (res.outcome.status == "interrupted" && !stop_for_output) || g_interrupt_signal.load() != 0;
       run_records.insert(run_records.end(), res.cases.begin(), res.cases.end());

@@ -407,7 +407,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
       });
     }
     if (p.vm.count("json"))
-      std::cout << plugin_listing_json(listing).dump(2) << "\n";
+      std::cout << plugin_listing_json(listing).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else if (!only.empty() && listing.plugins.begin()->second.ok()) {
       const std::string text = format_plugin_listing(listing);  // one plugin's block: the search path is left out
       std::cout << text.substr(0, text.find("Search path")) << format_plugin_options(listing.plugins.begin()->second);

@@ -113,7 +113,6 @@ TraceRecorder& trace_of(CaseEnvironment& env) {
 }
 
 
-
 nlohmann::json trace_case_args(const Execution& e, const CaseSpec& c) {
   nlohmann::json a{{"op", op_info(c.op).name},  {"bytes", c.bytes},     {"count", c.count},
                    {"dtype", case_dtype_name(c)}, {"placement", placement_name(c.placement)},

@@ -137,7 +137,9 @@ std::optional<std::string> unsafe_plugin_file(const std::string& path) {
   return unsafe_real_file(real, path);
 }
 
-LoadedPlugin load_plugin(const std::string& path) {
+LoadedPlugin load_plugin(const std::string& path) { return load_plugin(path, {}); }
+
+LoadedPlugin load_plugin(const std::string& path, const std::function<void()>& library_loaded) {
   // Checked up front: dlopen's "cannot open shared object file" is ambiguous between this file
   // and one of its dependencies.
   std::error_code fs_ec;
@@ -185,6 +187,7 @@ LoadedPlugin load_plugin(const std::string& path) {
         path, CB_ABI_MAJOR, CB_ENTRY_SYMBOL));
 
   auto entry = library->get<const cb_backend_api*()>(CB_ENTRY_SYMBOL);
+  if (library_loaded) library_loaded();
   LoadedPlugin plugin;
   plugin.path = path;
   plugin.api = adopt_api_table(entry(), path);

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <stdexcept>
+#include <functional>
 #include <string>
 
 #include "commbench/backend.h"
@@ -34,6 +35,9 @@ struct LoadedPlugin {
 // learned this) and a worker lives for one run anyway. Throws PluginLoadError.
 // Refuses (before dlopen, which runs its constructors) a file that unsafe_plugin_file names.
 LoadedPlugin load_plugin(const std::string& path);
+// The same, calling `library_loaded` between loading the library (its constructors and its
+// dependencies' ran) and calling its entry function: the probe tells the two apart.
+LoadedPlugin load_plugin(const std::string& path, const std::function<void()>& library_loaded);
 
 // Why loading `path` would run code that someone else may have written, or nullopt. Checked on
 // the file a link leads to and every folder above it, up to /: each must belong to this user,

@@ -42,8 +42,10 @@ nlohmann::json to_json(const PluginInfo& p) {
   }
   if (!p.option_problems.empty()) j["option_problems"] = p.option_problems;
   if (!p.ok()) j["load_error"] = p.load_error;
-  if (!p.load_output.empty()) j["load_output"] = p.load_output;
-  if (p.load_threads > 0) j["load_threads"] = p.load_threads;
+  if (!p.entry_output.empty()) j["entry_output"] = p.entry_output;
+  if (p.entry_threads > 0) j["entry_threads"] = p.entry_threads;
+  if (!p.library_output.empty()) j["library_output"] = p.library_output;
+  if (p.library_threads > 0) j["library_threads"] = p.library_threads;
   return j;
 }
 
@@ -57,8 +59,10 @@ PluginInfo plugin_info_from_json(const nlohmann::json& j) {
   p.abi_major = j.value("abi_major", 0u);
   p.abi_minor = j.value("abi_minor", 0u);
   p.load_error = j.value("load_error", "");
-  p.load_output = j.value("load_output", "");
-  p.load_threads = j.value("load_threads", 0);
+  p.entry_output = j.value("entry_output", "");
+  p.entry_threads = j.value("entry_threads", 0);
+  p.library_output = j.value("library_output", "");
+  p.library_threads = j.value("library_threads", 0);
   if (auto it = j.find("options"); it != j.end() && it->is_array()) {
     p.options.emplace();
     for (const auto& o : *it) p.options->push_back(plugin_option_from_json(o));

@@ -26,11 +26,14 @@ struct PluginInfo {
   std::optional<std::vector<PluginOption>> options;
   std::vector<std::string> option_problems;  // malformed descriptors (conformance fails on them)
   std::string load_error;  // non-empty: the plugin could not be loaded or probed; says why
-  // What loading it, its entry function and get_capabilities(NULL) did beyond answering, which
-  // the ABI asks them not to do (docs/plugin-abi.md §1; conformance fails it): the output they
-  // printed (the probe's stderr, cut at 4 KiB) and the threads they left running.
-  std::string load_output;
-  int load_threads = 0;
+  // What its entry function and get_capabilities(NULL) did beyond answering, which the ABI asks
+  // them not to do (docs/plugin-abi.md §1; conformance fails it): what they printed (stdout or
+  // stderr, printable, cut at 4 KiB) and the threads they left running. The same for loading the
+  // library (its constructors and its dependencies'), which conformance only reports.
+  std::string entry_output;
+  int entry_threads = 0;
+  std::string library_output;
+  int library_threads = 0;
 
   bool ok() const { return load_error.empty(); }
 };

@@ -6,9 +6,13 @@
 #include <future>
 
 #include <filesystem>
+#include <set>
+#include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "common/console_text.h"
 #include "plugin/captured_process.h"
 #include "plugin/loader.h"
 #include "plugin/option_descriptors.h"
@@ -35,12 +39,71 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
-// Threads of this process now (/proc/self/task); -1 when it cannot be read.
-int thread_count() {
+// The thread ids of this process now (/proc/self/task).
+std::set<std::string> thread_ids() {
+  std::set<std::string> ids;
   std::error_code ec;
-  int n = 0;
-  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
-  return ec ? -1 : n;
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec))
+    ids.insert(it->path().filename().string());
+  return ids;
+}
+
+// Threads started since `before` that are still running 100 ms later: a library's short-lived
+// helper thread, or one on its way out, is not counted (nor waited for when there is none).
+int threads_left(std::set<std::string>& before) {
+  std::set<std::string> now = thread_ids(), left;
+  for (const auto& id : now)
+    if (!before.count(id)) left.insert(id);
+  if (!left.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::set<std::string> later = thread_ids();
+    std::erase_if(left, [&](const std::string& id) { return !later.count(id); });
+    now.insert(later.begin(), later.end());
+  }
+  before = std::move(now);
+  return static_cast<int>(left.size());
+}
+
+// The probe's stderr is cut into what was printed while the library loaded and while its entry
+// function and get_capabilities(NULL) ran by these lines (the loader's and a sanitizer's words
+// come before and after them, and are nobody's fault).
+constexpr std::string_view kMarkLibrary = "@commbench-probe: library@";
+constexpr std::string_view kMarkEntry = "@commbench-probe: entry@";
+constexpr std::string_view kMarkEnd = "@commbench-probe: end@";
+
+void mark(std::string_view m) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  write_all(STDERR_FILENO, "\n" + std::string(m) + "\n");
+}
+
+// The text between two marks of `err` (printable, valid UTF-8, cut at 4 KiB); "" when there is
+// nothing but white space, or a mark is missing.
+std::string between(const std::string& err, std::string_view from, std::string_view to) {
+  const size_t a = err.find(from), b = err.find(to);
+  if (a == std::string::npos || b == std::string::npos || b < a) return "";
+  std::string text = err.substr(a + from.size(), b - a - from.size());
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  text = text.substr(first, text.find_last_not_of(" \t\r\n") + 1 - first);
+  if (text.size() > 4096) text = text.substr(0, 4096) + "...";
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    const size_t nl = text.find('\n', start);
+    out += console_safe(std::string_view(text).substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    out += '\n';
+    start = nl + 1;
+  }
+  return out;
+}
+
+// `err` without the marks' lines, for the last words of a probe that crashed.
+std::string without_marks(std::string err) {
+  for (std::string_view m : {kMarkLibrary, kMarkEntry, kMarkEnd})
+    if (const size_t at = err.find(m); at != std::string::npos) err.erase(at, m.size());
+  return err;
 }
 
 PluginInfo failed_probe(const std::string& path, std::string why) {
@@ -62,9 +125,14 @@ int run_probe(const std::string& path) {
 
   nlohmann::json answer;
   int exit_code = kProbeExitOk;
-  const int threads_before = thread_count();
+  std::set<std::string> threads = thread_ids();
+  int library_threads = 0;
   try {
-    LoadedPlugin plugin = load_plugin(path);
+    mark(kMarkLibrary);
+    LoadedPlugin plugin = load_plugin(path, [&] {
+      library_threads = threads_left(threads);
+      mark(kMarkEntry);
+    });
     PluginInfo info;
     info.name = plugin.api.name;
     info.path = path;
@@ -76,8 +144,9 @@ int run_probe(const std::string& path) {
     OptionDescriptors described = read_option_descriptors(plugin.api);
     info.options = std::move(described.options);
     info.option_problems = std::move(described.problems);
-    const int threads_after = thread_count();
-    if (threads_before > 0 && threads_after > threads_before) info.load_threads = threads_after - threads_before;
+    info.entry_threads = threads_left(threads);
+    info.library_threads = library_threads;
+    mark(kMarkEnd);
     answer = to_json(info);
   } catch (const std::exception& e) {
     answer = {{"load_error", e.what()}};
@@ -107,7 +176,7 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
         timeout.count() / 1000.0, self_exe, path));
   }
   if (!answered) {
-    std::string detail = last_line(run.err);
+    std::string detail = last_line(without_marks(run.err));
     // The file and the likely cause, as for a hang (a probe: only "signal 11" and our binary).
     return failed_probe(path, fmt::format("loading plugin {} failed: the probe process ({} __probe) {}{}{} (its "
                                           "library constructors, its entry function or get_capabilities(NULL) "
@@ -122,9 +191,10 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
   try {
     PluginInfo info = plugin_info_from_json(j);
     info.path = path;
-    // The probe itself writes nothing else: its stderr is what the plugin printed (fd 1 included).
-    if (info.ok() && run.err.find_first_not_of(" \t\r\n") != std::string::npos)
-      info.load_output = run.err.size() > 4096 ? run.err.substr(0, 4096) + "…" : run.err;
+    if (info.ok()) {
+      info.library_output = between(run.err, kMarkLibrary, kMarkEntry);
+      info.entry_output = between(run.err, kMarkEntry, kMarkEnd);
+    }
     return info;
   } catch (const std::exception& e) {
     return failed_probe(path, fmt::format("the probe's answer is malformed: {}", e.what()));

@@ -210,7 +210,7 @@ void ConsoleReporter::case_done(const CaseRecord& r) {
   exec_has_noisy_ = exec_has_noisy_ || is_noisy(r);
   print(case_row(r));
   show_progress(fmt::format("[exec {}/{}] {} {} {} {} — case {}/{}{}", exec_.exec_index + 1,
-                            exec_.exec_total, r.backend, r.op, human_size(r.bytes), r.dtype,
+                            exec_.exec_total, r.backend, r.op, human_size(r.bytes), or_dash(r.dtype),
                             cases_seen_, exec_.case_total, elapsed_and_eta()));
 }
 
@@ -257,7 +257,7 @@ void ConsoleReporter::print_scaling(const RunSpec& run, const std::vector<CaseRe
                                 : std::string()));
   for (const auto& s : series) {
     std::string line = s.workload.empty()
-                           ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, s.dtype, or_dash(s.redop),
+                           ? fmt::format("# {} {} {} {} {} {}: {}", s.backend, s.op, or_dash(s.dtype), or_dash(s.redop),
                                          short_placement(s.placement), s.memory, describe_scaling(s))
                            : fmt::format("# {} {} {} {}: {}", s.backend, s.op, s.dtype, s.memory, describe_scaling(s));
     for (const auto& p : s.points)
@@ -280,7 +280,7 @@ void ConsoleReporter::print_comparison(const RunSpec& run, const std::vector<Cas
                   "ratio = backend time / {} time (! : one of the two means is noisy, CV > 5 %){}",
                   run.name, ref, repeats_note(set)));
   for (const auto& t : set.tables) {
-    print(fmt::format("# {} {} {} {}, {}{}", t.op, t.dtype, or_dash(t.redop),
+    print(fmt::format("# {} {} {} {}, {}{}", t.op, or_dash(t.dtype), or_dash(t.redop),
                       short_placement(t.placement), ranks(t.world_size), t.variant.empty() ? "" : ", " + t.variant));
     std::string header = fmt::format("#{:>{}}", "size(B)", kSize - 1);
     for (const auto& b : set.backends)

@@ -218,7 +218,7 @@ void append_comparison(std::string& md, const std::vector<std::string>& order,
   if (set.backends.size() < 2) return;
   const std::string& ref = set.backends[0];
   for (const auto& t : set.tables) {
-    md += fmt::format("### Comparison · {} · {} · {} · {} · {}{}\n\n", t.op, t.dtype,
+    md += fmt::format("### Comparison · {} · {} · {} · {} · {}{}\n\n", t.op, or_dash(t.dtype),
                       or_dash(t.redop), t.placement, rank_count(t.world_size), t.variant.empty() ? "" : " · " + t.variant);
     if (set.max_repeats > 1)
       md += fmt::format("With {} repeats: each backend's median repeat (by mean time).\n\n", set.max_repeats);
@@ -279,7 +279,7 @@ void append_scaling(std::string& md, const std::vector<ScalingSeries>& series) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : series) {
     std::vector<std::string> cells{cell(s.backend),
-                                   cell(s.workload.empty() ? fmt::format("{} {} {} {} {}", s.op, s.dtype, or_dash(s.redop),
+                                   cell(s.workload.empty() ? fmt::format("{} {} {} {} {}", s.op, or_dash(s.dtype), or_dash(s.redop),
                                                                          short_placement(s.placement), s.memory)
                                                            : fmt::format("{} {} {} {}", s.op, s.workload, s.dtype, s.memory)),
                                    s.workload.empty() ? fmt::format("{}{}", human_size(s.bytes), s.mode == ScalingMode::Strong ? " total" : "")

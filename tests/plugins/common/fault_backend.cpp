@@ -246,6 +246,13 @@ __attribute__((weak)) void on_comm_create(const cb_host_services&, uint64_t) {}
 
 }  // namespace cbtest
 
+// A library constructor that prints (CBTEST_LIBRARY_NOISE=print): conformance says so without
+// failing, since a plugin's dependencies may do that out of its author's hands.
+__attribute__((constructor)) static void library_noise() {
+  if (const char* noise = std::getenv("CBTEST_LIBRARY_NOISE"); noise && std::string_view(noise) == "print")
+    std::fprintf(stderr, "fault backend library: hello from a constructor\n");
+}
+
 extern "C" CB_EXPORT const cb_backend_api* commbench_backend_v1(void) {
   using namespace cbtest;
   static const cb_backend_api api = [] {
