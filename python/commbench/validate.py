@@ -15,7 +15,7 @@ _INTS, _STR_MAP = "a list of integers", "an object of strings"
 # schema may add any). None stands for JSON null, which every field may be.
 CASE_FIELDS = {
     **{k: _STR for k in ("experiment", "run", "backend", "op", "dtype", "redop", "placement",
-                         "memory", "status", "reason", "timing", "staging", "method",
+                         "memory", "status", "reason", "failure_kind", "timing", "staging", "method",
                          "rank_aggregation", "cpu_binding")},
     **{k: _INT for k in ("run_index", "world_size", "bytes", "total_bytes", "count", "root",
                          "warmup", "iterations", "wrong", "src", "dst", "window", "job_bytes")},

@@ -58,6 +58,9 @@ void expect_broken_case_record(const JobDir& dir, const std::string& needle) {
   EXPECT_EQ(reason.rfind("the execution failed in this case: ", 0), 0u) << reason;
   EXPECT_NE(reason.find(needle), std::string::npos) << reason;
   EXPECT_TRUE(bad[0]["samples_us"].empty()) << bad[0].dump();
+  const auto execs = dir.records("execution");
+  ASSERT_FALSE(execs.empty());
+  EXPECT_EQ(bad[0]["failure_kind"], execs[0]["failure_kind"]) << bad[0].dump();
 }
 
 void expect_gloo_results(const JobDir& dir) {

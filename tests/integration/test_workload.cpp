@@ -186,6 +186,41 @@ scaling = "strong"
   }
 }
 
+// A rank that crashes in a step case: that case has a `failed` record naming its model and
+// overlap (it had none, and was counted "not run"); the other overlap value is not run.
+TEST(Workload, AStepCaseAFailedExecutionBrokeInHasAFailedRecord) {
+  JobDir dir;
+  const CommandResult r = dir.run(dir.write("w.toml", std::string(R"(name = "workload"
+plugin_path = [")") + COMMBENCH_TEST_PLUGIN_DIR + R"("]
+[[run]]
+backend = "crash"
+workload = "data_parallel"
+model = { parameters = 400000, layers = 4 }
+bucket_size = "1MB"
+batch_size = 4
+compute_ms = 2
+steps = 3
+warmup = 1
+world_size = 2
+overlap = [true, false]
+check = false
+options.crash = { crash_rank = "1", crash_after = "6", mode = "segv" }
+)"), {"--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto cases = dir.records();
+  ASSERT_EQ(cases.size(), 1u) << r.output;
+  EXPECT_EQ(cases[0]["status"], "failed") << cases[0].dump();
+  EXPECT_EQ(cases[0]["op"], "data_parallel") << cases[0].dump();
+  EXPECT_NE(cases[0]["reason"].get<std::string>().find("SIGSEGV"), std::string::npos) << cases[0].dump();
+  EXPECT_EQ(cases[0]["workload"]["overlap"], true) << cases[0].dump();
+  EXPECT_EQ(cases[0]["workload"]["parameters"], 400000) << cases[0].dump();
+  EXPECT_TRUE(cases[0]["samples_us"].empty()) << cases[0].dump();
+  const auto execs = dir.records("execution");
+  ASSERT_EQ(execs.size(), 1u);
+  EXPECT_EQ(execs[0]["cases_done"], 1) << execs[0].dump();
+  EXPECT_EQ(execs[0]["case_total"], 2) << execs[0].dump();
+}
+
 TEST(Workload, BadModelIsAPositionedError) {
   JobDir dir;
   const CommandResult r = dir.run(dir.write("w.toml", std::string(R"(name = "bad"

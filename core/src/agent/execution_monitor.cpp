@@ -478,7 +478,7 @@ ExecutionResult monitor_execution(const Execution& exec, const ExecutionInfo& in
   }
   stop_workers(workers);
   drain(workers, ranks, res, reporter, annotate);
-  if (status == "failed" && exec.workload == WorkloadKind::None)
+  if (status == "failed" && exec.workload != WorkloadKind::Memory)  // its records are memory records
     res.broken_case = broken_case_index(case_of_rank(ranks, global), failed_rank, res.reported_cases);
 
   res.outcome.status = status;

@@ -26,9 +26,10 @@ struct ExecutionResult {
   ExecutionOutcome outcome;
   std::vector<CaseRecord> cases;
   std::vector<KindRecord> records;  // "record" lines (KindRecord), rank 0's
-  std::set<int> reported_cases;     // indices (exec.cases) of the case records that arrived
-  // A failed execution: the op case it broke in, which has no record yet (agent/broken_case.h);
-  // -1: none (not failed, a workload, outside any case, or not this agent's to record).
+  // Case indices whose records arrived: of exec.cases, or of a data_parallel run's overlap values.
+  std::set<int> reported_cases;
+  // A failed execution: the case it broke in, which has no record yet (agent/broken_case.h);
+  // -1: none (not failed, a memory workload, outside any case, or not this agent's to record).
   int broken_case = -1;
 };
 

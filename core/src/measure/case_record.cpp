@@ -52,6 +52,7 @@ void write_case(Json& j, const CaseRecord& r) {
   if (!r.env.empty()) j["env"] = r.env;
   j["status"] = r.status;
   j["reason"] = r.reason;
+  if (!r.failure_kind.empty()) j["failure_kind"] = r.failure_kind;
   j["method"] = r.method;
   j["rank_aggregation"] = r.rank_aggregation;
   j["timing"] = r.timing;
@@ -119,6 +120,7 @@ void from_json(const nlohmann::json& j, CaseRecord& r) {
   read_field(j, "env", r.env);
   read_field(j, "status", r.status);
   read_field(j, "reason", r.reason);
+  read_field(j, "failure_kind", r.failure_kind);
   read_field(j, "method", r.method);
   read_field(j, "rank_aggregation", r.rank_aggregation);
   read_field(j, "timing", r.timing);

@@ -73,6 +73,10 @@ struct CaseRecord {
   // outcome
   std::string status = "ok";  // "ok" | "unsupported" | "failed"
   std::string reason;         // why, when not ok
+  // A case its execution broke in (agent/broken_case.h): the execution's failure_kind (crash,
+  // timeout, internal, ...), as data; "" (absent in JSON) for every other record, a wrong
+  // result's `failed` included.
+  std::string failure_kind;
   std::string method = "batch";  // batch | per_iteration | graph (common/timing_method.h)
   std::string rank_aggregation;  // avg | min | max | rank<N> | slowest_per_iteration | sender_to_arrival
   std::string timing = "host";  // the clock (measure/iteration_clock.h): host | cuda_event | host_stream_sync

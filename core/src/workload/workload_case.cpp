@@ -109,17 +109,13 @@ StepComputeChoice make_step_compute(CaseEnvironment& env) {
 
 int workload_case_count(const Execution& e) { return static_cast<int>(e.overlap.size()); }
 
-std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& choice,
-                                            MemoryPhase* held) {
-  const Execution& e = env.exec;
+CaseRecord workload_case_record(const Execution& e, bool overlap) {
   const Model& model = *e.model;
-  const cb_dtype dtype = e.workload_dtype;
-  const size_t esize = sdk::dtype_size(dtype);
+  const size_t esize = sdk::dtype_size(e.workload_dtype);
   const StepPlan plan = plan_step(model, e.sharding, overlap, e.bucket_bytes, esize, e.world_size);
-
   CaseSpec spec;
   spec.op = OpKind::Allreduce;  // identity fields only; op is replaced below
-  spec.dtype = dtype;
+  spec.dtype = e.workload_dtype;
   spec.bytes = plan.comm_bytes;
   spec.count = plan.comm_bytes / esize;
   CaseRecord rec = make_case_record(e, spec);
@@ -128,6 +124,40 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   rec.method = "per_step";
   rec.rank_aggregation = "slowest_per_step";
   rec.total_bytes = plan.comm_bytes;
+  nlohmann::json w;
+  w["model"] = model.name;
+  w["model_source"] = model.source;
+  w["parameters"] = model.parameters();
+  w["layers"] = model.layers.size();
+  w["activations_per_sample"] = model.activations_per_sample();
+  w["forward_flops_per_sample"] = model.forward_flops_per_sample();
+  w["batch_size"] = e.batch_size;  // per rank (strong scaling: the global batch / N)
+  w["global_batch_size"] = static_cast<int64_t>(e.batch_size) * e.world_size;
+  w["scaling"] = std::string(scaling_name(e.scaling));
+  w["sharding"] = std::string(sharding_name(e.sharding));
+  w["overlap"] = overlap;
+  w["collectives_per_step"] = plan.comms.size();
+  if (e.sharding == Sharding::Ddp) {
+    w["bucket_bytes"] = e.bucket_bytes;
+    w["buckets"] = plan.comms.size();
+  }
+  w["comm_bytes_per_step"] = plan.comm_bytes;
+  w["compute"] = std::string(compute_source_name(e.compute));
+  rec.workload = std::move(w);
+  return rec;
+}
+
+std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, const StepComputeChoice& choice,
+                                            MemoryPhase* held) {
+  const Execution& e = env.exec;
+  const Model& model = *e.model;
+  const cb_dtype dtype = e.workload_dtype;
+  const size_t esize = sdk::dtype_size(dtype);
+  const StepPlan plan = plan_step(model, e.sharding, overlap, e.bucket_bytes, esize, e.world_size);
+
+  CaseSpec spec;  // for the capability checks of the step's collectives
+  spec.dtype = dtype;
+  CaseRecord rec = workload_case_record(e, overlap);
   if (!choice.compute) {
     if (env.bootstrap.rank() != 0) return std::nullopt;
     rec.status = "unsupported";
@@ -192,24 +222,7 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
   rec.time_us = summarize(step_us);
   rec.samples_us = step_us;
   nlohmann::json w = workload_figures(step, comp, comm, e.batch_size, e.world_size, !plan.comms.empty());
-  w["model"] = model.name;
-  w["model_source"] = model.source;
-  w["parameters"] = model.parameters();
-  w["layers"] = model.layers.size();
-  w["activations_per_sample"] = model.activations_per_sample();
-  w["forward_flops_per_sample"] = model.forward_flops_per_sample();
-  w["batch_size"] = e.batch_size;  // per rank (strong scaling: the global batch / N)
-  w["global_batch_size"] = static_cast<int64_t>(e.batch_size) * e.world_size;
-  w["scaling"] = std::string(scaling_name(e.scaling));
-  w["sharding"] = std::string(sharding_name(e.sharding));
-  w["overlap"] = overlap;
-  w["collectives_per_step"] = plan.comms.size();
-  if (e.sharding == Sharding::Ddp) {
-    w["bucket_bytes"] = e.bucket_bytes;
-    w["buckets"] = plan.comms.size();
-  }
-  w["comm_bytes_per_step"] = plan.comm_bytes;
-  w["compute"] = std::string(compute_source_name(e.compute));
+  w.update(rec.workload);  // what the case is (workload_case_record), after its figures
   w["compute_target_ms"] = compute_s * 1e3;
   w["compute_flops_per_s"] = compute.flops_per_s();
   w["compute_device"] = compute.describe();

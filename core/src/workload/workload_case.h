@@ -42,4 +42,9 @@ std::optional<CaseRecord> run_workload_case(CaseEnvironment& env, bool overlap, 
 // Records a workload execution produces: one per `overlap` value.
 int workload_case_count(const Execution& e);
 
+// The record of the case with this `overlap` before anything is measured: what it is (op, bytes
+// per step, method) and `workload`'s model, batch and step layout, so that one that is not
+// measured (unsupported, or broken by a failed execution) still says which case it was.
+CaseRecord workload_case_record(const Execution& e, bool overlap);
+
 }  // namespace commbench::workload
