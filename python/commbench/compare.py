@@ -107,8 +107,6 @@ def match_key(c, ignore=()):
 
     def value(k):
         v = c.get(k)
-        if k == "dtype" and c.get("op") == "barrier":
-            return ""  # it moves no data; jobs before 2026-12 recorded "uint8"
         return defaults.get(k) if v is None else v
     return (tuple(None if k in ignore else _hashable(value(k)) for k in MATCH_FIELDS)
             + tuple(w.get(k) for k in WORKLOAD_FIELDS))

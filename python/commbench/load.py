@@ -156,6 +156,14 @@ def _merge(have, more, fields):
     return have + extra, len(extra)
 
 
+def normalised_case(c):
+    """A case record as this version writes it, whatever version wrote it: a barrier names no
+    dtype ("") since 2026-12 (it recorded "uint8"), so that old and new jobs group and match."""
+    if isinstance(c, dict) and c.get("op") == "barrier" and c.get("dtype"):
+        c = {**c, "dtype": ""}
+    return c
+
+
 def read_job(path, label=None):
     """Reads one job folder. results.jsonl is preferred (it survives an unfinished job and holds
     the per-iteration samples); summary.json fills in what it lacks. When results.jsonl has no
@@ -193,7 +201,7 @@ def read_job(path, label=None):
                 if kind == "job":
                     job.header = obj
                 elif kind == "case":
-                    job.cases.append(obj)
+                    job.cases.append(normalised_case(obj))
                 elif kind == "execution":
                     job.executions.append(obj)
                 elif kind == "memory":
@@ -211,7 +219,7 @@ def read_job(path, label=None):
             check_summary(job.summary)
         except (InvalidInput, UnicodeDecodeError) as e:
             raise ResultsError(f"{summary_path}: {e}; delete it to use results.jsonl alone") from None
-        s_cases = list(job.summary.get("results", []))
+        s_cases = [normalised_case(c) for c in job.summary.get("results", [])]
         s_execs = list(job.summary.get("executions", []))
         s_memory = [r for r in job.summary.get("records", []) if r.get("type") == "memory"]
         if job.jsonl_counts is None:

@@ -230,8 +230,11 @@ ConformanceCheck option_descriptor_check(const PluginInfo& info) {
 // running", joined by "and"; "" when nothing.
 std::string load_noise(const std::string& output, int threads) {
   std::vector<std::string> parts;
-  if (!output.empty())
-    parts.push_back(fmt::format("printed {} bytes (first line: '{}')", output.size(), output.substr(0, std::min<size_t>(output.find('\n'), 200))));
+  if (!output.empty()) {
+    size_t cut = std::min<size_t>(output.find('\n'), 200);
+    while (cut < output.size() && cut > 0 && (static_cast<unsigned char>(output[cut]) & 0xC0) == 0x80) --cut;  // whole characters
+    parts.push_back(fmt::format("printed {} bytes (first line: '{}')", output.size(), output.substr(0, cut)));
+  }
   if (threads > 0) parts.push_back(fmt::format("left {} thread(s) running", threads));
   return fmt::format("{}", fmt::join(parts, " and "));
 }

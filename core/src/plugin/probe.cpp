@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iostream>
 #include <future>
 
 #include <filesystem>
@@ -72,6 +73,8 @@ constexpr std::string_view kMarkEntry = "@commbench-probe: entry@";
 constexpr std::string_view kMarkEnd = "@commbench-probe: end@";
 
 void mark(std::string_view m) {
+  std::cout.flush();  // a plugin may write through unsynchronised C++ streams
+  std::clog.flush();
   std::fflush(stdout);
   std::fflush(stderr);
   write_all(STDERR_FILENO, "\n" + std::string(m) + "\n");
@@ -184,7 +187,8 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
                                           path, self_exe, describe_end(run, timeout), detail.empty() ? "" : ": ",
                                           detail, self_exe, path));
   }
-  nlohmann::json j = nlohmann::json::parse(run.out, nullptr, /*allow_exceptions=*/false);
+  // The answer is one line; what a library's destructor prints after it is not part of it.
+  nlohmann::json j = nlohmann::json::parse(run.out.substr(0, run.out.find('\n')), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object())
     return failed_probe(path, fmt::format("the probe process ({} __probe) printed no valid JSON: '{}'",
                                           self_exe, last_line(run.out)));
@@ -194,6 +198,9 @@ PluginInfo probe_plugin(const std::string& path, const std::string& self_exe,
     if (info.ok()) {
       info.library_output = between(run.err, kMarkLibrary, kMarkEntry);
       info.entry_output = between(run.err, kMarkEntry, kMarkEnd);
+      // The capture keeps the first 1 MiB: output that long hid the marks after it.
+      if (run.err.find(kMarkEnd) == std::string::npos)
+        info.entry_output = "(more than 1 MiB of output while it loaded: the probe kept the first 1 MiB)";
     }
     return info;
   } catch (const std::exception& e) {
