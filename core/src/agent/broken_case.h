@@ -21,8 +21,9 @@ namespace commbench {
 int broken_case_index(const std::map<int, int>& case_of_rank, int failed_rank, const std::set<int>& reported);
 
 // A case is an op case, or a data_parallel run's step case (one per `overlap` value; its record
-// names the model and overlap, workload::workload_case_record). When `res` is a failed execution with a broken case (ExecutionResult::broken_case), adds its
-// record to res.cases, hands it to the reporters and counts it in cases_done. Otherwise nothing.
+// names the model and overlap, workload::workload_case_record). When `res` is a failed execution
+// with a broken case (ExecutionResult::broken_case), adds its record to res.cases, hands it to the
+// reporters and counts it in cases_done. Otherwise nothing.
 void record_broken_case(const Execution& exec, ExecutionResult& res, Reporter& reporter);
 
 }  // namespace commbench
